@@ -1,0 +1,371 @@
+#include "app/MainWindow.h"
+
+#include "core/SceneLibrary.h"
+#include "core/Version.h"
+#include "meshing/LibraryVersions.h"
+#include "meshing/MeshImport.h"
+#include "widgets/LogPanel.h"
+#include "widgets/PropertiesPanel.h"
+#include "widgets/SceneActors.h"
+#include "widgets/SceneTreePanel.h"
+#include "widgets/ScreenshotDialog.h"
+#include "widgets/VtkMessageRelay.h"
+#include "widgets/VtkViewport.h"
+
+#include <QAction>
+#include <QApplication>
+#include <QCloseEvent>
+#include <QDir>
+#include <QDockWidget>
+#include <QDragEnterEvent>
+#include <QDropEvent>
+#include <QFileDialog>
+#include <QFileInfo>
+#include <QImageWriter>
+#include <QMenuBar>
+#include <QMessageBox>
+#include <QMimeData>
+#include <QSettings>
+#include <QStandardPaths>
+#include <QStatusBar>
+
+#include <vtkVersion.h>
+
+namespace pbd {
+
+namespace {
+constexpr int kMaxRecentFiles = 10;
+}
+
+MainWindow::MainWindow(bool persistSettings, QWidget* parent)
+    : QMainWindow(parent)
+    , persistSettings_(persistSettings) {
+    setObjectName(QStringLiteral("mainWindow"));
+    setWindowTitle(QStringLiteral("PBD Lab"));
+    setAcceptDrops(true);
+    resize(1280, 800);
+
+    viewport_ = new VtkViewport(this);
+    viewport_->setObjectName(QStringLiteral("viewport"));
+    setCentralWidget(viewport_);
+    actors_ = std::make_unique<SceneActors>(viewport_->renderer());
+
+    createDocks();
+    createActions();
+
+    VtkMessageRelay* relay = VtkMessageRelay::install();
+    relay->setHandler([log = QPointer<LogPanel>(log_)](Severity s, const QString& m) {
+        if (log) {
+            log->append(s, QStringLiteral("VTK: ") + m);
+        }
+    });
+    connect(viewport_, &VtkViewport::glErrorOccurred, log_, [this](const QString& m) { log_->append(Severity::Error, m); });
+
+    statusBar()->showMessage(
+        tr("Left drag: rotate · Shift+drag or middle drag: pan · wheel or right drag: zoom · R: reset camera"));
+    if (persistSettings_) {
+        restoreSettings();
+    }
+}
+
+MainWindow::~MainWindow() {
+    // The relay outlives the window; stop it from logging into a deleted panel.
+    VtkMessageRelay::install()->setHandler({});
+}
+
+void MainWindow::createDocks() {
+    sceneTree_ = new SceneTreePanel(this);
+    properties_ = new PropertiesPanel(this);
+    log_ = new LogPanel(this);
+
+    auto makeDock = [this](const QString& title, const QString& name, QWidget* content, Qt::DockWidgetArea area) {
+        auto* dock = new QDockWidget(title, this);
+        dock->setObjectName(name);
+        dock->setWidget(content);
+        addDockWidget(area, dock);
+        return dock;
+    };
+    makeDock(tr("Scene"), QStringLiteral("sceneDock"), sceneTree_, Qt::LeftDockWidgetArea);
+    makeDock(tr("Properties"), QStringLiteral("propertiesDock"), properties_, Qt::LeftDockWidgetArea);
+    makeDock(tr("Log"), QStringLiteral("logDock"), log_, Qt::BottomDockWidgetArea);
+
+    connect(sceneTree_, &SceneTreePanel::bodySelected, this, [this](int body) { properties_->showBody(scene_, body); });
+    connect(sceneTree_, &SceneTreePanel::bodyVisibilityToggled, this, [this](int body, bool visible) {
+        if (body >= 0 && std::size_t(body) < actors_->bodyCount()) {
+            actors_->setBodyVisible(std::size_t(body), visible);
+            viewport_->update();
+        }
+    });
+}
+
+void MainWindow::createActions() {
+    QMenu* file = menuBar()->addMenu(tr("&File"));
+    QAction* open = file->addAction(tr("&Open…"), this, &MainWindow::openWithDialog);
+    open->setObjectName(QStringLiteral("actionOpen"));
+    open->setShortcut(QKeySequence::Open);
+    recentMenu_ = file->addMenu(tr("Open &Recent"));
+    recentMenu_->setObjectName(QStringLiteral("menuRecent"));
+    QMenu* samples = file->addMenu(tr("Open &Sample Scene"));
+    for (const SceneInfo& info : sceneCatalogue()) {
+        QAction* a = samples->addAction(QString::fromStdString(info.name), this,
+                                        [this, name = QString::fromStdString(info.name)] { loadGeneratedScene(name); });
+        a->setToolTip(QString::fromStdString(info.description));
+        a->setObjectName(QStringLiteral("actionScene_") + QString::fromStdString(info.name));
+    }
+    file->addSeparator();
+    QAction* shot = file->addAction(tr("Save &Screenshot…"), this, &MainWindow::screenshotWithDialog);
+    shot->setObjectName(QStringLiteral("actionScreenshot"));
+    shot->setShortcut(QKeySequence(Qt::CTRL | Qt::SHIFT | Qt::Key_S));
+    file->addSeparator();
+    QAction* quit = file->addAction(tr("&Quit"), this, &QWidget::close);
+    quit->setObjectName(QStringLiteral("actionQuit"));
+    quit->setShortcut(QKeySequence::Quit);
+
+    QMenu* view = menuBar()->addMenu(tr("&View"));
+    QAction* reset = view->addAction(tr("&Reset Camera"), viewport_, &VtkViewport::resetCamera);
+    reset->setObjectName(QStringLiteral("actionResetCamera"));
+    reset->setShortcut(QKeySequence(Qt::CTRL | Qt::Key_R));
+    QAction* wireframe = view->addAction(tr("&Wireframe"));
+    wireframe->setObjectName(QStringLiteral("actionWireframe"));
+    wireframe->setCheckable(true);
+    wireframe->setShortcut(QKeySequence(Qt::Key_W));
+    connect(wireframe, &QAction::toggled, this, [this](bool on) {
+        actors_->setWireframe(on);
+        viewport_->update();
+    });
+    QAction* axes = view->addAction(tr("Show &Axes"));
+    axes->setObjectName(QStringLiteral("actionShowAxes"));
+    axes->setCheckable(true);
+    axes->setChecked(true);
+    axes->setShortcut(QKeySequence(Qt::Key_A));
+    connect(axes, &QAction::toggled, viewport_, &VtkViewport::setAxesVisible);
+    view->addSeparator();
+    for (QDockWidget* dock : findChildren<QDockWidget*>()) {
+        view->addAction(dock->toggleViewAction());
+    }
+
+    QMenu* help = menuBar()->addMenu(tr("&Help"));
+    QAction* about = help->addAction(tr("&About PBD Lab"), this, &MainWindow::showAbout);
+    about->setObjectName(QStringLiteral("actionAbout"));
+    rebuildRecentMenu();
+}
+
+void MainWindow::restoreSettings() {
+    QSettings settings;
+    restoreGeometry(settings.value(QStringLiteral("window/geometry")).toByteArray());
+    restoreState(settings.value(QStringLiteral("window/state")).toByteArray());
+    findChild<QAction*>(QStringLiteral("actionWireframe"))
+        ->setChecked(settings.value(QStringLiteral("view/wireframe"), false).toBool());
+    findChild<QAction*>(QStringLiteral("actionShowAxes"))
+        ->setChecked(settings.value(QStringLiteral("view/axes"), true).toBool());
+    recentFiles_ = settings.value(QStringLiteral("files/recent")).toStringList();
+    lastDirectory_ = settings.value(QStringLiteral("files/lastDirectory")).toString();
+    lastScreenshot_ = settings.value(QStringLiteral("files/lastScreenshot")).toString();
+    rebuildRecentMenu();
+}
+
+void MainWindow::saveSettings() const {
+    if (!persistSettings_) {
+        return;
+    }
+    QSettings settings;
+    settings.setValue(QStringLiteral("window/geometry"), saveGeometry());
+    settings.setValue(QStringLiteral("window/state"), saveState());
+    settings.setValue(QStringLiteral("view/wireframe"), actors_->wireframe());
+    settings.setValue(QStringLiteral("view/axes"), viewport_->axesVisible());
+    settings.setValue(QStringLiteral("files/recent"), recentFiles_);
+    settings.setValue(QStringLiteral("files/lastDirectory"), lastDirectory_);
+    settings.setValue(QStringLiteral("files/lastScreenshot"), lastScreenshot_);
+}
+
+void MainWindow::closeEvent(QCloseEvent* event) {
+    saveSettings();
+    event->accept();
+}
+
+void MainWindow::showScene(Scene scene) {
+    scene_ = std::move(scene);
+    actors_->setScene(scene_);
+    actors_->setWireframe(findChild<QAction*>(QStringLiteral("actionWireframe"))->isChecked());
+    sceneTree_->setScene(scene_);
+    properties_->showScene(scene_);
+    viewport_->resetCamera();
+    setWindowTitle(QStringLiteral("%1 — PBD Lab").arg(QString::fromStdString(scene_.name)));
+    for (const std::string& problem : validateScene(scene_)) {
+        log_->append(Severity::Warning, QString::fromStdString(problem));
+    }
+}
+
+bool MainWindow::loadGeneratedScene(const QString& name, QString* error) {
+    Result<Scene> scene = makeScene(name.toStdString());
+    if (!scene) {
+        const QString message = QString::fromStdString(scene.error());
+        reportError(message);
+        if (error) {
+            *error = message;
+        }
+        return false;
+    }
+    const std::size_t particles = scene->particles.size();
+    const std::size_t tets = scene->tetCount();
+    showScene(std::move(scene).value());
+    log_->append(Severity::Info,
+                 tr("Generated scene '%1': %2 bodies, %3 particles, %4 tetrahedra")
+                     .arg(name)
+                     .arg(scene_.bodies.size())
+                     .arg(particles)
+                     .arg(tets));
+    return true;
+}
+
+bool MainWindow::openFile(const QString& path, QString* error) {
+    Result<ImportedMesh> imported = importMesh(QDir::toNativeSeparators(path).toStdString());
+    if (!imported) {
+        const QString message = QString::fromStdString(imported.error());
+        reportError(message);
+        if (error) {
+            *error = message;
+        }
+        return false;
+    }
+    for (const std::string& warning : imported->warnings) {
+        log_->append(Severity::Warning, QString::fromStdString(warning));
+    }
+    showScene(std::move(imported->scene));
+    log_->append(Severity::Info, tr("Opened %1: %2 bodies, %3 vertices, %4 triangles")
+                                     .arg(QDir::toNativeSeparators(path))
+                                     .arg(scene_.bodies.size())
+                                     .arg(scene_.particles.size())
+                                     .arg(scene_.triangleCount()));
+    lastDirectory_ = QFileInfo(path).absolutePath();
+    addRecentFile(QFileInfo(path).absoluteFilePath());
+    return true;
+}
+
+void MainWindow::openWithDialog() {
+    QStringList patterns;
+    for (const std::string& ext : supportedMeshExtensions()) {
+        patterns << QStringLiteral("*") + QString::fromStdString(ext);
+    }
+    const QString path = QFileDialog::getOpenFileName(
+        this, tr("Open Mesh"), lastDirectory_,
+        tr("Meshes (%1);;All files (*)").arg(patterns.join(QLatin1Char(' '))));
+    if (!path.isEmpty()) {
+        openFile(path);
+    }
+}
+
+void MainWindow::addRecentFile(const QString& path) {
+    recentFiles_.removeAll(path);
+    recentFiles_.prepend(path);
+    while (recentFiles_.size() > kMaxRecentFiles) {
+        recentFiles_.removeLast();
+    }
+    rebuildRecentMenu();
+    saveSettings();
+}
+
+void MainWindow::rebuildRecentMenu() {
+    recentMenu_->clear();
+    for (int i = 0; i < recentFiles_.size(); ++i) {
+        const QString path = recentFiles_[i];
+        QAction* a = recentMenu_->addAction(QStringLiteral("&%1 %2").arg(i + 1).arg(QFileInfo(path).fileName()),
+                                            this, [this, path] { openFile(path); });
+        a->setToolTip(path);
+        a->setStatusTip(path);
+    }
+    recentMenu_->addSeparator();
+    QAction* clear = recentMenu_->addAction(tr("Clear Recent Files"), this, [this] {
+        recentFiles_.clear();
+        rebuildRecentMenu();
+        saveSettings();
+    });
+    clear->setObjectName(QStringLiteral("actionClearRecent"));
+    clear->setEnabled(!recentFiles_.isEmpty());
+}
+
+bool MainWindow::saveScreenshot(const QString& path, const QSize& size, QString* error) {
+    auto fail = [&](const QString& message) {
+        reportError(message);
+        if (error) {
+            *error = message;
+        }
+        return false;
+    };
+    if (size.width() < 1 || size.height() < 1 || size.width() > 16384 || size.height() > 16384) {
+        return fail(tr("cannot save screenshot: size %1x%2 is outside 1..16384").arg(size.width()).arg(size.height()));
+    }
+    const QFileInfo target(path);
+    if (!target.absoluteDir().exists()) {
+        return fail(tr("cannot save screenshot '%1': folder '%2' does not exist")
+                        .arg(path, QDir::toNativeSeparators(target.absolutePath())));
+    }
+    const QImage image = viewport_->renderImage(size);
+    if (image.isNull()) {
+        return fail(tr("cannot save screenshot: the 3D view could not render (no OpenGL context)"));
+    }
+    QImageWriter writer(path, "png");
+    if (!writer.write(image)) {
+        return fail(tr("cannot save screenshot '%1': %2").arg(path, writer.errorString()));
+    }
+    log_->append(Severity::Info, tr("Saved screenshot %1 (%2x%3)").arg(path).arg(size.width()).arg(size.height()));
+    return true;
+}
+
+void MainWindow::screenshotWithDialog() {
+    const qreal dpr = viewport_->devicePixelRatioF();
+    const QSize viewSize(int(viewport_->width() * dpr), int(viewport_->height() * dpr));
+    QString suggestion = lastScreenshot_;
+    if (suggestion.isEmpty()) {
+        suggestion = QDir(QStandardPaths::writableLocation(QStandardPaths::PicturesLocation))
+                         .filePath(QString::fromStdString(scene_.name) + QStringLiteral(".png"));
+    }
+    ScreenshotDialog dialog(suggestion, viewSize, this);
+    if (dialog.exec() != QDialog::Accepted) {
+        return;
+    }
+    if (saveScreenshot(dialog.path(), dialog.imageSize())) {
+        lastScreenshot_ = dialog.path();
+        saveSettings();
+    }
+}
+
+QStringList MainWindow::libraryVersions() {
+    QStringList lines;
+    lines << QStringLiteral("PBD Lab %1").arg(QString::fromLatin1(kVersion));
+    lines << QStringLiteral("Qt %1").arg(QString::fromLatin1(qVersion()));
+    lines << QStringLiteral("VTK %1").arg(QString::fromLatin1(vtkVersion::GetVTKVersion()));
+    for (const LibraryVersion& v : meshingLibraryVersions()) {
+        lines << QStringLiteral("%1 %2").arg(QString::fromStdString(v.name), QString::fromStdString(v.version));
+    }
+    return lines;
+}
+
+void MainWindow::showAbout() {
+    QMessageBox::about(this, tr("About PBD Lab"),
+                       tr("<h3>PBD Lab %1</h3>"
+                          "<p>Authoring and debugging of position-based cloth, soft-body and rigid-body assets.</p>"
+                          "<p>Licensed under the GNU AGPL 3.0 or later.</p><p>Built with:<br>%2</p>")
+                           .arg(QString::fromLatin1(kVersion), libraryVersions().mid(1).join(QStringLiteral("<br>"))));
+}
+
+void MainWindow::reportError(const QString& message) {
+    log_->append(Severity::Error, message);
+    statusBar()->showMessage(message, 10000);
+}
+
+void MainWindow::dragEnterEvent(QDragEnterEvent* event) {
+    if (event->mimeData()->hasUrls()) {
+        event->acceptProposedAction();
+    }
+}
+
+void MainWindow::dropEvent(QDropEvent* event) {
+    const QList<QUrl> urls = event->mimeData()->urls();
+    if (!urls.isEmpty() && urls.front().isLocalFile()) {
+        openFile(urls.front().toLocalFile());
+        event->acceptProposedAction();
+    }
+}
+
+} // namespace pbd

@@ -1,0 +1,79 @@
+#pragma once
+// PBD Lab's main window: the 3D view in the centre; Scene, Properties and Log docks; the File,
+// View and Help menus. Window geometry, dock layout, view toggles and recent files persist.
+
+#include "core/Scene.h"
+
+#include <QMainWindow>
+#include <QStringList>
+
+#include <memory>
+
+class QMenu;
+
+namespace pbd {
+
+class LogPanel;
+class PropertiesPanel;
+class SceneActors;
+class SceneTreePanel;
+class VtkViewport;
+
+class MainWindow : public QMainWindow {
+    Q_OBJECT
+public:
+    // With persistSettings false (batch rendering), nothing is read from or written to QSettings.
+    explicit MainWindow(bool persistSettings = true, QWidget* parent = nullptr);
+    ~MainWindow() override;
+
+    // Shows one of the generated scenes (core::sceneCatalogue()).
+    bool loadGeneratedScene(const QString& name, QString* error = nullptr);
+    // Imports a mesh file; the same path as File ▸ Open, Open Recent and drag-and-drop.
+    bool openFile(const QString& path, QString* error = nullptr);
+    // Writes a PNG of exactly `size` pixels of the current view.
+    bool saveScreenshot(const QString& path, const QSize& size, QString* error = nullptr);
+
+    const Scene& scene() const { return scene_; }
+    VtkViewport* viewport() const { return viewport_; }
+    SceneActors* sceneActors() const { return actors_.get(); }
+    SceneTreePanel* sceneTree() const { return sceneTree_; }
+    PropertiesPanel* properties() const { return properties_; }
+    LogPanel* log() const { return log_; }
+    QStringList recentFiles() const { return recentFiles_; }
+
+    void saveSettings() const;
+
+    // Versions of PBD Lab and every library it is built with, one "name version" per entry.
+    static QStringList libraryVersions();
+
+protected:
+    void closeEvent(QCloseEvent* event) override;
+    void dragEnterEvent(QDragEnterEvent* event) override;
+    void dropEvent(QDropEvent* event) override;
+
+private:
+    void createActions();
+    void createDocks();
+    void restoreSettings();
+    void showScene(Scene scene);
+    void addRecentFile(const QString& path);
+    void rebuildRecentMenu();
+    void openWithDialog();
+    void screenshotWithDialog();
+    void showAbout();
+    void reportError(const QString& message);
+
+    bool persistSettings_;
+    Scene scene_;
+    VtkViewport* viewport_ = nullptr;
+    std::unique_ptr<SceneActors> actors_;
+    SceneTreePanel* sceneTree_ = nullptr;
+    PropertiesPanel* properties_ = nullptr;
+    LogPanel* log_ = nullptr;
+    QMenu* recentMenu_ = nullptr;
+    QStringList recentFiles_;
+    QString lastDirectory_;
+    QString lastScreenshot_;
+};
+
+} // namespace pbd

@@ -1,0 +1,119 @@
+// pbdlab: the PBD Lab desktop application.
+//   pbdlab                         opens the window on the sample scene
+//   pbdlab --scene NAME | FILE     opens a generated scene or a mesh file
+//   pbdlab --scene NAME --screenshot out.png [--size WxH]
+//                                  renders, writes the PNG and exits (0 on success)
+
+#include "app/MainWindow.h"
+#include "core/SceneLibrary.h"
+#include "core/Version.h"
+#include "widgets/VtkViewport.h"
+
+#include <QApplication>
+#include <QCommandLineParser>
+#include <QDeadlineTimer>
+#include <QRegularExpression>
+#include <QSurfaceFormat>
+
+#include <cstdio>
+
+namespace {
+
+void printError(const QString& message) {
+    std::fprintf(stderr, "pbdlab: %s\n", qPrintable(message));
+}
+
+bool parseSize(const QString& text, QSize& size) {
+    const QRegularExpressionMatch m = QRegularExpression(QStringLiteral("^(\\d{1,5})[xX](\\d{1,5})$")).match(text);
+    if (!m.hasMatch()) {
+        return false;
+    }
+    size = QSize(m.captured(1).toInt(), m.captured(2).toInt());
+    return size.width() >= 1 && size.height() >= 1 && size.width() <= 16384 && size.height() <= 16384;
+}
+
+} // namespace
+
+int main(int argc, char** argv) {
+    QSurfaceFormat::setDefaultFormat(pbd::VtkViewport::surfaceFormat());
+    QApplication app(argc, argv);
+    QApplication::setOrganizationName(QStringLiteral("PBD Lab"));
+    QApplication::setApplicationName(QStringLiteral("pbdlab"));
+    QApplication::setApplicationVersion(QString::fromLatin1(pbd::kVersion));
+
+    QCommandLineParser parser;
+    parser.setApplicationDescription(QStringLiteral("PBD Lab: author and debug position-based simulation assets."));
+    parser.addHelpOption();
+    parser.addVersionOption();
+    QStringList sceneNames;
+    for (const pbd::SceneInfo& info : pbd::sceneCatalogue()) {
+        sceneNames << QString::fromStdString(info.name);
+    }
+    const QCommandLineOption sceneOption(
+        QStringLiteral("scene"), QStringLiteral("Open a generated scene (%1).").arg(sceneNames.join(QStringLiteral(", "))),
+        QStringLiteral("name"));
+    const QCommandLineOption openOption(QStringLiteral("open"),
+                                        QStringLiteral("Open a mesh file (.obj, .ply, .stl, .off, .gltf, .glb)."),
+                                        QStringLiteral("file"));
+    const QCommandLineOption screenshotOption(QStringLiteral("screenshot"),
+                                              QStringLiteral("Render the view to a PNG file and exit."),
+                                              QStringLiteral("file"));
+    const QCommandLineOption sizeOption(QStringLiteral("size"),
+                                        QStringLiteral("Screenshot size in pixels (default 1280x800)."),
+                                        QStringLiteral("WxH"), QStringLiteral("1280x800"));
+    parser.addOptions({sceneOption, openOption, screenshotOption, sizeOption});
+    parser.process(app);
+
+    if (parser.isSet(sceneOption) && parser.isSet(openOption)) {
+        printError(QStringLiteral("--scene and --open cannot be used together"));
+        return 2;
+    }
+    QSize size;
+    if (!parseSize(parser.value(sizeOption), size)) {
+        printError(QStringLiteral("invalid --size '%1': expected WxH, for example 1280x800").arg(parser.value(sizeOption)));
+        return 2;
+    }
+    if (!parser.positionalArguments().isEmpty()) {
+        printError(QStringLiteral("unexpected argument '%1' (see --help)").arg(parser.positionalArguments().front()));
+        return 2;
+    }
+
+    const bool batch = parser.isSet(screenshotOption);
+    pbd::MainWindow window(/*persistSettings=*/!batch);
+    QString error;
+    bool loaded = true;
+    if (parser.isSet(openOption)) {
+        loaded = window.openFile(parser.value(openOption), &error);
+    } else {
+        loaded = window.loadGeneratedScene(parser.isSet(sceneOption) ? parser.value(sceneOption)
+                                                                     : QString::fromStdString(pbd::sceneCatalogue().front().name),
+                                           &error);
+    }
+    if (!loaded && batch) {
+        printError(error);
+        return 2;
+    }
+    if (!loaded) {
+        printError(error); // the window stays open, with the message in its Log
+    }
+
+    window.show();
+    if (!batch) {
+        return app.exec();
+    }
+
+    // Batch: wait until the view has an OpenGL context, render, write, exit.
+    QDeadlineTimer deadline(20000);
+    while (!window.viewport()->isValid() && !deadline.hasExpired()) {
+        QApplication::processEvents(QEventLoop::AllEvents, 50);
+    }
+    if (!window.viewport()->isValid()) {
+        printError(QStringLiteral("cannot render: no OpenGL context (is there an X display? try xvfb-run -a)"));
+        return 4;
+    }
+    if (!window.saveScreenshot(parser.value(screenshotOption), size, &error)) {
+        printError(error);
+        return 3;
+    }
+    return 0;
+}

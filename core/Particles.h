@@ -1,0 +1,26 @@
+#pragma once
+// The simulated points of a scene, structure-of-arrays: one array per attribute, indexed by
+// particle. Bodies refer to particles by global index.
+
+#include "core/LinearAlgebra.h"
+
+#include <vector>
+
+namespace pbd {
+
+struct Particles {
+    std::vector<Vec3> positions;   // m
+    std::vector<Vec3> velocities;  // m/s
+    std::vector<Real> inverseMasses; // 1/kg; 0 means pinned (infinite mass)
+
+    std::size_t size() const { return positions.size(); }
+
+    Index add(const Vec3& position, Real inverseMass) {
+        positions.push_back(position);
+        velocities.push_back(Vec3::Zero());
+        inverseMasses.push_back(inverseMass);
+        return static_cast<Index>(positions.size() - 1);
+    }
+};
+
+} // namespace pbd

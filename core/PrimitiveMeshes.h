@@ -1,0 +1,38 @@
+#pragma once
+// Bodies generated procedurally: the project's own sample and test geometry.
+
+#include "core/Body.h"
+#include "core/Particles.h"
+
+namespace pbd {
+
+// A rectangular cloth sheet in the xz plane, `columns` x `rows` vertices, with UVs running
+// from (0,0) to (1,1) along x and z. Triangles alternate their diagonal so the sheet has no
+// preferred shear direction, and face +y.
+struct ClothSheetSpec {
+    int columns = 40;
+    int rows = 40;
+    Real width = 1.6; // along x, m
+    Real depth = 1.6; // along z, m
+    Vec3 center = Vec3::Zero();
+    Real arealDensity = 0.2; // kg/m^2
+};
+Body makeClothSheet(Particles& particles, const ClothSheetSpec& spec, std::string name);
+
+// A solid torus around the y axis, tetrahedralised with conforming tets: the tube's cross-section
+// is a disk of `rings` concentric rings with `sides` vertices each around a centre vertex, swept
+// through `segments` stations around the major circle. Each triangular prism between two stations
+// is split into three tets by the global vertex order, so neighbouring prisms agree on every
+// shared quad's diagonal. The boundary surface is stored as the body's triangles.
+struct TetTorusSpec {
+    Real majorRadius = 0.5; // m
+    Real minorRadius = 0.2; // m
+    int segments = 32;
+    int sides = 12;
+    int rings = 2;
+    Vec3 center = Vec3::Zero();
+    Real density = 1000; // kg/m^3
+};
+Body makeTetTorus(Particles& particles, const TetTorusSpec& spec, std::string name);
+
+} // namespace pbd

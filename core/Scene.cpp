@@ -1,0 +1,114 @@
+#include "core/Scene.h"
+
+#include "core/Topology.h"
+
+#include <cmath>
+#include <sstream>
+
+namespace pbd {
+
+Bounds Scene::bounds() const {
+    Bounds b;
+    for (const Body& body : bodies) {
+        b.add(bounds(body));
+    }
+    return b;
+}
+
+Bounds Scene::bounds(const Body& body) const {
+    Bounds b;
+    for (Index i = body.firstParticle; i < body.firstParticle + body.particleCount; ++i) {
+        b.add(particles.positions[i]);
+    }
+    return b;
+}
+
+std::size_t Scene::triangleCount() const {
+    std::size_t n = 0;
+    for (const Body& body : bodies) {
+        n += body.triangles.size();
+    }
+    return n;
+}
+
+std::size_t Scene::tetCount() const {
+    std::size_t n = 0;
+    for (const Body& body : bodies) {
+        n += body.tets.size();
+    }
+    return n;
+}
+
+namespace {
+
+template <std::size_t N>
+void checkElements(const Scene& scene, const Body& body, const std::vector<std::array<Index, N>>& elements,
+                   const char* what, std::vector<std::string>& problems) {
+    const Index first = body.firstParticle;
+    const Index last = body.firstParticle + body.particleCount;
+    for (std::size_t e = 0; e < elements.size(); ++e) {
+        for (Index v : elements[e]) {
+            if (v < first || v >= last) {
+                std::ostringstream s;
+                s << "body '" << body.name << "': " << what << ' ' << e << " uses particle " << v
+                  << ", outside the body's range [" << first << ", " << last << ")";
+                problems.push_back(s.str());
+                break;
+            }
+        }
+    }
+    (void)scene;
+}
+
+} // namespace
+
+std::vector<std::string> validateScene(const Scene& scene) {
+    std::vector<std::string> problems;
+    const Particles& p = scene.particles;
+    if (p.velocities.size() != p.size() || p.inverseMasses.size() != p.size()) {
+        problems.push_back("particle arrays have different lengths");
+        return problems;
+    }
+    for (std::size_t i = 0; i < p.size(); ++i) {
+        if (!p.positions[i].allFinite()) {
+            std::ostringstream s;
+            s << "particle " << i << " has a non-finite position";
+            problems.push_back(s.str());
+        }
+        if (!std::isfinite(p.inverseMasses[i]) || p.inverseMasses[i] < 0) {
+            std::ostringstream s;
+            s << "particle " << i << " has an invalid inverse mass " << p.inverseMasses[i];
+            problems.push_back(s.str());
+        }
+    }
+    for (const Body& body : scene.bodies) {
+        if (std::size_t(body.firstParticle) + body.particleCount > p.size()) {
+            problems.push_back("body '" + body.name + "' refers to particles beyond the scene's " +
+                               std::to_string(p.size()));
+            continue;
+        }
+        checkElements(scene, body, body.triangles, "triangle", problems);
+        checkElements(scene, body, body.tets, "tetrahedron", problems);
+        if (body.hasUVs() && body.triangleUVs.size() != body.triangles.size()) {
+            problems.push_back("body '" + body.name + "' has UVs for " +
+                               std::to_string(body.triangleUVs.size()) + " triangles but " +
+                               std::to_string(body.triangles.size()) + " triangles");
+        }
+        if (!problems.empty()) {
+            continue; // volumes below would index out of range
+        }
+        for (std::size_t t = 0; t < body.tets.size(); ++t) {
+            const Tetrahedron& tet = body.tets[t];
+            const Real v = signedVolume(p.positions[tet[0]], p.positions[tet[1]], p.positions[tet[2]],
+                                        p.positions[tet[3]]);
+            if (!(v > 0)) {
+                std::ostringstream s;
+                s << "body '" << body.name << "': tetrahedron " << t << " has non-positive volume " << v;
+                problems.push_back(s.str());
+            }
+        }
+    }
+    return problems;
+}
+
+} // namespace pbd

@@ -1,0 +1,29 @@
+#pragma once
+// A scene: the particles of all bodies and the bodies that own them.
+
+#include "core/Body.h"
+#include "core/Particles.h"
+
+#include <string>
+#include <vector>
+
+namespace pbd {
+
+struct Scene {
+    std::string name;
+    std::string description;
+    Particles particles;
+    std::vector<Body> bodies;
+
+    Bounds bounds() const;
+    Bounds bounds(const Body& body) const;
+    std::size_t triangleCount() const;
+    std::size_t tetCount() const;
+};
+
+// Everything wrong with a scene's data, each problem naming the body and the element
+// (indices out of range, non-finite positions, inverted tets, UVs not matching triangles).
+// Empty when the scene is consistent.
+std::vector<std::string> validateScene(const Scene& scene);
+
+} // namespace pbd

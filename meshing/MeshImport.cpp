@@ -1,0 +1,192 @@
+#include "meshing/MeshImport.h"
+
+#include "meshing/SurfaceAssembly.h"
+
+#include <assimp/Importer.hpp>
+#include <assimp/postprocess.h>
+#include <assimp/scene.h>
+#include <tiny_obj_loader.h>
+
+#include <algorithm>
+#include <cctype>
+#include <cmath>
+#include <fstream>
+
+namespace pbd {
+
+namespace fs = std::filesystem;
+
+namespace {
+
+std::string lowerExtension(const fs::path& path) {
+    std::string ext = path.extension().string();
+    std::transform(ext.begin(), ext.end(), ext.begin(), [](unsigned char c) { return char(std::tolower(c)); });
+    return ext;
+}
+
+// "mesh" or "mesh-2": the name of an unnamed part of a file with `count` parts.
+std::string partName(const fs::path& path, std::size_t index, std::size_t count) {
+    std::string name = path.stem().string();
+    if (count > 1) {
+        name += '-';
+        name += std::to_string(index);
+    }
+    return name;
+}
+
+Result<std::vector<TriangleSoup>> readObj(const fs::path& path, const ImportOptions& options) {
+    tinyobj::ObjReaderConfig config;
+    config.triangulate = true;
+    config.vertex_color = false;
+    config.mtl_search_path = path.parent_path().string();
+    tinyobj::ObjReader reader;
+    if (!reader.ParseFromFile(path.string(), config)) {
+        std::string why = reader.Error();
+        while (!why.empty() && (why.back() == '\n' || why.back() == '\r')) {
+            why.pop_back();
+        }
+        return Error{"cannot read OBJ '" + path.string() + "': " + (why.empty() ? "parse error" : why)};
+    }
+    const tinyobj::attrib_t& attrib = reader.GetAttrib();
+    std::vector<TriangleSoup> soups;
+    const auto& shapes = reader.GetShapes();
+    for (std::size_t s = 0; s < shapes.size(); ++s) {
+        const tinyobj::shape_t& shape = shapes[s];
+        TriangleSoup soup;
+        soup.name = shape.name.empty() ? partName(path, s, shapes.size()) : shape.name;
+        bool allHaveUVs = true;
+        std::size_t offset = 0;
+        for (unsigned char faceSize : shape.mesh.num_face_vertices) {
+            if (faceSize != 3) { // triangulation failed for this face; skip it
+                offset += faceSize;
+                continue;
+            }
+            for (int c = 0; c < 3; ++c) {
+                const tinyobj::index_t idx = shape.mesh.indices[offset + c];
+                if (idx.vertex_index < 0 || std::size_t(3 * idx.vertex_index + 2) >= attrib.vertices.size()) {
+                    return Error{"OBJ '" + path.string() + "', object '" + soup.name + "': face refers to missing vertex " +
+                                 std::to_string(idx.vertex_index + 1)};
+                }
+                soup.corners.emplace_back(attrib.vertices[3 * idx.vertex_index] * options.scale,
+                                          attrib.vertices[3 * idx.vertex_index + 1] * options.scale,
+                                          attrib.vertices[3 * idx.vertex_index + 2] * options.scale);
+                if (idx.texcoord_index >= 0 && std::size_t(2 * idx.texcoord_index + 1) < attrib.texcoords.size()) {
+                    soup.uvs.emplace_back(attrib.texcoords[2 * idx.texcoord_index],
+                                          attrib.texcoords[2 * idx.texcoord_index + 1]);
+                } else {
+                    allHaveUVs = false;
+                }
+            }
+            offset += 3;
+        }
+        if (!allHaveUVs) {
+            soup.uvs.clear();
+        }
+        if (!soup.corners.empty()) {
+            soups.push_back(std::move(soup));
+        }
+    }
+    return soups;
+}
+
+Result<std::vector<TriangleSoup>> readWithAssimp(const fs::path& path, const ImportOptions& options) {
+    Assimp::Importer importer;
+    importer.SetPropertyInteger(AI_CONFIG_PP_SBP_REMOVE, aiPrimitiveType_POINT | aiPrimitiveType_LINE);
+    const aiScene* scene = importer.ReadFile(path.string(), aiProcess_Triangulate | aiProcess_PreTransformVertices |
+                                                                aiProcess_SortByPType);
+    if (scene == nullptr) {
+        return Error{"cannot read '" + path.string() + "': " + importer.GetErrorString()};
+    }
+    std::vector<TriangleSoup> soups;
+    for (unsigned m = 0; m < scene->mNumMeshes; ++m) {
+        const aiMesh* mesh = scene->mMeshes[m];
+        TriangleSoup soup;
+        soup.name = mesh->mName.length > 0 ? std::string(mesh->mName.C_Str()) : partName(path, m, scene->mNumMeshes);
+        const bool hasUVs = mesh->HasTextureCoords(0);
+        for (unsigned f = 0; f < mesh->mNumFaces; ++f) {
+            const aiFace& face = mesh->mFaces[f];
+            if (face.mNumIndices != 3) {
+                continue;
+            }
+            for (unsigned c = 0; c < 3; ++c) {
+                const aiVector3D& v = mesh->mVertices[face.mIndices[c]];
+                soup.corners.emplace_back(v.x * options.scale, v.y * options.scale, v.z * options.scale);
+                if (hasUVs) {
+                    const aiVector3D& uv = mesh->mTextureCoords[0][face.mIndices[c]];
+                    soup.uvs.emplace_back(uv.x, uv.y);
+                }
+            }
+        }
+        if (!soup.corners.empty()) {
+            soups.push_back(std::move(soup));
+        }
+    }
+    return soups;
+}
+
+} // namespace
+
+const std::vector<std::string>& supportedMeshExtensions() {
+    static const std::vector<std::string> extensions = {".obj", ".ply", ".stl", ".off", ".gltf", ".glb"};
+    return extensions;
+}
+
+Result<ImportedMesh> importMesh(const fs::path& path, const ImportOptions& options) {
+    std::error_code ec;
+    if (!fs::exists(path, ec)) {
+        return Error{"cannot open '" + path.string() + "': no such file"};
+    }
+    if (fs::is_directory(path, ec)) {
+        return Error{"cannot open '" + path.string() + "': it is a directory"};
+    }
+    if (!std::ifstream(path).good()) {
+        return Error{"cannot open '" + path.string() + "': permission denied"};
+    }
+    if (!(options.scale > 0) || !std::isfinite(options.scale)) {
+        return Error{"scale must be a positive number"};
+    }
+    const std::string ext = lowerExtension(path);
+    const auto& known = supportedMeshExtensions();
+    if (std::find(known.begin(), known.end(), ext) == known.end()) {
+        return Error{"cannot open '" + path.string() + "': unsupported format '" + ext +
+                     "' (PBD Lab reads .obj, .ply, .stl, .off, .gltf and .glb)"};
+    }
+
+    Result<std::vector<TriangleSoup>> soups = ext == ".obj" ? readObj(path, options) : readWithAssimp(path, options);
+    if (!soups) {
+        return Error{soups.error()};
+    }
+    if (soups->empty()) {
+        return Error{"'" + path.string() + "' contains no triangles"};
+    }
+
+    ImportedMesh result;
+    result.scene.name = path.stem().string();
+    result.scene.description = "Imported from " + path.string();
+    for (const TriangleSoup& soup : *soups) {
+        AssemblyReport report;
+        Body body = assembleBody(result.scene.particles, soup, options.weldTolerance, report);
+        if (report.droppedNonFinite > 0) {
+            result.warnings.push_back("body '" + body.name + "': dropped " + std::to_string(report.droppedNonFinite) +
+                                      " triangle(s) with non-finite coordinates");
+        }
+        if (report.droppedDegenerate > 0) {
+            result.warnings.push_back("body '" + body.name + "': dropped " + std::to_string(report.droppedDegenerate) +
+                                      " triangle(s) that collapsed when vertices were welded");
+        }
+        if (body.triangles.empty()) {
+            result.warnings.push_back("body '" + body.name + "' has no usable triangle and was skipped");
+            result.scene.particles.positions.resize(body.firstParticle);
+            result.scene.particles.velocities.resize(body.firstParticle);
+            result.scene.particles.inverseMasses.resize(body.firstParticle);
+            continue;
+        }
+        result.scene.bodies.push_back(std::move(body));
+    }
+    if (result.scene.bodies.empty()) {
+        return Error{"'" + path.string() + "' contains no usable triangles"};
+    }
+    return result;
+}
+
+} // namespace pbd

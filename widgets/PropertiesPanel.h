@@ -1,0 +1,24 @@
+#pragma once
+// The Properties dock: what the selected body (or the whole scene) is made of.
+
+#include "core/Scene.h"
+
+#include <QTableWidget>
+
+namespace pbd {
+
+class PropertiesPanel : public QTableWidget {
+    Q_OBJECT
+public:
+    explicit PropertiesPanel(QWidget* parent = nullptr);
+
+    void showScene(const Scene& scene);
+    void showBody(const Scene& scene, int body);
+    // The value shown for a property name, or a null string.
+    QString value(const QString& property) const;
+
+private:
+    void setRows(const QList<QPair<QString, QString>>& rows);
+};
+
+} // namespace pbd

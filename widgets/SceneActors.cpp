@@ -1,0 +1,157 @@
+#include "widgets/SceneActors.h"
+
+#include "core/Topology.h"
+
+#include <vtkCellArray.h>
+#include <vtkDoubleArray.h>
+#include <vtkPointData.h>
+#include <vtkPoints.h>
+#include <vtkPolyDataMapper.h>
+#include <vtkProperty.h>
+#include <vtkRenderer.h>
+
+namespace pbd {
+
+namespace {
+
+void setColor(vtkProperty* property, const QColor& c) {
+    property->SetColor(c.redF(), c.greenF(), c.blueF());
+}
+
+// Fills points and normals of `surface` from the body's particles; local index = global - first.
+void writeGeometry(vtkPolyData* surface, const Scene& scene, const Body& body) {
+    std::vector<Vec3> local(scene.particles.positions.begin() + body.firstParticle,
+                            scene.particles.positions.begin() + body.firstParticle + body.particleCount);
+    std::vector<Triangle> triangles = body.triangles;
+    for (Triangle& t : triangles) {
+        for (Index& v : t) {
+            v -= body.firstParticle;
+        }
+    }
+    const std::vector<Vec3> normals = vertexNormals(triangles, local);
+
+    vtkPoints* points = surface->GetPoints();
+    points->SetNumberOfPoints(vtkIdType(local.size()));
+    auto* normalArray = vtkDoubleArray::SafeDownCast(surface->GetPointData()->GetNormals());
+    normalArray->SetNumberOfTuples(vtkIdType(local.size()));
+    for (std::size_t i = 0; i < local.size(); ++i) {
+        points->SetPoint(vtkIdType(i), local[i].data());
+        normalArray->SetTuple(vtkIdType(i), normals[i].data());
+    }
+    points->Modified();
+    normalArray->Modified();
+    surface->Modified();
+}
+
+} // namespace
+
+SceneActors::SceneActors(vtkRenderer* renderer)
+    : renderer_(renderer) {}
+
+SceneActors::~SceneActors() {
+    clear();
+}
+
+QColor SceneActors::colorFor(BodyKind kind) {
+    switch (kind) {
+    case BodyKind::Cloth:
+        return QColor(238, 140, 56);
+    case BodyKind::TetBody:
+        return QColor(92, 143, 217);
+    case BodyKind::Collider:
+        return QColor(150, 150, 150);
+    case BodyKind::Surface:
+        return QColor(200, 190, 170);
+    }
+    return Qt::white;
+}
+
+void SceneActors::clear() {
+    for (BodyActor& b : bodies_) {
+        renderer_->RemoveActor(b.actor);
+    }
+    bodies_.clear();
+}
+
+void SceneActors::setScene(const Scene& scene) {
+    clear();
+    for (const Body& body : scene.bodies) {
+        BodyActor b;
+        b.surface = vtkSmartPointer<vtkPolyData>::New();
+        b.surface->SetPoints(vtkSmartPointer<vtkPoints>::New());
+        vtkNew<vtkDoubleArray> normals;
+        normals->SetNumberOfComponents(3);
+        normals->SetName("Normals");
+        b.surface->GetPointData()->SetNormals(normals);
+        vtkNew<vtkCellArray> polys;
+        polys->AllocateExact(vtkIdType(body.triangles.size()), vtkIdType(3 * body.triangles.size()));
+        for (const Triangle& t : body.triangles) {
+            const vtkIdType ids[3] = {vtkIdType(t[0] - body.firstParticle), vtkIdType(t[1] - body.firstParticle),
+                                      vtkIdType(t[2] - body.firstParticle)};
+            polys->InsertNextCell(3, ids);
+        }
+        b.surface->SetPolys(polys);
+        writeGeometry(b.surface, scene, body);
+
+        vtkNew<vtkPolyDataMapper> mapper;
+        mapper->SetInputData(b.surface);
+        mapper->ScalarVisibilityOff();
+        b.actor = vtkSmartPointer<vtkActor>::New();
+        b.actor->SetMapper(mapper);
+        vtkProperty* front = b.actor->GetProperty();
+        setColor(front, colorFor(body.kind));
+        front->SetAmbient(0.15);
+        front->SetDiffuse(0.85);
+        front->SetSpecular(0.25);
+        front->SetSpecularPower(30);
+        if (body.kind == BodyKind::Cloth || body.kind == BodyKind::Surface) {
+            // Open sheets are seen from both sides; the back is drawn darker so folds read.
+            vtkNew<vtkProperty> back;
+            setColor(back, colorFor(body.kind).darker(160));
+            back->SetAmbient(0.15);
+            back->SetDiffuse(0.85);
+            b.actor->SetBackfaceProperty(back);
+        }
+        applyRepresentation(b.actor);
+        renderer_->AddActor(b.actor);
+        bodies_.push_back(std::move(b));
+    }
+}
+
+void SceneActors::updatePositions(const Scene& scene) {
+    for (std::size_t i = 0; i < bodies_.size() && i < scene.bodies.size(); ++i) {
+        writeGeometry(bodies_[i].surface, scene, scene.bodies[i]);
+    }
+}
+
+void SceneActors::applyRepresentation(vtkActor* actor) const {
+    vtkProperty* p = actor->GetProperty();
+    if (wireframe_) {
+        p->SetRepresentationToWireframe();
+        p->LightingOff();
+    } else {
+        p->SetRepresentationToSurface();
+        p->LightingOn();
+    }
+    if (vtkProperty* back = actor->GetBackfaceProperty()) {
+        back->SetRepresentation(p->GetRepresentation());
+        back->SetLighting(p->GetLighting());
+    }
+}
+
+void SceneActors::setWireframe(bool wireframe) {
+    wireframe_ = wireframe;
+    for (BodyActor& b : bodies_) {
+        applyRepresentation(b.actor);
+    }
+}
+
+void SceneActors::setBodyVisible(std::size_t body, bool visible) {
+    bodies_.at(body).actor->SetVisibility(visible);
+}
+
+bool SceneActors::bodyVisible(std::size_t body) const {
+    return bodies_.at(body).actor->GetVisibility() != 0;
+}
+
+} // namespace pbd

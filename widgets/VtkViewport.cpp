@@ -1,0 +1,374 @@
+#include "widgets/VtkViewport.h"
+
+#include <QKeyEvent>
+#include <QMouseEvent>
+#include <QOpenGLContext>
+#include <QOpenGLFramebufferObject>
+#include <QOpenGLFunctions>
+#include <QSurfaceFormat>
+#include <QWheelEvent>
+
+#include <vtkCallbackCommand.h>
+#include <vtkCamera.h>
+#include <vtkCaptionActor2D.h>
+#include <vtkCommand.h>
+#include <vtkLightKit.h>
+#include <vtkRendererCollection.h>
+#include <vtkTextProperty.h>
+
+#include <algorithm>
+#include <cmath>
+
+namespace pbd {
+
+QSurfaceFormat VtkViewport::surfaceFormat() {
+    // VTK's OpenGL2 backend needs a 3.2 core profile; it renders into its own framebuffer,
+    // so the widget's depth and stencil buffers are not used.
+    QSurfaceFormat format;
+    format.setRenderableType(QSurfaceFormat::OpenGL);
+    format.setVersion(3, 2);
+    format.setProfile(QSurfaceFormat::CoreProfile);
+    format.setSwapBehavior(QSurfaceFormat::DoubleBuffer);
+    format.setRedBufferSize(8);
+    format.setGreenBufferSize(8);
+    format.setBlueBufferSize(8);
+    format.setAlphaBufferSize(8);
+    format.setDepthBufferSize(24);
+    format.setStencilBufferSize(0);
+    format.setSamples(0);
+    return format;
+}
+
+namespace {
+
+constexpr double kDegreesPerPixel = 0.4;
+constexpr double kZoomPerWheelStep = 1.15;
+
+} // namespace
+
+VtkViewport::VtkViewport(QWidget* parent)
+    : QOpenGLWidget(parent) {
+    setFormat(surfaceFormat());
+    setFocusPolicy(Qt::StrongFocus);
+    setMinimumSize(64, 64);
+
+    renderWindow_->SetOwnContext(false);
+    renderWindow_->SetReadyForRendering(false); // only render inside paintGL / renderImage
+    renderWindow_->SetFrameBlitModeToBlitToCurrent();
+    renderWindow_->SetMultiSamples(0);
+    renderWindow_->SetNumberOfLayers(2);
+    for (unsigned long id : {vtkCommand::WindowMakeCurrentEvent, vtkCommand::WindowIsCurrentEvent,
+                             vtkCommand::WindowFrameEvent}) {
+        vtkNew<vtkCallbackCommand> callback;
+        callback->SetCallback(&VtkViewport::onWindowEvent);
+        callback->SetClientData(this);
+        renderWindow_->AddObserver(id, callback);
+    }
+
+    renderer_->SetLayer(0);
+    renderer_->GradientBackgroundOn();
+    // Key, fill and back lights that follow the camera: shapes read at any angle.
+    vtkNew<vtkLightKit> lights;
+    lights->AddLightsToRenderer(renderer_);
+    renderWindow_->AddRenderer(renderer_);
+    setBackground(QColor(38, 41, 48), QColor(84, 92, 110));
+
+    // Orientation triad in the lower-left corner, drawn over the scene with its own camera.
+    axesRenderer_->SetLayer(1);
+    axesRenderer_->SetViewport(0.0, 0.0, 0.16, 0.22);
+    axesRenderer_->InteractiveOff();
+    axesRenderer_->AddActor(axes_);
+    axes_->SetShaftTypeToCylinder();
+    axes_->SetTotalLength(1, 1, 1);
+    for (vtkCaptionActor2D* caption :
+         {axes_->GetXAxisCaptionActor2D(), axes_->GetYAxisCaptionActor2D(), axes_->GetZAxisCaptionActor2D()}) {
+        caption->GetCaptionTextProperty()->SetFontSize(14);
+        caption->GetCaptionTextProperty()->ShadowOff();
+        caption->GetCaptionTextProperty()->ItalicOff();
+    }
+    renderWindow_->AddRenderer(axesRenderer_);
+    resetCamera();
+}
+
+VtkViewport::~VtkViewport() {
+    releaseGraphics();
+}
+
+vtkRenderer* VtkViewport::renderer() const {
+    return renderer_.Get();
+}
+
+vtkGenericOpenGLRenderWindow* VtkViewport::renderWindow() const {
+    return renderWindow_.Get();
+}
+
+vtkCamera* VtkViewport::camera() const {
+    return renderer_->GetActiveCamera();
+}
+
+void VtkViewport::onWindowEvent(vtkObject*, unsigned long eventId, void* clientData, void* callData) {
+    auto* self = static_cast<VtkViewport*>(clientData);
+    QOpenGLContext* ctx = self->context();
+    switch (eventId) {
+    case vtkCommand::WindowMakeCurrentEvent:
+        // QOpenGLWidget::makeCurrent() would rebind the widget's framebuffer under VTK's feet;
+        // only make the context current when it is not.
+        if (ctx != nullptr && QOpenGLContext::currentContext() != ctx) {
+            ctx->makeCurrent(ctx->surface());
+        }
+        break;
+    case vtkCommand::WindowIsCurrentEvent:
+        *static_cast<bool*>(callData) = ctx != nullptr && QOpenGLContext::currentContext() == ctx;
+        break;
+    case vtkCommand::WindowFrameEvent:
+        break; // QOpenGLWidget composes and swaps on its own
+    default:
+        break;
+    }
+}
+
+void VtkViewport::initializeGL() {
+    renderWindow_->SetMapped(1);
+    renderWindow_->SetIsDirect(1);
+    renderWindow_->SetSupportsOpenGL(1);
+    renderWindow_->SetForceMaximumHardwareLineWidth(1);
+    renderWindow_->OpenGLInitContext();
+    graphicsReady_ = true;
+    connect(context(), &QOpenGLContext::aboutToBeDestroyed, this, &VtkViewport::releaseGraphics,
+            Qt::UniqueConnection);
+}
+
+void VtkViewport::releaseGraphics() {
+    if (!graphicsReady_) {
+        return;
+    }
+    graphicsReady_ = false;
+    makeCurrent();
+    renderWindow_->Finalize();
+    doneCurrent();
+}
+
+void VtkViewport::resizeGL(int, int) {
+    // The size is applied per frame in renderVtk, in device pixels.
+}
+
+void VtkViewport::syncAxesCamera() {
+    vtkCamera* main = renderer_->GetActiveCamera();
+    vtkCamera* axesCamera = axesRenderer_->GetActiveCamera();
+    double direction[3];
+    main->GetDirectionOfProjection(direction);
+    constexpr double distance = 6.0;
+    axesCamera->SetFocalPoint(0, 0, 0);
+    axesCamera->SetPosition(-direction[0] * distance, -direction[1] * distance, -direction[2] * distance);
+    axesCamera->SetViewUp(main->GetViewUp());
+    axesCamera->SetViewAngle(30);
+    axesRenderer_->ResetCameraClippingRange();
+}
+
+void VtkViewport::renderVtk(int pixelWidth, int pixelHeight) {
+    renderWindow_->SetSize(pixelWidth, pixelHeight);
+    renderWindow_->SetScreenSize(pixelWidth, pixelHeight);
+    renderWindow_->SetDPI(int(std::lround(72 * devicePixelRatioF())));
+    renderer_->ResetCameraClippingRange();
+    syncAxesCamera();
+    renderWindow_->SetReadyForRendering(true);
+    renderWindow_->Render();
+    renderWindow_->SetReadyForRendering(false);
+    ++frames_;
+    checkGlErrors();
+}
+
+void VtkViewport::checkGlErrors() {
+    QOpenGLFunctions* gl = context()->functions();
+    for (GLenum error = gl->glGetError(); error != GL_NO_ERROR; error = gl->glGetError()) {
+        ++glErrors_;
+        emit glErrorOccurred(QStringLiteral("OpenGL error 0x%1 after a frame").arg(error, 4, 16, QLatin1Char('0')));
+    }
+}
+
+void VtkViewport::paintGL() {
+    if (!graphicsReady_) {
+        return;
+    }
+    const qreal dpr = devicePixelRatioF();
+    renderVtk(int(std::lround(width() * dpr)), int(std::lround(height() * dpr)));
+    emit frameRendered();
+}
+
+QImage VtkViewport::renderImage(const QSize& pixelSize) {
+    if (!graphicsReady_ || pixelSize.isEmpty()) {
+        return {};
+    }
+    makeCurrent();
+    QOpenGLFramebufferObjectFormat format;
+    format.setAttachment(QOpenGLFramebufferObject::CombinedDepthStencil);
+    QOpenGLFramebufferObject target(pixelSize, format);
+    if (!target.isValid() || !target.bind()) {
+        doneCurrent();
+        return {};
+    }
+    renderVtk(pixelSize.width(), pixelSize.height());
+    QImage image = target.toImage(/*flipped=*/true); // GL rows run bottom-up
+    target.release();
+    doneCurrent();
+    update(); // the widget's own frame is drawn at its size again
+    return image.convertToFormat(QImage::Format_RGB32);
+}
+
+void VtkViewport::resetCamera() {
+    vtkCamera* cam = renderer_->GetActiveCamera();
+    cam->SetFocalPoint(0, 0, 0);
+    cam->SetPosition(0.55, 0.45, 1.0); // front, a little right and above: y up
+    cam->SetViewUp(0, 1, 0);
+    cam->SetViewAngle(30);
+    renderer_->ResetCamera();
+    cam->Zoom(1.15);
+    emit cameraChanged();
+    update();
+}
+
+void VtkViewport::setAxesVisible(bool visible) {
+    axes_->SetVisibility(visible);
+    update();
+}
+
+bool VtkViewport::axesVisible() const {
+    return axes_->GetVisibility() != 0;
+}
+
+void VtkViewport::setBackground(const QColor& bottom, const QColor& top) {
+    renderer_->SetBackground(bottom.redF(), bottom.greenF(), bottom.blueF());
+    renderer_->SetBackground2(top.redF(), top.greenF(), top.blueF());
+    update();
+}
+
+void VtkViewport::rotateCamera(double azimuthDegrees, double elevationDegrees) {
+    vtkCamera* cam = renderer_->GetActiveCamera();
+    cam->Azimuth(azimuthDegrees);
+    // Clamp elevation away from the poles so the view-up never degenerates.
+    double direction[3];
+    cam->GetDirectionOfProjection(direction);
+    const double currentElevation = std::asin(std::clamp(-direction[1], -1.0, 1.0)) * 180.0 / M_PI;
+    const double target = std::clamp(currentElevation + elevationDegrees, -88.0, 88.0);
+    cam->Elevation(target - currentElevation);
+    cam->OrthogonalizeViewUp();
+    cam->SetViewUp(0, 1, 0);
+    cam->OrthogonalizeViewUp();
+    emit cameraChanged();
+    update();
+}
+
+void VtkViewport::panCamera(const QPointF& pixelDelta) {
+    vtkCamera* cam = renderer_->GetActiveCamera();
+    const double heightPx = std::max(1.0, height() * devicePixelRatioF());
+    const double worldPerPixel =
+        2.0 * cam->GetDistance() * std::tan(cam->GetViewAngle() * M_PI / 360.0) / heightPx;
+    double up[3], direction[3], right[3];
+    cam->GetViewUp(up);
+    cam->GetDirectionOfProjection(direction);
+    right[0] = direction[1] * up[2] - direction[2] * up[1];
+    right[1] = direction[2] * up[0] - direction[0] * up[2];
+    right[2] = direction[0] * up[1] - direction[1] * up[0];
+    const double dx = -pixelDelta.x() * devicePixelRatioF() * worldPerPixel;
+    const double dy = pixelDelta.y() * devicePixelRatioF() * worldPerPixel;
+    double focal[3], position[3];
+    cam->GetFocalPoint(focal);
+    cam->GetPosition(position);
+    for (int i = 0; i < 3; ++i) {
+        const double shift = dx * right[i] + dy * up[i];
+        focal[i] += shift;
+        position[i] += shift;
+    }
+    cam->SetFocalPoint(focal);
+    cam->SetPosition(position);
+    emit cameraChanged();
+    update();
+}
+
+void VtkViewport::zoomCamera(double factor) {
+    if (!(factor > 0)) {
+        return;
+    }
+    renderer_->GetActiveCamera()->Dolly(factor);
+    emit cameraChanged();
+    update();
+}
+
+void VtkViewport::mousePressEvent(QMouseEvent* event) {
+    lastMouse_ = event->position();
+    if (event->button() == Qt::LeftButton) {
+        drag_ = (event->modifiers() & Qt::ShiftModifier) ? Drag::Pan
+                : (event->modifiers() & Qt::ControlModifier) ? Drag::Zoom
+                                                               : Drag::Rotate;
+    } else if (event->button() == Qt::MiddleButton) {
+        drag_ = Drag::Pan;
+    } else if (event->button() == Qt::RightButton) {
+        drag_ = Drag::Zoom;
+    }
+    event->accept();
+}
+
+void VtkViewport::mouseMoveEvent(QMouseEvent* event) {
+    const QPointF delta = event->position() - lastMouse_;
+    lastMouse_ = event->position();
+    switch (drag_) {
+    case Drag::Rotate:
+        rotateCamera(-delta.x() * kDegreesPerPixel, delta.y() * kDegreesPerPixel);
+        break;
+    case Drag::Pan:
+        panCamera(delta);
+        break;
+    case Drag::Zoom:
+        zoomCamera(std::pow(1.01, -delta.y()));
+        break;
+    case Drag::None:
+        return;
+    }
+    event->accept();
+}
+
+void VtkViewport::mouseReleaseEvent(QMouseEvent* event) {
+    drag_ = Drag::None;
+    event->accept();
+}
+
+void VtkViewport::wheelEvent(QWheelEvent* event) {
+    const double steps = event->angleDelta().y() / 120.0;
+    if (steps != 0) {
+        zoomCamera(std::pow(kZoomPerWheelStep, steps));
+    }
+    event->accept();
+}
+
+void VtkViewport::keyPressEvent(QKeyEvent* event) {
+    switch (event->key()) {
+    case Qt::Key_R:
+        resetCamera();
+        break;
+    case Qt::Key_Plus:
+    case Qt::Key_Equal:
+        zoomCamera(kZoomPerWheelStep);
+        break;
+    case Qt::Key_Minus:
+        zoomCamera(1.0 / kZoomPerWheelStep);
+        break;
+    case Qt::Key_Left:
+        rotateCamera(5, 0);
+        break;
+    case Qt::Key_Right:
+        rotateCamera(-5, 0);
+        break;
+    case Qt::Key_Up:
+        rotateCamera(0, 5);
+        break;
+    case Qt::Key_Down:
+        rotateCamera(0, -5);
+        break;
+    default:
+        QOpenGLWidget::keyPressEvent(event);
+        return;
+    }
+    event->accept();
+}
+
+} // namespace pbd

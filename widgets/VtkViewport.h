@@ -1,0 +1,92 @@
+#pragma once
+// The 3D view: a QOpenGLWidget that lets VTK render into Qt's framebuffer through a
+// vtkGenericOpenGLRenderWindow (Debian's VTK Qt module is built for Qt 5, so we bridge it
+// ourselves). Camera interaction is done here, in Qt events, on the GUI thread:
+//   left drag: rotate, middle drag or Shift+left drag: pan, right drag or wheel: zoom,
+//   R: reset camera. All VTK calls happen on the GUI thread.
+
+#include <QColor>
+#include <QImage>
+#include <QOpenGLWidget>
+#include <QPoint>
+#include <QSurfaceFormat>
+
+#include <vtkAxesActor.h>
+#include <vtkGenericOpenGLRenderWindow.h>
+#include <vtkNew.h>
+#include <vtkRenderer.h>
+
+class vtkCamera;
+class vtkObject;
+
+namespace pbd {
+
+class VtkViewport : public QOpenGLWidget {
+    Q_OBJECT
+public:
+    explicit VtkViewport(QWidget* parent = nullptr);
+    ~VtkViewport() override;
+
+    // The OpenGL format VTK needs (3.2 core). Set it as the default before QApplication exists
+    // so that Qt's compositing context and the view's context can share.
+    static QSurfaceFormat surfaceFormat();
+
+    vtkRenderer* renderer() const;
+    vtkGenericOpenGLRenderWindow* renderWindow() const;
+    vtkCamera* camera() const;
+
+    // Looks at everything visible from the default direction (front, slightly above).
+    void resetCamera();
+    void setAxesVisible(bool visible);
+    bool axesVisible() const;
+    void setBackground(const QColor& bottom, const QColor& top);
+
+    // Renders the current view into an image of exactly `pixelSize` pixels, independent of the
+    // widget's size. Returns a null image when GL is not ready.
+    QImage renderImage(const QSize& pixelSize);
+
+    // OpenGL errors seen after frames so far (glGetError); 0 on a healthy driver.
+    int glErrorCount() const { return glErrors_; }
+    int framesRendered() const { return frames_; }
+
+    // Rotates the camera by the given angles (degrees) about the focal point, as a drag would.
+    void rotateCamera(double azimuthDegrees, double elevationDegrees);
+    void panCamera(const QPointF& pixelDelta);
+    void zoomCamera(double factor);
+
+signals:
+    void cameraChanged();
+    void frameRendered();
+    void glErrorOccurred(const QString& message);
+
+protected:
+    void initializeGL() override;
+    void resizeGL(int w, int h) override;
+    void paintGL() override;
+    void mousePressEvent(QMouseEvent* event) override;
+    void mouseMoveEvent(QMouseEvent* event) override;
+    void mouseReleaseEvent(QMouseEvent* event) override;
+    void wheelEvent(QWheelEvent* event) override;
+    void keyPressEvent(QKeyEvent* event) override;
+
+private:
+    void renderVtk(int pixelWidth, int pixelHeight);
+    void syncAxesCamera();
+    void releaseGraphics();
+    void checkGlErrors();
+    static void onWindowEvent(vtkObject* caller, unsigned long eventId, void* clientData, void* callData);
+
+    vtkNew<vtkGenericOpenGLRenderWindow> renderWindow_;
+    vtkNew<vtkRenderer> renderer_;
+    vtkNew<vtkRenderer> axesRenderer_;
+    vtkNew<vtkAxesActor> axes_;
+    bool graphicsReady_ = false;
+    int glErrors_ = 0;
+    int frames_ = 0;
+
+    enum class Drag { None, Rotate, Pan, Zoom };
+    Drag drag_ = Drag::None;
+    QPointF lastMouse_;
+};
+
+} // namespace pbd
