@@ -59,10 +59,11 @@ MainWindow::MainWindow(bool persistSettings, QWidget* parent)
             log->append(s, QStringLiteral("VTK: ") + m);
         }
     });
-    connect(viewport_, &VtkViewport::glErrorOccurred, log_, [this](const QString& m) { log_->append(Severity::Error, m); });
+    connect(viewport_, &VtkViewport::glErrorOccurred, log_,
+            [this](const QString& m) { log_->append(Severity::Error, m); });
 
-    statusBar()->showMessage(
-        tr("Left drag: rotate · Shift+drag or middle drag: pan · wheel or right drag: zoom · R: reset camera"));
+    statusBar()->showMessage(tr("Left drag: rotate · Shift+drag or middle drag: pan · wheel or "
+                                "right drag: zoom · R: reset camera"));
     if (persistSettings_) {
         restoreSettings();
     }
@@ -78,24 +79,34 @@ void MainWindow::createDocks() {
     properties_ = new PropertiesPanel(this);
     log_ = new LogPanel(this);
 
-    auto makeDock = [this](const QString& title, const QString& name, QWidget* content, Qt::DockWidgetArea area) {
+    auto makeDock = [this](const QString& title, const QString& name, QWidget* content,
+                           Qt::DockWidgetArea area) {
         auto* dock = new QDockWidget(title, this);
         dock->setObjectName(name);
         dock->setWidget(content);
         addDockWidget(area, dock);
         return dock;
     };
-    makeDock(tr("Scene"), QStringLiteral("sceneDock"), sceneTree_, Qt::LeftDockWidgetArea);
-    makeDock(tr("Properties"), QStringLiteral("propertiesDock"), properties_, Qt::LeftDockWidgetArea);
-    makeDock(tr("Log"), QStringLiteral("logDock"), log_, Qt::BottomDockWidgetArea);
+    QDockWidget* sceneDock =
+        makeDock(tr("Scene"), QStringLiteral("sceneDock"), sceneTree_, Qt::LeftDockWidgetArea);
+    QDockWidget* propertiesDock = makeDock(tr("Properties"), QStringLiteral("propertiesDock"),
+                                           properties_, Qt::LeftDockWidgetArea);
+    QDockWidget* logDock =
+        makeDock(tr("Log"), QStringLiteral("logDock"), log_, Qt::BottomDockWidgetArea);
+    // First-launch layout: the view gets most of the window. A saved layout replaces this.
+    resizeDocks({sceneDock, propertiesDock}, {300, 300}, Qt::Horizontal);
+    resizeDocks({sceneDock, propertiesDock}, {260, 340}, Qt::Vertical);
+    resizeDocks({logDock}, {140}, Qt::Vertical);
 
-    connect(sceneTree_, &SceneTreePanel::bodySelected, this, [this](int body) { properties_->showBody(scene_, body); });
-    connect(sceneTree_, &SceneTreePanel::bodyVisibilityToggled, this, [this](int body, bool visible) {
-        if (body >= 0 && std::size_t(body) < actors_->bodyCount()) {
-            actors_->setBodyVisible(std::size_t(body), visible);
-            viewport_->update();
-        }
-    });
+    connect(sceneTree_, &SceneTreePanel::bodySelected, this,
+            [this](int body) { properties_->showBody(scene_, body); });
+    connect(sceneTree_, &SceneTreePanel::bodyVisibilityToggled, this,
+            [this](int body, bool visible) {
+                if (body >= 0 && std::size_t(body) < actors_->bodyCount()) {
+                    actors_->setBodyVisible(std::size_t(body), visible);
+                    viewport_->update();
+                }
+            });
 }
 
 void MainWindow::createActions() {
@@ -107,13 +118,15 @@ void MainWindow::createActions() {
     recentMenu_->setObjectName(QStringLiteral("menuRecent"));
     QMenu* samples = file->addMenu(tr("Open &Sample Scene"));
     for (const SceneInfo& info : sceneCatalogue()) {
-        QAction* a = samples->addAction(QString::fromStdString(info.name), this,
-                                        [this, name = QString::fromStdString(info.name)] { loadGeneratedScene(name); });
+        QAction* a = samples->addAction(
+            QString::fromStdString(info.name), this,
+            [this, name = QString::fromStdString(info.name)] { loadGeneratedScene(name); });
         a->setToolTip(QString::fromStdString(info.description));
         a->setObjectName(QStringLiteral("actionScene_") + QString::fromStdString(info.name));
     }
     file->addSeparator();
-    QAction* shot = file->addAction(tr("Save &Screenshot…"), this, &MainWindow::screenshotWithDialog);
+    QAction* shot =
+        file->addAction(tr("Save &Screenshot…"), this, &MainWindow::screenshotWithDialog);
     shot->setObjectName(QStringLiteral("actionScreenshot"));
     shot->setShortcut(QKeySequence(Qt::CTRL | Qt::SHIFT | Qt::Key_S));
     file->addSeparator();
@@ -209,12 +222,11 @@ bool MainWindow::loadGeneratedScene(const QString& name, QString* error) {
     const std::size_t particles = scene->particles.size();
     const std::size_t tets = scene->tetCount();
     showScene(std::move(scene).value());
-    log_->append(Severity::Info,
-                 tr("Generated scene '%1': %2 bodies, %3 particles, %4 tetrahedra")
-                     .arg(name)
-                     .arg(scene_.bodies.size())
-                     .arg(particles)
-                     .arg(tets));
+    log_->append(Severity::Info, tr("Generated scene '%1': %2 bodies, %3 particles, %4 tetrahedra")
+                                     .arg(name)
+                                     .arg(scene_.bodies.size())
+                                     .arg(particles)
+                                     .arg(tets));
     return true;
 }
 
@@ -269,8 +281,9 @@ void MainWindow::rebuildRecentMenu() {
     recentMenu_->clear();
     for (int i = 0; i < recentFiles_.size(); ++i) {
         const QString path = recentFiles_[i];
-        QAction* a = recentMenu_->addAction(QStringLiteral("&%1 %2").arg(i + 1).arg(QFileInfo(path).fileName()),
-                                            this, [this, path] { openFile(path); });
+        QAction* a = recentMenu_->addAction(
+            QStringLiteral("&%1 %2").arg(i + 1).arg(QFileInfo(path).fileName()), this,
+            [this, path] { openFile(path); });
         a->setToolTip(path);
         a->setStatusTip(path);
     }
@@ -293,7 +306,9 @@ bool MainWindow::saveScreenshot(const QString& path, const QSize& size, QString*
         return false;
     };
     if (size.width() < 1 || size.height() < 1 || size.width() > 16384 || size.height() > 16384) {
-        return fail(tr("cannot save screenshot: size %1x%2 is outside 1..16384").arg(size.width()).arg(size.height()));
+        return fail(tr("cannot save screenshot: size %1x%2 is outside 1..16384")
+                        .arg(size.width())
+                        .arg(size.height()));
     }
     const QFileInfo target(path);
     if (!target.absoluteDir().exists()) {
@@ -308,7 +323,8 @@ bool MainWindow::saveScreenshot(const QString& path, const QSize& size, QString*
     if (!writer.write(image)) {
         return fail(tr("cannot save screenshot '%1': %2").arg(path, writer.errorString()));
     }
-    log_->append(Severity::Info, tr("Saved screenshot %1 (%2x%3)").arg(path).arg(size.width()).arg(size.height()));
+    log_->append(Severity::Info,
+                 tr("Saved screenshot %1 (%2x%3)").arg(path).arg(size.width()).arg(size.height()));
     return true;
 }
 
@@ -336,17 +352,21 @@ QStringList MainWindow::libraryVersions() {
     lines << QStringLiteral("Qt %1").arg(QString::fromLatin1(qVersion()));
     lines << QStringLiteral("VTK %1").arg(QString::fromLatin1(vtkVersion::GetVTKVersion()));
     for (const LibraryVersion& v : meshingLibraryVersions()) {
-        lines << QStringLiteral("%1 %2").arg(QString::fromStdString(v.name), QString::fromStdString(v.version));
+        lines << QStringLiteral("%1 %2").arg(QString::fromStdString(v.name),
+                                             QString::fromStdString(v.version));
     }
     return lines;
 }
 
 void MainWindow::showAbout() {
-    QMessageBox::about(this, tr("About PBD Lab"),
-                       tr("<h3>PBD Lab %1</h3>"
-                          "<p>Authoring and debugging of position-based cloth, soft-body and rigid-body assets.</p>"
-                          "<p>Licensed under the GNU AGPL 3.0 or later.</p><p>Built with:<br>%2</p>")
-                           .arg(QString::fromLatin1(kVersion), libraryVersions().mid(1).join(QStringLiteral("<br>"))));
+    QMessageBox::about(
+        this, tr("About PBD Lab"),
+        tr("<h3>PBD Lab %1</h3>"
+           "<p>Authoring and debugging of position-based cloth, soft-body and rigid-body "
+           "assets.</p>"
+           "<p>Licensed under the GNU AGPL 3.0 or later.</p><p>Built with:<br>%2</p>")
+            .arg(QString::fromLatin1(kVersion),
+                 libraryVersions().mid(1).join(QStringLiteral("<br>"))));
 }
 
 void MainWindow::reportError(const QString& message) {

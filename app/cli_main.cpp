@@ -6,11 +6,10 @@
 #include "meshing/LibraryVersions.h"
 #include "meshing/MeshImport.h"
 
-#include <nlohmann/json.hpp>
-
 #include <cstdio>
 #include <cstdlib>
 #include <iostream>
+#include <nlohmann/json.hpp>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -129,20 +128,26 @@ int info(const std::vector<std::string_view>& args) {
                           {"mass", pbd::totalMass(scene.particles, body)},
                           {"bounds", boundsJson(scene.bounds(body))}});
     }
-    const json report = {{"scene", scene.name},          {"description", scene.description},
-                         {"particles", scene.particles.size()}, {"triangles", scene.triangleCount()},
-                         {"tetrahedra", scene.tetCount()},  {"bounds", boundsJson(scene.bounds())},
-                         {"bodies", bodies},                {"warnings", warnings},
+    const json report = {{"scene", scene.name},
+                         {"description", scene.description},
+                         {"particles", scene.particles.size()},
+                         {"triangles", scene.triangleCount()},
+                         {"tetrahedra", scene.tetCount()},
+                         {"bounds", boundsJson(scene.bounds())},
+                         {"bodies", bodies},
+                         {"warnings", warnings},
                          {"problems", problems}};
     if (asJson) {
         std::cout << report.dump(2) << '\n';
     } else {
-        std::cout << scene.name << ": " << scene.bodies.size() << " bodies, " << scene.particles.size()
-                  << " particles, " << scene.triangleCount() << " triangles, " << scene.tetCount() << " tetrahedra\n";
+        std::cout << scene.name << ": " << scene.bodies.size() << " bodies, "
+                  << scene.particles.size() << " particles, " << scene.triangleCount()
+                  << " triangles, " << scene.tetCount() << " tetrahedra\n";
         for (const json& b : bodies) {
-            std::cout << "  " << b["name"].get<std::string>() << " (" << b["kind"].get<std::string>()
-                      << "): " << b["particles"] << " particles, " << b["triangles"] << " triangles, "
-                      << b["tetrahedra"] << " tetrahedra" << (b["uvs"].get<bool>() ? ", UVs" : "") << '\n';
+            std::cout << "  " << b["name"].get<std::string>() << " ("
+                      << b["kind"].get<std::string>() << "): " << b["particles"] << " particles, "
+                      << b["triangles"] << " triangles, " << b["tetrahedra"] << " tetrahedra"
+                      << (b["uvs"].get<bool>() ? ", UVs" : "") << '\n';
         }
         for (const std::string& w : warnings) {
             std::cout << "warning: " << w << '\n';

@@ -24,12 +24,14 @@ void printError(const QString& message) {
 }
 
 bool parseSize(const QString& text, QSize& size) {
-    const QRegularExpressionMatch m = QRegularExpression(QStringLiteral("^(\\d{1,5})[xX](\\d{1,5})$")).match(text);
+    const QRegularExpressionMatch m =
+        QRegularExpression(QStringLiteral("^(\\d{1,5})[xX](\\d{1,5})$")).match(text);
     if (!m.hasMatch()) {
         return false;
     }
     size = QSize(m.captured(1).toInt(), m.captured(2).toInt());
-    return size.width() >= 1 && size.height() >= 1 && size.width() <= 16384 && size.height() <= 16384;
+    return size.width() >= 1 && size.height() >= 1 && size.width() <= 16384 &&
+           size.height() <= 16384;
 }
 
 } // namespace
@@ -42,7 +44,8 @@ int main(int argc, char** argv) {
     QApplication::setApplicationVersion(QString::fromLatin1(pbd::kVersion));
 
     QCommandLineParser parser;
-    parser.setApplicationDescription(QStringLiteral("PBD Lab: author and debug position-based simulation assets."));
+    parser.setApplicationDescription(
+        QStringLiteral("PBD Lab: author and debug position-based simulation assets."));
     parser.addHelpOption();
     parser.addVersionOption();
     QStringList sceneNames;
@@ -50,17 +53,19 @@ int main(int argc, char** argv) {
         sceneNames << QString::fromStdString(info.name);
     }
     const QCommandLineOption sceneOption(
-        QStringLiteral("scene"), QStringLiteral("Open a generated scene (%1).").arg(sceneNames.join(QStringLiteral(", "))),
+        QStringLiteral("scene"),
+        QStringLiteral("Open a generated scene (%1).").arg(sceneNames.join(QStringLiteral(", "))),
         QStringLiteral("name"));
-    const QCommandLineOption openOption(QStringLiteral("open"),
-                                        QStringLiteral("Open a mesh file (.obj, .ply, .stl, .off, .gltf, .glb)."),
-                                        QStringLiteral("file"));
-    const QCommandLineOption screenshotOption(QStringLiteral("screenshot"),
-                                              QStringLiteral("Render the view to a PNG file and exit."),
-                                              QStringLiteral("file"));
-    const QCommandLineOption sizeOption(QStringLiteral("size"),
-                                        QStringLiteral("Screenshot size in pixels (default 1280x800)."),
-                                        QStringLiteral("WxH"), QStringLiteral("1280x800"));
+    const QCommandLineOption openOption(
+        QStringLiteral("open"),
+        QStringLiteral("Open a mesh file (.obj, .ply, .stl, .off, .gltf, .glb)."),
+        QStringLiteral("file"));
+    const QCommandLineOption screenshotOption(
+        QStringLiteral("screenshot"), QStringLiteral("Render the view to a PNG file and exit."),
+        QStringLiteral("file"));
+    const QCommandLineOption sizeOption(
+        QStringLiteral("size"), QStringLiteral("Screenshot size in pixels (default 1280x800)."),
+        QStringLiteral("WxH"), QStringLiteral("1280x800"));
     parser.addOptions({sceneOption, openOption, screenshotOption, sizeOption});
     parser.process(app);
 
@@ -70,11 +75,13 @@ int main(int argc, char** argv) {
     }
     QSize size;
     if (!parseSize(parser.value(sizeOption), size)) {
-        printError(QStringLiteral("invalid --size '%1': expected WxH, for example 1280x800").arg(parser.value(sizeOption)));
+        printError(QStringLiteral("invalid --size '%1': expected WxH, for example 1280x800")
+                       .arg(parser.value(sizeOption)));
         return 2;
     }
     if (!parser.positionalArguments().isEmpty()) {
-        printError(QStringLiteral("unexpected argument '%1' (see --help)").arg(parser.positionalArguments().front()));
+        printError(QStringLiteral("unexpected argument '%1' (see --help)")
+                       .arg(parser.positionalArguments().front()));
         return 2;
     }
 
@@ -85,9 +92,10 @@ int main(int argc, char** argv) {
     if (parser.isSet(openOption)) {
         loaded = window.openFile(parser.value(openOption), &error);
     } else {
-        loaded = window.loadGeneratedScene(parser.isSet(sceneOption) ? parser.value(sceneOption)
-                                                                     : QString::fromStdString(pbd::sceneCatalogue().front().name),
-                                           &error);
+        loaded = window.loadGeneratedScene(
+            parser.isSet(sceneOption) ? parser.value(sceneOption)
+                                      : QString::fromStdString(pbd::sceneCatalogue().front().name),
+            &error);
     }
     if (!loaded && batch) {
         printError(error);
@@ -108,7 +116,8 @@ int main(int argc, char** argv) {
         QApplication::processEvents(QEventLoop::AllEvents, 50);
     }
     if (!window.viewport()->isValid()) {
-        printError(QStringLiteral("cannot render: no OpenGL context (is there an X display? try xvfb-run -a)"));
+        printError(QStringLiteral(
+            "cannot render: no OpenGL context (is there an X display? try xvfb-run -a)"));
         return 4;
     }
     if (!window.saveScreenshot(parser.value(screenshotOption), size, &error)) {

@@ -4,7 +4,6 @@
 
 #include <Eigen/Core>
 #include <Eigen/Geometry>
-
 #include <array>
 #include <cstdint>
 #include <limits>

@@ -9,8 +9,8 @@
 namespace pbd {
 
 struct Particles {
-    std::vector<Vec3> positions;   // m
-    std::vector<Vec3> velocities;  // m/s
+    std::vector<Vec3> positions;     // m
+    std::vector<Vec3> velocities;    // m/s
     std::vector<Real> inverseMasses; // 1/kg; 0 means pinned (infinite mass)
 
     std::size_t size() const { return positions.size(); }

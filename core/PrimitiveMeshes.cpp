@@ -20,7 +20,8 @@ Body makeClothSheet(Particles& particles, const ClothSheetSpec& spec, std::strin
     for (int k = 0; k < nz; ++k) {
         for (int i = 0; i < nx; ++i) {
             const Vec2 uv = uvOf(i, k);
-            const Vec3 p = spec.center + Vec3((uv.x() - 0.5) * spec.width, 0, (uv.y() - 0.5) * spec.depth);
+            const Vec3 p =
+                spec.center + Vec3((uv.x() - 0.5) * spec.width, 0, (uv.y() - 0.5) * spec.depth);
             particles.add(p, 0.0);
         }
     }
@@ -59,9 +60,11 @@ namespace {
 // (Dompierre et al. 1999), which makes the split of neighbouring prisms conforming.
 void splitPrism(const std::array<Index, 6>& prism, std::vector<Tetrahedron>& tets) {
     // Row k relabels the prism so that vertex k becomes v0 (rotations and the top/bottom flip).
-    static constexpr int relabel[6][6] = {{0, 1, 2, 3, 4, 5}, {1, 2, 0, 4, 5, 3}, {2, 0, 1, 5, 3, 4},
-                                          {3, 5, 4, 0, 2, 1}, {4, 3, 5, 1, 0, 2}, {5, 4, 3, 2, 1, 0}};
-    const int smallest = static_cast<int>(std::min_element(prism.begin(), prism.end()) - prism.begin());
+    static constexpr int relabel[6][6] = {{0, 1, 2, 3, 4, 5}, {1, 2, 0, 4, 5, 3},
+                                          {2, 0, 1, 5, 3, 4}, {3, 5, 4, 0, 2, 1},
+                                          {4, 3, 5, 1, 0, 2}, {5, 4, 3, 2, 1, 0}};
+    const int smallest =
+        static_cast<int>(std::min_element(prism.begin(), prism.end()) - prism.begin());
     std::array<Index, 6> v;
     for (int i = 0; i < 6; ++i) {
         v[i] = prism[relabel[smallest][i]];
@@ -98,14 +101,18 @@ Body makeTetTorus(Particles& particles, const TetTorusSpec& spec, std::string na
             const Real radius = spec.minorRadius * r / rings;
             for (int j = 0; j < sides; ++j) {
                 const Real phi = twoPi * j / sides;
-                particles.add(tubeCenter + radius * (std::cos(phi) * radial + std::sin(phi) * Vec3::UnitY()), 0.0);
+                particles.add(tubeCenter +
+                                  radius * (std::cos(phi) * radial + std::sin(phi) * Vec3::UnitY()),
+                              0.0);
             }
         }
     }
     body.particleCount = static_cast<Index>(segments * perStation);
 
     // Triangulation of one cross-section disk in station-local indices.
-    auto ringVertex = [&](int r, int j) { return 1 + (r - 1) * sides + ((j % sides) + sides) % sides; };
+    auto ringVertex = [&](int r, int j) {
+        return 1 + (r - 1) * sides + ((j % sides) + sides) % sides;
+    };
     std::vector<std::array<int, 3>> disk;
     for (int j = 0; j < sides; ++j) {
         disk.push_back({0, ringVertex(1, j), ringVertex(1, j + 1)});

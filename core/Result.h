@@ -15,8 +15,10 @@ struct Error {
 
 template <class T> class [[nodiscard]] Result {
 public:
-    Result(T value) : value_(std::move(value)) {}
-    Result(Error error) : error_(std::move(error.message)) {}
+    Result(T value)
+        : value_(std::move(value)) {}
+    Result(Error error)
+        : error_(std::move(error.message)) {}
 
     bool ok() const { return value_.has_value(); }
     explicit operator bool() const { return ok(); }

@@ -42,8 +42,9 @@ std::size_t Scene::tetCount() const {
 namespace {
 
 template <std::size_t N>
-void checkElements(const Scene& scene, const Body& body, const std::vector<std::array<Index, N>>& elements,
-                   const char* what, std::vector<std::string>& problems) {
+void checkElements(const Scene& scene, const Body& body,
+                   const std::vector<std::array<Index, N>>& elements, const char* what,
+                   std::vector<std::string>& problems) {
     const Index first = body.firstParticle;
     const Index last = body.firstParticle + body.particleCount;
     for (std::size_t e = 0; e < elements.size(); ++e) {
@@ -99,11 +100,12 @@ std::vector<std::string> validateScene(const Scene& scene) {
         }
         for (std::size_t t = 0; t < body.tets.size(); ++t) {
             const Tetrahedron& tet = body.tets[t];
-            const Real v = signedVolume(p.positions[tet[0]], p.positions[tet[1]], p.positions[tet[2]],
-                                        p.positions[tet[3]]);
+            const Real v = signedVolume(p.positions[tet[0]], p.positions[tet[1]],
+                                        p.positions[tet[2]], p.positions[tet[3]]);
             if (!(v > 0)) {
                 std::ostringstream s;
-                s << "body '" << body.name << "': tetrahedron " << t << " has non-positive volume " << v;
+                s << "body '" << body.name << "': tetrahedron " << t << " has non-positive volume "
+                  << v;
                 problems.push_back(s.str());
             }
         }

@@ -26,7 +26,8 @@ struct Entry {
 
 const std::vector<Entry>& entries() {
     static const std::vector<Entry> list = {
-        {{"sample", "A 40x40 cloth sheet with UV coordinates above a tetrahedral torus"}, &makeSample},
+        {{"sample", "A 40x40 cloth sheet with UV coordinates above a tetrahedral torus"},
+         &makeSample},
     };
     return list;
 }

@@ -64,7 +64,8 @@ std::size_t orientPositively(std::vector<Tetrahedron>& tets, const std::vector<V
     return flipped;
 }
 
-std::vector<Vec3> vertexNormals(const std::vector<Triangle>& triangles, const std::vector<Vec3>& positions) {
+std::vector<Vec3> vertexNormals(const std::vector<Triangle>& triangles,
+                                const std::vector<Vec3>& positions) {
     std::vector<Vec3> normals(positions.size(), Vec3::Zero());
     for (const Triangle& t : triangles) {
         const Vec3 n = (positions[t[1]] - positions[t[0]]).cross(positions[t[2]] - positions[t[0]]);

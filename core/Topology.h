@@ -21,6 +21,7 @@ std::vector<Triangle> boundaryFaces(const std::vector<Tetrahedron>& tets);
 std::size_t orientPositively(std::vector<Tetrahedron>& tets, const std::vector<Vec3>& positions);
 
 // Area-weighted vertex normals of a triangle surface, for positions.size() vertices.
-std::vector<Vec3> vertexNormals(const std::vector<Triangle>& triangles, const std::vector<Vec3>& positions);
+std::vector<Vec3> vertexNormals(const std::vector<Triangle>& triangles,
+                                const std::vector<Vec3>& positions);
 
 } // namespace pbd

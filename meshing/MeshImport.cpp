@@ -2,15 +2,16 @@
 
 #include "meshing/SurfaceAssembly.h"
 
+#include <algorithm>
 #include <assimp/Importer.hpp>
 #include <assimp/postprocess.h>
 #include <assimp/scene.h>
-#include <tiny_obj_loader.h>
-
-#include <algorithm>
 #include <cctype>
 #include <cmath>
 #include <fstream>
+#include <limits>
+#include <sstream>
+#include <tiny_obj_loader.h>
 
 namespace pbd {
 
@@ -20,7 +21,8 @@ namespace {
 
 std::string lowerExtension(const fs::path& path) {
     std::string ext = path.extension().string();
-    std::transform(ext.begin(), ext.end(), ext.begin(), [](unsigned char c) { return char(std::tolower(c)); });
+    std::transform(ext.begin(), ext.end(), ext.begin(),
+                   [](unsigned char c) { return char(std::tolower(c)); });
     return ext;
 }
 
@@ -34,6 +36,29 @@ std::string partName(const fs::path& path, std::size_t index, std::size_t count)
     return name;
 }
 
+// tinyobjloader reads a coordinate such as "nan" or "inf" as 0 without a word; find the
+// vertices (0-based, in file order) whose coordinates are not finite numbers.
+std::vector<bool> nonFiniteObjVertices(const fs::path& path) {
+    std::vector<bool> bad;
+    std::ifstream in(path);
+    std::string line;
+    while (std::getline(in, line)) {
+        if (line.size() < 2 || line[0] != 'v' || (line[1] != ' ' && line[1] != '\t')) {
+            continue;
+        }
+        std::istringstream fields(line.substr(2));
+        std::string token;
+        bool finite = true;
+        for (int axis = 0; axis < 3 && fields >> token; ++axis) {
+            char* end = nullptr;
+            const double value = std::strtod(token.c_str(), &end);
+            finite = finite && end != token.c_str() && *end == '\0' && std::isfinite(value);
+        }
+        bad.push_back(!finite);
+    }
+    return bad;
+}
+
 Result<std::vector<TriangleSoup>> readObj(const fs::path& path, const ImportOptions& options) {
     tinyobj::ObjReaderConfig config;
     config.triangulate = true;
@@ -45,9 +70,12 @@ Result<std::vector<TriangleSoup>> readObj(const fs::path& path, const ImportOpti
         while (!why.empty() && (why.back() == '\n' || why.back() == '\r')) {
             why.pop_back();
         }
-        return Error{"cannot read OBJ '" + path.string() + "': " + (why.empty() ? "parse error" : why)};
+        return Error{"cannot read OBJ '" + path.string() +
+                     "': " + (why.empty() ? "parse error" : why)};
     }
     const tinyobj::attrib_t& attrib = reader.GetAttrib();
+    const std::vector<bool> nonFinite = nonFiniteObjVertices(path);
+    const double nan = std::numeric_limits<double>::quiet_NaN();
     std::vector<TriangleSoup> soups;
     const auto& shapes = reader.GetShapes();
     for (std::size_t s = 0; s < shapes.size(); ++s) {
@@ -63,14 +91,24 @@ Result<std::vector<TriangleSoup>> readObj(const fs::path& path, const ImportOpti
             }
             for (int c = 0; c < 3; ++c) {
                 const tinyobj::index_t idx = shape.mesh.indices[offset + c];
-                if (idx.vertex_index < 0 || std::size_t(3 * idx.vertex_index + 2) >= attrib.vertices.size()) {
-                    return Error{"OBJ '" + path.string() + "', object '" + soup.name + "': face refers to missing vertex " +
+                if (idx.vertex_index < 0 ||
+                    std::size_t(3 * idx.vertex_index + 2) >= attrib.vertices.size()) {
+                    return Error{"OBJ '" + path.string() + "', object '" + soup.name +
+                                 "': face refers to missing vertex " +
                                  std::to_string(idx.vertex_index + 1)};
                 }
-                soup.corners.emplace_back(attrib.vertices[3 * idx.vertex_index] * options.scale,
-                                          attrib.vertices[3 * idx.vertex_index + 1] * options.scale,
-                                          attrib.vertices[3 * idx.vertex_index + 2] * options.scale);
-                if (idx.texcoord_index >= 0 && std::size_t(2 * idx.texcoord_index + 1) < attrib.texcoords.size()) {
+                if (std::size_t(idx.vertex_index) < nonFinite.size() &&
+                    nonFinite[idx.vertex_index]) {
+                    soup.corners.emplace_back(nan, nan,
+                                              nan); // dropped and reported by assembleBody
+                } else {
+                    soup.corners.emplace_back(
+                        attrib.vertices[3 * idx.vertex_index] * options.scale,
+                        attrib.vertices[3 * idx.vertex_index + 1] * options.scale,
+                        attrib.vertices[3 * idx.vertex_index + 2] * options.scale);
+                }
+                if (idx.texcoord_index >= 0 &&
+                    std::size_t(2 * idx.texcoord_index + 1) < attrib.texcoords.size()) {
                     soup.uvs.emplace_back(attrib.texcoords[2 * idx.texcoord_index],
                                           attrib.texcoords[2 * idx.texcoord_index + 1]);
                 } else {
@@ -89,11 +127,14 @@ Result<std::vector<TriangleSoup>> readObj(const fs::path& path, const ImportOpti
     return soups;
 }
 
-Result<std::vector<TriangleSoup>> readWithAssimp(const fs::path& path, const ImportOptions& options) {
+Result<std::vector<TriangleSoup>> readWithAssimp(const fs::path& path,
+                                                 const ImportOptions& options) {
     Assimp::Importer importer;
-    importer.SetPropertyInteger(AI_CONFIG_PP_SBP_REMOVE, aiPrimitiveType_POINT | aiPrimitiveType_LINE);
-    const aiScene* scene = importer.ReadFile(path.string(), aiProcess_Triangulate | aiProcess_PreTransformVertices |
-                                                                aiProcess_SortByPType);
+    importer.SetPropertyInteger(AI_CONFIG_PP_SBP_REMOVE,
+                                aiPrimitiveType_POINT | aiPrimitiveType_LINE);
+    const aiScene* scene =
+        importer.ReadFile(path.string(), aiProcess_Triangulate | aiProcess_PreTransformVertices |
+                                             aiProcess_SortByPType);
     if (scene == nullptr) {
         return Error{"cannot read '" + path.string() + "': " + importer.GetErrorString()};
     }
@@ -101,7 +142,8 @@ Result<std::vector<TriangleSoup>> readWithAssimp(const fs::path& path, const Imp
     for (unsigned m = 0; m < scene->mNumMeshes; ++m) {
         const aiMesh* mesh = scene->mMeshes[m];
         TriangleSoup soup;
-        soup.name = mesh->mName.length > 0 ? std::string(mesh->mName.C_Str()) : partName(path, m, scene->mNumMeshes);
+        soup.name = mesh->mName.length > 0 ? std::string(mesh->mName.C_Str())
+                                           : partName(path, m, scene->mNumMeshes);
         const bool hasUVs = mesh->HasTextureCoords(0);
         for (unsigned f = 0; f < mesh->mNumFaces; ++f) {
             const aiFace& face = mesh->mFaces[f];
@@ -110,7 +152,8 @@ Result<std::vector<TriangleSoup>> readWithAssimp(const fs::path& path, const Imp
             }
             for (unsigned c = 0; c < 3; ++c) {
                 const aiVector3D& v = mesh->mVertices[face.mIndices[c]];
-                soup.corners.emplace_back(v.x * options.scale, v.y * options.scale, v.z * options.scale);
+                soup.corners.emplace_back(v.x * options.scale, v.y * options.scale,
+                                          v.z * options.scale);
                 if (hasUVs) {
                     const aiVector3D& uv = mesh->mTextureCoords[0][face.mIndices[c]];
                     soup.uvs.emplace_back(uv.x, uv.y);
@@ -127,7 +170,8 @@ Result<std::vector<TriangleSoup>> readWithAssimp(const fs::path& path, const Imp
 } // namespace
 
 const std::vector<std::string>& supportedMeshExtensions() {
-    static const std::vector<std::string> extensions = {".obj", ".ply", ".stl", ".off", ".gltf", ".glb"};
+    static const std::vector<std::string> extensions = {".obj", ".ply",  ".stl",
+                                                        ".off", ".gltf", ".glb"};
     return extensions;
 }
 
@@ -152,7 +196,8 @@ Result<ImportedMesh> importMesh(const fs::path& path, const ImportOptions& optio
                      "' (PBD Lab reads .obj, .ply, .stl, .off, .gltf and .glb)"};
     }
 
-    Result<std::vector<TriangleSoup>> soups = ext == ".obj" ? readObj(path, options) : readWithAssimp(path, options);
+    Result<std::vector<TriangleSoup>> soups =
+        ext == ".obj" ? readObj(path, options) : readWithAssimp(path, options);
     if (!soups) {
         return Error{soups.error()};
     }
@@ -167,15 +212,18 @@ Result<ImportedMesh> importMesh(const fs::path& path, const ImportOptions& optio
         AssemblyReport report;
         Body body = assembleBody(result.scene.particles, soup, options.weldTolerance, report);
         if (report.droppedNonFinite > 0) {
-            result.warnings.push_back("body '" + body.name + "': dropped " + std::to_string(report.droppedNonFinite) +
+            result.warnings.push_back("body '" + body.name + "': dropped " +
+                                      std::to_string(report.droppedNonFinite) +
                                       " triangle(s) with non-finite coordinates");
         }
         if (report.droppedDegenerate > 0) {
-            result.warnings.push_back("body '" + body.name + "': dropped " + std::to_string(report.droppedDegenerate) +
+            result.warnings.push_back("body '" + body.name + "': dropped " +
+                                      std::to_string(report.droppedDegenerate) +
                                       " triangle(s) that collapsed when vertices were welded");
         }
         if (body.triangles.empty()) {
-            result.warnings.push_back("body '" + body.name + "' has no usable triangle and was skipped");
+            result.warnings.push_back("body '" + body.name +
+                                      "' has no usable triangle and was skipped");
             result.scene.particles.positions.resize(body.firstParticle);
             result.scene.particles.velocities.resize(body.firstParticle);
             result.scene.particles.inverseMasses.resize(body.firstParticle);

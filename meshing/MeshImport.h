@@ -13,8 +13,8 @@
 namespace pbd {
 
 struct ImportOptions {
-    double scale = 1.0;             // multiplies every coordinate (unit conversion)
-    double weldTolerance = 1e-6;    // relative to each body's bounding-box diagonal
+    double scale = 1.0;          // multiplies every coordinate (unit conversion)
+    double weldTolerance = 1e-6; // relative to each body's bounding-box diagonal
 };
 
 struct ImportedMesh {
@@ -22,7 +22,8 @@ struct ImportedMesh {
     std::vector<std::string> warnings; // problems that were repaired, each naming the body
 };
 
-Result<ImportedMesh> importMesh(const std::filesystem::path& path, const ImportOptions& options = {});
+Result<ImportedMesh> importMesh(const std::filesystem::path& path,
+                                const ImportOptions& options = {});
 
 // Lower-case extensions with the dot, for file dialogs and command-line checks.
 const std::vector<std::string>& supportedMeshExtensions();

@@ -17,9 +17,9 @@ struct TriangleSoup {
 };
 
 struct AssemblyReport {
-    std::size_t weldedCorners = 0;        // corners merged into an existing vertex
-    std::size_t droppedDegenerate = 0;    // triangles that collapsed after welding
-    std::size_t droppedNonFinite = 0;     // triangles with a NaN or infinite coordinate
+    std::size_t weldedCorners = 0;     // corners merged into an existing vertex
+    std::size_t droppedDegenerate = 0; // triangles that collapsed after welding
+    std::size_t droppedNonFinite = 0;  // triangles with a NaN or infinite coordinate
 };
 
 // Appends the body's particles (inverse mass 0: roles and masses are assigned later) and

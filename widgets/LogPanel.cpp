@@ -51,11 +51,13 @@ LogPanel::LogPanel(QWidget* parent)
 
 void LogPanel::append(Severity severity, const QString& message) {
     if (QThread::currentThread() != thread()) {
-        QMetaObject::invokeMethod(this, [this, severity, message] { append(severity, message); }, Qt::QueuedConnection);
+        QMetaObject::invokeMethod(
+            this, [this, severity, message] { append(severity, message); }, Qt::QueuedConnection);
         return;
     }
-    auto* item = new QTreeWidgetItem(
-        {QDateTime::currentDateTime().toString(QStringLiteral("HH:mm:ss")), toDisplayString(severity), message});
+    auto* item =
+        new QTreeWidgetItem({QDateTime::currentDateTime().toString(QStringLiteral("HH:mm:ss")),
+                             toDisplayString(severity), message});
     item->setData(0, kSeverityRole, int(severity));
     item->setToolTip(2, message);
     const QStyle* st = style();

@@ -9,7 +9,10 @@ namespace pbd {
 namespace {
 
 QString formatVector(const Vec3& v) {
-    return QStringLiteral("%1, %2, %3").arg(v.x(), 0, 'g', 4).arg(v.y(), 0, 'g', 4).arg(v.z(), 0, 'g', 4);
+    return QStringLiteral("%1, %2, %3")
+        .arg(v.x(), 0, 'g', 4)
+        .arg(v.y(), 0, 'g', 4)
+        .arg(v.z(), 0, 'g', 4);
 }
 
 QString formatBounds(const Bounds& b) {
@@ -25,6 +28,8 @@ PropertiesPanel::PropertiesPanel(QWidget* parent)
     horizontalHeader()->setSectionResizeMode(0, QHeaderView::ResizeToContents);
     horizontalHeader()->setStretchLastSection(true);
     verticalHeader()->hide();
+    verticalHeader()->setDefaultSectionSize(fontMetrics().height() + 6);
+    setWordWrap(false);
     setEditTriggers(QAbstractItemView::NoEditTriggers);
     setSelectionBehavior(QAbstractItemView::SelectRows);
 }
@@ -54,15 +59,17 @@ void PropertiesPanel::showBody(const Scene& scene, int index) {
     }
     const Body& body = scene.bodies[std::size_t(index)];
     const Bounds b = scene.bounds(body);
-    setRows({{tr("Body"), QString::fromStdString(body.name)},
-             {tr("Kind"), QString::fromUtf8(toString(body.kind).data(), toString(body.kind).size())},
-             {tr("Particles"), QString::number(body.particleCount)},
-             {tr("Triangles"), QString::number(body.triangles.size())},
-             {tr("Tetrahedra"), QString::number(body.tets.size())},
-             {tr("UVs"), body.hasUVs() ? tr("per triangle corner") : tr("none")},
-             {tr("Mass"), QStringLiteral("%1 kg").arg(totalMass(scene.particles, body), 0, 'g', 4)},
-             {tr("Centre"), b.empty() ? QString() : QStringLiteral("%1 m").arg(formatVector(b.center()))},
-             {tr("Size"), formatBounds(b)}});
+    setRows(
+        {{tr("Body"), QString::fromStdString(body.name)},
+         {tr("Kind"), QString::fromUtf8(toString(body.kind).data(), toString(body.kind).size())},
+         {tr("Particles"), QString::number(body.particleCount)},
+         {tr("Triangles"), QString::number(body.triangles.size())},
+         {tr("Tetrahedra"), QString::number(body.tets.size())},
+         {tr("UVs"), body.hasUVs() ? tr("per triangle corner") : tr("none")},
+         {tr("Mass"), QStringLiteral("%1 kg").arg(totalMass(scene.particles, body), 0, 'g', 4)},
+         {tr("Centre"),
+          b.empty() ? QString() : QStringLiteral("%1 m").arg(formatVector(b.center()))},
+         {tr("Size"), formatBounds(b)}});
 }
 
 QString PropertiesPanel::value(const QString& property) const {

@@ -21,7 +21,8 @@ void setColor(vtkProperty* property, const QColor& c) {
 // Fills points and normals of `surface` from the body's particles; local index = global - first.
 void writeGeometry(vtkPolyData* surface, const Scene& scene, const Body& body) {
     std::vector<Vec3> local(scene.particles.positions.begin() + body.firstParticle,
-                            scene.particles.positions.begin() + body.firstParticle + body.particleCount);
+                            scene.particles.positions.begin() + body.firstParticle +
+                                body.particleCount);
     std::vector<Triangle> triangles = body.triangles;
     for (Triangle& t : triangles) {
         for (Index& v : t) {
@@ -84,9 +85,11 @@ void SceneActors::setScene(const Scene& scene) {
         normals->SetName("Normals");
         b.surface->GetPointData()->SetNormals(normals);
         vtkNew<vtkCellArray> polys;
-        polys->AllocateExact(vtkIdType(body.triangles.size()), vtkIdType(3 * body.triangles.size()));
+        polys->AllocateExact(vtkIdType(body.triangles.size()),
+                             vtkIdType(3 * body.triangles.size()));
         for (const Triangle& t : body.triangles) {
-            const vtkIdType ids[3] = {vtkIdType(t[0] - body.firstParticle), vtkIdType(t[1] - body.firstParticle),
+            const vtkIdType ids[3] = {vtkIdType(t[0] - body.firstParticle),
+                                      vtkIdType(t[1] - body.firstParticle),
                                       vtkIdType(t[2] - body.firstParticle)};
             polys->InsertNextCell(3, ids);
         }

@@ -15,26 +15,31 @@ SceneTreePanel::SceneTreePanel(QWidget* parent)
     setHeaderLabels({tr("Name"), tr("Contents")});
     header()->setSectionResizeMode(0, QHeaderView::ResizeToContents);
     header()->setStretchLastSection(true);
-    connect(this, &QTreeWidget::itemSelectionChanged, this, [this] { emit bodySelected(selectedBody()); });
+    connect(this, &QTreeWidget::itemSelectionChanged, this,
+            [this] { emit bodySelected(selectedBody()); });
     connect(this, &QTreeWidget::itemChanged, this, [this](QTreeWidgetItem* item, int column) {
-        if (populating_ || column != 0 || item->parent() == nullptr || item->parent()->parent() != nullptr) {
+        if (populating_ || column != 0 || item->parent() == nullptr ||
+            item->parent()->parent() != nullptr) {
             return;
         }
-        emit bodyVisibilityToggled(item->data(0, kBodyRole).toInt(), item->checkState(0) == Qt::Checked);
+        emit bodyVisibilityToggled(item->data(0, kBodyRole).toInt(),
+                                   item->checkState(0) == Qt::Checked);
     });
 }
 
 void SceneTreePanel::setScene(const Scene& scene) {
     populating_ = true;
     clear();
-    auto* root = new QTreeWidgetItem(this, {QString::fromStdString(scene.name),
-                                            tr("%1 bodies, %2 particles").arg(scene.bodies.size()).arg(scene.particles.size())});
+    auto* root = new QTreeWidgetItem(
+        this, {QString::fromStdString(scene.name),
+               tr("%1 bodies, %2 particles").arg(scene.bodies.size()).arg(scene.particles.size())});
     root->setData(0, kBodyRole, -1);
     root->setToolTip(0, QString::fromStdString(scene.description));
     for (std::size_t i = 0; i < scene.bodies.size(); ++i) {
         const Body& body = scene.bodies[i];
-        auto* item = new QTreeWidgetItem(root, {QString::fromStdString(body.name),
-                                                QString::fromUtf8(toString(body.kind).data(), toString(body.kind).size())});
+        auto* item = new QTreeWidgetItem(
+            root, {QString::fromStdString(body.name),
+                   QString::fromUtf8(toString(body.kind).data(), toString(body.kind).size())});
         item->setData(0, kBodyRole, int(i));
         item->setFlags(item->flags() | Qt::ItemIsUserCheckable);
         item->setCheckState(0, Qt::Checked);
@@ -45,7 +50,9 @@ void SceneTreePanel::setScene(const Scene& scene) {
         };
         addChild(tr("particles"), QString::number(body.particleCount));
         if (!body.triangles.empty()) {
-            addChild(tr("surface"), tr("%1 triangles%2").arg(body.triangles.size()).arg(body.hasUVs() ? tr(", UVs") : QString()));
+            addChild(tr("surface"), tr("%1 triangles%2")
+                                        .arg(body.triangles.size())
+                                        .arg(body.hasUVs() ? tr(", UVs") : QString()));
         }
         if (!body.tets.empty()) {
             addChild(tr("tetrahedra"), QString::number(body.tets.size()));

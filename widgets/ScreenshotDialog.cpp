@@ -29,10 +29,12 @@ ScreenshotDialog::ScreenshotDialog(const QString& path, const QSize& size, QWidg
 
     auto* browse = new QPushButton(tr("Browse…"), this);
     connect(browse, &QPushButton::clicked, this, [this] {
-        const QString chosen =
-            QFileDialog::getSaveFileName(this, tr("Save Screenshot"), path_->text(), tr("PNG images (*.png)"));
+        const QString chosen = QFileDialog::getSaveFileName(
+            this, tr("Save Screenshot"), path_->text(), tr("PNG images (*.png)"));
         if (!chosen.isEmpty()) {
-            path_->setText(chosen.endsWith(QLatin1String(".png"), Qt::CaseInsensitive) ? chosen : chosen + ".png");
+            path_->setText(chosen.endsWith(QLatin1String(".png"), Qt::CaseInsensitive)
+                               ? chosen
+                               : chosen + ".png");
         }
     });
     auto* pathRow = new QHBoxLayout;
@@ -47,8 +49,9 @@ ScreenshotDialog::ScreenshotDialog(const QString& path, const QSize& size, QWidg
     auto* buttons = new QDialogButtonBox(QDialogButtonBox::Save | QDialogButtonBox::Cancel, this);
     connect(buttons, &QDialogButtonBox::accepted, this, &QDialog::accept);
     connect(buttons, &QDialogButtonBox::rejected, this, &QDialog::reject);
-    connect(path_, &QLineEdit::textChanged, this,
-            [buttons](const QString& t) { buttons->button(QDialogButtonBox::Save)->setEnabled(!t.trimmed().isEmpty()); });
+    connect(path_, &QLineEdit::textChanged, this, [buttons](const QString& t) {
+        buttons->button(QDialogButtonBox::Save)->setEnabled(!t.trimmed().isEmpty());
+    });
     buttons->button(QDialogButtonBox::Save)->setEnabled(!path.trimmed().isEmpty());
 
     auto* form = new QFormLayout(this);

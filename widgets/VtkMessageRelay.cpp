@@ -23,7 +23,8 @@ void VtkMessageRelay::relay(Severity severity, const char* text) {
     if (handler_) {
         handler_(severity, message);
     } else {
-        std::fprintf(stderr, "VTK %s: %s\n", qPrintable(toDisplayString(severity)), qPrintable(message));
+        std::fprintf(stderr, "VTK %s: %s\n", qPrintable(toDisplayString(severity)),
+                     qPrintable(message));
     }
 }
 

@@ -16,8 +16,8 @@ public:
     static VtkMessageRelay* New();
     vtkTypeMacro(VtkMessageRelay, vtkOutputWindow)
 
-    // Makes a relay VTK's output window for the whole process (once) and returns it.
-    static VtkMessageRelay* install();
+        // Makes a relay VTK's output window for the whole process (once) and returns it.
+        static VtkMessageRelay* install();
 
     using Handler = std::function<void(Severity, const QString&)>;
     void setHandler(Handler handler) { handler_ = std::move(handler); }

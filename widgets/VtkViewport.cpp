@@ -16,6 +16,7 @@
 #include <vtkRendererCollection.h>
 #include <vtkTextProperty.h>
 
+#include <Eigen/Geometry>
 #include <algorithm>
 #include <cmath>
 
@@ -81,7 +82,8 @@ VtkViewport::VtkViewport(QWidget* parent)
     axes_->SetShaftTypeToCylinder();
     axes_->SetTotalLength(1, 1, 1);
     for (vtkCaptionActor2D* caption :
-         {axes_->GetXAxisCaptionActor2D(), axes_->GetYAxisCaptionActor2D(), axes_->GetZAxisCaptionActor2D()}) {
+         {axes_->GetXAxisCaptionActor2D(), axes_->GetYAxisCaptionActor2D(),
+          axes_->GetZAxisCaptionActor2D()}) {
         caption->GetCaptionTextProperty()->SetFontSize(14);
         caption->GetCaptionTextProperty()->ShadowOff();
         caption->GetCaptionTextProperty()->ItalicOff();
@@ -106,7 +108,8 @@ vtkCamera* VtkViewport::camera() const {
     return renderer_->GetActiveCamera();
 }
 
-void VtkViewport::onWindowEvent(vtkObject*, unsigned long eventId, void* clientData, void* callData) {
+void VtkViewport::onWindowEvent(vtkObject*, unsigned long eventId, void* clientData,
+                                void* callData) {
     auto* self = static_cast<VtkViewport*>(clientData);
     QOpenGLContext* ctx = self->context();
     switch (eventId) {
@@ -159,7 +162,8 @@ void VtkViewport::syncAxesCamera() {
     main->GetDirectionOfProjection(direction);
     constexpr double distance = 6.0;
     axesCamera->SetFocalPoint(0, 0, 0);
-    axesCamera->SetPosition(-direction[0] * distance, -direction[1] * distance, -direction[2] * distance);
+    axesCamera->SetPosition(-direction[0] * distance, -direction[1] * distance,
+                            -direction[2] * distance);
     axesCamera->SetViewUp(main->GetViewUp());
     axesCamera->SetViewAngle(30);
     axesRenderer_->ResetCameraClippingRange();
@@ -182,7 +186,8 @@ void VtkViewport::checkGlErrors() {
     QOpenGLFunctions* gl = context()->functions();
     for (GLenum error = gl->glGetError(); error != GL_NO_ERROR; error = gl->glGetError()) {
         ++glErrors_;
-        emit glErrorOccurred(QStringLiteral("OpenGL error 0x%1 after a frame").arg(error, 4, 16, QLatin1Char('0')));
+        emit glErrorOccurred(
+            QStringLiteral("OpenGL error 0x%1 after a frame").arg(error, 4, 16, QLatin1Char('0')));
     }
 }
 
@@ -243,15 +248,27 @@ void VtkViewport::setBackground(const QColor& bottom, const QColor& top) {
 }
 
 void VtkViewport::rotateCamera(double azimuthDegrees, double elevationDegrees) {
+    // Turntable: yaw about the world's y axis through the focal point, pitch about the camera's
+    // right axis, with the elevation kept short of the poles so "up" stays up.
     vtkCamera* cam = renderer_->GetActiveCamera();
-    cam->Azimuth(azimuthDegrees);
-    // Clamp elevation away from the poles so the view-up never degenerates.
-    double direction[3];
-    cam->GetDirectionOfProjection(direction);
-    const double currentElevation = std::asin(std::clamp(-direction[1], -1.0, 1.0)) * 180.0 / M_PI;
-    const double target = std::clamp(currentElevation + elevationDegrees, -88.0, 88.0);
-    cam->Elevation(target - currentElevation);
-    cam->OrthogonalizeViewUp();
+    double focalArray[3], positionArray[3];
+    cam->GetFocalPoint(focalArray);
+    cam->GetPosition(positionArray);
+    const Eigen::Vector3d focal(focalArray[0], focalArray[1], focalArray[2]);
+    Eigen::Vector3d offset =
+        Eigen::Vector3d(positionArray[0], positionArray[1], positionArray[2]) - focal;
+    const double distance = offset.norm();
+    if (distance <= 0) {
+        return;
+    }
+    const double toRadians = M_PI / 180.0;
+    const double elevation = std::asin(std::clamp(offset.y() / distance, -1.0, 1.0)) / toRadians;
+    const double pitch = std::clamp(elevation + elevationDegrees, -88.0, 88.0) - elevation;
+    offset = Eigen::AngleAxisd(azimuthDegrees * toRadians, Eigen::Vector3d::UnitY()) * offset;
+    const Eigen::Vector3d right = Eigen::Vector3d::UnitY().cross(offset).normalized();
+    offset = Eigen::AngleAxisd(-pitch * toRadians, right) * offset;
+    const Eigen::Vector3d position = focal + offset;
+    cam->SetPosition(position.x(), position.y(), position.z());
     cam->SetViewUp(0, 1, 0);
     cam->OrthogonalizeViewUp();
     emit cameraChanged();
@@ -297,9 +314,9 @@ void VtkViewport::zoomCamera(double factor) {
 void VtkViewport::mousePressEvent(QMouseEvent* event) {
     lastMouse_ = event->position();
     if (event->button() == Qt::LeftButton) {
-        drag_ = (event->modifiers() & Qt::ShiftModifier) ? Drag::Pan
+        drag_ = (event->modifiers() & Qt::ShiftModifier)     ? Drag::Pan
                 : (event->modifiers() & Qt::ControlModifier) ? Drag::Zoom
-                                                               : Drag::Rotate;
+                                                             : Drag::Rotate;
     } else if (event->button() == Qt::MiddleButton) {
         drag_ = Drag::Pan;
     } else if (event->button() == Qt::RightButton) {

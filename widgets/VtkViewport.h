@@ -74,7 +74,8 @@ private:
     void syncAxesCamera();
     void releaseGraphics();
     void checkGlErrors();
-    static void onWindowEvent(vtkObject* caller, unsigned long eventId, void* clientData, void* callData);
+    static void onWindowEvent(vtkObject* caller, unsigned long eventId, void* clientData,
+                              void* callData);
 
     vtkNew<vtkGenericOpenGLRenderWindow> renderWindow_;
     vtkNew<vtkRenderer> renderer_;

@@ -1,0 +1,141 @@
+// app: pbdlab's batch rendering and pbdlab-cli, run as a user or a script would run them.
+
+#include "../widgets/ImageChecks.h"
+
+#include <QGuiApplication>
+#include <QImage>
+#include <QProcess>
+#include <QTemporaryDir>
+#include <QTest>
+
+#include <nlohmann/json.hpp>
+
+using namespace pbd::test;
+
+namespace {
+
+struct Run {
+    int exitCode = -1;
+    QString out;
+    QString err;
+};
+
+Run run(const QString& program, const QStringList& args) {
+    QProcess p;
+    p.start(program, args);
+    if (!p.waitForFinished(120000)) {
+        p.kill();
+        p.waitForFinished();
+        return {};
+    }
+    return {p.exitStatus() == QProcess::NormalExit ? p.exitCode() : -2,
+            QString::fromUtf8(p.readAllStandardOutput()),
+            QString::fromUtf8(p.readAllStandardError())};
+}
+
+} // namespace
+
+class TestCommandLine : public QObject {
+    Q_OBJECT
+private:
+    QTemporaryDir dir_;
+    const QString gui_ = PBDLAB_GUI_EXE;
+    const QString cli_ = PBDLAB_CLI_EXE;
+
+private slots:
+    void batchScreenshotOfTheSampleScene() {
+        const QString path = dir_.filePath("sample.png");
+        const Run r = run(gui_, {"--scene", "sample", "--screenshot", path, "--size", "480x320"});
+        QVERIFY2(r.exitCode == 0, qPrintable(r.err));
+        const QImage image(path);
+        QCOMPARE(image.size(), QSize(480, 320));
+        QVERIFY(countPixels(image, isClothOrange) > 480 * 320 / 50);
+        QVERIFY(countPixels(image, isBodyBlue) > 480 * 320 / 100);
+    }
+
+    void batchScreenshotOfAMeshFile() {
+        const QString path = dir_.filePath("cube.png");
+        const Run r =
+            run(gui_, {"--open", "/usr/share/assimp/models/PLY/cube.ply", "--screenshot", path});
+        QVERIFY2(r.exitCode == 0, qPrintable(r.err));
+        QCOMPARE(QImage(path).size(), QSize(1280, 800)); // the default size
+    }
+
+    void batchErrorsAreClearAndNonZero() {
+        Run r = run(gui_, {"--scene", "nonexistent", "--screenshot", dir_.filePath("x.png")});
+        QVERIFY(r.exitCode != 0);
+        QVERIFY2(r.err.contains("unknown scene 'nonexistent'"), qPrintable(r.err));
+        QVERIFY(r.err.contains("sample"));
+        QVERIFY(!QFile::exists(dir_.filePath("x.png")));
+
+        r = run(gui_, {"--scene", "sample", "--screenshot", "/nonexistent-folder/x.png"});
+        QVERIFY(r.exitCode != 0);
+        QVERIFY2(r.err.contains("/nonexistent-folder") && r.err.contains("does not exist"),
+                 qPrintable(r.err));
+
+        r = run(gui_,
+                {"--scene", "sample", "--screenshot", dir_.filePath("y.png"), "--size", "wide"});
+        QCOMPARE(r.exitCode, 2);
+        QVERIFY(r.err.contains("invalid --size 'wide'"));
+
+        r = run(gui_,
+                {"--open", dir_.filePath("missing.obj"), "--screenshot", dir_.filePath("z.png")});
+        QVERIFY(r.exitCode != 0);
+        QVERIFY(r.err.contains("no such file"));
+    }
+
+    void guiHelpAndVersion() {
+        Run r = run(gui_, {"--version"});
+        QCOMPARE(r.exitCode, 0);
+        QVERIFY(r.out.contains("pbdlab 0."));
+        r = run(gui_, {"--help"});
+        QCOMPARE(r.exitCode, 0);
+        QVERIFY(r.out.contains("--screenshot"));
+    }
+
+    void cliHelpVersionAndErrors() {
+        Run r = run(cli_, {"--help"});
+        QCOMPARE(r.exitCode, 0);
+        QVERIFY(r.out.contains("Usage: pbdlab-cli"));
+        QVERIFY(r.out.contains("info SCENE|MESH"));
+        r = run(cli_, {"--version"});
+        QCOMPARE(r.exitCode, 0);
+        QVERIFY(r.out.startsWith("pbdlab-cli 0."));
+        QVERIFY(r.out.contains("TetGen 1.5"));
+        QVERIFY(r.out.contains("CGAL 5."));
+        r = run(cli_, {"frobnicate"});
+        QCOMPARE(r.exitCode, 2);
+        QVERIFY(r.err.contains("unknown command 'frobnicate'"));
+        r = run(cli_, {"info", dir_.filePath("missing.obj")});
+        QCOMPARE(r.exitCode, 1);
+        QVERIFY(r.err.contains("no such file"));
+    }
+
+    void cliInfoReportsScenesAndMeshes() {
+        Run r = run(cli_, {"info", "sample", "--json"});
+        QCOMPARE(r.exitCode, 0);
+        const nlohmann::json j = nlohmann::json::parse(r.out.toStdString());
+        QCOMPARE(j["bodies"].size(), std::size_t(2));
+        QCOMPARE(j["tetrahedra"].get<int>(), 3456);
+        QCOMPARE(j["bodies"][1]["uvs"].get<bool>(), true);
+        QVERIFY(std::abs(j["bodies"][1]["mass"].get<double>() - 0.512) < 1e-12);
+        QVERIFY(j["problems"].empty());
+
+        r = run(cli_, {"info", "/usr/share/assimp/models/OFF/Cube.off", "--json", "--scale", "2"});
+        QCOMPARE(r.exitCode, 0);
+        const nlohmann::json cube = nlohmann::json::parse(r.out.toStdString());
+        QCOMPARE(cube["particles"].get<int>(), 8);
+        QCOMPARE(cube["bounds"]["max"][0].get<double>(), 1.0); // 0.5 scaled by 2
+
+        r = run(cli_, {"scenes"});
+        QCOMPARE(r.exitCode, 0);
+        QVERIFY(r.out.startsWith("sample\t"));
+    }
+};
+
+int main(int argc, char** argv) {
+    QGuiApplication app(argc, argv);
+    TestCommandLine test;
+    return QTest::qExec(&test, argc, argv);
+}
+#include "tst_commandline.moc"

@@ -1,0 +1,214 @@
+// app: the main window's actions, docks, file handling and persisted settings.
+
+#include "app/MainWindow.h"
+#include "widgets/LogPanel.h"
+#include "widgets/PropertiesPanel.h"
+#include "widgets/SceneActors.h"
+#include "widgets/SceneTreePanel.h"
+#include "widgets/VtkViewport.h"
+
+#include "../widgets/ImageChecks.h"
+#include "GuiTestMain.h"
+
+#include <QAction>
+#include <QDeadlineTimer>
+#include <QDockWidget>
+#include <QFile>
+#include <QImageReader>
+#include <QMenu>
+#include <QSettings>
+#include <QTemporaryDir>
+
+#include <vtkCamera.h>
+#include <vtkProperty.h>
+
+#include <memory>
+
+using namespace pbd;
+using namespace pbd::test;
+
+class TestMainWindow : public QObject {
+    Q_OBJECT
+private:
+    QTemporaryDir dir_;
+
+    static QAction* action(const MainWindow& w, const char* name) {
+        return w.findChild<QAction*>(name);
+    }
+
+    std::unique_ptr<MainWindow> shownWindow() {
+        auto w = std::make_unique<MainWindow>();
+        w->loadGeneratedScene("sample");
+        w->show();
+        if (!QTest::qWaitForWindowExposed(w.get())) {
+            qFatal("main window was not exposed");
+        }
+        QDeadlineTimer deadline(10000);
+        while (w->viewport()->framesRendered() == 0 && !deadline.hasExpired()) {
+            QTest::qWait(10);
+        }
+        if (w->viewport()->framesRendered() == 0) {
+            qFatal("the main window's view never rendered");
+        }
+        return w;
+    }
+
+    QString writeObj(const QString& name) {
+        const QString path = dir_.filePath(name);
+        QFile f(path);
+        f.open(QIODevice::WriteOnly);
+        f.write("o tri\nv 0 0 0\nv 1 0 0\nv 0 1 0\nv 1 1 0\nf 1 2 3\nf 2 4 3\n");
+        return path;
+    }
+
+private slots:
+    void initTestCase() {
+        QCoreApplication::setOrganizationName("PBD Lab Tests");
+        QCoreApplication::setApplicationName("tst_app_mainwindow");
+        QSettings().clear();
+    }
+
+    void menusHaveTheActions() {
+        MainWindow w;
+        for (const char* name :
+             {"actionOpen", "actionScreenshot", "actionQuit", "actionResetCamera",
+              "actionWireframe", "actionShowAxes", "actionAbout", "actionClearRecent"}) {
+            QVERIFY2(action(w, name) != nullptr, name);
+        }
+        QVERIFY(w.findChild<QMenu*>("menuRecent") != nullptr);
+        QCOMPARE(action(w, "actionOpen")->shortcut(), QKeySequence(QKeySequence::Open));
+        QCOMPARE(action(w, "actionWireframe")->shortcut(), QKeySequence(Qt::Key_W));
+        for (const char* dock : {"sceneDock", "propertiesDock", "logDock"}) {
+            QVERIFY2(w.findChild<QDockWidget*>(dock) != nullptr, dock);
+        }
+        const QStringList versions = MainWindow::libraryVersions().join('\n').split('\n');
+        for (const char* lib : {"Qt 6.", "VTK 9.1", "CGAL 5.", "TetGen 1.5"}) {
+            QVERIFY2(versions.filter(lib).size() == 1, lib);
+        }
+    }
+
+    void sampleSceneFillsTreeAndProperties() {
+        auto w = shownWindow();
+        QCOMPARE(w->scene().bodies.size(), std::size_t(2));
+        QCOMPARE(w->sceneTree()->topLevelItem(0)->childCount(), 2);
+        QVERIFY(w->windowTitle().startsWith("sample"));
+        w->sceneTree()->selectBody(0);
+        QCOMPARE(w->properties()->value("Body"), QString("torus"));
+        QCOMPARE(w->properties()->value("Tetrahedra"), QString("3456"));
+        // Unticking a body in the tree hides it in the view.
+        w->sceneTree()->bodyItem(1)->setCheckState(0, Qt::Unchecked);
+        QVERIFY(!w->sceneActors()->bodyVisible(1));
+        QCOMPARE(countPixels(w->viewport()->grabFramebuffer(), isClothOrange), 0);
+        w->sceneTree()->bodyItem(1)->setCheckState(0, Qt::Checked);
+        QVERIFY(countPixels(w->viewport()->grabFramebuffer(), isClothOrange) > 1000);
+    }
+
+    void viewActionsWork() {
+        auto w = shownWindow();
+        action(*w, "actionWireframe")->trigger();
+        QCOMPARE(w->sceneActors()->actor(0)->GetProperty()->GetRepresentation(), VTK_WIREFRAME);
+        action(*w, "actionWireframe")->trigger();
+        QCOMPARE(w->sceneActors()->actor(0)->GetProperty()->GetRepresentation(), VTK_SURFACE);
+        action(*w, "actionShowAxes")->trigger();
+        QVERIFY(!w->viewport()->axesVisible());
+        action(*w, "actionShowAxes")->trigger();
+        QVERIFY(w->viewport()->axesVisible());
+        double home[3];
+        w->viewport()->camera()->GetPosition(home);
+        w->viewport()->rotateCamera(45, 10);
+        action(*w, "actionResetCamera")->trigger();
+        double now[3];
+        w->viewport()->camera()->GetPosition(now);
+        QVERIFY(std::abs(now[0] - home[0]) + std::abs(now[1] - home[1]) +
+                    std::abs(now[2] - home[2]) <
+                1e-9);
+    }
+
+    void screenshotWritesAPngOfTheRequestedSize() {
+        auto w = shownWindow();
+        const QString path = dir_.filePath("shot.png");
+        QString error;
+        QVERIFY2(w->saveScreenshot(path, QSize(640, 360), &error), qPrintable(error));
+        QImageReader reader(path);
+        QCOMPARE(reader.format(), QByteArray("png"));
+        const QImage image = reader.read();
+        QCOMPARE(image.size(), QSize(640, 360));
+        QVERIFY(countPixels(image, isClothOrange) > 640 * 360 / 50);
+        QVERIFY(countPixels(image, isBodyBlue) > 640 * 360 / 100);
+
+        const int errorsBefore = w->log()->count(Severity::Error);
+        QVERIFY(
+            !w->saveScreenshot(dir_.filePath("no/such/folder/shot.png"), QSize(64, 64), &error));
+        QVERIFY(error.contains("does not exist"));
+        QCOMPARE(w->log()->count(Severity::Error), errorsBefore + 1);
+        QVERIFY(!w->saveScreenshot(path, QSize(0, 10), &error));
+    }
+
+    void openFileShowsMeshAndRemembersIt() {
+        auto w = shownWindow();
+        const QString path = writeObj("quad.obj");
+        QString error;
+        QVERIFY2(w->openFile(path, &error), qPrintable(error));
+        QCOMPARE(w->scene().bodies.size(), std::size_t(1));
+        QCOMPARE(w->scene().bodies[0].name, std::string("tri"));
+        QCOMPARE(w->sceneActors()->surface(0)->GetNumberOfPolys(), vtkIdType(2));
+        QCOMPARE(w->recentFiles().value(0), path);
+        auto* recent = w->findChild<QMenu*>("menuRecent");
+        QVERIFY(recent->actions().first()->text().contains("quad.obj"));
+
+        // A missing file is reported and loses nothing: the scene on screen stays.
+        QVERIFY(!w->openFile(dir_.filePath("missing.obj"), &error));
+        QVERIFY(error.contains("missing.obj"));
+        QCOMPARE(w->scene().bodies[0].name, std::string("tri"));
+        QVERIFY(w->log()->severity(w->log()->messageCount() - 1) == Severity::Error);
+
+        // Open Recent goes through the same path.
+        QVERIFY(w->loadGeneratedScene("sample"));
+        recent->actions().first()->trigger();
+        QCOMPARE(w->scene().bodies[0].name, std::string("tri"));
+        action(*w, "actionClearRecent")->trigger();
+        QVERIFY(w->recentFiles().isEmpty());
+    }
+
+    void settingsRoundTrip() {
+        QSettings().clear();
+        QRect geometry;
+        {
+            auto w = shownWindow();
+            w->resize(1100, 700);
+            action(*w, "actionWireframe")->setChecked(true);
+            action(*w, "actionShowAxes")->setChecked(false);
+            w->findChild<QDockWidget*>("logDock")->hide();
+            QVERIFY(w->openFile(writeObj("remembered.obj")));
+            QTest::qWait(50);
+            geometry = w->geometry();
+            w->close(); // saves settings
+        }
+        MainWindow restored;
+        restored.show();
+        QVERIFY(QTest::qWaitForWindowExposed(&restored));
+        QVERIFY(action(restored, "actionWireframe")->isChecked());
+        QVERIFY(!action(restored, "actionShowAxes")->isChecked());
+        QVERIFY(!restored.viewport()->axesVisible());
+        QVERIFY(restored.findChild<QDockWidget*>("logDock")->isHidden());
+        QVERIFY(!restored.findChild<QDockWidget*>("sceneDock")->isHidden());
+        QCOMPARE(restored.size(), geometry.size());
+        QCOMPARE(restored.recentFiles().value(0), dir_.filePath("remembered.obj"));
+        restored.loadGeneratedScene("sample");
+        QCOMPARE(restored.sceneActors()->actor(0)->GetProperty()->GetRepresentation(),
+                 VTK_WIREFRAME);
+    }
+
+    void batchWindowsDoNotTouchSettings() {
+        QSettings().clear();
+        {
+            MainWindow batch(/*persistSettings=*/false);
+            action(batch, "actionWireframe")->setChecked(true);
+            batch.close();
+        }
+        QVERIFY(!QSettings().contains("view/wireframe"));
+    }
+};
+
+PBDLAB_GUI_TEST_MAIN(TestMainWindow)
+#include "tst_mainwindow.moc"
