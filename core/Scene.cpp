@@ -42,9 +42,8 @@ std::size_t Scene::tetCount() const {
 namespace {
 
 template <std::size_t N>
-void checkElements(const Scene& scene, const Body& body,
-                   const std::vector<std::array<Index, N>>& elements, const char* what,
-                   std::vector<std::string>& problems) {
+void checkElements(const Body& body, const std::vector<std::array<Index, N>>& elements,
+                   const char* what, std::vector<std::string>& problems) {
     const Index first = body.firstParticle;
     const Index last = body.firstParticle + body.particleCount;
     for (std::size_t e = 0; e < elements.size(); ++e) {
@@ -58,7 +57,6 @@ void checkElements(const Scene& scene, const Body& body,
             }
         }
     }
-    (void)scene;
 }
 
 } // namespace
@@ -88,8 +86,8 @@ std::vector<std::string> validateScene(const Scene& scene) {
                                std::to_string(p.size()));
             continue;
         }
-        checkElements(scene, body, body.triangles, "triangle", problems);
-        checkElements(scene, body, body.tets, "tetrahedron", problems);
+        checkElements(body, body.triangles, "triangle", problems);
+        checkElements(body, body.tets, "tetrahedron", problems);
         if (body.hasUVs() && body.triangleUVs.size() != body.triangles.size()) {
             problems.push_back("body '" + body.name + "' has UVs for " +
                                std::to_string(body.triangleUVs.size()) + " triangles but " +
