@@ -1,13 +1,18 @@
 // pbdlab-cli: PBD Lab without a display, for scripts, batch preparation and benchmarks.
 
+#include "core/Fields.h"
 #include "core/Mass.h"
 #include "core/SceneLibrary.h"
+#include "core/Solver.h"
 #include "core/Version.h"
 #include "meshing/LibraryVersions.h"
 #include "meshing/MeshImport.h"
 
+#include <algorithm>
+#include <cmath>
 #include <cstdio>
 #include <cstdlib>
+#include <fstream>
 #include <iostream>
 #include <nlohmann/json.hpp>
 #include <string>
@@ -26,6 +31,15 @@ Commands:
                                    Load a generated scene or import a mesh file (.obj, .ply,
                                    .stl, .off, .gltf, .glb) and report its bodies, element
                                    counts, size, mass and any problems found.
+  simulate SCENE [--steps N] [--substeps S] [--iterations I] [--dt T] [--threads T]
+           [--method xpbd|pbd] [--out result.json]
+                                   Step a generated scene and write the final positions,
+                                   per-element fields (Green strain, principal stretches,
+                                   det F) and per-constraint residuals and lambdas as JSON
+                                   (to stdout without --out).
+  bench SCENE [--steps N] [--threads T] [--json]
+                                   Time the solver on a generated scene: median ms per step
+                                   and ns per projection of each constraint type.
 
 Options:
   -h, --help                       Show this help and exit.
@@ -159,6 +173,285 @@ int info(const std::vector<std::string_view>& args) {
     return problems.empty() ? 0 : 1;
 }
 
+// Options shared by simulate and bench; each returns an error message or "".
+struct RunOptions {
+    std::string scene;
+    int steps = -1;
+    int substeps = -1;
+    int iterations = -1;
+    double dt = -1;
+    int threads = -1;
+    std::string method;
+    std::string out;
+    bool json = false;
+};
+
+template <class T> bool parseNumber(std::string_view text, T& value) {
+    const std::string s(text);
+    char* end = nullptr;
+    if constexpr (std::is_integral_v<T>) {
+        const long v = std::strtol(s.c_str(), &end, 10);
+        value = static_cast<T>(v);
+    } else {
+        value = std::strtod(s.c_str(), &end);
+    }
+    return !s.empty() && end != s.c_str() && *end == '\0';
+}
+
+std::string parseRunOptions(std::string_view command, const std::vector<std::string_view>& args,
+                            bool allowOut, RunOptions& o) {
+    const std::string cmd(command);
+    for (std::size_t i = 0; i < args.size(); ++i) {
+        const std::string_view a = args[i];
+        auto value = [&]() -> std::string_view { return i + 1 < args.size() ? args[++i] : ""; };
+        auto positiveInt = [&](int& target) -> std::string {
+            const std::string_view v = value();
+            if (!parseNumber(v, target) || target < 1) {
+                return cmd + ": " + std::string(a) + " needs a positive whole number, not '" +
+                       std::string(v) + "'";
+            }
+            return "";
+        };
+        std::string error;
+        if (a == "--steps") {
+            error = positiveInt(o.steps);
+        } else if (a == "--substeps") {
+            error = positiveInt(o.substeps);
+        } else if (a == "--iterations") {
+            error = positiveInt(o.iterations);
+        } else if (a == "--threads") {
+            error = positiveInt(o.threads);
+        } else if (a == "--dt") {
+            const std::string_view v = value();
+            if (!parseNumber(v, o.dt) || !(o.dt > 0) || !std::isfinite(o.dt)) {
+                error = cmd + ": --dt needs a positive time step in seconds, not '" +
+                        std::string(v) + "'";
+            }
+        } else if (a == "--method") {
+            o.method = value();
+            if (o.method != "xpbd" && o.method != "pbd") {
+                error = cmd + ": --method is xpbd or pbd, not '" + o.method + "'";
+            }
+        } else if (a == "--out" && allowOut) {
+            o.out = value();
+            if (o.out.empty()) {
+                error = cmd + ": --out needs a file name";
+            }
+        } else if (a == "--json") {
+            o.json = true;
+        } else if (a.starts_with("-")) {
+            error = cmd + ": unknown option '" + std::string(a) + "'";
+        } else if (o.scene.empty()) {
+            o.scene = a;
+        } else {
+            error = cmd + ": only one SCENE may be given";
+        }
+        if (!error.empty()) {
+            return error;
+        }
+    }
+    if (o.scene.empty()) {
+        return cmd + ": name a generated scene (see 'pbdlab-cli scenes')";
+    }
+    return "";
+}
+
+void applyRunOptions(const RunOptions& o, pbd::SolverSettings& s) {
+    if (o.substeps > 0) {
+        s.substeps = o.substeps;
+    }
+    if (o.iterations > 0) {
+        s.iterations = o.iterations;
+    }
+    if (o.dt > 0) {
+        s.timeStep = o.dt;
+    }
+    if (o.threads > 0) {
+        s.threads = o.threads;
+    }
+    if (!o.method.empty()) {
+        s.method = o.method == "pbd" ? pbd::SolverMethod::Pbd : pbd::SolverMethod::Xpbd;
+    }
+}
+
+// The first particle with a non-finite position, as a message; "" when all are finite.
+std::string divergence(const pbd::Scene& scene) {
+    for (std::size_t i = 0; i < scene.particles.size(); ++i) {
+        if (!scene.particles.positions[i].allFinite()) {
+            return "the simulation diverged: particle " + std::to_string(i) +
+                   " has a non-finite position";
+        }
+    }
+    return "";
+}
+
+json settingsJson(const pbd::SolverSettings& s) {
+    return {{"method", std::string(pbd::toString(s.method))},
+            {"dt", s.timeStep},
+            {"substeps", s.substeps},
+            {"iterations", s.iterations},
+            {"threads", s.threads},
+            {"gravity", {s.gravity.x(), s.gravity.y(), s.gravity.z()}},
+            {"global_damping", s.globalDamping}};
+}
+
+template <class V> json rowsJson(const std::vector<V>& rows) {
+    json a = json::array();
+    for (const auto& r : rows) {
+        json row = json::array();
+        for (int k = 0; k < static_cast<int>(r.size()); ++k) {
+            row.push_back(r[k]);
+        }
+        a.push_back(std::move(row));
+    }
+    return a;
+}
+
+int simulate(const std::vector<std::string_view>& args) {
+    RunOptions o;
+    if (const std::string e = parseRunOptions("simulate", args, true, o); !e.empty()) {
+        return usageError(e);
+    }
+    pbd::Result<pbd::Scene> made = pbd::makeScene(o.scene);
+    if (!made) {
+        std::fprintf(stderr, "pbdlab-cli: %s\n", made.error().c_str());
+        return 1;
+    }
+    pbd::Scene scene = std::move(made).value();
+    applyRunOptions(o, scene.solver);
+    const int steps = o.steps > 0 ? o.steps : 100;
+    const pbd::RestFrames rest = pbd::captureRestFrames(scene);
+    pbd::Solver solver(scene);
+    double totalMs = 0;
+    for (int i = 0; i < steps; ++i) {
+        solver.step();
+        totalMs += solver.lastStepMilliseconds();
+    }
+    if (const std::string d = divergence(scene); !d.empty()) {
+        std::fprintf(stderr, "pbdlab-cli: %s\n", d.c_str());
+        return 1;
+    }
+    const pbd::ElementFields fields = pbd::computeElementFields(scene, rest);
+    json constraints = json::array();
+    for (const pbd::ConstraintResiduals& r : pbd::computeConstraintResiduals(scene)) {
+        if (r.residual.empty()) {
+            continue;
+        }
+        constraints.push_back({{"type", std::string(pbd::toString(r.type))},
+                               {"components", r.components},
+                               {"count", r.residual.size() / r.components},
+                               {"max_abs_residual", r.maxAbsResidual()},
+                               {"residual", r.residual},
+                               {"lambda", r.lambda}});
+    }
+    json positions = json::array();
+    for (const pbd::Vec3& p : scene.particles.positions) {
+        positions.push_back({p.x(), p.y(), p.z()});
+    }
+    const json result = {
+        {"scene", scene.name},
+        {"settings", settingsJson(scene.solver)},
+        {"steps", steps},
+        {"time", solver.time()},
+        {"ms_per_step", totalMs / steps},
+        {"positions", positions},
+        {"fields",
+         {{"tet_green_strain", rowsJson(fields.tetGreenStrain)},
+          {"tet_principal_stretch", rowsJson(fields.tetPrincipalStretch)},
+          {"tet_volume_ratio", fields.tetVolumeRatio},
+          {"inverted_tets", fields.invertedTets()},
+          {"triangle_green_strain", rowsJson(fields.triangleGreenStrain)},
+          {"triangle_principal_stretch", rowsJson(fields.trianglePrincipalStretch)},
+          {"triangle_area_ratio", fields.triangleAreaRatio}}},
+        {"constraints", constraints}};
+    if (o.out.empty()) {
+        std::cout << result.dump() << '\n';
+        return 0;
+    }
+    std::ofstream file(o.out);
+    file << result.dump() << '\n';
+    file.close();
+    if (!file) {
+        std::fprintf(stderr, "pbdlab-cli: could not write '%s'\n", o.out.c_str());
+        return 1;
+    }
+    std::fprintf(stderr, "%s: %d steps (%.3f s simulated) written to %s\n", scene.name.c_str(),
+                 steps, solver.time(), o.out.c_str());
+    return 0;
+}
+
+int bench(const std::vector<std::string_view>& args) {
+    RunOptions o;
+    if (const std::string e = parseRunOptions("bench", args, false, o); !e.empty()) {
+        return usageError(e);
+    }
+    pbd::Result<pbd::Scene> made = pbd::makeScene(o.scene);
+    if (!made) {
+        std::fprintf(stderr, "pbdlab-cli: %s\n", made.error().c_str());
+        return 1;
+    }
+    pbd::Scene scene = std::move(made).value();
+    applyRunOptions(o, scene.solver);
+    if (o.threads < 0) {
+        scene.solver.threads = 1;
+    }
+    const int steps = o.steps > 0 ? o.steps : 200;
+    pbd::Solver solver(scene);
+    const int warmup = std::min(20, steps);
+    for (int i = 0; i < warmup; ++i) {
+        solver.step();
+    }
+    std::vector<double> ms;
+    for (int i = 0; i < steps; ++i) {
+        solver.step();
+        ms.push_back(solver.lastStepMilliseconds());
+    }
+    if (const std::string d = divergence(scene); !d.empty()) {
+        std::fprintf(stderr, "pbdlab-cli: %s\n", d.c_str());
+        return 1;
+    }
+    std::vector<double> sorted = ms;
+    std::sort(sorted.begin(), sorted.end());
+    const double median = sorted.size() % 2 == 1
+                              ? sorted[sorted.size() / 2]
+                              : 0.5 * (sorted[sorted.size() / 2 - 1] + sorted[sorted.size() / 2]);
+    double mean = 0;
+    for (double v : ms) {
+        mean += v / static_cast<double>(ms.size());
+    }
+    json perType = json::object();
+    json counts = json::object();
+    for (const pbd::KernelCost& k : solver.measureKernels(20)) {
+        perType[std::string(pbd::toString(k.type))] = k.nanosecondsPerProjection;
+        counts[std::string(pbd::toString(k.type))] = k.projections / 20;
+    }
+    const json report = {{"scene", scene.name},
+                         {"threads", scene.solver.threads},
+                         {"steps", steps},
+                         {"substeps", scene.solver.substeps},
+                         {"iterations", scene.solver.iterations},
+                         {"method", std::string(pbd::toString(scene.solver.method))},
+                         {"particles", scene.particles.size()},
+                         {"colours", scene.constraints.colourCount},
+                         {"constraints", counts},
+                         {"ms_per_step", median},
+                         {"ms_per_step_min", sorted.front()},
+                         {"ms_per_step_mean", mean},
+                         {"ns_per_projection", perType}};
+    if (o.json) {
+        std::cout << report.dump(2) << '\n';
+        return 0;
+    }
+    std::printf("%s: %d steps, %d substep(s) x %d iterations, %d thread(s)\n", scene.name.c_str(),
+                steps, scene.solver.substeps, scene.solver.iterations, scene.solver.threads);
+    std::printf("  ms per step: median %.3f, min %.3f, mean %.3f\n", median, sorted.front(), mean);
+    for (auto it = perType.begin(); it != perType.end(); ++it) {
+        std::printf("  %-16s %8zu elements  %7.1f ns per projection\n", it.key().c_str(),
+                    counts[it.key()].get<std::size_t>(), it.value().get<double>());
+    }
+    return 0;
+}
+
 } // namespace
 
 int main(int argc, char** argv) {
@@ -185,6 +478,12 @@ int main(int argc, char** argv) {
     }
     if (command == "info") {
         return info(rest);
+    }
+    if (command == "simulate") {
+        return simulate(rest);
+    }
+    if (command == "bench") {
+        return bench(rest);
     }
     return usageError("unknown command '" + std::string(command) + "'");
 }

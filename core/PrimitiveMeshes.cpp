@@ -137,3 +137,74 @@ Body makeTetTorus(Particles& particles, const TetTorusSpec& spec, std::string na
 }
 
 } // namespace pbd
+
+namespace pbd {
+
+Body makeTetBox(Particles& particles, const TetBoxSpec& spec, std::string name) {
+    Body body;
+    body.name = std::move(name);
+    body.kind = BodyKind::TetBody;
+    body.firstParticle = static_cast<Index>(particles.size());
+    const int n[3] = {std::max(spec.vertices[0], 2), std::max(spec.vertices[1], 2),
+                      std::max(spec.vertices[2], 2)};
+    for (int k = 0; k < n[2]; ++k) {
+        for (int j = 0; j < n[1]; ++j) {
+            for (int i = 0; i < n[0]; ++i) {
+                const Vec3 f(Real(i) / (n[0] - 1) - 0.5, Real(j) / (n[1] - 1) - 0.5,
+                             Real(k) / (n[2] - 1) - 0.5);
+                particles.add(spec.center + f.cwiseProduct(spec.size), 0.0);
+            }
+        }
+    }
+    body.particleCount = static_cast<Index>(n[0] * n[1] * n[2]);
+    auto id = [&](int i, int j, int k) {
+        return body.firstParticle + static_cast<Index>((k * n[1] + j) * n[0] + i);
+    };
+    // Five tets per cell: a central tet on four alternate corners and one tet at each other
+    // corner. Cells alternate which corners are central by (i + j + k) parity, so neighbouring
+    // cells cut their shared face along the same diagonal (a conforming mesh).
+    for (int k = 0; k + 1 < n[2]; ++k) {
+        for (int j = 0; j + 1 < n[1]; ++j) {
+            for (int i = 0; i + 1 < n[0]; ++i) {
+                Index c[8]; // corner (a, b, d) at index a + 2b + 4d
+                for (int q = 0; q < 8; ++q) {
+                    c[q] = id(i + (q & 1), j + ((q >> 1) & 1), k + ((q >> 2) & 1));
+                }
+                const bool even = (i + j + k) % 2 == 0;
+                if (even) {
+                    body.tets.push_back({c[0], c[3], c[5], c[6]});
+                    body.tets.push_back({c[1], c[0], c[3], c[5]});
+                    body.tets.push_back({c[2], c[0], c[3], c[6]});
+                    body.tets.push_back({c[4], c[0], c[5], c[6]});
+                    body.tets.push_back({c[7], c[3], c[5], c[6]});
+                } else {
+                    body.tets.push_back({c[1], c[2], c[4], c[7]});
+                    body.tets.push_back({c[0], c[1], c[2], c[4]});
+                    body.tets.push_back({c[3], c[1], c[2], c[7]});
+                    body.tets.push_back({c[5], c[1], c[4], c[7]});
+                    body.tets.push_back({c[6], c[2], c[4], c[7]});
+                }
+            }
+        }
+    }
+    orientPositively(body.tets, particles.positions);
+    body.triangles = boundaryFaces(body.tets);
+    assignTetMasses(particles, body, spec.density);
+    return body;
+}
+
+Body makeRope(Particles& particles, const RopeSpec& spec, std::string name) {
+    Body body;
+    body.name = std::move(name);
+    body.kind = BodyKind::Cloth;
+    body.firstParticle = static_cast<Index>(particles.size());
+    const int count = std::max(spec.particles, 2);
+    const Real m = spec.mass / count;
+    for (int i = 0; i < count; ++i) {
+        particles.add(spec.start + (spec.end - spec.start) * (Real(i) / (count - 1)), 1.0 / m);
+    }
+    body.particleCount = static_cast<Index>(count);
+    return body;
+}
+
+} // namespace pbd

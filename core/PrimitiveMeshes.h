@@ -35,4 +35,23 @@ struct TetTorusSpec {
 };
 Body makeTetTorus(Particles& particles, const TetTorusSpec& spec, std::string name);
 
+// A box of tets, vertices[0] x vertices[1] x vertices[2] vertices along x, y, z, each cell split
+// into five tets (alternating so the mesh is conforming); boundary surface as triangles.
+struct TetBoxSpec {
+    std::array<int, 3> vertices{10, 10, 40};
+    Vec3 size = Vec3(0.25, 0.25, 1.0); // m
+    Vec3 center = Vec3::Zero();
+    Real density = 1000; // kg/m^3
+};
+Body makeTetBox(Particles& particles, const TetBoxSpec& spec, std::string name);
+
+// A chain of equally spaced particles from start to end (no triangles): the XPBD article's rope.
+struct RopeSpec {
+    int particles = 30;
+    Vec3 start = Vec3(0, 1, 0);
+    Vec3 end = Vec3(1.5, 1, 0);
+    Real mass = 1.5; // kg, the whole rope
+};
+Body makeRope(Particles& particles, const RopeSpec& spec, std::string name);
+
 } // namespace pbd

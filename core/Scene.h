@@ -1,8 +1,11 @@
 #pragma once
-// A scene: the particles of all bodies and the bodies that own them.
+// A scene: the particles of all bodies, the bodies that own them, the constraints between them
+// and the settings it is simulated with.
 
 #include "core/Body.h"
+#include "core/Constraints.h"
 #include "core/Particles.h"
+#include "core/SolverSettings.h"
 
 #include <string>
 #include <vector>
@@ -14,6 +17,8 @@ struct Scene {
     std::string description;
     Particles particles;
     std::vector<Body> bodies;
+    ConstraintSet constraints;
+    SolverSettings solver;
 
     Bounds bounds() const;
     Bounds bounds(const Body& body) const;

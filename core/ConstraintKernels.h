@@ -1,0 +1,215 @@
+#pragma once
+// The solver's inner loops: for each constraint batch, project the elements [begin, end) of one
+// colour, kLanes at a time in SIMD (gathering each particle's x, y, z, w with one load and a 4x4
+// transpose), the remainder one by one with the same code on doubles. Internal to the solver.
+
+#include "core/ConstraintMath.h"
+#include "core/Constraints.h"
+#include "core/Solver.h"
+
+namespace pbd::kernels {
+
+using lanes::kLanes;
+using lanes::Lanes;
+using math::V3;
+
+template <class T> T loadAt(const std::vector<Real>& v, std::size_t e) {
+    if constexpr (std::is_same_v<T, Lanes>) {
+        return lanes::load(v.data() + e);
+    } else {
+        return v[e];
+    }
+}
+template <class T> void storeAt(std::vector<Real>& v, std::size_t e, T value) {
+    if constexpr (std::is_same_v<T, Lanes>) {
+        lanes::store(v.data() + e, value);
+    } else {
+        v[e] = value;
+    }
+}
+
+// Rows (x, y, z, w) of four particles <-> columns x, y, z, w of four lanes; the transpose is its
+// own inverse.
+inline void transpose(Lanes& a, Lanes& b, Lanes& c, Lanes& d) {
+    using M = lanes::LaneMask;
+    const Lanes t0 = __builtin_shuffle(a, b, M{0, 4, 2, 6});
+    const Lanes t1 = __builtin_shuffle(a, b, M{1, 5, 3, 7});
+    const Lanes t2 = __builtin_shuffle(c, d, M{0, 4, 2, 6});
+    const Lanes t3 = __builtin_shuffle(c, d, M{1, 5, 3, 7});
+    a = __builtin_shuffle(t0, t2, M{0, 1, 4, 5});
+    b = __builtin_shuffle(t1, t3, M{0, 1, 4, 5});
+    c = __builtin_shuffle(t0, t2, M{2, 3, 6, 7});
+    d = __builtin_shuffle(t1, t3, M{2, 3, 6, 7});
+}
+
+template <int N>
+void gather(const SolverParticle* P, const std::array<Index, N>* idx, V3<Lanes> (&p)[N],
+            Lanes (&w)[N]) {
+    static_assert(kLanes == 4);
+    for (int k = 0; k < N; ++k) {
+        Lanes a = lanes::load(&P[idx[0][k]].x);
+        Lanes b = lanes::load(&P[idx[1][k]].x);
+        Lanes c = lanes::load(&P[idx[2][k]].x);
+        Lanes d = lanes::load(&P[idx[3][k]].x);
+        transpose(a, b, c, d);
+        p[k] = {a, b, c};
+        w[k] = d;
+    }
+}
+template <int N>
+void scatter(SolverParticle* P, const std::array<Index, N>* idx, const V3<Lanes> (&p)[N],
+             const Lanes (&w)[N]) {
+    for (int k = 0; k < N; ++k) {
+        Lanes a = p[k].x, b = p[k].y, c = p[k].z, d = w[k];
+        transpose(a, b, c, d);
+        lanes::store(&P[idx[0][k]].x, a);
+        lanes::store(&P[idx[1][k]].x, b);
+        lanes::store(&P[idx[2][k]].x, c);
+        lanes::store(&P[idx[3][k]].x, d);
+    }
+}
+template <int N>
+void gather(const SolverParticle* P, const std::array<Index, N>* idx, V3<Real> (&p)[N],
+            Real (&w)[N]) {
+    for (int k = 0; k < N; ++k) {
+        const SolverParticle& q = P[(*idx)[k]];
+        p[k] = {q.x, q.y, q.z};
+        w[k] = q.w;
+    }
+}
+template <int N>
+void scatter(SolverParticle* P, const std::array<Index, N>* idx, const V3<Real> (&p)[N],
+             const Real (&)[N]) {
+    for (int k = 0; k < N; ++k) {
+        SolverParticle& q = P[(*idx)[k]];
+        q.x = p[k].x;
+        q.y = p[k].y;
+        q.z = p[k].z;
+    }
+}
+
+// Runs `element(e, p, w)` over [begin, end): lanes first, then the scalar remainder.
+template <class Batch, class Element>
+void forRange(Batch& b, SolverParticle* P, std::size_t begin, std::size_t end, Element&& element) {
+    constexpr int N = Batch::kParticles;
+    std::size_t e = begin;
+    for (; e + kLanes <= end; e += kLanes) {
+        V3<Lanes> p[N];
+        Lanes w[N];
+        gather<N>(P, b.particles.data() + e, p, w);
+        element(e, p, w);
+        scatter<N>(P, b.particles.data() + e, p, w);
+    }
+    for (; e < end; ++e) {
+        V3<Real> p[N];
+        Real w[N];
+        gather<N>(P, b.particles.data() + e, p, w);
+        element(e, p, w);
+        scatter<N>(P, b.particles.data() + e, p, w);
+    }
+}
+
+// XPBD (or PBD) update of component `comp` of element(s) e, given C and its gradients.
+template <bool Xpbd, class T, int N, class Batch>
+void apply(Batch& b, int comp, std::size_t e, T c, const V3<T> (&g)[N], V3<T> (&p)[N],
+           const T (&w)[N], Real invH2) {
+    const T lambda = loadAt<T>(b.lambda[comp], e);
+    T alphaTilde;
+    T scale;
+    if constexpr (Xpbd) {
+        alphaTilde = loadAt<T>(b.compliance[comp], e) * invH2;
+        scale = math::splat<T>(1.0);
+    } else {
+        alphaTilde = math::splat<T>(0.0);
+        scale = loadAt<T>(b.pbdScale[comp], e);
+    }
+    const T dl = math::project<T, N>(c, g, p, w, alphaTilde, lambda, scale);
+    storeAt<T>(b.lambda[comp], e, lambda + dl);
+}
+
+template <bool Xpbd>
+void solve(DistanceConstraints& b, SolverParticle* P, std::size_t begin, std::size_t end,
+           Real invH2) {
+    forRange(b, P, begin, end, [&]<class T>(std::size_t e, V3<T>(&p)[2], T(&w)[2]) {
+        V3<T> g[2];
+        const T c = math::evaluateDistance<T>(p, loadAt<T>(b.restLength, e), g);
+        apply<Xpbd>(b, 0, e, c, g, p, w, invH2);
+    });
+}
+
+template <bool Xpbd>
+void solve(BendingConstraints& b, SolverParticle* P, std::size_t begin, std::size_t end,
+           Real invH2) {
+    const bool bridson = b.model == BendingModel::Bridson;
+    forRange(b, P, begin, end, [&]<class T>(std::size_t e, V3<T>(&p)[4], T(&w)[4]) {
+        V3<T> g[4];
+        const T rest = loadAt<T>(b.restAngle, e);
+        const T c = bridson ? math::evaluateDihedralBridson<T>(p, rest, g)
+                            : math::evaluateDihedralPbd<T>(p, rest, g);
+        apply<Xpbd>(b, 0, e, c, g, p, w, invH2);
+    });
+}
+
+template <bool Xpbd>
+void solve(StrainTriangleConstraints& b, SolverParticle* P, std::size_t begin, std::size_t end,
+           Real invH2) {
+    const bool normalised = b.normalisedShear;
+    forRange(b, P, begin, end, [&]<class T>(std::size_t e, V3<T>(&p)[3], T(&w)[3]) {
+        T cols[2][2];
+        for (int k = 0; k < 4; ++k) {
+            cols[k / 2][k % 2] = loadAt<T>(b.qInverse[k], e);
+        }
+        V3<T> g[3];
+        for (int i = 0; i < 2; ++i) {
+            const T c = math::evaluateStrainStretch<T, 2>(p, cols, i, loadAt<T>(b.rest[i], e), g);
+            apply<Xpbd>(b, i, e, c, g, p, w, invH2);
+        }
+        const T c =
+            math::evaluateStrainShear<T, 2>(p, cols, 0, 1, loadAt<T>(b.rest[2], e), normalised, g);
+        apply<Xpbd>(b, 2, e, c, g, p, w, invH2);
+    });
+}
+
+template <bool Xpbd>
+void solve(StrainTetConstraints& b, SolverParticle* P, std::size_t begin, std::size_t end,
+           Real invH2) {
+    const bool normalised = b.normalisedShear;
+    forRange(b, P, begin, end, [&]<class T>(std::size_t e, V3<T>(&p)[4], T(&w)[4]) {
+        T cols[3][3];
+        for (int k = 0; k < 9; ++k) {
+            cols[k / 3][k % 3] = loadAt<T>(b.qInverse[k], e);
+        }
+        V3<T> g[4];
+        for (int i = 0; i < 3; ++i) {
+            const T c = math::evaluateStrainStretch<T, 3>(p, cols, i, loadAt<T>(b.rest[i], e), g);
+            apply<Xpbd>(b, i, e, c, g, p, w, invH2);
+        }
+        constexpr int pairs[3][2] = {{0, 1}, {0, 2}, {1, 2}};
+        for (int s = 0; s < 3; ++s) {
+            const T c = math::evaluateStrainShear<T, 3>(p, cols, pairs[s][0], pairs[s][1],
+                                                        loadAt<T>(b.rest[3 + s], e), normalised, g);
+            apply<Xpbd>(b, 3 + s, e, c, g, p, w, invH2);
+        }
+    });
+}
+
+template <bool Xpbd>
+void solve(AreaConstraints& b, SolverParticle* P, std::size_t begin, std::size_t end, Real invH2) {
+    forRange(b, P, begin, end, [&]<class T>(std::size_t e, V3<T>(&p)[3], T(&w)[3]) {
+        V3<T> g[3];
+        const T c = math::evaluateArea<T>(p, loadAt<T>(b.restValue, e), g);
+        apply<Xpbd>(b, 0, e, c, g, p, w, invH2);
+    });
+}
+
+template <bool Xpbd>
+void solve(VolumeConstraints& b, SolverParticle* P, std::size_t begin, std::size_t end,
+           Real invH2) {
+    forRange(b, P, begin, end, [&]<class T>(std::size_t e, V3<T>(&p)[4], T(&w)[4]) {
+        V3<T> g[4];
+        const T c = math::evaluateVolume<T>(p, loadAt<T>(b.restValue, e), g);
+        apply<Xpbd>(b, 0, e, c, g, p, w, invH2);
+    });
+}
+
+} // namespace pbd::kernels

@@ -1,0 +1,117 @@
+#pragma once
+// Constraint batches: one structure-of-arrays per constraint type, so the solver runs a type's
+// kernel over contiguous data (no virtual call per constraint). Every element stores its
+// particles (global indices), its rest data, its compliance alpha (XPBD; units follow C),
+// its stiffness k in [0, 1] (classic PBD) and the lambda accumulated in the current substep,
+// which divided by h^2 estimates the constraint force (XPBD §3).
+//
+// After `colourConstraints` each batch is sorted by colour and `colourOffsets[c]` is where colour
+// c starts; constraints of one colour, across all batches, share no particle.
+
+#include "core/LinearAlgebra.h"
+
+#include <array>
+#include <string_view>
+#include <vector>
+
+namespace pbd {
+
+enum class ConstraintType {
+    Distance,
+    DihedralBending, // Bridson derivatives (SBD §3.8) or PBD appendix form
+    StrainTriangle,  // 3 constraints per triangle: stretch u, stretch v, shear uv
+    StrainTet,       // 6 constraints per tet: stretch x3, shear x3
+    Area,
+    Volume,
+    Attachment, // soft attachment to a (moving) target point
+};
+inline constexpr int kConstraintTypeCount = 7;
+std::string_view toString(ConstraintType type);
+
+// Fields shared by all batches of N particles and K scalar constraints per element.
+template <int N, int K> struct ConstraintBatch {
+    static constexpr int kParticles = N;
+    static constexpr int kComponents = K;
+    std::vector<std::array<Index, N>> particles;
+    std::array<std::vector<Real>, K> compliance; // alpha, per component
+    std::array<std::vector<Real>, K> stiffness;  // k in [0, 1], per component (PBD)
+    std::array<std::vector<Real>, K> lambda;     // accumulated per substep
+    std::array<std::vector<Real>, K> pbdScale;   // solver cache: k' = 1 - (1 - k)^(1/n)
+    std::vector<Index> colourOffsets;            // size colours + 1 once coloured
+
+    std::size_t size() const { return particles.size(); }
+    std::size_t componentCount() const { return particles.size() * K; }
+};
+
+struct DistanceConstraints : ConstraintBatch<2, 1> {
+    std::vector<Real> restLength; // m; C in m, alpha in m/N
+    void add(Index a, Index b, Real rest, Real compliance, Real stiffness = 1);
+};
+
+enum class BendingModel { Bridson, PbdAppendix };
+struct BendingConstraints : ConstraintBatch<4, 1> {
+    // Particles: wing tip 0, wing tip 1, edge start, edge end (see ConstraintMath.h).
+    BendingModel model = BendingModel::Bridson;
+    std::vector<Real> restAngle; // rad; alpha in 1/(N m)
+    void add(const std::array<Index, 4>& p, Real restAngle, Real compliance, Real stiffness = 1);
+};
+
+// Strain-based triangles (SBD §3.3): particles (p0, p1, p2); Q^-1 from the material frame.
+struct StrainTriangleConstraints : ConstraintBatch<3, 3> {
+    std::array<std::vector<Real>, 4> qInverse; // column-major 2x2: c0 = (q[0], q[1]), c1 = ...
+    std::array<std::vector<Real>, 3> rest;     // s_u, s_v, rest shear
+    bool normalisedShear = true;
+};
+
+// Strain-based tetrahedra (SBD §3.1): particles (p0..p3); 3 stretch then shear 01, 02, 12.
+struct StrainTetConstraints : ConstraintBatch<4, 6> {
+    std::array<std::vector<Real>, 9> qInverse; // column-major 3x3
+    std::array<std::vector<Real>, 6> rest;     // s_1, s_2, s_3, then rest shears
+    bool normalisedShear = true;
+};
+
+struct AreaConstraints : ConstraintBatch<3, 1> {
+    std::vector<Real> restValue; // |q1 x q2|^2
+};
+
+struct VolumeConstraints : ConstraintBatch<4, 1> {
+    std::vector<Real> restValue; // det(Q) = 6 V0 (times s1 s2 s3 for a generalised rest)
+};
+
+// A particle held at a target that moves with constant velocity: hard (compliance 0, the
+// particle is moved onto the target and gets w = 0 for the step, PBD §3.1 "attachment") or soft
+// (a zero-length XPBD spring to the target).
+struct Attachments {
+    std::vector<Index> particle;
+    std::vector<Vec3> target;         // at time 0, m
+    std::vector<Vec3> targetVelocity; // m/s
+    std::vector<Real> compliance;     // m/N; 0 = hard pin
+    std::vector<Real> lambda;
+    void add(Index p, const Vec3& target, Real compliance = 0, const Vec3& velocity = Vec3::Zero());
+    std::size_t size() const { return particle.size(); }
+    Vec3 targetAt(std::size_t i, Real time) const { return target[i] + time * targetVelocity[i]; }
+};
+
+struct ConstraintSet {
+    DistanceConstraints distance;
+    BendingConstraints bending;
+    StrainTriangleConstraints strainTriangles;
+    StrainTetConstraints strainTets;
+    AreaConstraints area;
+    VolumeConstraints volume;
+    Attachments attachments;
+    int colourCount = 0; // 0 until coloured
+
+    std::size_t elementCount() const;
+    // Number of scalar constraints (a strain tet counts 6).
+    std::size_t componentCount() const;
+};
+
+// Greedy colouring of all batches together (one colour may hold several types), then every
+// batch is sorted by colour, stably, so the order within a colour is the authoring order.
+void colourConstraints(ConstraintSet& set, std::size_t particleCount);
+
+// True when no two elements of one colour share a particle (used by tests and debug checks).
+bool coloursAreIndependent(const ConstraintSet& set, std::size_t particleCount);
+
+} // namespace pbd

@@ -1,0 +1,193 @@
+#include "core/Fields.h"
+
+#include "core/ConstraintBuilders.h"
+#include "core/ConstraintMath.h"
+
+#include <Eigen/LU>
+#include <Eigen/SVD>
+#include <algorithm>
+#include <cmath>
+
+namespace pbd {
+
+namespace {
+
+math::V3<Real> v3(const Vec3& v) {
+    return {v.x(), v.y(), v.z()};
+}
+
+template <int N>
+void gatherCurrent(const Scene& s, const std::array<Index, N>& idx, math::V3<Real> (&p)[N]) {
+    for (int k = 0; k < N; ++k) {
+        p[k] = v3(s.particles.positions[idx[k]]);
+    }
+}
+
+} // namespace
+
+RestFrames captureRestFrames(const Scene& scene) {
+    RestFrames r;
+    const auto& x = scene.particles.positions;
+    for (const Body& body : scene.bodies) {
+        for (const Tetrahedron& t : body.tets) {
+            Mat3 Q;
+            Q << x[t[1]] - x[t[0]], x[t[2]] - x[t[0]], x[t[3]] - x[t[0]];
+            Eigen::FullPivLU<Mat3> lu(Q);
+            r.tetQInverse.push_back(lu.isInvertible() ? Mat3(lu.inverse()) : Mat3::Zero());
+        }
+        for (std::size_t i = 0; i < body.triangles.size(); ++i) {
+            const Triangle& t = body.triangles[i];
+            const Vec2* uv = body.hasUVs() ? body.triangleUVs[i].data() : nullptr;
+            const TriangleMaterialFrame f = triangleMaterialFrame(x[t[0]], x[t[1]], x[t[2]], uv);
+            Eigen::Matrix2d qi;
+            qi << f.qInverse[0], f.qInverse[2], f.qInverse[1], f.qInverse[3];
+            r.triangleQInverse.push_back(f.valid ? qi : Eigen::Matrix2d::Zero());
+            r.triangleValid.push_back(f.valid);
+        }
+    }
+    return r;
+}
+
+std::size_t ElementFields::invertedTets() const {
+    return static_cast<std::size_t>(
+        std::count_if(tetVolumeRatio.begin(), tetVolumeRatio.end(), [](Real j) { return j < 0; }));
+}
+
+ElementFields computeElementFields(const Scene& scene, const RestFrames& rest) {
+    ElementFields f;
+    const auto& x = scene.particles.positions;
+    std::size_t tetIndex = 0;
+    std::size_t triIndex = 0;
+    for (const Body& body : scene.bodies) {
+        for (const Tetrahedron& t : body.tets) {
+            Mat3 P;
+            P << x[t[1]] - x[t[0]], x[t[2]] - x[t[0]], x[t[3]] - x[t[0]];
+            const Mat3 F = P * rest.tetQInverse.at(tetIndex++); // SBD eq. 7
+            const Mat3 E = 0.5 * (F.transpose() * F - Mat3::Identity());
+            f.tetGreenStrain.push_back({E(0, 0), E(1, 1), E(2, 2), E(0, 1), E(0, 2), E(1, 2)});
+            f.tetPrincipalStretch.push_back(Eigen::JacobiSVD<Mat3>(F).singularValues());
+            f.tetVolumeRatio.push_back(F.determinant());
+        }
+        for (const Triangle& t : body.triangles) {
+            Eigen::Matrix<Real, 3, 2> P;
+            P << x[t[1]] - x[t[0]], x[t[2]] - x[t[0]];
+            const bool valid = rest.triangleValid.at(triIndex);
+            const Eigen::Matrix<Real, 3, 2> F = P * rest.triangleQInverse.at(triIndex++);
+            const Eigen::Matrix2d C = F.transpose() * F;
+            const Eigen::Matrix2d E = 0.5 * (C - Eigen::Matrix2d::Identity());
+            f.triangleGreenStrain.push_back(valid ? std::array<Real, 3>{E(0, 0), E(1, 1), E(0, 1)}
+                                                  : std::array<Real, 3>{0, 0, 0});
+            f.trianglePrincipalStretch.push_back(
+                valid ? Vec2(Eigen::JacobiSVD<Eigen::Matrix<Real, 3, 2>>(F).singularValues())
+                      : Vec2::Zero());
+            f.triangleAreaRatio.push_back(valid ? F.col(0).cross(F.col(1)).norm() : 0.0);
+        }
+    }
+    return f;
+}
+
+Real ConstraintResiduals::maxAbsResidual() const {
+    Real m = 0;
+    for (Real r : residual) {
+        m = std::max(m, std::abs(r));
+    }
+    return m;
+}
+
+std::vector<ConstraintResiduals> computeConstraintResiduals(const Scene& scene) {
+    const ConstraintSet& set = scene.constraints;
+    std::vector<ConstraintResiduals> out;
+    auto begin = [&](ConstraintType type, const auto& batch) -> ConstraintResiduals& {
+        constexpr int K = std::remove_cvref_t<decltype(batch)>::kComponents;
+        ConstraintResiduals r{type, K, std::vector<Real>(batch.size() * K),
+                              std::vector<Real>(batch.size() * K)};
+        for (int k = 0; k < K; ++k) {
+            std::copy(batch.lambda[k].begin(), batch.lambda[k].end(),
+                      r.lambda.begin() + static_cast<std::ptrdiff_t>(k * batch.size()));
+        }
+        out.push_back(std::move(r));
+        return out.back();
+    };
+    {
+        const auto& b = set.distance;
+        auto& r = begin(ConstraintType::Distance, b);
+        for (std::size_t e = 0; e < b.size(); ++e) {
+            math::V3<Real> p[2], g[2];
+            gatherCurrent<2>(scene, b.particles[e], p);
+            r.residual[e] = math::evaluateDistance<Real>(p, b.restLength[e], g);
+        }
+    }
+    {
+        const auto& b = set.bending;
+        auto& r = begin(ConstraintType::DihedralBending, b);
+        for (std::size_t e = 0; e < b.size(); ++e) {
+            math::V3<Real> p[4], g[4];
+            gatherCurrent<4>(scene, b.particles[e], p);
+            r.residual[e] = b.model == BendingModel::Bridson
+                                ? math::evaluateDihedralBridson<Real>(p, b.restAngle[e], g)
+                                : math::evaluateDihedralPbd<Real>(p, b.restAngle[e], g);
+        }
+    }
+    {
+        const auto& b = set.strainTriangles;
+        auto& r = begin(ConstraintType::StrainTriangle, b);
+        const std::size_t n = b.size();
+        for (std::size_t e = 0; e < n; ++e) {
+            math::V3<Real> p[3], g[3];
+            gatherCurrent<3>(scene, b.particles[e], p);
+            Real cols[2][2];
+            for (int k = 0; k < 4; ++k) {
+                cols[k / 2][k % 2] = b.qInverse[k][e];
+            }
+            for (int i = 0; i < 2; ++i) {
+                r.residual[i * n + e] =
+                    math::evaluateStrainStretch<Real, 2>(p, cols, i, b.rest[i][e], g);
+            }
+            r.residual[2 * n + e] = math::evaluateStrainShear<Real, 2>(p, cols, 0, 1, b.rest[2][e],
+                                                                       b.normalisedShear, g);
+        }
+    }
+    {
+        const auto& b = set.strainTets;
+        auto& r = begin(ConstraintType::StrainTet, b);
+        const std::size_t n = b.size();
+        constexpr int pairs[3][2] = {{0, 1}, {0, 2}, {1, 2}};
+        for (std::size_t e = 0; e < n; ++e) {
+            math::V3<Real> p[4], g[4];
+            gatherCurrent<4>(scene, b.particles[e], p);
+            Real cols[3][3];
+            for (int k = 0; k < 9; ++k) {
+                cols[k / 3][k % 3] = b.qInverse[k][e];
+            }
+            for (int i = 0; i < 3; ++i) {
+                r.residual[i * n + e] =
+                    math::evaluateStrainStretch<Real, 3>(p, cols, i, b.rest[i][e], g);
+            }
+            for (int s = 0; s < 3; ++s) {
+                r.residual[(3 + s) * n + e] = math::evaluateStrainShear<Real, 3>(
+                    p, cols, pairs[s][0], pairs[s][1], b.rest[3 + s][e], b.normalisedShear, g);
+            }
+        }
+    }
+    {
+        const auto& b = set.area;
+        auto& r = begin(ConstraintType::Area, b);
+        for (std::size_t e = 0; e < b.size(); ++e) {
+            math::V3<Real> p[3], g[3];
+            gatherCurrent<3>(scene, b.particles[e], p);
+            r.residual[e] = math::evaluateArea<Real>(p, b.restValue[e], g);
+        }
+    }
+    {
+        const auto& b = set.volume;
+        auto& r = begin(ConstraintType::Volume, b);
+        for (std::size_t e = 0; e < b.size(); ++e) {
+            math::V3<Real> p[4], g[4];
+            gatherCurrent<4>(scene, b.particles[e], p);
+            r.residual[e] = math::evaluateVolume<Real>(p, b.restValue[e], g);
+        }
+    }
+    return out;
+}
+
+} // namespace pbd

@@ -1,0 +1,265 @@
+#include "core/Solver.h"
+
+#include "core/ConstraintKernels.h"
+#include "core/Damping.h"
+
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+#include <tbb/blocked_range.h>
+#include <tbb/parallel_for.h>
+#include <tbb/partitioner.h>
+#include <tbb/task_arena.h>
+
+namespace pbd {
+
+std::string_view toString(SolverMethod method) {
+    return method == SolverMethod::Xpbd ? "xpbd" : "pbd";
+}
+
+struct Solver::Threads {
+    explicit Threads(int n)
+        : count(n)
+        , arena(n) {}
+    int count;
+    tbb::task_arena arena;
+};
+
+namespace {
+
+// Rough cost of one element relative to a distance constraint, to decide whether a colour is
+// worth splitting across threads.
+constexpr std::size_t kSerialColourCost = 512;
+
+template <class F> void forEachBatch(ConstraintSet& s, F&& f) {
+    f(s.distance, 1);
+    f(s.bending, 4);
+    f(s.strainTriangles, 6);
+    f(s.strainTets, 16);
+    f(s.area, 2);
+    f(s.volume, 3);
+}
+
+std::size_t colourCost(ConstraintSet& set, int c) {
+    std::size_t cost = 0;
+    forEachBatch(set, [&](auto& b, std::size_t weight) {
+        if (!b.colourOffsets.empty()) {
+            cost += weight * (b.colourOffsets[c + 1] - b.colourOffsets[c]);
+        }
+    });
+    return cost;
+}
+
+// Chunk t of T of [begin, end), chunk boundaries on lane multiples so chunks stay SIMD-full.
+std::pair<std::size_t, std::size_t> chunkOf(std::size_t begin, std::size_t end, int t, int T) {
+    const std::size_t n = end - begin;
+    auto at = [&](int k) {
+        if (k >= T) {
+            return end;
+        }
+        const std::size_t raw = n * static_cast<std::size_t>(k) / static_cast<std::size_t>(T);
+        return begin + std::min(n, raw / kernels::kLanes * kernels::kLanes);
+    };
+    return {at(t), at(t + 1)};
+}
+
+template <bool Xpbd>
+void solveColourChunk(ConstraintSet& set, SolverParticle* P, int c, int t, int T, Real invH2) {
+    forEachBatch(set, [&](auto& b, std::size_t) {
+        if (b.colourOffsets.empty()) {
+            return;
+        }
+        const auto [begin, end] = chunkOf(b.colourOffsets[c], b.colourOffsets[c + 1], t, T);
+        if (begin < end) {
+            kernels::solve<Xpbd>(b, P, begin, end, invH2);
+        }
+    });
+}
+
+// Soft attachments: zero-length XPBD springs to a moving target, one particle each, in order.
+void solveAttachments(Attachments& a, SolverParticle* P, Real targetTime, Real invH2, bool xpbd) {
+    for (std::size_t i = 0; i < a.size(); ++i) {
+        if (a.compliance[i] <= 0) {
+            continue; // hard: pinned during prediction
+        }
+        SolverParticle& q = P[a.particle[i]];
+        const Vec3 target = a.targetAt(i, targetTime);
+        const Vec3 d = Vec3(q.x, q.y, q.z) - target;
+        const Real len = d.norm();
+        if (!(len > 0) || !(q.w > 0)) {
+            continue;
+        }
+        const Real alphaTilde = xpbd ? a.compliance[i] * invH2 : 0;
+        const Real dl = (-len - alphaTilde * a.lambda[i]) / (q.w + alphaTilde);
+        const Vec3 dp = (q.w * dl / len) * d;
+        q.x += dp.x();
+        q.y += dp.y();
+        q.z += dp.z();
+        a.lambda[i] += dl;
+    }
+}
+
+int resolveThreads(int requested) {
+    return requested > 0 ? requested : tbb::this_task_arena::max_concurrency();
+}
+
+} // namespace
+
+Solver::Solver(Scene& scene)
+    : scene_(scene) {
+    if (scene_.constraints.colourCount == 0 && scene_.constraints.elementCount() > 0) {
+        colourConstraints(scene_.constraints, scene_.particles.size());
+    }
+    predicted_.resize(scene_.particles.size());
+}
+
+Solver::~Solver() = default;
+
+void Solver::refreshPbdScales() {
+    const int n = std::max(1, scene_.solver.iterations);
+    forEachBatch(scene_.constraints, [&](auto& b, std::size_t) {
+        for (std::size_t k = 0; k < b.stiffness.size(); ++k) {
+            b.pbdScale[k].resize(b.stiffness[k].size());
+            for (std::size_t e = 0; e < b.stiffness[k].size(); ++e) {
+                const Real s = std::clamp(b.stiffness[k][e], 0.0, 1.0);
+                b.pbdScale[k][e] = 1.0 - std::pow(1.0 - s, 1.0 / n); // PBD §3.3
+            }
+        }
+    });
+    pbdScaleIterations_ = n;
+}
+
+void Solver::step() {
+    const auto t0 = std::chrono::steady_clock::now();
+    const SolverSettings& s = scene_.solver;
+    const int substeps = std::max(1, s.substeps);
+    const int threads = resolveThreads(s.threads);
+    if (!threads_ || threads_->count != threads) {
+        threads_ = std::make_unique<Threads>(threads);
+    }
+    if (s.method == SolverMethod::Pbd && pbdScaleIterations_ != std::max(1, s.iterations)) {
+        refreshPbdScales();
+    }
+    const Real h = s.timeStep / substeps;
+    for (int i = 0; i < substeps; ++i) {
+        substep(h);
+    }
+    ++steps_;
+    lastStepMs_ =
+        std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
+}
+
+void Solver::substep(Real h) {
+    Particles& particles = scene_.particles;
+    ConstraintSet& set = scene_.constraints;
+    const SolverSettings& s = scene_.solver;
+    const std::size_t n = particles.size();
+    predicted_.resize(n);
+
+    // XPBD: the total lambda restarts every substep (XPBD Alg. 1, line 4).
+    forEachBatch(set, [](auto& b, std::size_t) {
+        for (auto& l : b.lambda) {
+            std::fill(l.begin(), l.end(), 0.0);
+        }
+    });
+    std::fill(set.attachments.lambda.begin(), set.attachments.lambda.end(), 0.0);
+
+    // Predict (PBD Alg. 1 lines 5-7; gravity in the prediction, XPBD eq. 1).
+    for (std::size_t i = 0; i < n; ++i) {
+        const Real w = particles.inverseMasses[i];
+        Vec3& v = particles.velocities[i];
+        if (w > 0) {
+            v += h * s.gravity;
+        }
+        const Vec3 p = particles.positions[i] + h * v;
+        predicted_[i] = {p.x(), p.y(), p.z(), w};
+    }
+    const Real targetTime = time_ + h;
+    const Attachments& att = set.attachments;
+    for (std::size_t a = 0; a < att.size(); ++a) {
+        if (att.compliance[a] <= 0) {
+            const Vec3 t = att.targetAt(a, targetTime);
+            predicted_[att.particle[a]] = {t.x(), t.y(), t.z(), 0.0};
+        }
+    }
+
+    const Real invH2 = 1.0 / (h * h);
+    const bool xpbd = s.method == SolverMethod::Xpbd;
+    SolverParticle* P = predicted_.data();
+    threads_->arena.execute([&] {
+        for (int it = 0; it < std::max(1, s.iterations); ++it) {
+            for (int c = 0; c < set.colourCount; ++c) {
+                const int T = threads_->count;
+                if (T == 1 || colourCost(set, c) < kSerialColourCost) {
+                    xpbd ? solveColourChunk<true>(set, P, c, 0, 1, invH2)
+                         : solveColourChunk<false>(set, P, c, 0, 1, invH2);
+                    continue;
+                }
+                tbb::parallel_for(
+                    tbb::blocked_range<int>(0, T, 1),
+                    [&](const tbb::blocked_range<int>& r) {
+                        for (int t = r.begin(); t < r.end(); ++t) {
+                            xpbd ? solveColourChunk<true>(set, P, c, t, T, invH2)
+                                 : solveColourChunk<false>(set, P, c, t, T, invH2);
+                        }
+                    },
+                    tbb::static_partitioner());
+            }
+            solveAttachments(set.attachments, P, targetTime, invH2, xpbd);
+        }
+    });
+
+    // Velocity update (PBD Alg. 1 lines 12-15).
+    const Real invH = 1.0 / h;
+    for (std::size_t i = 0; i < n; ++i) {
+        const Vec3 p(predicted_[i].x, predicted_[i].y, predicted_[i].z);
+        particles.velocities[i] = (p - particles.positions[i]) * invH;
+        particles.positions[i] = p;
+    }
+    if (s.globalDamping > 0) {
+        for (const Body& body : scene_.bodies) {
+            dampTowardRigidMotion(particles.positions, particles.velocities,
+                                  particles.inverseMasses, body.firstParticle,
+                                  std::size_t(body.firstParticle) + body.particleCount,
+                                  std::min<Real>(s.globalDamping, 1));
+        }
+    }
+    time_ += h;
+}
+
+std::vector<KernelCost> Solver::measureKernels(int sweeps) const {
+    ConstraintSet set = scene_.constraints; // scratch: lambdas change
+    std::vector<SolverParticle> P(scene_.particles.size());
+    for (std::size_t i = 0; i < P.size(); ++i) {
+        const Vec3& x = scene_.particles.positions[i];
+        P[i] = {x.x(), x.y(), x.z(), scene_.particles.inverseMasses[i]};
+    }
+    const Real h = scene_.solver.timeStep / std::max(1, scene_.solver.substeps);
+    const Real invH2 = 1.0 / (h * h);
+    std::vector<KernelCost> costs;
+    const ConstraintType types[] = {ConstraintType::Distance,       ConstraintType::DihedralBending,
+                                    ConstraintType::StrainTriangle, ConstraintType::StrainTet,
+                                    ConstraintType::Area,           ConstraintType::Volume};
+    int typeIndex = 0;
+    forEachBatch(set, [&](auto& b, std::size_t) {
+        const ConstraintType type = types[typeIndex++];
+        if (b.size() == 0 || b.colourOffsets.empty()) {
+            return;
+        }
+        const auto t0 = std::chrono::steady_clock::now();
+        for (int s = 0; s < sweeps; ++s) {
+            for (int c = 0; c < set.colourCount; ++c) {
+                kernels::solve<true>(b, P.data(), b.colourOffsets[c], b.colourOffsets[c + 1],
+                                     invH2);
+            }
+        }
+        const double ns =
+            std::chrono::duration<double, std::nano>(std::chrono::steady_clock::now() - t0).count();
+        KernelCost k{type, b.size() * static_cast<std::size_t>(sweeps), 0};
+        k.nanosecondsPerProjection = ns / static_cast<double>(k.projections);
+        costs.push_back(k);
+    });
+    return costs;
+}
+
+} // namespace pbd

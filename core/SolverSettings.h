@@ -1,0 +1,28 @@
+#pragma once
+// How a scene is stepped: the integration and solver parameters that travel with the scene.
+
+#include "core/LinearAlgebra.h"
+
+#include <string_view>
+
+namespace pbd {
+
+enum class SolverMethod {
+    Xpbd, // compliance alpha and accumulated lambda (XPBD, default)
+    Pbd,  // stiffness k in [0, 1] with k' = 1 - (1 - k)^(1/n) (PBD §3.3)
+};
+std::string_view toString(SolverMethod method);
+
+struct SolverSettings {
+    SolverMethod method = SolverMethod::Xpbd;
+    Real timeStep = 0.005; // s, one frame of the simulation
+    int substeps = 1;      // the frame is split into this many substeps of timeStep / substeps
+    int iterations = 5;    // constraint sweeps per substep
+    Vec3 gravity = Vec3(0, -9.81, 0); // m/s^2
+    // Damping of each body's velocities toward its rigid motion, k in [0, 1] (PBD §3.5); 0 = off.
+    Real globalDamping = 0;
+    // Worker threads for the parallel solve; 0 = all cores.
+    int threads = 1;
+};
+
+} // namespace pbd
