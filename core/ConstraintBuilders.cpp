@@ -12,8 +12,11 @@ namespace pbd {
 namespace {
 
 Real complianceOf(Real modulus, Real measure) {
-    if (!(modulus > 0) || std::isinf(modulus) || !(measure > 0)) {
-        return 0;
+    if (std::isinf(modulus) || !(measure > 0)) {
+        return 0; // rigid
+    }
+    if (!(modulus > 0)) {
+        return kFreeCompliance;
     }
     return 1.0 / (modulus * measure);
 }
@@ -257,9 +260,7 @@ BuildReport addTetVolumes(ConstraintSet& set, const Particles& particles, const 
         b.particles.push_back(t);
         b.restValue.push_back(det);
         // C = 6 (V - V0): energy k/2 V0 ((V - V0)/V0)^2 = C^2 / (2 * 36 V0 / k).
-        b.compliance[0].push_back(bulkModulus > 0 && !std::isinf(bulkModulus)
-                                      ? 36.0 * std::abs(det) / 6.0 / bulkModulus
-                                      : 0.0);
+        b.compliance[0].push_back(complianceOf(bulkModulus, 6.0 / (36.0 * std::abs(det))));
         b.stiffness[0].push_back(pbdStiffness);
         b.lambda[0].push_back(0);
         ++report.added;
@@ -284,10 +285,9 @@ BuildReport addTriangleAreas(ConstraintSet& set, const Particles& particles, con
         const Real area = 0.5 * std::sqrt(n2);
         b.particles.push_back(t);
         b.restValue.push_back(n2);
-        // C = 4 (A^2 - A0^2) ~ 8 A0 (A - A0): energy k/2 A0 ((A - A0)/A0)^2 = C^2 / (2 * 64 A0^3 /
-        // k).
-        b.compliance[0].push_back(
-            modulus > 0 && !std::isinf(modulus) ? 64.0 * area * area * area / modulus : 0.0);
+        // C = 4 (A^2 - A0^2) ~ 8 A0 (A - A0), so the energy k/2 A0 ((A - A0)/A0)^2 is
+        // C^2 / (2 alpha) with alpha = 64 A0^3 / k.
+        b.compliance[0].push_back(complianceOf(modulus, 1.0 / (64.0 * area * area * area)));
         b.stiffness[0].push_back(pbdStiffness);
         b.lambda[0].push_back(0);
         ++report.added;

@@ -1,8 +1,9 @@
 #pragma once
 // Building constraint batches from a body's topology and rest positions (the particles' current
 // positions are taken as the rest state). Stiffnesses are physical moduli turned into per-element
-// XPBD compliance, so results do not depend on the mesh resolution; an infinite modulus gives
-// compliance 0 (a hard constraint). `pbdStiffness` is the k in [0, 1] used by classic PBD.
+// XPBD compliance, so results do not depend on the mesh resolution; an infinite modulus (kRigid)
+// gives compliance 0 (a hard constraint) and a modulus of 0 a constraint that does nothing.
+// `pbdStiffness` is the k in [0, 1] used by classic PBD.
 
 #include "core/Body.h"
 #include "core/Constraints.h"
@@ -15,6 +16,9 @@
 namespace pbd {
 
 inline constexpr Real kRigid = std::numeric_limits<Real>::infinity();
+// The compliance given to a modulus of 0: large enough that the constraint does nothing, finite
+// so that alpha~ lambda stays a number.
+inline constexpr Real kFreeCompliance = 1e30;
 
 // One distance constraint per unique edge of the body's triangles (or tets when it has any).
 // Compliance in m/N.

@@ -2,6 +2,7 @@
 
 #include "../widgets/ImageChecks.h"
 
+#include <QFile>
 #include <QGuiApplication>
 #include <QImage>
 #include <QProcess>
@@ -130,6 +131,63 @@ private slots:
         r = run(cli_, {"scenes"});
         QCOMPARE(r.exitCode, 0);
         QVERIFY(r.out.startsWith("sample\t"));
+        for (const char* name : {"cloth\t", "cloth-sbd\t", "tetbar\t", "rope\t"}) {
+            QVERIFY2(r.out.contains(name), name);
+        }
+    }
+
+    void cliSimulateWritesPositionsFieldsAndResiduals() {
+        const QString out = dir_.filePath("rope.json");
+        Run r =
+            run(cli_, {"simulate", "rope", "--steps", "120", "--iterations", "20", "--out", out});
+        QCOMPARE(r.exitCode, 0);
+        QVERIFY(r.err.contains("written to"));
+        QFile file(out);
+        QVERIFY(file.open(QIODevice::ReadOnly));
+        const nlohmann::json j = nlohmann::json::parse(file.readAll().toStdString());
+        QCOMPARE(j["scene"].get<std::string>(), std::string("rope"));
+        QCOMPARE(j["steps"].get<int>(), 120);
+        QCOMPARE(j["settings"]["iterations"].get<int>(), 20);
+        QVERIFY(std::abs(j["time"].get<double>() - 2.0) < 1e-9); // 120 steps of 1/60 s
+        QCOMPARE(j["positions"].size(), std::size_t(30));
+        // The first particle is held; the rope swung down below it.
+        QCOMPARE(j["positions"][0][1].get<double>(), 1.0);
+        QVERIFY(j["positions"][29][1].get<double>() < 0.5);
+        const auto& c = j["constraints"][0];
+        QCOMPARE(c["type"].get<std::string>(), std::string("distance"));
+        QCOMPARE(c["residual"].size(), std::size_t(29));
+        QVERIFY(c["max_abs_residual"].get<double>() > 0); // compliant: stretched by the weight
+
+        r = run(cli_, {"simulate", "tetbar", "--steps", "5"});
+        QCOMPARE(r.exitCode, 0);
+        const nlohmann::json bar = nlohmann::json::parse(r.out.toStdString());
+        QCOMPARE(bar["fields"]["tet_volume_ratio"].size(), std::size_t(15795));
+        QCOMPARE(bar["fields"]["tet_green_strain"][0].size(), std::size_t(6));
+        QCOMPARE(bar["fields"]["inverted_tets"].get<int>(), 0);
+
+        r = run(cli_, {"simulate", "rope", "--dt", "-1"});
+        QCOMPARE(r.exitCode, 2);
+        QVERIFY(r.err.contains("--dt needs a positive time step"));
+        r = run(cli_, {"simulate", "nosuchscene"});
+        QCOMPARE(r.exitCode, 1);
+        QVERIFY(r.err.contains("unknown scene 'nosuchscene'"));
+        r = run(cli_, {"simulate", "rope", "--out", dir_.filePath("no/such/dir/x.json")});
+        QCOMPARE(r.exitCode, 1);
+        QVERIFY(r.err.contains("could not write"));
+    }
+
+    void cliBenchPrintsOneJsonObject() {
+        Run r = run(cli_, {"bench", "cloth", "--steps", "5", "--threads", "2", "--json"});
+        QCOMPARE(r.exitCode, 0);
+        const nlohmann::json j = nlohmann::json::parse(r.out.toStdString());
+        QCOMPARE(j["scene"].get<std::string>(), std::string("cloth"));
+        QCOMPARE(j["threads"].get<int>(), 2);
+        QCOMPARE(j["steps"].get<int>(), 5);
+        QVERIFY(j["ms_per_step"].get<double>() > 0);
+        QVERIFY(j["ns_per_projection"]["distance"].get<double>() > 0);
+        QVERIFY(j["ns_per_projection"]["dihedral"].get<double>() > 0);
+        QCOMPARE(j["constraints"]["distance"].get<int>(), 7301);
+        QCOMPARE(j["constraints"]["dihedral"].get<int>(), 7105);
     }
 };
 

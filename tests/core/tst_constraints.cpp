@@ -212,6 +212,67 @@ private slots:
         }
     }
 
+    void gradientsConserveMomentum() {
+        // Translation and rotation invariance of every C: sum_k grad_k C = 0 and
+        // sum_k p_k x grad_k C = 0, so a projection dp_k = w_k g_k dlambda changes neither the
+        // linear nor the angular momentum (PBD §3.3).
+        std::mt19937 rng(8);
+        double cols3[3][3];
+        double cols2[2][2];
+        randomColumns<3>(rng, cols3);
+        randomColumns<2>(rng, cols2);
+        auto check = [](auto& p, auto& g, int n) {
+            Vec3 sum = Vec3::Zero();
+            Vec3 torque = Vec3::Zero();
+            double scale = 0;
+            for (int k = 0; k < n; ++k) {
+                sum += vec(g[k]);
+                torque += vec(p[k]).cross(vec(g[k]));
+                scale += vec(g[k]).norm() * (1 + vec(p[k]).norm());
+            }
+            return (sum.norm() + torque.norm()) / scale;
+        };
+        for (int trial = 0; trial < 20; ++trial) {
+            const auto x4 = randomPoints<4>(rng);
+            const auto x3 = randomPoints<3>(rng);
+            V3<double> p4[4], g4[4], p3[3], g3[3], p2[2], g2[2];
+            for (int k = 0; k < 4; ++k) {
+                p4[k] = v3(x4[k]);
+            }
+            for (int k = 0; k < 3; ++k) {
+                p3[k] = v3(x3[k]);
+            }
+            p2[0] = p3[0];
+            p2[1] = p3[1];
+            double worst = 0;
+            math::evaluateDistance<double>(p2, 0.5, g2);
+            worst = std::max(worst, check(p2, g2, 2));
+            math::evaluateDihedralBridson<double>(p4, 0.5, g4);
+            worst = std::max(worst, check(p4, g4, 4));
+            math::evaluateDihedralPbd<double>(p4, 0.5, g4);
+            worst = std::max(worst, check(p4, g4, 4));
+            math::evaluateVolume<double>(p4, 0.5, g4);
+            worst = std::max(worst, check(p4, g4, 4));
+            math::evaluateArea<double>(p3, 0.5, g3);
+            worst = std::max(worst, check(p3, g3, 3));
+            for (int i = 0; i < 3; ++i) {
+                math::evaluateStrainStretch<double, 3>(p4, cols3, i, 1.0, g4);
+                worst = std::max(worst, check(p4, g4, 4));
+                math::evaluateStrainShear<double, 3>(p4, cols3, i, (i + 1) % 3, 0.0, true, g4);
+                worst = std::max(worst, check(p4, g4, 4));
+                math::evaluateStrainShear<double, 3>(p4, cols3, i, (i + 1) % 3, 0.0, false, g4);
+                worst = std::max(worst, check(p4, g4, 4));
+            }
+            for (int i = 0; i < 2; ++i) {
+                math::evaluateStrainStretch<double, 2>(p3, cols2, i, 1.0, g3);
+                worst = std::max(worst, check(p3, g3, 3));
+            }
+            math::evaluateStrainShear<double, 2>(p3, cols2, 0, 1, 0.0, true, g3);
+            worst = std::max(worst, check(p3, g3, 3));
+            QVERIFY2(worst < 1e-13, qPrintable(QString::number(worst)));
+        }
+    }
+
     void volumeIsSixTimesTheSignedVolume() {
         V3<double> p[4] = {{0, 0, 0}, {1, 0, 0}, {0, 1, 0}, {0, 0, 1}};
         V3<double> g[4];
