@@ -13,14 +13,14 @@ using lanes::kLanes;
 using lanes::Lanes;
 using math::V3;
 
-template <class T> T loadAt(const std::vector<Real>& v, std::size_t e) {
+template <class T> PBD_KERNEL_INLINE T loadAt(const std::vector<Real>& v, std::size_t e) {
     if constexpr (std::is_same_v<T, Lanes>) {
         return lanes::load(v.data() + e);
     } else {
         return v[e];
     }
 }
-template <class T> void storeAt(std::vector<Real>& v, std::size_t e, T value) {
+template <class T> PBD_KERNEL_INLINE void storeAt(std::vector<Real>& v, std::size_t e, T value) {
     if constexpr (std::is_same_v<T, Lanes>) {
         lanes::store(v.data() + e, value);
     } else {
@@ -30,47 +30,55 @@ template <class T> void storeAt(std::vector<Real>& v, std::size_t e, T value) {
 
 // Rows (x, y, z, w) of four particles <-> columns x, y, z, w of four lanes; the transpose is its
 // own inverse.
-inline void transpose(Lanes& a, Lanes& b, Lanes& c, Lanes& d) {
-    using M = lanes::LaneMask;
-    const Lanes t0 = __builtin_shuffle(a, b, M{0, 4, 2, 6});
-    const Lanes t1 = __builtin_shuffle(a, b, M{1, 5, 3, 7});
-    const Lanes t2 = __builtin_shuffle(c, d, M{0, 4, 2, 6});
-    const Lanes t3 = __builtin_shuffle(c, d, M{1, 5, 3, 7});
-    a = __builtin_shuffle(t0, t2, M{0, 1, 4, 5});
-    b = __builtin_shuffle(t1, t3, M{0, 1, 4, 5});
-    c = __builtin_shuffle(t0, t2, M{2, 3, 6, 7});
-    d = __builtin_shuffle(t1, t3, M{2, 3, 6, 7});
+PBD_KERNEL_INLINE void transpose(lanes::Quad& a, lanes::Quad& b, lanes::Quad& c, lanes::Quad& d) {
+    using Q = lanes::Quad;
+    const Q t0 = __builtin_shufflevector(a, b, 0, 4, 2, 6);
+    const Q t1 = __builtin_shufflevector(a, b, 1, 5, 3, 7);
+    const Q t2 = __builtin_shufflevector(c, d, 0, 4, 2, 6);
+    const Q t3 = __builtin_shufflevector(c, d, 1, 5, 3, 7);
+    a = __builtin_shufflevector(t0, t2, 0, 1, 4, 5);
+    b = __builtin_shufflevector(t1, t3, 0, 1, 4, 5);
+    c = __builtin_shufflevector(t0, t2, 2, 3, 6, 7);
+    d = __builtin_shufflevector(t1, t3, 2, 3, 6, 7);
 }
 
 template <int N>
-void gather(const SolverParticle* P, const std::array<Index, N>* idx, V3<Lanes> (&p)[N],
-            Lanes (&w)[N]) {
-    static_assert(kLanes == 4);
+PBD_KERNEL_INLINE void gather(const SolverParticle* P, const std::array<Index, N>* idx,
+                              V3<Lanes> (&p)[N], Lanes (&w)[N]) {
+    constexpr int Q = kLanes / 4;
     for (int k = 0; k < N; ++k) {
-        Lanes a = lanes::load(&P[idx[0][k]].x);
-        Lanes b = lanes::load(&P[idx[1][k]].x);
-        Lanes c = lanes::load(&P[idx[2][k]].x);
-        Lanes d = lanes::load(&P[idx[3][k]].x);
-        transpose(a, b, c, d);
-        p[k] = {a, b, c};
-        w[k] = d;
+        lanes::Quad x[Q], y[Q], z[Q], m[Q];
+        for (int q = 0; q < Q; ++q) {
+            x[q] = lanes::loadQuad(&P[idx[4 * q + 0][k]].x);
+            y[q] = lanes::loadQuad(&P[idx[4 * q + 1][k]].x);
+            z[q] = lanes::loadQuad(&P[idx[4 * q + 2][k]].x);
+            m[q] = lanes::loadQuad(&P[idx[4 * q + 3][k]].x);
+            transpose(x[q], y[q], z[q], m[q]);
+        }
+        p[k] = {lanes::fromQuads(x), lanes::fromQuads(y), lanes::fromQuads(z)};
+        w[k] = lanes::fromQuads(m);
     }
 }
 template <int N>
-void scatter(SolverParticle* P, const std::array<Index, N>* idx, const V3<Lanes> (&p)[N],
-             const Lanes (&w)[N]) {
+PBD_KERNEL_INLINE void scatter(SolverParticle* P, const std::array<Index, N>* idx,
+                               const V3<Lanes> (&p)[N], const Lanes (&w)[N]) {
     for (int k = 0; k < N; ++k) {
-        Lanes a = p[k].x, b = p[k].y, c = p[k].z, d = w[k];
-        transpose(a, b, c, d);
-        lanes::store(&P[idx[0][k]].x, a);
-        lanes::store(&P[idx[1][k]].x, b);
-        lanes::store(&P[idx[2][k]].x, c);
-        lanes::store(&P[idx[3][k]].x, d);
+        for (int q = 0; q < kLanes / 4; ++q) {
+            lanes::Quad a = lanes::quadOf(p[k].x, q);
+            lanes::Quad b = lanes::quadOf(p[k].y, q);
+            lanes::Quad c = lanes::quadOf(p[k].z, q);
+            lanes::Quad d = lanes::quadOf(w[k], q);
+            transpose(a, b, c, d);
+            lanes::storeQuad(&P[idx[4 * q + 0][k]].x, a);
+            lanes::storeQuad(&P[idx[4 * q + 1][k]].x, b);
+            lanes::storeQuad(&P[idx[4 * q + 2][k]].x, c);
+            lanes::storeQuad(&P[idx[4 * q + 3][k]].x, d);
+        }
     }
 }
 template <int N>
-void gather(const SolverParticle* P, const std::array<Index, N>* idx, V3<Real> (&p)[N],
-            Real (&w)[N]) {
+PBD_KERNEL_INLINE void gather(const SolverParticle* P, const std::array<Index, N>* idx,
+                              V3<Real> (&p)[N], Real (&w)[N]) {
     for (int k = 0; k < N; ++k) {
         const SolverParticle& q = P[(*idx)[k]];
         p[k] = {q.x, q.y, q.z};
@@ -78,8 +86,8 @@ void gather(const SolverParticle* P, const std::array<Index, N>* idx, V3<Real> (
     }
 }
 template <int N>
-void scatter(SolverParticle* P, const std::array<Index, N>* idx, const V3<Real> (&p)[N],
-             const Real (&)[N]) {
+PBD_KERNEL_INLINE void scatter(SolverParticle* P, const std::array<Index, N>* idx,
+                               const V3<Real> (&p)[N], const Real (&)[N]) {
     for (int k = 0; k < N; ++k) {
         SolverParticle& q = P[(*idx)[k]];
         q.x = p[k].x;
@@ -111,8 +119,8 @@ void forRange(Batch& b, SolverParticle* P, std::size_t begin, std::size_t end, E
 
 // XPBD (or PBD) update of component `comp` of element(s) e, given C and its gradients.
 template <bool Xpbd, class T, int N, class Batch>
-void apply(Batch& b, int comp, std::size_t e, T c, const V3<T> (&g)[N], V3<T> (&p)[N],
-           const T (&w)[N], Real invH2) {
+PBD_KERNEL_INLINE void apply(Batch& b, int comp, std::size_t e, T c, const V3<T> (&g)[N],
+                             V3<T> (&p)[N], const T (&w)[N], Real invH2) {
     const T lambda = loadAt<T>(b.lambda[comp], e);
     T alphaTilde;
     T scale;
@@ -124,6 +132,25 @@ void apply(Batch& b, int comp, std::size_t e, T c, const V3<T> (&g)[N], V3<T> (&
         scale = loadAt<T>(b.pbdScale[comp], e);
     }
     const T dl = math::project<T, N>(c, g, p, w, alphaTilde, lambda, scale);
+    storeAt<T>(b.lambda[comp], e, lambda + dl);
+}
+
+// The same for a strain stretch component, with its closed-form projection.
+template <bool Xpbd, class T, int D, class Batch>
+PBD_KERNEL_INLINE void applyStretch(Batch& b, int comp, std::size_t e, V3<T> (&p)[D + 1],
+                                    const T (&w)[D + 1], const T (&cols)[D][D], Real invH2) {
+    const T lambda = loadAt<T>(b.lambda[comp], e);
+    T alphaTilde;
+    T scale;
+    if constexpr (Xpbd) {
+        alphaTilde = loadAt<T>(b.compliance[comp], e) * invH2;
+        scale = math::splat<T>(1.0);
+    } else {
+        alphaTilde = math::splat<T>(0.0);
+        scale = loadAt<T>(b.pbdScale[comp], e);
+    }
+    const T dl = math::projectStrainStretch<T, D>(p, w, cols, comp, loadAt<T>(b.rest[comp], e),
+                                                  alphaTilde, lambda, scale);
     storeAt<T>(b.lambda[comp], e, lambda + dl);
 }
 
@@ -161,8 +188,7 @@ void solve(StrainTriangleConstraints& b, SolverParticle* P, std::size_t begin, s
         }
         V3<T> g[3];
         for (int i = 0; i < 2; ++i) {
-            const T c = math::evaluateStrainStretch<T, 2>(p, cols, i, loadAt<T>(b.rest[i], e), g);
-            apply<Xpbd>(b, i, e, c, g, p, w, invH2);
+            applyStretch<Xpbd, T, 2>(b, i, e, p, w, cols, invH2);
         }
         const T c =
             math::evaluateStrainShear<T, 2>(p, cols, 0, 1, loadAt<T>(b.rest[2], e), normalised, g);
@@ -181,8 +207,7 @@ void solve(StrainTetConstraints& b, SolverParticle* P, std::size_t begin, std::s
         }
         V3<T> g[4];
         for (int i = 0; i < 3; ++i) {
-            const T c = math::evaluateStrainStretch<T, 3>(p, cols, i, loadAt<T>(b.rest[i], e), g);
-            apply<Xpbd>(b, i, e, c, g, p, w, invH2);
+            applyStretch<Xpbd, T, 3>(b, i, e, p, w, cols, invH2);
         }
         constexpr int pairs[3][2] = {{0, 1}, {0, 2}, {1, 2}};
         for (int s = 0; s < 3; ++s) {

@@ -15,47 +15,47 @@ using lanes::maxOf;
 using lanes::select;
 using lanes::sqrtOf;
 
-template <class T> T splat(double v) {
+template <class T> PBD_KERNEL_INLINE T splat(double v) {
     return T{} + v;
 }
 
 template <class T> struct V3 { T x, y, z; };
-template <class T> V3<T> operator+(V3<T> a, V3<T> b) {
+template <class T> PBD_KERNEL_INLINE V3<T> operator+(V3<T> a, V3<T> b) {
     return {a.x + b.x, a.y + b.y, a.z + b.z};
 }
-template <class T> V3<T> operator-(V3<T> a, V3<T> b) {
+template <class T> PBD_KERNEL_INLINE V3<T> operator-(V3<T> a, V3<T> b) {
     return {a.x - b.x, a.y - b.y, a.z - b.z};
 }
-template <class T> V3<T> operator-(V3<T> a) {
+template <class T> PBD_KERNEL_INLINE V3<T> operator-(V3<T> a) {
     return {-a.x, -a.y, -a.z};
 }
-template <class T> V3<T> operator*(V3<T> a, T s) {
+template <class T> PBD_KERNEL_INLINE V3<T> operator*(V3<T> a, T s) {
     return {a.x * s, a.y * s, a.z * s};
 }
-template <class T> V3<T> operator*(T s, V3<T> a) {
+template <class T> PBD_KERNEL_INLINE V3<T> operator*(T s, V3<T> a) {
     return {a.x * s, a.y * s, a.z * s};
 }
-template <class T> V3<T>& operator+=(V3<T>& a, V3<T> b) {
+template <class T> PBD_KERNEL_INLINE V3<T>& operator+=(V3<T>& a, V3<T> b) {
     return a = a + b;
 }
-template <class T> V3<T>& operator-=(V3<T>& a, V3<T> b) {
+template <class T> PBD_KERNEL_INLINE V3<T>& operator-=(V3<T>& a, V3<T> b) {
     return a = a - b;
 }
-template <class T> T dot(V3<T> a, V3<T> b) {
+template <class T> PBD_KERNEL_INLINE T dot(V3<T> a, V3<T> b) {
     return a.x * b.x + a.y * b.y + a.z * b.z;
 }
-template <class T> T norm2(V3<T> a) {
+template <class T> PBD_KERNEL_INLINE T norm2(V3<T> a) {
     return dot(a, a);
 }
-template <class T> V3<T> cross(V3<T> a, V3<T> b) {
+template <class T> PBD_KERNEL_INLINE V3<T> cross(V3<T> a, V3<T> b) {
     return {a.y * b.z - a.z * b.y, a.z * b.x - a.x * b.z, a.x * b.y - a.y * b.x};
 }
-template <class T> V3<T> zero() {
+template <class T> PBD_KERNEL_INLINE V3<T> zero() {
     return {T{}, T{}, T{}};
 }
 
 // 1 / v where v > tiny, else 0: degenerate elements produce no correction instead of NaNs.
-template <class T> T safeInverse(T v, double tiny = 1e-30) {
+template <class T> PBD_KERNEL_INLINE T safeInverse(T v, double tiny = 1e-30) {
     const auto ok = absOf(v) > tiny;
     return select(ok, 1.0 / select(ok, v, splat<T>(1.0)), splat<T>(0.0));
 }
@@ -64,8 +64,8 @@ template <class T> T safeInverse(T v, double tiny = 1e-30) {
 // p_k += w_k g_k dlambda. For PBD, a~ = 0 and scale = k' = 1 - (1 - k)^(1/n) (PBD §3.3).
 // Returns dlambda.
 template <class T, int N>
-T project(T c, const V3<T> (&g)[N], V3<T> (&p)[N], const T (&w)[N], T alphaTilde, T lambda,
-          T scale) {
+PBD_KERNEL_INLINE T project(T c, const V3<T> (&g)[N], V3<T> (&p)[N], const T (&w)[N], T alphaTilde,
+                            T lambda, T scale) {
     T denom = alphaTilde;
     for (int k = 0; k < N; ++k) {
         denom += w[k] * norm2(g[k]);
@@ -78,7 +78,8 @@ T project(T c, const V3<T> (&g)[N], V3<T> (&p)[N], const T (&w)[N], T alphaTilde
 }
 
 // Distance, PBD eq. 10-11: C = |p0 - p1| - d.
-template <class T> T evaluateDistance(const V3<T> (&p)[2], T rest, V3<T> (&g)[2]) {
+template <class T>
+PBD_KERNEL_INLINE T evaluateDistance(const V3<T> (&p)[2], T rest, V3<T> (&g)[2]) {
     const V3<T> n = p[0] - p[1];
     const T len = sqrtOf(norm2(n));
     g[0] = n * safeInverse(len);
@@ -90,7 +91,8 @@ template <class T> T evaluateDistance(const V3<T> (&p)[2], T rest, V3<T> (&g)[2]
 // derivatives of Bridson et al. (SBD §3.8, eq. 39-46). The angle is 0 when the two triangles
 // (p0, p2, p3) and (p1, p3, p2) are coplanar and unfolded, and signed so the gradients hold
 // through the flat state.
-template <class T> T evaluateDihedralBridson(const V3<T> (&p)[4], T restAngle, V3<T> (&g)[4]) {
+template <class T>
+PBD_KERNEL_INLINE T evaluateDihedralBridson(const V3<T> (&p)[4], T restAngle, V3<T> (&g)[4]) {
     const V3<T> e = p[3] - p[2];
     const T elen2 = norm2(e);
     const T elen = sqrtOf(elen2);
@@ -117,7 +119,8 @@ template <class T> T evaluateDihedralBridson(const V3<T> (&p)[4], T restAngle, V
 // Dihedral bending of the PBD appendix (PBD eq. 25-29): shared edge p0 -> p1, triangles
 // (p0, p2, p1) and (p0, p1, p3); C = acos(n1.n2) - phi0. The gradient of acos is singular when
 // the hinge is flat (d = +-1); there it is reported as zero and the constraint does nothing.
-template <class T> T evaluateDihedralPbd(const V3<T> (&p)[4], T restAngle, V3<T> (&g)[4]) {
+template <class T>
+PBD_KERNEL_INLINE T evaluateDihedralPbd(const V3<T> (&p)[4], T restAngle, V3<T> (&g)[4]) {
     const V3<T> p2 = p[1] - p[0];
     const V3<T> p3 = p[2] - p[0];
     const V3<T> p4 = p[3] - p[0];
@@ -146,35 +149,24 @@ template <class T> T evaluateDihedralPbd(const V3<T> (&p)[4], T restAngle, V3<T>
 
 // Strain constraints (SBD §3.1-3.5). `cols` are the columns c_i of Q^-1, D = 2 for triangles
 // and 3 for tets; P = [p1 - p0, ..., pD - p0], f_i = P c_i, S = F^T F.
-template <class T, int D> struct StrainFrame {
-    V3<T> f[D];
-    T len[D];
-};
+// Column i of F = P Q^-1: f_i = sum_k (p_{k+1} - p_0) c_i[k].
 template <class T, int D>
-StrainFrame<T, D> deformationColumns(const V3<T> (&p)[D + 1], const T (&cols)[D][D]) {
-    StrainFrame<T, D> fr;
-    V3<T> e[D];
-    for (int k = 0; k < D; ++k) {
-        e[k] = p[k + 1] - p[0];
+PBD_KERNEL_INLINE V3<T> deformationColumn(const V3<T> (&p)[D + 1], const T (&cols)[D][D], int i) {
+    V3<T> f = (p[1] - p[0]) * cols[i][0];
+    for (int k = 1; k < D; ++k) {
+        f += (p[k + 1] - p[0]) * cols[i][k];
     }
-    for (int i = 0; i < D; ++i) {
-        V3<T> f = e[0] * cols[i][0];
-        for (int k = 1; k < D; ++k) {
-            f += e[k] * cols[i][k];
-        }
-        fr.f[i] = f;
-    }
-    return fr;
+    return f;
 }
 
 // Stretch along material axis i, sqrt form (SBD eq. 14): C = sqrt(S_ii) - s_i, whose gradient is
 // grad S_ii / (2 sqrt(S_ii)) = f_i c_i[k] / |f_i| (SBD eq. 29-31, 32).
 template <class T, int D>
-T evaluateStrainStretch(const V3<T> (&p)[D + 1], const T (&cols)[D][D], int i, T rest,
-                        V3<T> (&g)[D + 1]) {
-    const StrainFrame<T, D> fr = deformationColumns<T, D>(p, cols);
-    const T len = sqrtOf(norm2(fr.f[i]));
-    const V3<T> u = fr.f[i] * safeInverse(len);
+PBD_KERNEL_INLINE T evaluateStrainStretch(const V3<T> (&p)[D + 1], const T (&cols)[D][D], int i,
+                                          T rest, V3<T> (&g)[D + 1]) {
+    const V3<T> fi = deformationColumn<T, D>(p, cols, i);
+    const T len = sqrtOf(norm2(fi));
+    const V3<T> u = fi * safeInverse(len);
     g[0] = zero<T>();
     for (int k = 0; k < D; ++k) {
         g[k + 1] = u * cols[i][k];
@@ -183,15 +175,42 @@ T evaluateStrainStretch(const V3<T> (&p)[D + 1], const T (&cols)[D][D], int i, T
     return len - rest;
 }
 
+// The XPBD update of the stretch constraint above, in closed form: with u = f_i / |f_i| a unit
+// vector, sum_k w_k |grad_k C|^2 = sum_k w_k c_i[k]^2 (c_i[-1] = -sum c_i) does not depend on
+// the positions, so it is computed beside the sqrt instead of after it, and the update needs one
+// division: dp_k = -w_k c_i[k] f_i (C + a~ lambda) / ((D + a~) |f_i|) (SBD eq. 32, 35; XPBD
+// eq. 17-18). Returns dlambda. Equal to project(evaluateStrainStretch(...)) (tested).
+template <class T, int D>
+PBD_KERNEL_INLINE T projectStrainStretch(V3<T> (&p)[D + 1], const T (&w)[D + 1],
+                                         const T (&cols)[D][D], int i, T rest, T alphaTilde,
+                                         T lambda, T scale) {
+    const V3<T> fi = deformationColumn<T, D>(p, cols, i);
+    T c0 = cols[i][0];
+    for (int k = 1; k < D; ++k) {
+        c0 += cols[i][k];
+    }
+    T denom = w[0] * c0 * c0 + alphaTilde;
+    for (int k = 0; k < D; ++k) {
+        denom += w[k + 1] * cols[i][k] * cols[i][k];
+    }
+    const T len = sqrtOf(norm2(fi));
+    const T c = len - rest;
+    const T q = scale * (-c - alphaTilde * lambda) * safeInverse(denom * len);
+    p[0] -= fi * (w[0] * c0 * q);
+    for (int k = 0; k < D; ++k) {
+        p[k + 1] += fi * (w[k + 1] * cols[i][k] * q);
+    }
+    return q * len;
+}
+
 // Shear between axes i < j: C = S_ij (SBD eq. 10) with grad_{p_k} S_ij = f_j c_i[k] + f_i c_j[k]
 // (SBD eq. 30 with its erratum fixed), or, normalised, from S̄_ij = f_i.f_j / (|f_i||f_j|)
 // (SBD eq. 15, gradient eq. 36), which leaves pure stretch alone; `rest` is then an angle (rad).
 template <class T, int D>
-T evaluateStrainShear(const V3<T> (&p)[D + 1], const T (&cols)[D][D], int i, int j, T rest,
-                      bool normalised, V3<T> (&g)[D + 1]) {
-    const StrainFrame<T, D> fr = deformationColumns<T, D>(p, cols);
-    const V3<T>& fi = fr.f[i];
-    const V3<T>& fj = fr.f[j];
+PBD_KERNEL_INLINE T evaluateStrainShear(const V3<T> (&p)[D + 1], const T (&cols)[D][D], int i,
+                                        int j, T rest, bool normalised, V3<T> (&g)[D + 1]) {
+    const V3<T> fi = deformationColumn<T, D>(p, cols, i);
+    const V3<T> fj = deformationColumn<T, D>(p, cols, j);
     const T sij = dot(fi, fj);
     g[0] = zero<T>();
     if (!normalised) {
@@ -225,7 +244,7 @@ T evaluateStrainShear(const V3<T> (&p)[D + 1], const T (&cols)[D][D], int i, int
 
 // Volume (SBD eq. 16-19): C = det(P) - rest with rest = det(Q) (or s1 s2 s3 det(Q), the
 // generalised rest). Its sign is enforced, so it also un-inverts inverted tets.
-template <class T> T evaluateVolume(const V3<T> (&p)[4], T rest, V3<T> (&g)[4]) {
+template <class T> PBD_KERNEL_INLINE T evaluateVolume(const V3<T> (&p)[4], T rest, V3<T> (&g)[4]) {
     const V3<T> a = p[1] - p[0];
     const V3<T> b = p[2] - p[0];
     const V3<T> c = p[3] - p[0];
@@ -237,7 +256,7 @@ template <class T> T evaluateVolume(const V3<T> (&p)[4], T rest, V3<T> (&g)[4]) 
 }
 
 // Area (SBD eq. 47-60): C = |p1 x p2|^2 - rest with rest = |q1 x q2|^2, relative to p0.
-template <class T> T evaluateArea(const V3<T> (&p)[3], T rest, V3<T> (&g)[3]) {
+template <class T> PBD_KERNEL_INLINE T evaluateArea(const V3<T> (&p)[3], T rest, V3<T> (&g)[3]) {
     const V3<T> a = p[1] - p[0];
     const V3<T> b = p[2] - p[0];
     const V3<T> n = cross(a, b);

@@ -198,6 +198,35 @@ private slots:
         }
     }
 
+    void closedFormStretchProjectionMatchesTheGeneric() {
+        std::mt19937 rng(9);
+        std::uniform_real_distribution<double> d(0.1, 2.0);
+        for (int trial = 0; trial < 50; ++trial) {
+            double cols[3][3];
+            randomColumns<3>(rng, cols);
+            const auto x = randomPoints<4>(rng);
+            const double w[4] = {d(rng), trial % 3 == 0 ? 0.0 : d(rng), d(rng), d(rng)};
+            const double alphaTilde = trial % 2 == 0 ? 0.0 : d(rng);
+            const double lambda = alphaTilde > 0 ? d(rng) - 1 : 0.0;
+            const double scale = trial % 5 == 0 ? 0.3 : 1.0;
+            for (int i = 0; i < 3; ++i) {
+                V3<double> a[4], b[4], g[4];
+                for (int k = 0; k < 4; ++k) {
+                    a[k] = b[k] = v3(x[k]);
+                }
+                const double c = math::evaluateStrainStretch<double, 3>(a, cols, i, 1.1, g);
+                const double dlGeneric =
+                    math::project<double, 4>(c, g, a, w, alphaTilde, lambda, scale);
+                const double dlClosed = math::projectStrainStretch<double, 3>(
+                    b, w, cols, i, 1.1, alphaTilde, lambda, scale);
+                QVERIFY(std::abs(dlGeneric - dlClosed) < 1e-12 * (1 + std::abs(dlGeneric)));
+                for (int k = 0; k < 4; ++k) {
+                    QVERIFY((vec(a[k]) - vec(b[k])).norm() < 1e-12 * (1 + vec(a[k]).norm()));
+                }
+            }
+        }
+    }
+
     void volumeAndAreaGradients() {
         std::mt19937 rng(6);
         for (int trial = 0; trial < 20; ++trial) {
@@ -298,9 +327,9 @@ private slots:
     }
 
     void lanesMatchTheScalarPath() {
-        // Four random hinges evaluated in one lane vector agree with one-by-one evaluation.
+        // kLanes random hinges evaluated in one lane vector agree with one-by-one evaluation.
         std::mt19937 rng(7);
-        std::array<std::array<Vec3, 4>, 4> hinges;
+        std::array<std::array<Vec3, 4>, lanes::kLanes> hinges;
         for (auto& h : hinges) {
             h = randomPoints<4>(rng);
         }
