@@ -175,6 +175,7 @@ BuildReport addStrainTriangles(ConstraintSet& set, const Particles& particles, c
             firstFallback = t;
         }
         b.particles.push_back(tri);
+        b.colour.push_back(0);
         for (int k = 0; k < 4; ++k) {
             b.qInverse[k].push_back(f.qInverse[k]);
         }
@@ -189,6 +190,7 @@ BuildReport addStrainTriangles(ConstraintSet& set, const Particles& particles, c
         ++report.added;
     }
     b.colourOffsets.clear();
+    set.colourCount = 0; // to be coloured again
     if (fallback > 0) {
         report.warnings.push_back(
             elementName(body, "triangle", firstFallback) + (fallback > 1 ? " and " : "") +
@@ -228,6 +230,7 @@ BuildReport addStrainTets(ConstraintSet& set, const Particles& particles, const 
         const Real volume = std::abs(Q.determinant()) / 6.0;
         const Mat3 qi = Q.inverse();
         b.particles.push_back(t);
+        b.colour.push_back(0);
         for (int k = 0; k < 9; ++k) {
             b.qInverse[k].push_back(qi(k % 3, k / 3));
         }
@@ -241,6 +244,7 @@ BuildReport addStrainTets(ConstraintSet& set, const Particles& particles, const 
         ++report.added;
     }
     b.colourOffsets.clear();
+    set.colourCount = 0; // to be coloured again
     return report;
 }
 
@@ -258,6 +262,7 @@ BuildReport addTetVolumes(ConstraintSet& set, const Particles& particles, const 
         }
         const Real det = Q.determinant();
         b.particles.push_back(t);
+        b.colour.push_back(0);
         b.restValue.push_back(det);
         // C = 6 (V - V0): energy k/2 V0 ((V - V0)/V0)^2 = C^2 / (2 * 36 V0 / k).
         b.compliance[0].push_back(complianceOf(bulkModulus, 6.0 / (36.0 * std::abs(det))));
@@ -266,6 +271,7 @@ BuildReport addTetVolumes(ConstraintSet& set, const Particles& particles, const 
         ++report.added;
     }
     b.colourOffsets.clear();
+    set.colourCount = 0; // to be coloured again
     return report;
 }
 
@@ -284,6 +290,7 @@ BuildReport addTriangleAreas(ConstraintSet& set, const Particles& particles, con
         }
         const Real area = 0.5 * std::sqrt(n2);
         b.particles.push_back(t);
+        b.colour.push_back(0);
         b.restValue.push_back(n2);
         // C = 4 (A^2 - A0^2) ~ 8 A0 (A - A0), so the energy k/2 A0 ((A - A0)/A0)^2 is
         // C^2 / (2 alpha) with alpha = 64 A0^3 / k.
@@ -293,6 +300,7 @@ BuildReport addTriangleAreas(ConstraintSet& set, const Particles& particles, con
         ++report.added;
     }
     b.colourOffsets.clear();
+    set.colourCount = 0; // to be coloured again
     return report;
 }
 

@@ -5,8 +5,10 @@
 // its stiffness k in [0, 1] (classic PBD) and the lambda accumulated in the current substep,
 // which divided by h^2 estimates the constraint force (XPBD §3).
 //
-// After `colourConstraints` each batch is sorted by colour and `colourOffsets[c]` is where colour
-// c starts; constraints of one colour, across all batches, share no particle.
+// `colourConstraints` gives every element a colour (constraints of one colour, across all
+// batches, share no particle), sorts each batch by colour and sets `colourOffsets[c]` to where
+// colour c starts. `partitionColours` then reorders the batches by thread region (see there),
+// after which the colour ranges are in ColourRegions and colourOffsets is empty.
 
 #include "core/LinearAlgebra.h"
 
@@ -37,7 +39,8 @@ template <int N, int K> struct ConstraintBatch {
     std::array<std::vector<Real>, K> stiffness;  // k in [0, 1], per component (PBD)
     std::array<std::vector<Real>, K> lambda;     // accumulated per substep
     std::array<std::vector<Real>, K> pbdScale;   // solver cache: k' = 1 - (1 - k)^(1/n)
-    std::vector<Index> colourOffsets;            // size colours + 1 once coloured
+    std::vector<int> colour;                     // per element, once coloured
+    std::vector<Index> colourOffsets;            // size colours + 1 while sorted by colour
 
     std::size_t size() const { return particles.size(); }
     std::size_t componentCount() const { return particles.size() * K; }
@@ -100,7 +103,11 @@ struct ConstraintSet {
     AreaConstraints area;
     VolumeConstraints volume;
     Attachments attachments;
-    int colourCount = 0; // 0 until coloured
+    int colourCount = 0;              // 0 until coloured
+    std::size_t colouredElements = 0; // batch elements when last coloured
+
+    // False when elements were added since the last colouring.
+    bool isColoured() const;
 
     std::size_t elementCount() const;
     // Number of scalar constraints (a strain tet counts 6).
@@ -110,6 +117,25 @@ struct ConstraintSet {
 // Greedy colouring of all batches together (one colour may hold several types), then every
 // batch is sorted by colour, stably, so the order within a colour is the authoring order.
 void colourConstraints(ConstraintSet& set, std::size_t particleCount);
+
+// Domain decomposition for the parallel solve: particles are split into `regions` ranges of
+// consecutive indices, and every element belongs to the region owning all its particles, or
+// to the boundary (class `regions`) when they lie in more than one. Each batch is reordered by
+// class, then colour, so a class's colours are contiguous and classes do not share cache lines.
+// Regions share no particle, so a thread sweeps all colours of its region without waiting for
+// the others; the boundary runs afterwards. With one region this is the plain colour order.
+struct ColourRegions {
+    int regions = 0; // 0 until partitioned
+    int colours = 0;
+    // Per batch (distance, bending, strain triangles, strain tets, area, volume): the start of
+    // (class k, colour c) at k * colours + c, then the end of the batch.
+    std::array<std::vector<Index>, 6> offsets;
+    Index begin(int batch, int k, int colour) const {
+        return offsets[batch][static_cast<std::size_t>(k) * colours + colour];
+    }
+    Index end(int batch, int k, int colour) const { return begin(batch, k, colour + 1); }
+};
+ColourRegions partitionColours(ConstraintSet& set, std::size_t particleCount, int regions);
 
 // True when no two elements of one colour share a particle (used by tests and debug checks).
 bool coloursAreIndependent(const ConstraintSet& set, std::size_t particleCount);

@@ -4,12 +4,15 @@
 #include "core/Damping.h"
 
 #include <algorithm>
+#include <atomic>
 #include <chrono>
 #include <cmath>
+#include <immintrin.h>
 #include <tbb/blocked_range.h>
 #include <tbb/parallel_for.h>
 #include <tbb/partitioner.h>
 #include <tbb/task_arena.h>
+#include <thread>
 
 namespace pbd {
 
@@ -23,13 +26,10 @@ struct Solver::Threads {
         , arena(n) {}
     int count;
     tbb::task_arena arena;
+    ColourRegions regions;
 };
 
 namespace {
-
-// Rough cost of one element relative to a distance constraint, to decide whether a colour is
-// worth splitting across threads.
-constexpr std::size_t kSerialColourCost = 512;
 
 template <class F> void forEachBatch(ConstraintSet& s, F&& f) {
     f(s.distance, 1);
@@ -40,40 +40,24 @@ template <class F> void forEachBatch(ConstraintSet& s, F&& f) {
     f(s.volume, 3);
 }
 
-std::size_t colourCost(ConstraintSet& set, int c) {
-    std::size_t cost = 0;
-    forEachBatch(set, [&](auto& b, std::size_t weight) {
-        if (!b.colourOffsets.empty()) {
-            cost += weight * (b.colourOffsets[c + 1] - b.colourOffsets[c]);
-        }
-    });
-    return cost;
-}
-
-// Chunk t of T of [begin, end), chunk boundaries on lane multiples so chunks stay SIMD-full.
-std::pair<std::size_t, std::size_t> chunkOf(std::size_t begin, std::size_t end, int t, int T) {
-    const std::size_t n = end - begin;
-    auto at = [&](int k) {
-        if (k >= T) {
-            return end;
-        }
-        const std::size_t raw = n * static_cast<std::size_t>(k) / static_cast<std::size_t>(T);
-        return begin + std::min(n, raw / kernels::kLanes * kernels::kLanes);
-    };
-    return {at(t), at(t + 1)};
-}
-
+// Every colour of class k (a region, or the boundary when k == regions), in colour order.
 template <bool Xpbd>
-void solveColourChunk(ConstraintSet& set, SolverParticle* P, int c, int t, int T, Real invH2) {
-    forEachBatch(set, [&](auto& b, std::size_t) {
-        if (b.colourOffsets.empty()) {
-            return;
-        }
-        const auto [begin, end] = chunkOf(b.colourOffsets[c], b.colourOffsets[c + 1], t, T);
-        if (begin < end) {
-            kernels::solve<Xpbd>(b, P, begin, end, invH2);
-        }
-    });
+void solveRegion(ConstraintSet& set, const ColourRegions& regions, SolverParticle* P, int k,
+                 Real invH2) {
+    for (int c = 0; c < set.colourCount; ++c) {
+        int batch = 0;
+        forEachBatch(set, [&](auto& b, std::size_t) {
+            const int index = batch++;
+            if (b.size() == 0) {
+                return;
+            }
+            const Index begin = regions.begin(index, k, c);
+            const Index end = regions.end(index, k, c);
+            if (begin < end) {
+                kernels::solve<Xpbd>(b, P, begin, end, invH2);
+            }
+        });
+    }
 }
 
 // Soft attachments: zero-length XPBD springs to a moving target, one particle each, in order.
@@ -99,6 +83,19 @@ void solveAttachments(Attachments& a, SolverParticle* P, Real targetTime, Real i
     }
 }
 
+// Waiting for the parts of earlier phases; `iterations` sweeps of the colours (then the serial
+// attachments) run with one fork-join per substep instead of one per colour. The results do not
+// depend on which thread ran which part.
+void spinWait(const std::atomic<int>& counter, int target) {
+    for (int spins = 0; counter.load(std::memory_order_acquire) < target; ++spins) {
+        if (spins < 4096) {
+            _mm_pause();
+        } else {
+            std::this_thread::yield();
+        }
+    }
+}
+
 int resolveThreads(int requested) {
     return requested > 0 ? requested : tbb::this_task_arena::max_concurrency();
 }
@@ -107,7 +104,8 @@ int resolveThreads(int requested) {
 
 Solver::Solver(Scene& scene)
     : scene_(scene) {
-    if (scene_.constraints.colourCount == 0 && scene_.constraints.elementCount() > 0) {
+    if (!scene_.constraints.isColoured() &&
+        scene_.constraints.elementCount() > scene_.constraints.attachments.size()) {
         colourConstraints(scene_.constraints, scene_.particles.size());
     }
     predicted_.resize(scene_.particles.size());
@@ -186,28 +184,20 @@ void Solver::substep(Real h) {
     const Real invH2 = 1.0 / (h * h);
     const bool xpbd = s.method == SolverMethod::Xpbd;
     SolverParticle* P = predicted_.data();
-    threads_->arena.execute([&] {
-        for (int it = 0; it < std::max(1, s.iterations); ++it) {
-            for (int c = 0; c < set.colourCount; ++c) {
-                const int T = threads_->count;
-                if (T == 1 || colourCost(set, c) < kSerialColourCost) {
-                    xpbd ? solveColourChunk<true>(set, P, c, 0, 1, invH2)
-                         : solveColourChunk<false>(set, P, c, 0, 1, invH2);
-                    continue;
-                }
-                tbb::parallel_for(
-                    tbb::blocked_range<int>(0, T, 1),
-                    [&](const tbb::blocked_range<int>& r) {
-                        for (int t = r.begin(); t < r.end(); ++t) {
-                            xpbd ? solveColourChunk<true>(set, P, c, t, T, invH2)
-                                 : solveColourChunk<false>(set, P, c, t, T, invH2);
-                        }
-                    },
-                    tbb::static_partitioner());
-            }
+    const int iterations = std::max(1, s.iterations);
+    Threads& th = *threads_;
+    if (th.regions.regions != th.count || th.regions.colours != set.colourCount) {
+        th.regions = partitionColours(set, particles.size(), th.count);
+    }
+    if (th.count == 1) {
+        for (int it = 0; it < iterations; ++it) {
+            xpbd ? solveRegion<true>(set, th.regions, P, 0, invH2)
+                 : solveRegion<false>(set, th.regions, P, 0, invH2);
             solveAttachments(set.attachments, P, targetTime, invH2, xpbd);
         }
-    });
+    } else {
+        solveInParallel(iterations, targetTime, invH2, xpbd);
+    }
 
     // Velocity update (PBD Alg. 1 lines 12-15).
     const Real invH = 1.0 / h;
@@ -227,8 +217,68 @@ void Solver::substep(Real h) {
     time_ += h;
 }
 
+void Solver::solveInParallel(int iterations, Real targetTime, Real invH2, bool xpbd) {
+    ConstraintSet& set = scene_.constraints;
+    Threads& th = *threads_;
+    const int T = th.count;
+    SolverParticle* P = predicted_.data();
+    // Per iteration two phases: the T regions in parallel (each sweeps all its colours with no
+    // synchronisation: regions share no particle), then the boundary elements and the soft
+    // attachments on one thread. A phase's parts are claimed with a bit mask: thread k runs part
+    // k when it can (its particles stay in its cache), then any part nobody took, so a thread
+    // that never starts cannot stall the others. Results depend on the thread count (the sweep
+    // order does) but not on which thread ran which part.
+    const int phases = 2 * iterations;
+    std::vector<std::atomic<std::uint64_t>> claimed(static_cast<std::size_t>(phases));
+    std::atomic<int> completed{0};
+    auto run = [&](int phase, int part) {
+        if (phase % 2 == 0) {
+            xpbd ? solveRegion<true>(set, th.regions, P, part, invH2)
+                 : solveRegion<false>(set, th.regions, P, part, invH2);
+        } else {
+            xpbd ? solveRegion<true>(set, th.regions, P, T, invH2)
+                 : solveRegion<false>(set, th.regions, P, T, invH2);
+            solveAttachments(set.attachments, P, targetTime, invH2, xpbd);
+        }
+    };
+    auto worker = [&](int k) {
+        int firstTicket = 0;
+        for (int f = 0; f < phases; ++f) {
+            const int parts = f % 2 == 0 ? T : 1;
+            spinWait(completed, firstTicket);
+            auto tryRun = [&](int part) {
+                const std::uint64_t bit = std::uint64_t(1) << part;
+                if ((claimed[static_cast<std::size_t>(f)].fetch_or(bit, std::memory_order_relaxed) &
+                     bit) == 0) {
+                    run(f, part);
+                    completed.fetch_add(1, std::memory_order_acq_rel);
+                }
+            };
+            const int home = k % parts;
+            tryRun(home);
+            for (int part = 0; part < parts; ++part) {
+                if (part != home) {
+                    tryRun(part);
+                }
+            }
+            firstTicket += parts;
+        }
+    };
+    th.arena.execute([&] {
+        tbb::parallel_for(
+            tbb::blocked_range<int>(0, T, 1),
+            [&](const tbb::blocked_range<int>& r) {
+                for (int t = r.begin(); t < r.end(); ++t) {
+                    worker(t);
+                }
+            },
+            tbb::static_partitioner());
+    });
+}
+
 std::vector<KernelCost> Solver::measureKernels(int sweeps) const {
-    ConstraintSet set = scene_.constraints; // scratch: lambdas change
+    ConstraintSet set = scene_.constraints; // scratch: lambdas and the order change
+    const ColourRegions regions = partitionColours(set, scene_.particles.size(), 1);
     std::vector<SolverParticle> P(scene_.particles.size());
     for (std::size_t i = 0; i < P.size(); ++i) {
         const Vec3& x = scene_.particles.positions[i];
@@ -242,15 +292,16 @@ std::vector<KernelCost> Solver::measureKernels(int sweeps) const {
                                     ConstraintType::Area,           ConstraintType::Volume};
     int typeIndex = 0;
     forEachBatch(set, [&](auto& b, std::size_t) {
+        const int batch = typeIndex;
         const ConstraintType type = types[typeIndex++];
-        if (b.size() == 0 || b.colourOffsets.empty()) {
+        if (b.size() == 0) {
             return;
         }
         const auto t0 = std::chrono::steady_clock::now();
         for (int s = 0; s < sweeps; ++s) {
             for (int c = 0; c < set.colourCount; ++c) {
-                kernels::solve<true>(b, P.data(), b.colourOffsets[c], b.colourOffsets[c + 1],
-                                     invH2);
+                kernels::solve<true>(b, P.data(), regions.begin(batch, 0, c),
+                                     regions.end(batch, 0, c), invH2);
             }
         }
         const double ns =

@@ -53,7 +53,7 @@ public:
 private:
     void substep(Real h);
     void refreshPbdScales();
-    void solveIteration(Real invH2);
+    void solveInParallel(int iterations, Real targetTime, Real invH2, bool xpbd);
 
     Scene& scene_;
     std::vector<SolverParticle> predicted_;

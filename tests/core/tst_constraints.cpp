@@ -13,6 +13,7 @@
 #include <functional>
 #include <numbers>
 #include <random>
+#include <set>
 
 using namespace pbd;
 using math::V3;
@@ -417,6 +418,38 @@ private slots:
             QVERIFY(scene.constraints.colourCount < 64);
             QVERIFY2(coloursAreIndependent(scene.constraints, scene.particles.size()), name);
         }
+    }
+
+    void regionsSplitEveryColourWithoutSharing() {
+        Scene scene = makeScene("tetbar").value();
+        colourConstraints(scene.constraints, scene.particles.size());
+        const std::size_t tets = scene.constraints.strainTets.size();
+        const ColourRegions r = partitionColours(scene.constraints, scene.particles.size(), 2);
+        QCOMPARE(scene.constraints.strainTets.size(), tets);
+        const int batch = 3; // strain tets
+        std::vector<int> regionOf(scene.particles.size(), -1);
+        std::size_t covered = 0;
+        std::size_t boundary = 0;
+        for (int k = 0; k <= 2; ++k) {
+            for (int c = 0; c < r.colours; ++c) {
+                std::set<Index> seen;
+                for (Index e = r.begin(batch, k, c); e < r.end(batch, k, c); ++e) {
+                    ++covered;
+                    boundary += k == 2;
+                    QCOMPARE(scene.constraints.strainTets.colour[e], c);
+                    for (Index p : scene.constraints.strainTets.particles[e]) {
+                        QVERIFY(seen.insert(p).second); // no particle twice in a colour
+                        if (k < 2) {
+                            // A region's particles belong to no other region.
+                            QVERIFY(regionOf[p] == -1 || regionOf[p] == k);
+                            regionOf[p] = k;
+                        }
+                    }
+                }
+            }
+        }
+        QCOMPARE(covered, tets);
+        QVERIFY(boundary > 0 && boundary < tets / 10); // one layer of cells between the halves
     }
 
     void independenceCheckCatchesASharedParticle() {
