@@ -410,10 +410,6 @@ int bench(const std::vector<std::string_view>& args) {
         std::fprintf(stderr, "pbdlab-cli: %s\n", d.c_str());
         return 1;
     }
-    if (std::getenv("PBDLAB_BENCH_TRACE")) {
-        for (double v : ms)
-            std::fprintf(stderr, "%.2f ", v);
-    }
     std::vector<double> sorted = ms;
     std::sort(sorted.begin(), sorted.end());
     const double median = sorted.size() % 2 == 1

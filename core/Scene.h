@@ -3,6 +3,7 @@
 // and the settings it is simulated with.
 
 #include "core/Body.h"
+#include "core/Colliders.h"
 #include "core/Constraints.h"
 #include "core/Particles.h"
 #include "core/SolverSettings.h"
@@ -18,6 +19,7 @@ struct Scene {
     Particles particles;
     std::vector<Body> bodies;
     ConstraintSet constraints;
+    std::vector<Collider> colliders;
     SolverSettings solver;
 
     Bounds bounds() const;

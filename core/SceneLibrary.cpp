@@ -121,6 +121,34 @@ Scene makeRopeScene() {
     return scene;
 }
 
+// Cloth falling onto a sphere resting on the ground: collisions with friction.
+Scene makeDrape() {
+    Scene scene;
+    scene.name = "drape";
+    scene.description = "A cloth falling onto a sphere on the ground: colliders with friction";
+    ClothSheetSpec sheet;
+    sheet.columns = 40;
+    sheet.rows = 40;
+    sheet.width = 1.6;
+    sheet.depth = 1.6;
+    sheet.center = Vec3(0, 1.2, 0);
+    scene.bodies.push_back(makeClothSheet(scene.particles, sheet, "cloth"));
+    const Body& body = scene.bodies.back();
+    addEdgeDistances(scene.constraints, scene.particles, body, 0.0);
+    addDihedralBending(scene.constraints, scene.particles, body, kClothBendingCompliance,
+                       kClothBendingPbdStiffness);
+    scene.colliders.push_back(Collider::plane(Vec3::Zero(), Vec3::UnitY()));
+    scene.colliders.back().name = "ground";
+    scene.colliders.back().friction = 0.5;
+    scene.colliders.push_back(Collider::sphere(Vec3(0, 0.5, 0), 0.5));
+    scene.colliders.back().friction = 0.3;
+    scene.solver.timeStep = 1.0 / 120;
+    scene.solver.substeps = 2;
+    scene.solver.iterations = 5;
+    scene.solver.collisionMargin = 0.01;
+    return scene;
+}
+
 struct Entry {
     SceneInfo info;
     Scene (*make)();
@@ -139,6 +167,8 @@ const std::vector<Entry>& entries() {
          &makeTetBar},
         {{"rope", "A rope of 30 particles with compliant distance constraints (XPBD)"},
          &makeRopeScene},
+        {{"drape", "A cloth falling onto a sphere on the ground: colliders with friction"},
+         &makeDrape},
     };
     return list;
 }

@@ -181,6 +181,8 @@ void Solver::substep(Real h) {
         }
     }
 
+    generateContacts();
+
     const Real invH2 = 1.0 / (h * h);
     const bool xpbd = s.method == SolverMethod::Xpbd;
     SolverParticle* P = predicted_.data();
@@ -194,6 +196,7 @@ void Solver::substep(Real h) {
             xpbd ? solveRegion<true>(set, th.regions, P, 0, invH2)
                  : solveRegion<false>(set, th.regions, P, 0, invH2);
             solveAttachments(set.attachments, P, targetTime, invH2, xpbd);
+            solveContacts();
         }
     } else {
         solveInParallel(iterations, targetTime, invH2, xpbd);
@@ -206,6 +209,7 @@ void Solver::substep(Real h) {
         particles.velocities[i] = (p - particles.positions[i]) * invH;
         particles.positions[i] = p;
     }
+    applyContactVelocities(h);
     if (s.globalDamping > 0) {
         for (const Body& body : scene_.bodies) {
             dampTowardRigidMotion(particles.positions, particles.velocities,
@@ -239,6 +243,7 @@ void Solver::solveInParallel(int iterations, Real targetTime, Real invH2, bool x
             xpbd ? solveRegion<true>(set, th.regions, P, T, invH2)
                  : solveRegion<false>(set, th.regions, P, T, invH2);
             solveAttachments(set.attachments, P, targetTime, invH2, xpbd);
+            solveContacts();
         }
     };
     auto worker = [&](int k) {
@@ -274,6 +279,93 @@ void Solver::solveInParallel(int iterations, Real targetTime, Real invH2, bool x
             },
             tbb::static_partitioner());
     });
+}
+
+void Solver::generateContacts() {
+    contacts_.clear();
+    const auto& colliders = scene_.colliders;
+    if (colliders.empty()) {
+        return;
+    }
+    if (colliderBounds_.size() != colliders.size()) {
+        colliderBounds_.clear();
+        for (const Collider& c : colliders) {
+            Bounds b; // empty: unbounded (planes) or not worth bounding
+            if (c.shape == ColliderShape::Mesh) {
+                for (const Vec3& v : c.vertices) {
+                    b.add(v);
+                }
+            }
+            colliderBounds_.push_back(b);
+        }
+    }
+    const Particles& particles = scene_.particles;
+    const Real margin = scene_.solver.collisionMargin;
+    for (std::size_t i = 0; i < particles.size(); ++i) {
+        const SolverParticle& q = predicted_[i];
+        if (!(q.w > 0)) {
+            continue;
+        }
+        const Vec3& x = particles.positions[i];
+        const Vec3 p(q.x, q.y, q.z);
+        for (std::size_t c = 0; c < colliders.size(); ++c) {
+            const Bounds& b = colliderBounds_[c];
+            if (!b.empty() && ((x.cwiseMin(p).array() > b.max.array() + margin).any() ||
+                               (x.cwiseMax(p).array() < b.min.array() - margin).any())) {
+                continue;
+            }
+            Contact contact;
+            if (contactFor(colliders[c], x, p, margin, contact.point, contact.normal)) {
+                contact.particle = static_cast<Index>(i);
+                contact.collider = static_cast<Index>(c);
+                contact.approachSpeed = particles.velocities[i].dot(contact.normal);
+                contacts_.push_back(contact);
+            }
+        }
+    }
+}
+
+// C(p) = (p - q)·n - margin >= 0, projected only when violated (PBD §3.4); the particle alone
+// moves, so its mass does not matter.
+void Solver::solveContacts() {
+    const Real margin = scene_.solver.collisionMargin;
+    for (Contact& c : contacts_) {
+        SolverParticle& q = predicted_[c.particle];
+        const Vec3 p(q.x, q.y, q.z);
+        const Real C = (p - c.point).dot(c.normal) - margin;
+        if (C < 0) {
+            q.x -= C * c.normal.x();
+            q.y -= C * c.normal.y();
+            q.z -= C * c.normal.z();
+            c.normalCorrection -= C;
+        }
+    }
+}
+
+// Friction and restitution on the velocities of particles whose contact acted (PBD §3.1 line
+// 16): the tangential speed drops by mu times the normal speed change the contact caused
+// (dynamic Coulomb friction), and a particle that approached at speed u leaves at e u at least.
+void Solver::applyContactVelocities(Real h) {
+    Particles& particles = scene_.particles;
+    for (const Contact& c : contacts_) {
+        if (!(c.normalCorrection > 0)) {
+            continue;
+        }
+        const Collider& collider = scene_.colliders[c.collider];
+        Vec3& v = particles.velocities[c.particle];
+        const Real vn = v.dot(c.normal);
+        Vec3 vt = v - vn * c.normal;
+        const Real speed = vt.norm();
+        if (speed > 0) {
+            const Real drop = std::min(collider.friction * c.normalCorrection / h, speed);
+            vt *= (speed - drop) / speed;
+        }
+        Real vnNew = vn;
+        if (c.approachSpeed < 0) {
+            vnNew = std::max(vn, -collider.restitution * c.approachSpeed);
+        }
+        v = vt + vnNew * c.normal;
+    }
 }
 
 std::vector<KernelCost> Solver::measureKernels(int sweeps) const {

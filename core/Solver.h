@@ -49,6 +49,8 @@ public:
     std::vector<KernelCost> measureKernels(int sweeps) const;
 
     const Scene& scene() const { return scene_; }
+    // Contacts with colliders in the last substep.
+    const std::vector<Contact>& contacts() const { return contacts_; }
 
 private:
     void substep(Real h);
@@ -56,7 +58,13 @@ private:
     void solveInParallel(int iterations, Real targetTime, Real invH2, bool xpbd);
 
     Scene& scene_;
+    void generateContacts();
+    void solveContacts();
+    void applyContactVelocities(Real h);
+
     std::vector<SolverParticle> predicted_;
+    std::vector<Contact> contacts_;
+    std::vector<Bounds> colliderBounds_;
     Real time_ = 0;
     std::size_t steps_ = 0;
     double lastStepMs_ = 0;

@@ -1,0 +1,366 @@
+#include "core/Colliders.h"
+
+#include <algorithm>
+#include <cmath>
+#include <limits>
+
+namespace pbd {
+
+std::string_view toString(ColliderShape shape) {
+    switch (shape) {
+    case ColliderShape::Plane:
+        return "plane";
+    case ColliderShape::Sphere:
+        return "sphere";
+    case ColliderShape::Box:
+        return "box";
+    case ColliderShape::Capsule:
+        return "capsule";
+    case ColliderShape::Mesh:
+        return "mesh";
+    }
+    return "unknown";
+}
+
+Collider Collider::plane(const Vec3& point, const Vec3& normal) {
+    Collider c;
+    c.shape = ColliderShape::Plane;
+    c.name = "plane";
+    c.center = point;
+    c.normal = normal.normalized();
+    return c;
+}
+
+Collider Collider::sphere(const Vec3& center, Real radius) {
+    Collider c;
+    c.shape = ColliderShape::Sphere;
+    c.name = "sphere";
+    c.center = center;
+    c.radius = radius;
+    return c;
+}
+
+Collider Collider::box(const Vec3& center, const Vec3& halfExtents, const Mat3& rotation) {
+    Collider c;
+    c.shape = ColliderShape::Box;
+    c.name = "box";
+    c.center = center;
+    c.halfExtents = halfExtents;
+    c.rotation = rotation;
+    return c;
+}
+
+Collider Collider::capsule(const Vec3& a, const Vec3& b, Real radius) {
+    Collider c;
+    c.shape = ColliderShape::Capsule;
+    c.name = "capsule";
+    c.a = a;
+    c.b = b;
+    c.radius = radius;
+    return c;
+}
+
+Collider Collider::mesh(std::vector<Vec3> vertices, std::vector<Triangle> triangles) {
+    Collider c;
+    c.shape = ColliderShape::Mesh;
+    c.name = "mesh";
+    c.vertices = std::move(vertices);
+    c.triangles = std::move(triangles);
+    return c;
+}
+
+namespace {
+
+Vec3 anyPerpendicular(const Vec3& v) {
+    return std::abs(v.x()) < 0.9 ? v.cross(Vec3::UnitX()).normalized()
+                                 : v.cross(Vec3::UnitY()).normalized();
+}
+
+// Closest point on triangle (a, b, c) to x (Ericson, Real-Time Collision Detection §5.1.5).
+Vec3 closestOnTriangle(const Vec3& x, const Vec3& a, const Vec3& b, const Vec3& c) {
+    const Vec3 ab = b - a, ac = c - a, ax = x - a;
+    const Real d1 = ab.dot(ax), d2 = ac.dot(ax);
+    if (d1 <= 0 && d2 <= 0) {
+        return a;
+    }
+    const Vec3 bx = x - b;
+    const Real d3 = ab.dot(bx), d4 = ac.dot(bx);
+    if (d3 >= 0 && d4 <= d3) {
+        return b;
+    }
+    const Real vc = d1 * d4 - d3 * d2;
+    if (vc <= 0 && d1 >= 0 && d3 <= 0) {
+        return a + ab * (d1 / (d1 - d3));
+    }
+    const Vec3 cx = x - c;
+    const Real d5 = ab.dot(cx), d6 = ac.dot(cx);
+    if (d6 >= 0 && d5 <= d6) {
+        return c;
+    }
+    const Real vb = d5 * d2 - d1 * d6;
+    if (vb <= 0 && d2 >= 0 && d6 <= 0) {
+        return a + ac * (d2 / (d2 - d6));
+    }
+    const Real va = d3 * d6 - d5 * d4;
+    if (va <= 0 && (d4 - d3) >= 0 && (d5 - d6) >= 0) {
+        return b + (c - b) * ((d4 - d3) / ((d4 - d3) + (d5 - d6)));
+    }
+    const Real denom = 1 / (va + vb + vc);
+    return a + ab * (vb * denom) + ac * (vc * denom);
+}
+
+// Ray (o + t d) against triangle (a, b, c) (Moller-Trumbore); t or a negative value.
+Real rayTriangle(const Vec3& o, const Vec3& d, const Vec3& a, const Vec3& b, const Vec3& c) {
+    const Vec3 e1 = b - a, e2 = c - a;
+    const Vec3 h = d.cross(e2);
+    const Real det = e1.dot(h);
+    if (std::abs(det) < 1e-300) {
+        return -1;
+    }
+    const Real f = 1 / det;
+    const Vec3 s = o - a;
+    const Real u = f * s.dot(h);
+    if (u < 0 || u > 1) {
+        return -1;
+    }
+    const Vec3 q = s.cross(e1);
+    const Real v = f * d.dot(q);
+    if (v < 0 || u + v > 1) {
+        return -1;
+    }
+    return f * e2.dot(q);
+}
+
+SurfacePoint closestOnMesh(const Collider& c, const Vec3& x) {
+    SurfacePoint best;
+    best.distance = std::numeric_limits<Real>::infinity();
+    std::size_t bestTriangle = 0;
+    for (std::size_t i = 0; i < c.triangles.size(); ++i) {
+        const Triangle& t = c.triangles[i];
+        const Vec3 q = closestOnTriangle(x, c.vertices[t[0]], c.vertices[t[1]], c.vertices[t[2]]);
+        const Real d = (x - q).squaredNorm();
+        if (d < best.distance) {
+            best.distance = d;
+            best.point = q;
+            bestTriangle = i;
+        }
+    }
+    if (c.triangles.empty()) {
+        return best;
+    }
+    // Inside or out by the parity of crossings along a fixed, skewed ray (robust away from
+    // edges, unlike the sign of the nearest face's normal at an edge or corner).
+    const Vec3 dir = Vec3(0.5773, 0.5774, 0.5771).normalized();
+    int crossings = 0;
+    for (const Triangle& t : c.triangles) {
+        if (rayTriangle(x, dir, c.vertices[t[0]], c.vertices[t[1]], c.vertices[t[2]]) > 0) {
+            ++crossings;
+        }
+    }
+    const bool inside = crossings % 2 == 1;
+    const Real d = std::sqrt(best.distance);
+    const Triangle& t = c.triangles[bestTriangle];
+    const Vec3 face = (c.vertices[t[1]] - c.vertices[t[0]])
+                          .cross(c.vertices[t[2]] - c.vertices[t[0]])
+                          .normalized();
+    best.normal = d > 1e-12 ? Vec3((inside ? -1.0 : 1.0) * (x - best.point) / d) : face;
+    best.distance = inside ? -d : d;
+    return best;
+}
+
+} // namespace
+
+SurfacePoint closestSurfacePoint(const Collider& c, const Vec3& x) {
+    SurfacePoint s;
+    switch (c.shape) {
+    case ColliderShape::Plane:
+        s.distance = (x - c.center).dot(c.normal);
+        s.point = x - s.distance * c.normal;
+        s.normal = c.normal;
+        return s;
+    case ColliderShape::Sphere: {
+        const Vec3 r = x - c.center;
+        const Real len = r.norm();
+        s.normal = len > 0 ? Vec3(r / len) : Vec3::UnitY();
+        s.distance = len - c.radius;
+        s.point = c.center + c.radius * s.normal;
+        return s;
+    }
+    case ColliderShape::Box: {
+        const Vec3 local = c.rotation.transpose() * (x - c.center);
+        const Vec3 clamped = local.cwiseMax(-c.halfExtents).cwiseMin(c.halfExtents);
+        if (local != clamped) {
+            const Vec3 r = local - clamped;
+            s.distance = r.norm();
+            s.normal = c.rotation * (r / s.distance);
+            s.point = c.center + c.rotation * clamped;
+            return s;
+        }
+        int axis = 0;
+        (c.halfExtents - local.cwiseAbs()).minCoeff(&axis);
+        const Real sign = local[axis] >= 0 ? 1.0 : -1.0;
+        Vec3 onFace = local;
+        onFace[axis] = sign * c.halfExtents[axis];
+        s.distance = -(c.halfExtents[axis] - std::abs(local[axis]));
+        s.normal = c.rotation * (sign * Vec3::Unit(axis));
+        s.point = c.center + c.rotation * onFace;
+        return s;
+    }
+    case ColliderShape::Capsule: {
+        const Vec3 ab = c.b - c.a;
+        const Real len2 = ab.squaredNorm();
+        const Real t = len2 > 0 ? std::clamp((x - c.a).dot(ab) / len2, 0.0, 1.0) : 0.0;
+        const Vec3 axisPoint = c.a + t * ab;
+        const Vec3 r = x - axisPoint;
+        const Real len = r.norm();
+        s.normal = len > 0 ? Vec3(r / len) : anyPerpendicular(len2 > 0 ? ab : Vec3::UnitY());
+        s.distance = len - c.radius;
+        s.point = axisPoint + c.radius * s.normal;
+        return s;
+    }
+    case ColliderShape::Mesh:
+        return closestOnMesh(c, x);
+    }
+    return s;
+}
+
+bool firstEntry(const Collider& c, const Vec3& x, const Vec3& p, SegmentHit& hit) {
+    const Vec3 d = p - x;
+    switch (c.shape) {
+    case ColliderShape::Plane: {
+        const Real dx = (x - c.center).dot(c.normal);
+        const Real dp = (p - c.center).dot(c.normal);
+        if (dx >= 0 && dp < 0) {
+            hit.t = dx / (dx - dp);
+            hit.normal = c.normal;
+            return true;
+        }
+        return false;
+    }
+    case ColliderShape::Sphere: {
+        const Vec3 m = x - c.center;
+        const Real A = d.squaredNorm();
+        const Real B = m.dot(d);
+        const Real C = m.squaredNorm() - c.radius * c.radius;
+        if (C < 0 || A <= 0 || B >= 0) {
+            return false; // starts inside, does not move, or moves away
+        }
+        const Real disc = B * B - A * C;
+        if (disc < 0) {
+            return false;
+        }
+        const Real t = (-B - std::sqrt(disc)) / A;
+        if (t < 0 || t > 1) {
+            return false;
+        }
+        hit.t = t;
+        hit.normal = (m + t * d).normalized();
+        return true;
+    }
+    case ColliderShape::Box: {
+        // Slabs in the box frame: the entry is the largest near-plane crossing.
+        const Vec3 o = c.rotation.transpose() * (x - c.center);
+        const Vec3 dir = c.rotation.transpose() * d;
+        Real tEnter = 0, tExit = 1;
+        int enterAxis = -1;
+        Real enterSign = 1;
+        for (int i = 0; i < 3; ++i) {
+            if (std::abs(dir[i]) < 1e-300) {
+                if (std::abs(o[i]) > c.halfExtents[i]) {
+                    return false;
+                }
+                continue;
+            }
+            Real t0 = (-c.halfExtents[i] - o[i]) / dir[i];
+            Real t1 = (c.halfExtents[i] - o[i]) / dir[i];
+            Real sign = -1;
+            if (t0 > t1) {
+                std::swap(t0, t1);
+                sign = 1;
+            }
+            if (t0 > tEnter) {
+                tEnter = t0;
+                enterAxis = i;
+                enterSign = sign;
+            }
+            tExit = std::min(tExit, t1);
+            if (tEnter > tExit) {
+                return false;
+            }
+        }
+        if (enterAxis < 0) {
+            return false; // starts inside
+        }
+        hit.t = tEnter;
+        hit.normal = c.rotation * (enterSign * Vec3::Unit(enterAxis));
+        return true;
+    }
+    case ColliderShape::Capsule: {
+        // Sphere tracing on the exact distance: converges to the entry of a convex shape.
+        const Real len = d.norm();
+        if (len <= 0 || closestSurfacePoint(c, x).distance < 0) {
+            return false;
+        }
+        Real t = 0;
+        for (int i = 0; i < 64 && t <= 1; ++i) {
+            const SurfacePoint s = closestSurfacePoint(c, x + t * d);
+            if (s.distance < 1e-9 * (1 + c.radius)) {
+                hit.t = t;
+                hit.normal = s.normal;
+                return true;
+            }
+            t += s.distance / len;
+        }
+        return false;
+    }
+    case ColliderShape::Mesh: {
+        Real best = 2;
+        Vec3 normal = Vec3::UnitY();
+        for (const Triangle& tri : c.triangles) {
+            const Vec3& a = c.vertices[tri[0]];
+            const Vec3& b = c.vertices[tri[1]];
+            const Vec3& cc = c.vertices[tri[2]];
+            const Vec3 n = (b - a).cross(cc - a);
+            if (n.dot(d) >= 0) {
+                continue; // only entering through a front face
+            }
+            const Real t = rayTriangle(x, d, a, b, cc);
+            if (t >= 0 && t <= 1 && t < best) {
+                best = t;
+                normal = n.normalized();
+            }
+        }
+        if (best > 1) {
+            return false;
+        }
+        hit.t = best;
+        hit.normal = normal;
+        return true;
+    }
+    }
+    return false;
+}
+
+bool contactFor(const Collider& c, const Vec3& x, const Vec3& p, Real margin, Vec3& q, Vec3& n) {
+    const SurfacePoint sx = closestSurfacePoint(c, x);
+    if (sx.distance < margin) {
+        q = sx.point;
+        n = sx.normal;
+        return true;
+    }
+    SegmentHit hit;
+    if (firstEntry(c, x, p, hit)) {
+        q = x + hit.t * (p - x);
+        n = hit.normal;
+        return true;
+    }
+    const SurfacePoint sp = closestSurfacePoint(c, p);
+    if (sp.distance < margin) {
+        q = sp.point;
+        n = sp.normal;
+        return true;
+    }
+    return false;
+}
+
+} // namespace pbd

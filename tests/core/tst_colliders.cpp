@@ -1,0 +1,188 @@
+// core: collider geometry (closest points, segment entries), the continuous contact test of
+// PBD §3.4, and friction and restitution against analytic answers.
+
+#include "core/Colliders.h"
+#include "core/Solver.h"
+
+#include <QTest>
+
+#include <cmath>
+
+using namespace pbd;
+
+namespace {
+
+constexpr double kGravity = 9.81;
+
+// A closed unit cube mesh centred at the origin, outward winding.
+Collider cubeMesh() {
+    std::vector<Vec3> v;
+    for (int i = 0; i < 8; ++i) {
+        v.emplace_back((i & 1) ? 0.5 : -0.5, (i & 2) ? 0.5 : -0.5, (i & 4) ? 0.5 : -0.5);
+    }
+    const std::vector<Triangle> t = {{0, 2, 1}, {1, 2, 3}, {4, 5, 6}, {5, 7, 6},
+                                     {0, 1, 4}, {1, 5, 4}, {2, 6, 3}, {3, 6, 7},
+                                     {0, 4, 2}, {2, 4, 6}, {1, 3, 5}, {3, 7, 5}};
+    return Collider::mesh(v, t);
+}
+
+// One free particle of 1 kg at x0 with velocity v0.
+Scene oneParticle(const Vec3& x0, const Vec3& v0) {
+    Scene s;
+    Body body;
+    body.name = "particle";
+    body.particleCount = 1;
+    s.particles.add(x0, 1.0);
+    s.particles.velocities[0] = v0;
+    s.bodies.push_back(body);
+    s.solver.timeStep = 0.005;
+    s.solver.iterations = 4;
+    return s;
+}
+
+} // namespace
+
+class TestColliders : public QObject {
+    Q_OBJECT
+private slots:
+    void closestPointsAndSignedDistances() {
+        const Collider sphere = Collider::sphere(Vec3(1, 0, 0), 0.5);
+        SurfacePoint s = closestSurfacePoint(sphere, Vec3(3, 0, 0));
+        QCOMPARE(s.distance, 1.5);
+        QVERIFY((s.point - Vec3(1.5, 0, 0)).norm() < 1e-15);
+        s = closestSurfacePoint(sphere, Vec3(1, 0.2, 0));
+        QVERIFY(std::abs(s.distance + 0.3) < 1e-15);
+        QVERIFY((s.normal - Vec3::UnitY()).norm() < 1e-15);
+
+        const Collider box = Collider::box(Vec3::Zero(), Vec3(1, 0.5, 0.25));
+        s = closestSurfacePoint(box, Vec3(0.2, 0.4, 0.0)); // inside, nearest the +y face
+        QVERIFY(std::abs(s.distance + 0.1) < 1e-15);
+        QVERIFY((s.normal - Vec3::UnitY()).norm() < 1e-15);
+        s = closestSurfacePoint(box, Vec3(2, 1.5, 0)); // outside, nearest the +x+y edge
+        QVERIFY(std::abs(s.distance - std::sqrt(2.0)) < 1e-15);
+
+        const Collider capsule = Collider::capsule(Vec3(0, 0, 0), Vec3(0, 2, 0), 0.3);
+        s = closestSurfacePoint(capsule, Vec3(1, 1, 0));
+        QVERIFY(std::abs(s.distance - 0.7) < 1e-15);
+        s = closestSurfacePoint(capsule, Vec3(0, 3, 0)); // beyond the end cap
+        QVERIFY(std::abs(s.distance - 0.7) < 1e-15);
+
+        const Collider cube = cubeMesh();
+        s = closestSurfacePoint(cube, Vec3(0.1, 0.3, 0.0));
+        QVERIFY2(std::abs(s.distance + 0.2) < 1e-12, qPrintable(QString::number(s.distance)));
+        QVERIFY((s.normal - Vec3::UnitY()).norm() < 1e-12);
+        s = closestSurfacePoint(cube, Vec3(0.0, 0.0, 2.0));
+        QVERIFY(std::abs(s.distance - 1.5) < 1e-12);
+        QVERIFY((s.normal - Vec3::UnitZ()).norm() < 1e-12);
+
+        const Collider ground = Collider::plane(Vec3(0, -1, 0), Vec3(0, 2, 0));
+        s = closestSurfacePoint(ground, Vec3(5, 1, 3));
+        QCOMPARE(s.distance, 2.0);
+    }
+
+    void segmentsEnterAtTheRightPlace() {
+        const Vec3 from(0, 2, 0), to(0, -2, 0);
+        SegmentHit hit;
+        QVERIFY(firstEntry(Collider::sphere(Vec3::Zero(), 1), from, to, hit));
+        QVERIFY(std::abs(hit.t - 0.25) < 1e-15);
+        QVERIFY((hit.normal - Vec3::UnitY()).norm() < 1e-15);
+        QVERIFY(firstEntry(Collider::box(Vec3::Zero(), Vec3(1, 0.5, 1)), from, to, hit));
+        QVERIFY(std::abs(hit.t - 0.375) < 1e-15);
+        QVERIFY((hit.normal - Vec3::UnitY()).norm() < 1e-15);
+        QVERIFY(firstEntry(Collider::plane(Vec3::Zero(), Vec3::UnitY()), from, to, hit));
+        QVERIFY(std::abs(hit.t - 0.5) < 1e-15);
+        QVERIFY(firstEntry(Collider::capsule(Vec3(-1, 0, 0), Vec3(1, 0, 0), 0.5), from, to, hit));
+        QVERIFY(std::abs(hit.t - 0.375) < 1e-8);
+        QVERIFY(firstEntry(cubeMesh(), from, to, hit));
+        QVERIFY(std::abs(hit.t - 0.375) < 1e-15);
+        QVERIFY((hit.normal - Vec3::UnitY()).norm() < 1e-15);
+        // Moving away, or passing beside, is no entry.
+        QVERIFY(!firstEntry(Collider::sphere(Vec3::Zero(), 1), to * 2, to * 3, hit));
+        QVERIFY(!firstEntry(cubeMesh(), Vec3(2, 2, 0), Vec3(2, -2, 0), hit));
+    }
+
+    void continuousTestStopsAFastParticleAtAThinWall() {
+        // 300 m/s for 5 ms is 1.5 m: without the ray test the particle would pass the 2 cm
+        // wall between two samples.
+        Scene s = oneParticle(Vec3(0, 1, 0), Vec3(0, -300, 0));
+        s.colliders.push_back(Collider::box(Vec3::Zero(), Vec3(1, 0.01, 1)));
+        s.solver.gravity = Vec3::Zero();
+        Solver solver(s);
+        solver.step();
+        QVERIFY2(s.particles.positions[0].y() >= 0.01,
+                 qPrintable(QString::number(s.particles.positions[0].y())));
+        QCOMPARE(solver.contacts().size(), std::size_t(1));
+        for (int i = 0; i < 20; ++i) {
+            solver.step();
+        }
+        QVERIFY(s.particles.positions[0].y() >= 0.01);
+    }
+
+    void particleRestsOnTheGroundAtTheMargin() {
+        Scene s = oneParticle(Vec3(0, 0.5, 0), Vec3::Zero());
+        s.colliders.push_back(Collider::plane(Vec3::Zero(), Vec3::UnitY()));
+        Solver solver(s);
+        for (int i = 0; i < 400; ++i) {
+            solver.step();
+        }
+        QVERIFY(std::abs(s.particles.positions[0].y() - s.solver.collisionMargin) < 1e-9);
+        QVERIFY(s.particles.velocities[0].norm() < 1e-9);
+    }
+
+    void frictionStopsASlidingParticleAtTheCoulombDistance() {
+        const double mu = 0.4;
+        const double v0 = 2.0;
+        Scene s = oneParticle(Vec3(0, 0.002, 0), Vec3(v0, 0, 0));
+        s.colliders.push_back(Collider::plane(Vec3::Zero(), Vec3::UnitY()));
+        s.colliders.back().friction = mu;
+        s.solver.timeStep = 0.001;
+        Solver solver(s);
+        for (int i = 0; i < 2000; ++i) {
+            solver.step();
+        }
+        const double expected = v0 * v0 / (2 * mu * kGravity); // v^2 / (2 mu g)
+        const double travelled = s.particles.positions[0].x();
+        QVERIFY2(std::abs(travelled - expected) < 0.02 * expected,
+                 qPrintable(QString("%1 vs %2").arg(travelled).arg(expected)));
+        QVERIFY(std::abs(s.particles.velocities[0].x()) < 1e-9);
+    }
+
+    void restitutionReturnsItsShareOfTheImpactSpeed() {
+        Scene s = oneParticle(Vec3(0, 1.0, 0), Vec3::Zero());
+        s.colliders.push_back(Collider::plane(Vec3::Zero(), Vec3::UnitY()));
+        s.colliders.back().restitution = 0.5;
+        s.solver.timeStep = 0.0005;
+        Solver solver(s);
+        double impact = 0;
+        double rebound = 0;
+        for (int i = 0; i < 4000 && rebound <= 0; ++i) {
+            const double before = s.particles.velocities[0].y();
+            solver.step();
+            if (!solver.contacts().empty() && before < 0 && s.particles.velocities[0].y() > 0) {
+                impact = -before;
+                rebound = s.particles.velocities[0].y();
+            }
+        }
+        QVERIFY(impact > 4.0); // sqrt(2 g h) = 4.43 m/s
+        QVERIFY2(std::abs(rebound - 0.5 * impact) < 0.05 * impact,
+                 qPrintable(QString("%1 from %2").arg(rebound).arg(impact)));
+    }
+
+    void particleStartingInsideIsPushedOut() {
+        for (const Collider& c : {Collider::sphere(Vec3::Zero(), 1), cubeMesh(),
+                                  Collider::capsule(Vec3(0, -1, 0), Vec3(0, 1, 0), 0.5),
+                                  Collider::box(Vec3::Zero(), Vec3::Constant(0.5))}) {
+            Scene s = oneParticle(Vec3(0.1, 0.2, 0.05), Vec3::Zero());
+            s.colliders.push_back(c);
+            s.solver.gravity = Vec3::Zero();
+            Solver solver(s);
+            solver.step();
+            const double d = closestSurfacePoint(c, s.particles.positions[0]).distance;
+            QVERIFY2(std::abs(d - s.solver.collisionMargin) < 1e-9,
+                     qPrintable(QString("%1: %2").arg(c.name.c_str()).arg(d)));
+        }
+    }
+};
+
+QTEST_GUILESS_MAIN(TestColliders)
+#include "tst_colliders.moc"
