@@ -304,4 +304,52 @@ BuildReport addTriangleAreas(ConstraintSet& set, const Particles& particles, con
     return report;
 }
 
+Result<std::size_t> addPressure(ConstraintSet& set, const Particles& particles, const Body& body,
+                                Real pressure, Real compliance, Real pbdStiffness) {
+    if (body.triangles.empty()) {
+        return Error{"body '" + body.name + "' has no surface triangles for a pressure constraint"};
+    }
+    // Closed and consistently wound: each directed edge once, and its reverse once.
+    std::vector<std::pair<Index, Index>> directed;
+    for (const Triangle& t : body.triangles) {
+        for (int i = 0; i < 3; ++i) {
+            directed.emplace_back(t[i], t[(i + 1) % 3]);
+        }
+    }
+    std::sort(directed.begin(), directed.end());
+    for (std::size_t i = 0; i < directed.size(); ++i) {
+        const auto [a, b] = directed[i];
+        if (i > 0 && directed[i - 1] == directed[i]) {
+            return Error{"body '" + body.name + "' is not a closed surface: edge " +
+                         std::to_string(a) + "-" + std::to_string(b) +
+                         " is used twice in the same direction"};
+        }
+        if (!std::binary_search(directed.begin(), directed.end(), std::make_pair(b, a))) {
+            return Error{"body '" + body.name + "' is not a closed surface: edge " +
+                         std::to_string(a) + "-" + std::to_string(b) + " is open"};
+        }
+    }
+    PressureConstraint c;
+    c.body = body.name;
+    std::vector<Index> local(particles.size(), Index(-1));
+    for (const Triangle& t : body.triangles) {
+        Triangle lt;
+        for (int k = 0; k < 3; ++k) {
+            if (local[t[k]] == Index(-1)) {
+                local[t[k]] = static_cast<Index>(c.particles.size());
+                c.particles.push_back(t[k]);
+            }
+            lt[k] = local[t[k]];
+        }
+        c.localTriangles.push_back(lt);
+        const auto& x = particles.positions;
+        c.restVolume6 += x[t[0]].cross(x[t[1]]).dot(x[t[2]]);
+    }
+    c.pressure = pressure;
+    c.compliance = compliance;
+    c.stiffness = pbdStiffness;
+    set.pressure.push_back(std::move(c));
+    return set.pressure.size() - 1;
+}
+
 } // namespace pbd

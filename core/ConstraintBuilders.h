@@ -8,6 +8,7 @@
 #include "core/Body.h"
 #include "core/Constraints.h"
 #include "core/Particles.h"
+#include "core/Result.h"
 
 #include <limits>
 #include <string>
@@ -72,5 +73,11 @@ BuildReport addTetVolumes(ConstraintSet& set, const Particles& particles, const 
                           Real bulkModulus, Real pbdStiffness = 1);
 BuildReport addTriangleAreas(ConstraintSet& set, const Particles& particles, const Body& body,
                              Real modulus, Real pbdStiffness = 1);
+
+// Pressure on the body's triangle surface (PBD eq. 14-15), which must be closed: every edge in
+// exactly two triangles, opposite ways. `pressure` is k_pressure (1 keeps the rest volume).
+// Fails with a message naming the first open or non-manifold edge.
+Result<std::size_t> addPressure(ConstraintSet& set, const Particles& particles, const Body& body,
+                                Real pressure, Real compliance = 0, Real pbdStiffness = 1);
 
 } // namespace pbd

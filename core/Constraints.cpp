@@ -24,6 +24,8 @@ std::string_view toString(ConstraintType type) {
         return "volume";
     case ConstraintType::Attachment:
         return "attachment";
+    case ConstraintType::Pressure:
+        return "pressure";
     }
     return "unknown";
 }
@@ -228,14 +230,18 @@ void Attachments::add(Index p, const Vec3& t, Real alpha, const Vec3& velocity) 
     lambda.push_back(0);
 }
 
-std::size_t ConstraintSet::elementCount() const {
-    std::size_t n = attachments.size();
+std::size_t ConstraintSet::batchElementCount() const {
+    std::size_t n = 0;
     forEachBatch(*this, [&](const auto& b) { n += b.size(); });
     return n;
 }
 
+std::size_t ConstraintSet::elementCount() const {
+    return batchElementCount() + attachments.size() + pressure.size();
+}
+
 std::size_t ConstraintSet::componentCount() const {
-    std::size_t n = attachments.size();
+    std::size_t n = attachments.size() + pressure.size();
     forEachBatch(*this, [&](const auto& b) { n += b.componentCount(); });
     return n;
 }
@@ -266,11 +272,11 @@ void colourConstraints(ConstraintSet& set, std::size_t particleCount) {
     sortByColour(set.bending, cBend, count);
     sortByColour(set.distance, cDist, count);
     set.colourCount = count;
-    set.colouredElements = set.elementCount() - set.attachments.size();
+    set.colouredElements = set.batchElementCount();
 }
 
 bool ConstraintSet::isColoured() const {
-    return colourCount > 0 && colouredElements == elementCount() - attachments.size();
+    return colourCount > 0 && colouredElements == batchElementCount();
 }
 
 ColourRegions partitionColours(ConstraintSet& set, std::size_t particleCount, int regions) {

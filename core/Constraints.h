@@ -13,6 +13,7 @@
 #include "core/LinearAlgebra.h"
 
 #include <array>
+#include <string>
 #include <string_view>
 #include <vector>
 
@@ -26,8 +27,9 @@ enum class ConstraintType {
     Area,
     Volume,
     Attachment, // soft attachment to a (moving) target point
+    Pressure,   // the enclosed volume of a closed surface
 };
-inline constexpr int kConstraintTypeCount = 7;
+inline constexpr int kConstraintTypeCount = 8;
 std::string_view toString(ConstraintType type);
 
 // Fields shared by all batches of N particles and K scalar constraints per element.
@@ -95,6 +97,39 @@ struct Attachments {
     Vec3 targetAt(std::size_t i, Real time) const { return target[i] + time * targetVelocity[i]; }
 };
 
+// Balloon pressure on a closed surface (PBD eq. 14-15): C = sum_t (p_t1 x p_t2)·p_t3 - k V6,
+// where the sum is six times the enclosed volume and V6 its rest value; k > 1 inflates. One
+// constraint over all the surface's particles, so it is solved serially.
+struct PressureConstraint {
+    std::string body;                     // the surface it acts on, for messages
+    std::vector<Index> particles;         // unique, global indices
+    std::vector<Triangle> localTriangles; // indices into `particles`, outward winding
+    Real restVolume6 = 0;                 // 6 V0
+    Real pressure = 1;                    // k_pressure
+    Real compliance = 0;                  // 1/(N m^2)... XPBD alpha for C in m^3
+    Real stiffness = 1;                   // PBD k
+    Real lambda = 0;
+};
+
+// C of a pressure constraint and grad C per particle of c.particles (the sum over each particle's
+// triangles of the cross product of the other two corners, in winding order), at the positions
+// `position(global index)` gives.
+template <class Position>
+Real evaluatePressure(const PressureConstraint& c, Position&& position, std::vector<Vec3>& grad) {
+    grad.assign(c.particles.size(), Vec3::Zero());
+    Real sum = 0;
+    for (const Triangle& t : c.localTriangles) {
+        const Vec3 a = position(c.particles[t[0]]);
+        const Vec3 b = position(c.particles[t[1]]);
+        const Vec3 d = position(c.particles[t[2]]);
+        sum += a.cross(b).dot(d);
+        grad[t[0]] += b.cross(d);
+        grad[t[1]] += d.cross(a);
+        grad[t[2]] += a.cross(b);
+    }
+    return sum - c.pressure * c.restVolume6;
+}
+
 struct ConstraintSet {
     DistanceConstraints distance;
     BendingConstraints bending;
@@ -103,6 +138,7 @@ struct ConstraintSet {
     AreaConstraints area;
     VolumeConstraints volume;
     Attachments attachments;
+    std::vector<PressureConstraint> pressure;
     int colourCount = 0;              // 0 until coloured
     std::size_t colouredElements = 0; // batch elements when last coloured
 
@@ -110,6 +146,8 @@ struct ConstraintSet {
     bool isColoured() const;
 
     std::size_t elementCount() const;
+    // Elements of the coloured batches (all but attachments and pressure).
+    std::size_t batchElementCount() const;
     // Number of scalar constraints (a strain tet counts 6).
     std::size_t componentCount() const;
 };

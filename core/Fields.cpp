@@ -187,6 +187,12 @@ std::vector<ConstraintResiduals> computeConstraintResiduals(const Scene& scene) 
             r.residual[e] = math::evaluateVolume<Real>(p, b.restValue[e], g);
         }
     }
+    for (const PressureConstraint& c : set.pressure) {
+        std::vector<Vec3> grad;
+        const Real C = evaluatePressure(
+            c, [&](Index i) { return scene.particles.positions[i]; }, grad);
+        out.push_back({ConstraintType::Pressure, 1, {C}, {c.lambda}});
+    }
     return out;
 }
 

@@ -96,6 +96,34 @@ void spinWait(const std::atomic<int>& counter, int target) {
     }
 }
 
+// One global pressure constraint (PBD eq. 14-15) per closed surface, serially.
+void solvePressure(std::vector<PressureConstraint>& all, SolverParticle* P, Real invH2, bool xpbd,
+                   int iterations, std::vector<Vec3>& grad) {
+    for (PressureConstraint& c : all) {
+        const Real C = evaluatePressure(
+            c, [&](Index i) { return Vec3(P[i].x, P[i].y, P[i].z); }, grad);
+        Real denom = 0;
+        for (std::size_t k = 0; k < c.particles.size(); ++k) {
+            denom += P[c.particles[k]].w * grad[k].squaredNorm();
+        }
+        const Real alphaTilde = xpbd ? c.compliance * invH2 : 0;
+        const Real scale =
+            xpbd ? 1.0 : 1.0 - std::pow(1.0 - std::clamp(c.stiffness, 0.0, 1.0), 1.0 / iterations);
+        if (!(denom + alphaTilde > 0)) {
+            continue;
+        }
+        const Real dl = scale * (-C - alphaTilde * c.lambda) / (denom + alphaTilde);
+        for (std::size_t k = 0; k < c.particles.size(); ++k) {
+            SolverParticle& q = P[c.particles[k]];
+            const Vec3 dp = q.w * dl * grad[k];
+            q.x += dp.x();
+            q.y += dp.y();
+            q.z += dp.z();
+        }
+        c.lambda += dl;
+    }
+}
+
 int resolveThreads(int requested) {
     return requested > 0 ? requested : tbb::this_task_arena::max_concurrency();
 }
@@ -104,8 +132,7 @@ int resolveThreads(int requested) {
 
 Solver::Solver(Scene& scene)
     : scene_(scene) {
-    if (!scene_.constraints.isColoured() &&
-        scene_.constraints.elementCount() > scene_.constraints.attachments.size()) {
+    if (!scene_.constraints.isColoured() && scene_.constraints.batchElementCount() > 0) {
         colourConstraints(scene_.constraints, scene_.particles.size());
     }
     predicted_.resize(scene_.particles.size());
@@ -161,6 +188,9 @@ void Solver::substep(Real h) {
         }
     });
     std::fill(set.attachments.lambda.begin(), set.attachments.lambda.end(), 0.0);
+    for (PressureConstraint& c : set.pressure) {
+        c.lambda = 0;
+    }
 
     // Predict (PBD Alg. 1 lines 5-7; gravity in the prediction, XPBD eq. 1).
     for (std::size_t i = 0; i < n; ++i) {
@@ -196,6 +226,7 @@ void Solver::substep(Real h) {
             xpbd ? solveRegion<true>(set, th.regions, P, 0, invH2)
                  : solveRegion<false>(set, th.regions, P, 0, invH2);
             solveAttachments(set.attachments, P, targetTime, invH2, xpbd);
+            solvePressure(set.pressure, P, invH2, xpbd, iterations, scratchGradient_);
             solveContacts();
         }
     } else {
@@ -243,6 +274,7 @@ void Solver::solveInParallel(int iterations, Real targetTime, Real invH2, bool x
             xpbd ? solveRegion<true>(set, th.regions, P, T, invH2)
                  : solveRegion<false>(set, th.regions, P, T, invH2);
             solveAttachments(set.attachments, P, targetTime, invH2, xpbd);
+            solvePressure(set.pressure, P, invH2, xpbd, iterations, scratchGradient_);
             solveContacts();
         }
     };

@@ -65,6 +65,7 @@ private:
     std::vector<SolverParticle> predicted_;
     std::vector<Contact> contacts_;
     std::vector<Bounds> colliderBounds_;
+    std::vector<Vec3> scratchGradient_;
     Real time_ = 0;
     std::size_t steps_ = 0;
     double lastStepMs_ = 0;

@@ -335,6 +335,79 @@ private slots:
         QVERIFY2(std::abs(converged - 1.0) < 1e-6, qPrintable(QString::number(converged)));
     }
 
+    void pressureGradientMatchesFiniteDifferences() {
+        Particles particles;
+        TetBoxSpec box;
+        box.vertices = {2, 3, 2};
+        const Body body = makeTetBox(particles, box, "box");
+        ConstraintSet set;
+        QVERIFY(addPressure(set, particles, body, 1.3).ok());
+        std::mt19937 rng(4);
+        std::uniform_real_distribution<double> d(-0.05, 0.05);
+        for (Vec3& x : particles.positions) {
+            x += Vec3(d(rng), d(rng), d(rng));
+        }
+        std::vector<Vec3> grad, unused;
+        auto at = [&](Index i) { return particles.positions[i]; };
+        evaluatePressure(set.pressure[0], at, grad);
+        const double h = 1e-6;
+        double worst = 0;
+        for (std::size_t k = 0; k < set.pressure[0].particles.size(); ++k) {
+            for (int axis = 0; axis < 3; ++axis) {
+                Vec3& x = particles.positions[set.pressure[0].particles[k]];
+                x[axis] += h;
+                const double plus = evaluatePressure(set.pressure[0], at, unused);
+                x[axis] -= 2 * h;
+                const double minus = evaluatePressure(set.pressure[0], at, unused);
+                x[axis] += h;
+                worst = std::max(worst, std::abs((plus - minus) / (2 * h) - grad[k][axis]));
+            }
+        }
+        QVERIFY2(worst < 1e-8, qPrintable(QString::number(worst)));
+    }
+
+    void pressureInflatesAClosedSurfaceTowardItsTarget() {
+        // The boundary of a box of tets, with soft edges: pressure 1.5 makes it enclose
+        // 1.5 times its volume.
+        Scene s;
+        TetBoxSpec box;
+        box.vertices = {4, 4, 4};
+        box.size = Vec3(0.4, 0.4, 0.4);
+        Body surface = makeTetBox(s.particles, box, "balloon");
+        surface.tets.clear(); // a membrane: only the boundary triangles
+        s.bodies.push_back(surface);
+        addEdgeDistances(s.constraints, s.particles, s.bodies[0], 1e-2);
+        QVERIFY(addPressure(s.constraints, s.particles, s.bodies[0], 1.5).ok());
+        const double v0 = s.constraints.pressure[0].restVolume6 / 6;
+        QVERIFY(std::abs(v0 - 0.064) < 1e-12);
+        s.solver.gravity = Vec3::Zero();
+        s.solver.iterations = 20;
+        s.solver.globalDamping = 0.05;
+        Solver solver(s);
+        for (int i = 0; i < 300; ++i) {
+            solver.step();
+        }
+        std::vector<Vec3> grad;
+        const double c = evaluatePressure(
+            s.constraints.pressure[0], [&](Index i) { return s.particles.positions[i]; }, grad);
+        const double volume = (c + 1.5 * s.constraints.pressure[0].restVolume6) / 6;
+        QVERIFY2(std::abs(volume - 1.5 * v0) < 0.02 * v0,
+                 qPrintable(QString("%1 vs %2").arg(volume).arg(1.5 * v0)));
+    }
+
+    void pressureNeedsAClosedSurface() {
+        Particles particles;
+        ClothSheetSpec sheet;
+        sheet.columns = 3;
+        sheet.rows = 3;
+        const Body body = makeClothSheet(particles, sheet, "sheet");
+        ConstraintSet set;
+        const auto r = addPressure(set, particles, body, 1.0);
+        QVERIFY(!r.ok());
+        QVERIFY(r.error().find("'sheet' is not a closed surface") != std::string::npos);
+        QVERIFY(set.pressure.empty());
+    }
+
     void rigidDampingKeepsMomentaAndRemovesDeformation() {
         std::vector<Vec3> x, v;
         std::vector<double> w;
