@@ -125,7 +125,8 @@ Scene makeRopeScene() {
 Scene makeDrape() {
     Scene scene;
     scene.name = "drape";
-    scene.description = "A cloth falling onto a sphere on the ground: colliders with friction";
+    scene.description =
+        "A cloth falling onto a sphere on the ground: colliders with friction, self-collision";
     ClothSheetSpec sheet;
     sheet.columns = 40;
     sheet.rows = 40;
@@ -146,6 +147,8 @@ Scene makeDrape() {
     scene.solver.substeps = 2;
     scene.solver.iterations = 5;
     scene.solver.collisionMargin = 0.01;
+    scene.solver.selfCollision = true;
+    scene.solver.clothThickness = 0.01;
     return scene;
 }
 
@@ -167,7 +170,8 @@ const std::vector<Entry>& entries() {
          &makeTetBar},
         {{"rope", "A rope of 30 particles with compliant distance constraints (XPBD)"},
          &makeRopeScene},
-        {{"drape", "A cloth falling onto a sphere on the ground: colliders with friction"},
+        {{"drape",
+          "A cloth falling onto a sphere on the ground: colliders with friction, self-collision"},
          &makeDrape},
     };
     return list;

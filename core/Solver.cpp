@@ -212,6 +212,7 @@ void Solver::substep(Real h) {
     }
 
     generateContacts();
+    generateSelfContacts();
 
     const Real invH2 = 1.0 / (h * h);
     const bool xpbd = s.method == SolverMethod::Xpbd;
@@ -227,6 +228,7 @@ void Solver::substep(Real h) {
                  : solveRegion<false>(set, th.regions, P, 0, invH2);
             solveAttachments(set.attachments, P, targetTime, invH2, xpbd);
             solvePressure(set.pressure, P, invH2, xpbd, iterations, scratchGradient_);
+            solveSelfContacts();
             solveContacts();
         }
     } else {
@@ -275,6 +277,7 @@ void Solver::solveInParallel(int iterations, Real targetTime, Real invH2, bool x
                  : solveRegion<false>(set, th.regions, P, T, invH2);
             solveAttachments(set.attachments, P, targetTime, invH2, xpbd);
             solvePressure(set.pressure, P, invH2, xpbd, iterations, scratchGradient_);
+            solveSelfContacts();
             solveContacts();
         }
     };
@@ -353,6 +356,63 @@ void Solver::generateContacts() {
                 contact.approachSpeed = particles.velocities[i].dot(contact.normal);
                 contacts_.push_back(contact);
             }
+        }
+    }
+}
+
+void Solver::generateSelfContacts() {
+    selfContacts_.clear();
+    if (!scene_.solver.selfCollision) {
+        return;
+    }
+    std::vector<Triangle> triangles;
+    for (const Body& body : scene_.bodies) {
+        if (body.kind == BodyKind::Cloth) {
+            triangles.insert(triangles.end(), body.triangles.begin(), body.triangles.end());
+        }
+    }
+    predictedPositions_.resize(predicted_.size());
+    for (std::size_t i = 0; i < predicted_.size(); ++i) {
+        predictedPositions_[i] = Vec3(predicted_[i].x, predicted_[i].y, predicted_[i].z);
+    }
+    selfContacts_ = findSelfContacts(triangles, scene_.particles.positions, predictedPositions_,
+                                     scene_.solver.clothThickness);
+}
+
+// PBD eq. 12-13 with the triangle's point fixed by its barycentric coordinates:
+// grad_q = s n, grad_pi = -s b_i n (n held constant during the projection).
+void Solver::solveSelfContacts() {
+    const Real h = scene_.solver.clothThickness;
+    for (const SelfContact& c : selfContacts_) {
+        SolverParticle* v[4] = {&predicted_[c.particle], &predicted_[c.triangle[0]],
+                                &predicted_[c.triangle[1]], &predicted_[c.triangle[2]]};
+        auto pos = [&](int k) { return Vec3(v[k]->x, v[k]->y, v[k]->z); };
+        const Vec3 n = (pos(2) - pos(1)).cross(pos(3) - pos(1));
+        const Real len = n.norm();
+        if (!(len > 0)) {
+            continue;
+        }
+        const Vec3 un = c.side * n / len;
+        const Vec3 onTriangle =
+            c.barycentric[0] * pos(1) + c.barycentric[1] * pos(2) + c.barycentric[2] * pos(3);
+        const Real C = (pos(0) - onTriangle).dot(un) - h;
+        if (C >= 0) {
+            continue;
+        }
+        const Real weights[4] = {1, -c.barycentric[0], -c.barycentric[1], -c.barycentric[2]};
+        Real denom = 0;
+        for (int k = 0; k < 4; ++k) {
+            denom += v[k]->w * weights[k] * weights[k];
+        }
+        if (!(denom > 0)) {
+            continue;
+        }
+        const Real dl = -C / denom;
+        for (int k = 0; k < 4; ++k) {
+            const Vec3 dp = (v[k]->w * weights[k] * dl) * un;
+            v[k]->x += dp.x();
+            v[k]->y += dp.y();
+            v[k]->z += dp.z();
         }
     }
 }

@@ -8,6 +8,7 @@
 
 #include "core/Constraints.h"
 #include "core/Scene.h"
+#include "core/SelfCollision.h"
 
 #include <array>
 #include <memory>
@@ -51,6 +52,8 @@ public:
     const Scene& scene() const { return scene_; }
     // Contacts with colliders in the last substep.
     const std::vector<Contact>& contacts() const { return contacts_; }
+    // Cloth self-collision contacts in the last substep.
+    const std::vector<SelfContact>& selfContacts() const { return selfContacts_; }
 
 private:
     void substep(Real h);
@@ -59,6 +62,8 @@ private:
 
     Scene& scene_;
     void generateContacts();
+    void generateSelfContacts();
+    void solveSelfContacts();
     void solveContacts();
     void applyContactVelocities(Real h);
 
@@ -66,6 +71,8 @@ private:
     std::vector<Contact> contacts_;
     std::vector<Bounds> colliderBounds_;
     std::vector<Vec3> scratchGradient_;
+    std::vector<SelfContact> selfContacts_;
+    std::vector<Vec3> predictedPositions_;
     Real time_ = 0;
     std::size_t steps_ = 0;
     double lastStepMs_ = 0;

@@ -23,6 +23,10 @@ struct SolverSettings {
     Real globalDamping = 0;
     // Particles keep this far from colliders, m.
     Real collisionMargin = 0.002;
+    // Cloth self-collision (PBD §4.3) between the triangles of all cloth bodies, and the cloth
+    // thickness it keeps, m.
+    bool selfCollision = false;
+    Real clothThickness = 0.005;
     // Worker threads for the parallel solve; 0 = all cores.
     int threads = 1;
 };

@@ -2,6 +2,9 @@
 // PBD §3.4, and friction and restitution against analytic answers.
 
 #include "core/Colliders.h"
+#include "core/ConstraintBuilders.h"
+#include "core/PrimitiveMeshes.h"
+#include "core/SelfCollision.h"
 #include "core/Solver.h"
 
 #include <QTest>
@@ -166,6 +169,59 @@ private slots:
         QVERIFY(impact > 4.0); // sqrt(2 g h) = 4.43 m/s
         QVERIFY2(std::abs(rebound - 0.5 * impact) < 0.05 * impact,
                  qPrintable(QString("%1 from %2").arg(rebound).arg(impact)));
+    }
+
+    void twoFallingClothLayersStayTheThicknessApart() {
+        // Two sheets, the upper one shifted and rotated so no vertex sits over a vertex, fall
+        // onto the ground. With self-collision the upper one never comes closer to the lower
+        // one than the thickness (less the solver's tolerance); without, they interpenetrate.
+        auto run = [](bool selfCollision) {
+            Scene s;
+            for (int layer = 0; layer < 2; ++layer) {
+                ClothSheetSpec sheet;
+                sheet.columns = 16;
+                sheet.rows = 16;
+                sheet.width = 0.6;
+                sheet.depth = 0.6;
+                sheet.center = Vec3(0.013 * layer, 0.05 + 0.03 * layer, 0.007 * layer);
+                s.bodies.push_back(makeClothSheet(s.particles, sheet, layer ? "top" : "bottom"));
+                addEdgeDistances(s.constraints, s.particles, s.bodies.back(), 0.0);
+                addDihedralBending(s.constraints, s.particles, s.bodies.back(), 10.0);
+            }
+            s.colliders.push_back(Collider::plane(Vec3::Zero(), Vec3::UnitY()));
+            s.solver.selfCollision = selfCollision;
+            s.solver.clothThickness = 0.01;
+            s.solver.collisionMargin = 0.002;
+            s.solver.timeStep = 1.0 / 240;
+            s.solver.iterations = 10;
+            Solver solver(s);
+            for (int i = 0; i < 240; ++i) {
+                solver.step();
+            }
+            // Closest approach of each top vertex to the bottom sheet, signed by the side.
+            const Body& bottom = s.bodies[0];
+            const Body& top = s.bodies[1];
+            double closest = 1e9;
+            for (Index q = top.firstParticle; q < top.firstParticle + top.particleCount; ++q) {
+                const Vec3& x = s.particles.positions[q];
+                for (const Triangle& t : bottom.triangles) {
+                    const Vec3& a = s.particles.positions[t[0]];
+                    const Vec3& b = s.particles.positions[t[1]];
+                    const Vec3& c = s.particles.positions[t[2]];
+                    const Vec3 w = closestBarycentric(x, a, b, c);
+                    const Vec3 onT = w[0] * a + w[1] * b + w[2] * c;
+                    const double d = (x - onT).norm() * (x.y() >= onT.y() ? 1 : -1);
+                    closest = std::min(closest, d);
+                }
+            }
+            return std::make_pair(closest, solver.selfContacts().size());
+        };
+        const auto [with, contacts] = run(true);
+        QVERIFY(contacts > 100); // the layers lie on each other
+        QVERIFY2(with > 0.9 * 0.01, qPrintable(QString::number(with)));
+        const auto [without, none] = run(false);
+        QCOMPARE(none, std::size_t(0));
+        QVERIFY2(without < 0.5 * 0.01, qPrintable(QString::number(without)));
     }
 
     void particleStartingInsideIsPushedOut() {

@@ -1,0 +1,146 @@
+#include "core/SelfCollision.h"
+
+#include <algorithm>
+#include <cmath>
+#include <cstdint>
+#include <unordered_map>
+
+namespace pbd {
+
+Vec3 closestBarycentric(const Vec3& q, const Vec3& a, const Vec3& b, const Vec3& c) {
+    // Regions of Ericson's closest-point test (Real-Time Collision Detection §5.1.5).
+    const Vec3 ab = b - a, ac = c - a, aq = q - a;
+    const Real d1 = ab.dot(aq), d2 = ac.dot(aq);
+    if (d1 <= 0 && d2 <= 0) {
+        return {1, 0, 0};
+    }
+    const Vec3 bq = q - b;
+    const Real d3 = ab.dot(bq), d4 = ac.dot(bq);
+    if (d3 >= 0 && d4 <= d3) {
+        return {0, 1, 0};
+    }
+    const Real vc = d1 * d4 - d3 * d2;
+    if (vc <= 0 && d1 >= 0 && d3 <= 0) {
+        const Real v = d1 / (d1 - d3);
+        return {1 - v, v, 0};
+    }
+    const Vec3 cq = q - c;
+    const Real d5 = ab.dot(cq), d6 = ac.dot(cq);
+    if (d6 >= 0 && d5 <= d6) {
+        return {0, 0, 1};
+    }
+    const Real vb = d5 * d2 - d1 * d6;
+    if (vb <= 0 && d2 >= 0 && d6 <= 0) {
+        const Real w = d2 / (d2 - d6);
+        return {1 - w, 0, w};
+    }
+    const Real va = d3 * d6 - d5 * d4;
+    if (va <= 0 && (d4 - d3) >= 0 && (d5 - d6) >= 0) {
+        const Real w = (d4 - d3) / ((d4 - d3) + (d5 - d6));
+        return {0, 1 - w, w};
+    }
+    const Real denom = 1 / (va + vb + vc);
+    const Real v = vb * denom, w = vc * denom;
+    return {1 - v - w, v, w};
+}
+
+namespace {
+
+std::uint64_t cellKey(std::int64_t i, std::int64_t j, std::int64_t k) {
+    // Spatial hash of Teschner et al. 2003, as PBD §4.3 suggests.
+    return static_cast<std::uint64_t>((i * 73856093) ^ (j * 19349663) ^ (k * 83492791));
+}
+
+} // namespace
+
+std::vector<SelfContact> findSelfContacts(const std::vector<Triangle>& triangles,
+                                          const std::vector<Vec3>& x, const std::vector<Vec3>& p,
+                                          Real thickness) {
+    std::vector<SelfContact> contacts;
+    if (triangles.empty() || !(thickness > 0)) {
+        return contacts;
+    }
+    Real edges = 0;
+    for (const Triangle& t : triangles) {
+        edges += (x[t[1]] - x[t[0]]).norm();
+    }
+    const Real cell = std::max(2 * thickness, edges / static_cast<Real>(triangles.size()));
+    auto cellOf = [&](const Vec3& v) {
+        return Eigen::Vector3<std::int64_t>(static_cast<std::int64_t>(std::floor(v.x() / cell)),
+                                            static_cast<std::int64_t>(std::floor(v.y() / cell)),
+                                            static_cast<std::int64_t>(std::floor(v.z() / cell)));
+    };
+    std::unordered_map<std::uint64_t, std::vector<Index>> grid;
+    grid.reserve(triangles.size() * 2);
+    for (Index t = 0; t < triangles.size(); ++t) {
+        Bounds b;
+        for (Index v : triangles[t]) {
+            b.add(x[v]);
+            b.add(p[v]);
+        }
+        const auto lo = cellOf(b.min - Vec3::Constant(thickness));
+        const auto hi = cellOf(b.max + Vec3::Constant(thickness));
+        for (auto i = lo.x(); i <= hi.x(); ++i) {
+            for (auto j = lo.y(); j <= hi.y(); ++j) {
+                for (auto k = lo.z(); k <= hi.z(); ++k) {
+                    grid[cellKey(i, j, k)].push_back(t);
+                }
+            }
+        }
+    }
+    std::vector<Index> vertices;
+    for (const Triangle& t : triangles) {
+        vertices.insert(vertices.end(), t.begin(), t.end());
+    }
+    std::sort(vertices.begin(), vertices.end());
+    vertices.erase(std::unique(vertices.begin(), vertices.end()), vertices.end());
+
+    std::vector<Index> candidates;
+    for (Index q : vertices) {
+        const auto lo = cellOf(x[q].cwiseMin(p[q]));
+        const auto hi = cellOf(x[q].cwiseMax(p[q]));
+        candidates.clear();
+        for (auto i = lo.x(); i <= hi.x(); ++i) {
+            for (auto j = lo.y(); j <= hi.y(); ++j) {
+                for (auto k = lo.z(); k <= hi.z(); ++k) {
+                    const auto it = grid.find(cellKey(i, j, k));
+                    if (it != grid.end()) {
+                        candidates.insert(candidates.end(), it->second.begin(), it->second.end());
+                    }
+                }
+            }
+        }
+        std::sort(candidates.begin(), candidates.end());
+        candidates.erase(std::unique(candidates.begin(), candidates.end()), candidates.end());
+        for (Index t : candidates) {
+            const Triangle& tri = triangles[t];
+            if (tri[0] == q || tri[1] == q || tri[2] == q) {
+                continue;
+            }
+            // Side at the start of the step, from the closest point at the current positions.
+            const Vec3 bx = closestBarycentric(x[q], x[tri[0]], x[tri[1]], x[tri[2]]);
+            const Vec3 cx = bx[0] * x[tri[0]] + bx[1] * x[tri[1]] + bx[2] * x[tri[2]];
+            const Vec3 nx = (x[tri[1]] - x[tri[0]]).cross(x[tri[2]] - x[tri[0]]);
+            if (!(nx.squaredNorm() > 0)) {
+                continue;
+            }
+            const Real sideDistance = (x[q] - cx).dot(nx.normalized());
+            if ((x[q] - cx).norm() >
+                2 * thickness + (p[q] - x[q]).norm() + (p[tri[0]] - x[tri[0]]).norm()) {
+                continue;
+            }
+            const Vec3 bp = closestBarycentric(p[q], p[tri[0]], p[tri[1]], p[tri[2]]);
+            const Vec3 cp = bp[0] * p[tri[0]] + bp[1] * p[tri[1]] + bp[2] * p[tri[2]];
+            const Vec3 np = (p[tri[1]] - p[tri[0]]).cross(p[tri[2]] - p[tri[0]]);
+            const bool near = (p[q] - cp).norm() < 2 * thickness;
+            const bool crossed = np.squaredNorm() > 0 && sideDistance * (p[q] - cp).dot(np) < 0 &&
+                                 bp.minCoeff() > 1e-6;
+            if (near || crossed) {
+                contacts.push_back({q, tri, bp, sideDistance >= 0 ? 1.0 : -1.0});
+            }
+        }
+    }
+    return contacts;
+}
+
+} // namespace pbd

@@ -1,0 +1,30 @@
+#pragma once
+// Cloth self-collision (PBD §4.3): a particle q against a triangle (p1, p2, p3) of any cloth
+// body, kept `thickness` away on the side it came from:
+// C = s (q - sum_i b_i p_i)·n - h >= 0, with n the triangle's unit normal, b the barycentric
+// coordinates of q's closest point and s = +-1 the side. Candidate pairs come from a spatial hash
+// of the triangles' swept boxes, once per substep.
+
+#include "core/LinearAlgebra.h"
+
+#include <vector>
+
+namespace pbd {
+
+struct SelfContact {
+    Index particle = 0;
+    Triangle triangle{};
+    Vec3 barycentric = Vec3::Zero();
+    Real side = 1;
+};
+
+// Contacts between the particles of `triangles` moving from x to p and those triangles (not the
+// ones the particle belongs to), where the particle ends within 2 h of a triangle or crosses it.
+std::vector<SelfContact> findSelfContacts(const std::vector<Triangle>& triangles,
+                                          const std::vector<Vec3>& x, const std::vector<Vec3>& p,
+                                          Real thickness);
+
+// Barycentric coordinates of the point of triangle (a, b, c) closest to q.
+Vec3 closestBarycentric(const Vec3& q, const Vec3& a, const Vec3& b, const Vec3& c);
+
+} // namespace pbd
