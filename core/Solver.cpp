@@ -1,5 +1,6 @@
 #include "core/Solver.h"
 
+#include "core/ConstraintDamping.h"
 #include "core/ConstraintKernels.h"
 #include "core/Damping.h"
 
@@ -243,6 +244,15 @@ void Solver::substep(Real h) {
         particles.positions[i] = p;
     }
     applyContactVelocities(h);
+    if (s.constraintDamping > 0) {
+        // With the substep's inverse masses: hard-attached particles (w = 0) are not moved.
+        scratchInverseMasses_.resize(n);
+        for (std::size_t i = 0; i < n; ++i) {
+            scratchInverseMasses_[i] = predicted_[i].w;
+        }
+        dampAlongConstraints(set, particles.positions, particles.velocities, scratchInverseMasses_,
+                             std::min<Real>(s.constraintDamping, 1));
+    }
     if (s.globalDamping > 0) {
         for (const Body& body : scene_.bodies) {
             dampTowardRigidMotion(particles.positions, particles.velocities,

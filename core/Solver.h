@@ -71,6 +71,7 @@ private:
     std::vector<Contact> contacts_;
     std::vector<Bounds> colliderBounds_;
     std::vector<Vec3> scratchGradient_;
+    std::vector<Real> scratchInverseMasses_;
     std::vector<SelfContact> selfContacts_;
     std::vector<Vec3> predictedPositions_;
     Real time_ = 0;

@@ -21,6 +21,8 @@ struct SolverSettings {
     Vec3 gravity = Vec3(0, -9.81, 0); // m/s^2
     // Damping of each body's velocities toward its rigid motion, k in [0, 1] (PBD §3.5); 0 = off.
     Real globalDamping = 0;
+    // Damping of each constraint's rate of change, k in [0, 1] per substep (SBD §3.9); 0 = off.
+    Real constraintDamping = 0;
     // Particles keep this far from colliders, m.
     Real collisionMargin = 0.002;
     // Cloth self-collision (PBD §4.3) between the triangles of all cloth bodies, and the cloth
