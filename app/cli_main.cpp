@@ -348,6 +348,18 @@ int simulate(const std::vector<std::string_view>& args) {
     for (const pbd::Vec3& p : scene.particles.positions) {
         positions.push_back({p.x(), p.y(), p.z()});
     }
+    // Bodies with their triangles as they are now: tearing changes both.
+    json bodies = json::array();
+    for (const pbd::Body& body : scene.bodies) {
+        json triangles = json::array();
+        for (const pbd::Triangle& t : body.triangles) {
+            triangles.push_back({t[0], t[1], t[2]});
+        }
+        bodies.push_back({{"name", body.name},
+                          {"first_particle", body.firstParticle},
+                          {"particles", body.particleCount},
+                          {"triangles", triangles}});
+    }
     const json result = {
         {"scene", scene.name},
         {"settings", settingsJson(scene.solver)},
@@ -355,6 +367,7 @@ int simulate(const std::vector<std::string_view>& args) {
         {"time", solver.time()},
         {"ms_per_step", totalMs / steps},
         {"positions", positions},
+        {"bodies", bodies},
         {"fields",
          {{"tet_green_strain", rowsJson(fields.tetGreenStrain)},
           {"tet_principal_stretch", rowsJson(fields.tetPrincipalStretch)},

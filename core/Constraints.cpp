@@ -66,33 +66,11 @@ void permuteCommon(ConstraintBatch<N, K>& b, const std::vector<Index>& order) {
     permute(b.stiffness, order);
     permute(b.lambda, order);
     permute(b.colour, order);
-}
-
-void permuteBatch(DistanceConstraints& b, const std::vector<Index>& o) {
-    permuteCommon(b, o);
-    permute(b.restLength, o);
-}
-void permuteBatch(BendingConstraints& b, const std::vector<Index>& o) {
-    permuteCommon(b, o);
-    permute(b.restAngle, o);
-}
-void permuteBatch(StrainTriangleConstraints& b, const std::vector<Index>& o) {
-    permuteCommon(b, o);
-    permute(b.qInverse, o);
-    permute(b.rest, o);
-}
-void permuteBatch(StrainTetConstraints& b, const std::vector<Index>& o) {
-    permuteCommon(b, o);
-    permute(b.qInverse, o);
-    permute(b.rest, o);
-}
-void permuteBatch(AreaConstraints& b, const std::vector<Index>& o) {
-    permuteCommon(b, o);
-    permute(b.restValue, o);
-}
-void permuteBatch(VolumeConstraints& b, const std::vector<Index>& o) {
-    permuteCommon(b, o);
-    permute(b.restValue, o);
+    for (auto& scale : b.pbdScale) {
+        if (!scale.empty()) {
+            permute(scale, order);
+        }
+    }
 }
 
 // Per particle, the set of colours already used by a constraint touching it. Up to 64 colours
@@ -180,7 +158,7 @@ void sortByColour(Batch& batch, const std::vector<int>& colours, int colourCount
     std::stable_sort(order.begin(), order.end(),
                      [&](Index a, Index b) { return colours[a] < colours[b]; });
     batch.colour.assign(colours.begin(), colours.end());
-    permuteBatch(batch, order);
+    reorderElements(batch, order);
     batch.colourOffsets.assign(static_cast<std::size_t>(colourCount) + 1, 0);
     for (int c : colours) {
         ++batch.colourOffsets[static_cast<std::size_t>(c) + 1];
@@ -207,6 +185,33 @@ template <class F> void forEachBatch(const ConstraintSet& s, F&& f) {
 }
 
 } // namespace
+
+void reorderElements(DistanceConstraints& b, const std::vector<Index>& o) {
+    permuteCommon(b, o);
+    permute(b.restLength, o);
+}
+void reorderElements(BendingConstraints& b, const std::vector<Index>& o) {
+    permuteCommon(b, o);
+    permute(b.restAngle, o);
+}
+void reorderElements(StrainTriangleConstraints& b, const std::vector<Index>& o) {
+    permuteCommon(b, o);
+    permute(b.qInverse, o);
+    permute(b.rest, o);
+}
+void reorderElements(StrainTetConstraints& b, const std::vector<Index>& o) {
+    permuteCommon(b, o);
+    permute(b.qInverse, o);
+    permute(b.rest, o);
+}
+void reorderElements(AreaConstraints& b, const std::vector<Index>& o) {
+    permuteCommon(b, o);
+    permute(b.restValue, o);
+}
+void reorderElements(VolumeConstraints& b, const std::vector<Index>& o) {
+    permuteCommon(b, o);
+    permute(b.restValue, o);
+}
 
 void DistanceConstraints::add(Index a, Index b, Real rest, Real alpha, Real k) {
     pushCommon(*this, {a, b});
@@ -320,33 +325,50 @@ ColourRegions partitionColours(ConstraintSet& set, std::size_t particleCount, in
         std::iota(order.begin(), order.end(), Index(0));
         std::stable_sort(order.begin(), order.end(),
                          [&](Index x, Index y) { return bucket[x] < bucket[y]; });
-        permuteBatch(b, order);
+        reorderElements(b, order);
         b.colourOffsets.clear();
     });
     return out;
 }
 
 bool coloursAreIndependent(const ConstraintSet& set, std::size_t particleCount) {
-    std::vector<int> lastColour(particleCount, -1);
-    for (int c = 0; c < set.colourCount; ++c) {
-        bool ok = true;
-        forEachBatch(set, [&](const auto& b) {
-            if (b.colourOffsets.size() != static_cast<std::size_t>(set.colourCount) + 1) {
-                ok = ok && b.size() == 0;
+    // By each element's colour, so it holds in colour order and after partitionColours.
+    std::vector<std::vector<std::pair<int, Index>>> byColour(
+        static_cast<std::size_t>(std::max(set.colourCount, 0)));
+    bool ok = true;
+    int batchIndex = 0;
+    forEachBatch(set, [&](const auto& b) {
+        const int index = batchIndex++;
+        if (b.colour.size() != b.size()) {
+            ok = false;
+            return;
+        }
+        for (std::size_t e = 0; e < b.size(); ++e) {
+            const int c = b.colour[e];
+            if (c < 0 || c >= set.colourCount) {
+                ok = false;
                 return;
             }
-            for (Index e = b.colourOffsets[c]; e < b.colourOffsets[c + 1]; ++e) {
+            byColour[static_cast<std::size_t>(c)].emplace_back(index, static_cast<Index>(e));
+        }
+    });
+    std::vector<int> lastColour(particleCount, -1);
+    int batch = 0;
+    for (int c = 0; ok && c < set.colourCount; ++c) {
+        for (const auto& [bi, e] : byColour[static_cast<std::size_t>(c)]) {
+            batch = 0;
+            forEachBatch(set, [&](const auto& b) {
+                if (batch++ != bi) {
+                    return;
+                }
                 for (Index p : b.particles[e]) {
                     ok = ok && lastColour[p] != c;
                     lastColour[p] = c;
                 }
-            }
-        });
-        if (!ok) {
-            return false;
+            });
         }
     }
-    return true;
+    return ok;
 }
 
 } // namespace pbd

@@ -152,6 +152,15 @@ struct ConstraintSet {
     std::size_t componentCount() const;
 };
 
+// Reorders a batch's elements: element i becomes the old element order[i]. A subset removes the
+// others. Colour ranges are not updated: colour again afterwards.
+void reorderElements(DistanceConstraints& b, const std::vector<Index>& order);
+void reorderElements(BendingConstraints& b, const std::vector<Index>& order);
+void reorderElements(StrainTriangleConstraints& b, const std::vector<Index>& order);
+void reorderElements(StrainTetConstraints& b, const std::vector<Index>& order);
+void reorderElements(AreaConstraints& b, const std::vector<Index>& order);
+void reorderElements(VolumeConstraints& b, const std::vector<Index>& order);
+
 // Greedy colouring of all batches together (one colour may hold several types), then every
 // batch is sorted by colour, stably, so the order within a colour is the authoring order.
 void colourConstraints(ConstraintSet& set, std::size_t particleCount);

@@ -152,6 +152,37 @@ Scene makeDrape() {
     return scene;
 }
 
+// A sheet held along one edge and pulled away along the other until it tears (PBD §5).
+Scene makeTear() {
+    Scene scene;
+    scene.name = "tear";
+    scene.description = "A sheet pulled apart by its two edges until it tears";
+    ClothSheetSpec sheet;
+    sheet.columns = 40;
+    sheet.rows = 30;
+    sheet.width = 1.2;
+    sheet.depth = 0.9;
+    sheet.center = Vec3(0, 1, 0);
+    scene.bodies.push_back(makeClothSheet(scene.particles, sheet, "sheet"));
+    const Body& body = scene.bodies.back();
+    addEdgeDistances(scene.constraints, scene.particles, body, 1e-4);
+    addDihedralBending(scene.constraints, scene.particles, body, kClothBendingCompliance,
+                       kClothBendingPbdStiffness);
+    for (Index i = body.firstParticle; i < body.firstParticle + body.particleCount; ++i) {
+        const Vec3 x = scene.particles.positions[i];
+        if (x.x() < -0.5 * sheet.width + 1e-9) {
+            scene.constraints.attachments.add(i, x);
+        } else if (x.x() > 0.5 * sheet.width - 1e-9) {
+            scene.constraints.attachments.add(i, x, 0.0, Vec3(0.4, 0, 0));
+        }
+    }
+    scene.solver.timeStep = 1.0 / 120;
+    scene.solver.substeps = 1;
+    scene.solver.iterations = 10;
+    scene.solver.tearingStretch = 1.6;
+    return scene;
+}
+
 struct Entry {
     SceneInfo info;
     Scene (*make)();
@@ -173,6 +204,7 @@ const std::vector<Entry>& entries() {
         {{"drape",
           "A cloth falling onto a sphere on the ground: colliders with friction, self-collision"},
          &makeDrape},
+        {{"tear", "A sheet pulled apart by its two edges until it tears"}, &makeTear},
     };
     return list;
 }

@@ -170,6 +170,17 @@ void Solver::step() {
     for (int i = 0; i < substeps; ++i) {
         substep(h);
     }
+    tears_.clear();
+    if (s.tearingStretch > 1) {
+        tears_ = tearOverstretchedEdges(scene_, s.tearingStretch,
+                                        static_cast<std::size_t>(std::max(0, s.maxTearsPerStep)));
+        if (!tears_.empty()) {
+            // New particles and constraints: colour and partition again, rebuild the caches.
+            colourConstraints(scene_.constraints, scene_.particles.size());
+            threads_->regions = ColourRegions{};
+            pbdScaleIterations_ = -1;
+        }
+    }
     ++steps_;
     lastStepMs_ =
         std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();

@@ -9,6 +9,7 @@
 #include "core/Constraints.h"
 #include "core/Scene.h"
 #include "core/SelfCollision.h"
+#include "core/Tearing.h"
 
 #include <array>
 #include <memory>
@@ -52,6 +53,8 @@ public:
     const Scene& scene() const { return scene_; }
     // Contacts with colliders in the last substep.
     const std::vector<Contact>& contacts() const { return contacts_; }
+    // The tears of the last step (PBD §5).
+    const std::vector<TearEvent>& tears() const { return tears_; }
     // Cloth self-collision contacts in the last substep.
     const std::vector<SelfContact>& selfContacts() const { return selfContacts_; }
 
@@ -73,6 +76,7 @@ private:
     std::vector<Vec3> scratchGradient_;
     std::vector<Real> scratchInverseMasses_;
     std::vector<SelfContact> selfContacts_;
+    std::vector<TearEvent> tears_;
     std::vector<Vec3> predictedPositions_;
     Real time_ = 0;
     std::size_t steps_ = 0;

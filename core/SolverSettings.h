@@ -29,6 +29,10 @@ struct SolverSettings {
     // thickness it keeps, m.
     bool selfCollision = false;
     Real clothThickness = 0.005;
+    // Tearing (PBD §5): a cloth edge stretched beyond this ratio of its rest length splits a
+    // vertex, at most maxTearsPerStep per step; 0 = off.
+    Real tearingStretch = 0;
+    int maxTearsPerStep = 8;
     // Worker threads for the parallel solve; 0 = all cores.
     int threads = 1;
 };

@@ -459,7 +459,7 @@ private slots:
         colourConstraints(set, 3);
         QCOMPARE(set.colourCount, 2);
         QVERIFY(coloursAreIndependent(set, 3));
-        set.distance.colourOffsets = {0, 2, 2}; // force both into colour 0
+        set.distance.colour = {0, 0}; // force both into colour 0
         QVERIFY(!coloursAreIndependent(set, 3));
     }
 };

@@ -11,7 +11,10 @@
 #include <QTest>
 
 #include <cmath>
+#include <functional>
+#include <numeric>
 #include <random>
+#include <set>
 #include <tuple>
 
 using namespace pbd;
@@ -501,6 +504,69 @@ private slots:
         QVERIFY2(std::abs(spinDamped - spinFree) < 0.05 * spinFree,
                  qPrintable(QString("%1 vs %2").arg(spinDamped).arg(spinFree)));
         QVERIFY(linearDamped < 1e-12 && linearFree < 1e-12);
+    }
+
+    void overStretchedSheetTears() {
+        // A sheet held along its -x edge while its +x edge is pulled away at 1 m/s: with
+        // tearing on, edges beyond 1.5x their rest length split vertices until the sheet is in
+        // pieces; with tearing off it only stretches.
+        auto pull = [](double tearing) {
+            Scene s;
+            ClothSheetSpec sheet;
+            sheet.columns = 12;
+            sheet.rows = 8;
+            sheet.width = 0.6;
+            sheet.depth = 0.4;
+            s.bodies.push_back(makeClothSheet(s.particles, sheet, "sheet"));
+            addEdgeDistances(s.constraints, s.particles, s.bodies[0], 1e-3);
+            addDihedralBending(s.constraints, s.particles, s.bodies[0], 1.0);
+            for (Index i = 0; i < s.particles.size(); ++i) {
+                const Vec3 x = s.particles.positions[i];
+                if (x.x() < -0.29) {
+                    s.constraints.attachments.add(i, x);
+                } else if (x.x() > 0.29) {
+                    s.constraints.attachments.add(i, x, 0.0, Vec3(1, 0, 0));
+                }
+            }
+            s.solver.gravity = Vec3::Zero();
+            s.solver.tearingStretch = tearing;
+            s.solver.timeStep = 1.0 / 120;
+            s.solver.iterations = 10;
+            Solver solver(s);
+            std::size_t tears = 0;
+            for (int i = 0; i < 120; ++i) {
+                solver.step();
+                tears += solver.tears().size();
+            }
+            // Connected pieces of the triangle mesh (union-find over triangle corners).
+            std::vector<Index> parent(s.particles.size());
+            std::iota(parent.begin(), parent.end(), Index(0));
+            std::function<Index(Index)> find = [&](Index a) {
+                return parent[a] == a ? a : parent[a] = find(parent[a]);
+            };
+            for (const Triangle& t : s.bodies[0].triangles) {
+                parent[find(t[1])] = find(t[0]);
+                parent[find(t[2])] = find(t[0]);
+            }
+            std::set<Index> pieces;
+            for (const Triangle& t : s.bodies[0].triangles) {
+                pieces.insert(find(t[0]));
+            }
+            return std::make_tuple(tears, pieces.size(), s);
+        };
+        auto [tears, pieces, torn] = pull(1.5);
+        QVERIFY(tears > 0);
+        QCOMPARE(torn.particles.size(), std::size_t(96) + tears);
+        QVERIFY2(pieces >= 2, qPrintable(QString::number(pieces)));
+        QVERIFY(validateScene(torn).empty());
+        QVERIFY(coloursAreIndependent(torn.constraints, torn.particles.size()));
+        for (const Vec3& x : torn.particles.positions) {
+            QVERIFY(x.allFinite());
+        }
+        auto [none, whole, stretched] = pull(0.0);
+        QCOMPARE(none, std::size_t(0));
+        QCOMPARE(whole, std::size_t(1));
+        QCOMPARE(stretched.particles.size(), std::size_t(96));
     }
 
     void resultsAreIdenticalRunToRunForTheSameThreadCount() {
