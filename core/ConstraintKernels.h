@@ -13,18 +13,38 @@ using lanes::kLanes;
 using lanes::Lanes;
 using math::V3;
 
-template <class T> PBD_KERNEL_INLINE T loadAt(const std::vector<Real>& v, std::size_t e) {
+// The elements a kernel call works on: e, e + 1, ..., e + active - 1 (active < kLanes only for
+// the tail of a range, whose unused lanes repeat the last element and are never stored).
+struct At {
+    std::size_t e;
+    int active;
+};
+
+template <class T> PBD_KERNEL_INLINE T loadAt(const std::vector<Real>& v, At at) {
     if constexpr (std::is_same_v<T, Lanes>) {
-        return lanes::load(v.data() + e);
+        if (at.active == kLanes) {
+            return lanes::load(v.data() + at.e);
+        }
+        Lanes r;
+        for (int l = 0; l < kLanes; ++l) {
+            r[l] = v[at.e + static_cast<std::size_t>(std::min(l, at.active - 1))];
+        }
+        return r;
     } else {
-        return v[e];
+        return v[at.e];
     }
 }
-template <class T> PBD_KERNEL_INLINE void storeAt(std::vector<Real>& v, std::size_t e, T value) {
+template <class T> PBD_KERNEL_INLINE void storeAt(std::vector<Real>& v, At at, T value) {
     if constexpr (std::is_same_v<T, Lanes>) {
-        lanes::store(v.data() + e, value);
+        if (at.active == kLanes) {
+            lanes::store(v.data() + at.e, value);
+            return;
+        }
+        for (int l = 0; l < at.active; ++l) {
+            v[at.e + static_cast<std::size_t>(l)] = value[l];
+        }
     } else {
-        v[e] = value;
+        v[at.e] = value;
     }
 }
 
@@ -61,7 +81,19 @@ PBD_KERNEL_INLINE void gather(const SolverParticle* P, const std::array<Index, N
 }
 template <int N>
 PBD_KERNEL_INLINE void scatter(SolverParticle* P, const std::array<Index, N>* idx,
-                               const V3<Lanes> (&p)[N], const Lanes (&w)[N]) {
+                               const V3<Lanes> (&p)[N], const Lanes (&w)[N], int active = kLanes) {
+    if (active < kLanes) {
+        // The tail: store lane by lane, only the lanes that hold real elements.
+        for (int k = 0; k < N; ++k) {
+            for (int l = 0; l < active; ++l) {
+                SolverParticle& q = P[idx[l][k]];
+                q.x = p[k].x[l];
+                q.y = p[k].y[l];
+                q.z = p[k].z[l];
+            }
+        }
+        return;
+    }
     for (int k = 0; k < N; ++k) {
         for (int q = 0; q < kLanes / 4; ++q) {
             lanes::Quad a = lanes::quadOf(p[k].x, q);
@@ -96,7 +128,8 @@ PBD_KERNEL_INLINE void scatter(SolverParticle* P, const std::array<Index, N>* id
     }
 }
 
-// Runs `element(e, p, w)` over [begin, end): lanes first, then the scalar remainder.
+// Runs `element(at, p, w)` over [begin, end): full lane groups, then the tail in lanes with the
+// unused lanes masked (or, for one or two elements, on doubles).
 template <class Batch, class Element>
 void forRange(Batch& b, SolverParticle* P, std::size_t begin, std::size_t end, Element&& element) {
     constexpr int N = Batch::kParticles;
@@ -105,22 +138,35 @@ void forRange(Batch& b, SolverParticle* P, std::size_t begin, std::size_t end, E
         V3<Lanes> p[N];
         Lanes w[N];
         gather<N>(P, b.particles.data() + e, p, w);
-        element(e, p, w);
+        element(At{e, kLanes}, p, w);
         scatter<N>(P, b.particles.data() + e, p, w);
+    }
+    const int tail = static_cast<int>(end - e);
+    if (tail > 2) {
+        std::array<Index, N> idx[kLanes];
+        for (int l = 0; l < kLanes; ++l) {
+            idx[l] = b.particles[e + static_cast<std::size_t>(std::min(l, tail - 1))];
+        }
+        V3<Lanes> p[N];
+        Lanes w[N];
+        gather<N>(P, idx, p, w);
+        element(At{e, tail}, p, w);
+        scatter<N>(P, idx, p, w, tail);
+        return;
     }
     for (; e < end; ++e) {
         V3<Real> p[N];
         Real w[N];
         gather<N>(P, b.particles.data() + e, p, w);
-        element(e, p, w);
+        element(At{e, 1}, p, w);
         scatter<N>(P, b.particles.data() + e, p, w);
     }
 }
 
 // XPBD (or PBD) update of component `comp` of element(s) e, given C and its gradients.
 template <bool Xpbd, class T, int N, class Batch>
-PBD_KERNEL_INLINE void apply(Batch& b, int comp, std::size_t e, T c, const V3<T> (&g)[N],
-                             V3<T> (&p)[N], const T (&w)[N], Real invH2) {
+PBD_KERNEL_INLINE void apply(Batch& b, int comp, At e, T c, const V3<T> (&g)[N], V3<T> (&p)[N],
+                             const T (&w)[N], Real invH2) {
     const T lambda = loadAt<T>(b.lambda[comp], e);
     T alphaTilde;
     T scale;
@@ -137,7 +183,7 @@ PBD_KERNEL_INLINE void apply(Batch& b, int comp, std::size_t e, T c, const V3<T>
 
 // The same for a strain stretch component, with its closed-form projection.
 template <bool Xpbd, class T, int D, class Batch>
-PBD_KERNEL_INLINE void applyStretch(Batch& b, int comp, std::size_t e, V3<T> (&p)[D + 1],
+PBD_KERNEL_INLINE void applyStretch(Batch& b, int comp, At e, V3<T> (&p)[D + 1],
                                     const T (&w)[D + 1], const T (&cols)[D][D], Real invH2) {
     const T lambda = loadAt<T>(b.lambda[comp], e);
     T alphaTilde;
@@ -157,7 +203,7 @@ PBD_KERNEL_INLINE void applyStretch(Batch& b, int comp, std::size_t e, V3<T> (&p
 template <bool Xpbd>
 void solve(DistanceConstraints& b, SolverParticle* P, std::size_t begin, std::size_t end,
            Real invH2) {
-    forRange(b, P, begin, end, [&]<class T>(std::size_t e, V3<T>(&p)[2], T(&w)[2]) {
+    forRange(b, P, begin, end, [&]<class T>(At e, V3<T>(&p)[2], T(&w)[2]) {
         V3<T> g[2];
         const T c = math::evaluateDistance<T>(p, loadAt<T>(b.restLength, e), g);
         apply<Xpbd>(b, 0, e, c, g, p, w, invH2);
@@ -168,7 +214,7 @@ template <bool Xpbd>
 void solve(BendingConstraints& b, SolverParticle* P, std::size_t begin, std::size_t end,
            Real invH2) {
     const bool bridson = b.model == BendingModel::Bridson;
-    forRange(b, P, begin, end, [&]<class T>(std::size_t e, V3<T>(&p)[4], T(&w)[4]) {
+    forRange(b, P, begin, end, [&]<class T>(At e, V3<T>(&p)[4], T(&w)[4]) {
         V3<T> g[4];
         const T rest = loadAt<T>(b.restAngle, e);
         const T c = bridson ? math::evaluateDihedralBridson<T>(p, rest, g)
@@ -181,7 +227,7 @@ template <bool Xpbd>
 void solve(StrainTriangleConstraints& b, SolverParticle* P, std::size_t begin, std::size_t end,
            Real invH2) {
     const bool normalised = b.normalisedShear;
-    forRange(b, P, begin, end, [&]<class T>(std::size_t e, V3<T>(&p)[3], T(&w)[3]) {
+    forRange(b, P, begin, end, [&]<class T>(At e, V3<T>(&p)[3], T(&w)[3]) {
         T cols[2][2];
         for (int k = 0; k < 4; ++k) {
             cols[k / 2][k % 2] = loadAt<T>(b.qInverse[k], e);
@@ -200,7 +246,7 @@ template <bool Xpbd>
 void solve(StrainTetConstraints& b, SolverParticle* P, std::size_t begin, std::size_t end,
            Real invH2) {
     const bool normalised = b.normalisedShear;
-    forRange(b, P, begin, end, [&]<class T>(std::size_t e, V3<T>(&p)[4], T(&w)[4]) {
+    forRange(b, P, begin, end, [&]<class T>(At e, V3<T>(&p)[4], T(&w)[4]) {
         T cols[3][3];
         for (int k = 0; k < 9; ++k) {
             cols[k / 3][k % 3] = loadAt<T>(b.qInverse[k], e);
@@ -220,7 +266,7 @@ void solve(StrainTetConstraints& b, SolverParticle* P, std::size_t begin, std::s
 
 template <bool Xpbd>
 void solve(AreaConstraints& b, SolverParticle* P, std::size_t begin, std::size_t end, Real invH2) {
-    forRange(b, P, begin, end, [&]<class T>(std::size_t e, V3<T>(&p)[3], T(&w)[3]) {
+    forRange(b, P, begin, end, [&]<class T>(At e, V3<T>(&p)[3], T(&w)[3]) {
         V3<T> g[3];
         const T c = math::evaluateArea<T>(p, loadAt<T>(b.restValue, e), g);
         apply<Xpbd>(b, 0, e, c, g, p, w, invH2);
@@ -230,7 +276,7 @@ void solve(AreaConstraints& b, SolverParticle* P, std::size_t begin, std::size_t
 template <bool Xpbd>
 void solve(VolumeConstraints& b, SolverParticle* P, std::size_t begin, std::size_t end,
            Real invH2) {
-    forRange(b, P, begin, end, [&]<class T>(std::size_t e, V3<T>(&p)[4], T(&w)[4]) {
+    forRange(b, P, begin, end, [&]<class T>(At e, V3<T>(&p)[4], T(&w)[4]) {
         V3<T> g[4];
         const T c = math::evaluateVolume<T>(p, loadAt<T>(b.restValue, e), g);
         apply<Xpbd>(b, 0, e, c, g, p, w, invH2);
