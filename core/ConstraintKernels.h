@@ -13,6 +13,14 @@ using lanes::kLanes;
 using lanes::Lanes;
 using math::V3;
 
+// What a sweep needs besides the batch: 1/h^2 for alpha~ = alpha / h^2, and whether this is the
+// substep's first sweep, when lambda restarts from 0 (XPBD Alg. 1 line 4) -- done here rather
+// than in a pass of its own so each thread touches only its own region's lambdas.
+struct Sweep {
+    Real invH2;
+    bool first;
+};
+
 // The elements a kernel call works on: e, e + 1, ..., e + active - 1 (active < kLanes only for
 // the tail of a range, whose unused lanes repeat the last element and are never stored).
 struct At {
@@ -25,7 +33,7 @@ template <class T> PBD_KERNEL_INLINE T loadAt(const std::vector<Real>& v, At at)
         if (at.active == kLanes) {
             return lanes::load(v.data() + at.e);
         }
-        Lanes r;
+        Lanes r{};
         for (int l = 0; l < kLanes; ++l) {
             r[l] = v[at.e + static_cast<std::size_t>(std::min(l, at.active - 1))];
         }
@@ -166,12 +174,12 @@ void forRange(Batch& b, SolverParticle* P, std::size_t begin, std::size_t end, E
 // XPBD (or PBD) update of component `comp` of element(s) e, given C and its gradients.
 template <bool Xpbd, class T, int N, class Batch>
 PBD_KERNEL_INLINE void apply(Batch& b, int comp, At e, T c, const V3<T> (&g)[N], V3<T> (&p)[N],
-                             const T (&w)[N], Real invH2) {
-    const T lambda = loadAt<T>(b.lambda[comp], e);
+                             const T (&w)[N], Sweep sweep) {
+    const T lambda = sweep.first ? math::splat<T>(0.0) : loadAt<T>(b.lambda[comp], e);
     T alphaTilde;
     T scale;
     if constexpr (Xpbd) {
-        alphaTilde = loadAt<T>(b.compliance[comp], e) * invH2;
+        alphaTilde = loadAt<T>(b.compliance[comp], e) * sweep.invH2;
         scale = math::splat<T>(1.0);
     } else {
         alphaTilde = math::splat<T>(0.0);
@@ -184,12 +192,12 @@ PBD_KERNEL_INLINE void apply(Batch& b, int comp, At e, T c, const V3<T> (&g)[N],
 // The same for a strain stretch component, with its closed-form projection.
 template <bool Xpbd, class T, int D, class Batch>
 PBD_KERNEL_INLINE void applyStretch(Batch& b, int comp, At e, V3<T> (&p)[D + 1],
-                                    const T (&w)[D + 1], const T (&cols)[D][D], Real invH2) {
-    const T lambda = loadAt<T>(b.lambda[comp], e);
+                                    const T (&w)[D + 1], const T (&cols)[D][D], Sweep sweep) {
+    const T lambda = sweep.first ? math::splat<T>(0.0) : loadAt<T>(b.lambda[comp], e);
     T alphaTilde;
     T scale;
     if constexpr (Xpbd) {
-        alphaTilde = loadAt<T>(b.compliance[comp], e) * invH2;
+        alphaTilde = loadAt<T>(b.compliance[comp], e) * sweep.invH2;
         scale = math::splat<T>(1.0);
     } else {
         alphaTilde = math::splat<T>(0.0);
@@ -202,30 +210,30 @@ PBD_KERNEL_INLINE void applyStretch(Batch& b, int comp, At e, V3<T> (&p)[D + 1],
 
 template <bool Xpbd>
 void solve(DistanceConstraints& b, SolverParticle* P, std::size_t begin, std::size_t end,
-           Real invH2) {
+           Sweep sweep) {
     forRange(b, P, begin, end, [&]<class T>(At e, V3<T>(&p)[2], T(&w)[2]) {
         V3<T> g[2];
         const T c = math::evaluateDistance<T>(p, loadAt<T>(b.restLength, e), g);
-        apply<Xpbd>(b, 0, e, c, g, p, w, invH2);
+        apply<Xpbd>(b, 0, e, c, g, p, w, sweep);
     });
 }
 
 template <bool Xpbd>
 void solve(BendingConstraints& b, SolverParticle* P, std::size_t begin, std::size_t end,
-           Real invH2) {
+           Sweep sweep) {
     const bool bridson = b.model == BendingModel::Bridson;
     forRange(b, P, begin, end, [&]<class T>(At e, V3<T>(&p)[4], T(&w)[4]) {
         V3<T> g[4];
         const T rest = loadAt<T>(b.restAngle, e);
         const T c = bridson ? math::evaluateDihedralBridson<T>(p, rest, g)
                             : math::evaluateDihedralPbd<T>(p, rest, g);
-        apply<Xpbd>(b, 0, e, c, g, p, w, invH2);
+        apply<Xpbd>(b, 0, e, c, g, p, w, sweep);
     });
 }
 
 template <bool Xpbd>
 void solve(StrainTriangleConstraints& b, SolverParticle* P, std::size_t begin, std::size_t end,
-           Real invH2) {
+           Sweep sweep) {
     const bool normalised = b.normalisedShear;
     forRange(b, P, begin, end, [&]<class T>(At e, V3<T>(&p)[3], T(&w)[3]) {
         T cols[2][2];
@@ -234,17 +242,17 @@ void solve(StrainTriangleConstraints& b, SolverParticle* P, std::size_t begin, s
         }
         V3<T> g[3];
         for (int i = 0; i < 2; ++i) {
-            applyStretch<Xpbd, T, 2>(b, i, e, p, w, cols, invH2);
+            applyStretch<Xpbd, T, 2>(b, i, e, p, w, cols, sweep);
         }
         const T c =
             math::evaluateStrainShear<T, 2>(p, cols, 0, 1, loadAt<T>(b.rest[2], e), normalised, g);
-        apply<Xpbd>(b, 2, e, c, g, p, w, invH2);
+        apply<Xpbd>(b, 2, e, c, g, p, w, sweep);
     });
 }
 
 template <bool Xpbd>
 void solve(StrainTetConstraints& b, SolverParticle* P, std::size_t begin, std::size_t end,
-           Real invH2) {
+           Sweep sweep) {
     const bool normalised = b.normalisedShear;
     forRange(b, P, begin, end, [&]<class T>(At e, V3<T>(&p)[4], T(&w)[4]) {
         T cols[3][3];
@@ -253,33 +261,33 @@ void solve(StrainTetConstraints& b, SolverParticle* P, std::size_t begin, std::s
         }
         V3<T> g[4];
         for (int i = 0; i < 3; ++i) {
-            applyStretch<Xpbd, T, 3>(b, i, e, p, w, cols, invH2);
+            applyStretch<Xpbd, T, 3>(b, i, e, p, w, cols, sweep);
         }
         constexpr int pairs[3][2] = {{0, 1}, {0, 2}, {1, 2}};
         for (int s = 0; s < 3; ++s) {
             const T c = math::evaluateStrainShear<T, 3>(p, cols, pairs[s][0], pairs[s][1],
                                                         loadAt<T>(b.rest[3 + s], e), normalised, g);
-            apply<Xpbd>(b, 3 + s, e, c, g, p, w, invH2);
+            apply<Xpbd>(b, 3 + s, e, c, g, p, w, sweep);
         }
     });
 }
 
 template <bool Xpbd>
-void solve(AreaConstraints& b, SolverParticle* P, std::size_t begin, std::size_t end, Real invH2) {
+void solve(AreaConstraints& b, SolverParticle* P, std::size_t begin, std::size_t end, Sweep sweep) {
     forRange(b, P, begin, end, [&]<class T>(At e, V3<T>(&p)[3], T(&w)[3]) {
         V3<T> g[3];
         const T c = math::evaluateArea<T>(p, loadAt<T>(b.restValue, e), g);
-        apply<Xpbd>(b, 0, e, c, g, p, w, invH2);
+        apply<Xpbd>(b, 0, e, c, g, p, w, sweep);
     });
 }
 
 template <bool Xpbd>
 void solve(VolumeConstraints& b, SolverParticle* P, std::size_t begin, std::size_t end,
-           Real invH2) {
+           Sweep sweep) {
     forRange(b, P, begin, end, [&]<class T>(At e, V3<T>(&p)[4], T(&w)[4]) {
         V3<T> g[4];
         const T c = math::evaluateVolume<T>(p, loadAt<T>(b.restValue, e), g);
-        apply<Xpbd>(b, 0, e, c, g, p, w, invH2);
+        apply<Xpbd>(b, 0, e, c, g, p, w, sweep);
     });
 }
 

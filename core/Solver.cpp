@@ -44,7 +44,7 @@ template <class F> void forEachBatch(ConstraintSet& s, F&& f) {
 // Every colour of class k (a region, or the boundary when k == regions), in colour order.
 template <bool Xpbd>
 void solveRegion(ConstraintSet& set, const ColourRegions& regions, SolverParticle* P, int k,
-                 Real invH2) {
+                 kernels::Sweep sweep) {
     for (int c = 0; c < set.colourCount; ++c) {
         int batch = 0;
         forEachBatch(set, [&](auto& b, std::size_t) {
@@ -55,7 +55,7 @@ void solveRegion(ConstraintSet& set, const ColourRegions& regions, SolverParticl
             const Index begin = regions.begin(index, k, c);
             const Index end = regions.end(index, k, c);
             if (begin < end) {
-                kernels::solve<Xpbd>(b, P, begin, end, invH2);
+                kernels::solve<Xpbd>(b, P, begin, end, sweep);
             }
         });
     }
@@ -193,67 +193,17 @@ void Solver::substep(Real h) {
     const std::size_t n = particles.size();
     predicted_.resize(n);
 
-    // XPBD: the total lambda restarts every substep (XPBD Alg. 1, line 4).
-    forEachBatch(set, [](auto& b, std::size_t) {
-        for (auto& l : b.lambda) {
-            std::fill(l.begin(), l.end(), 0.0);
-        }
-    });
+    // XPBD: the total lambda restarts every substep (XPBD Alg. 1, line 4); the batches' lambdas
+    // are reset by the first sweep itself (kernels::Sweep::first).
     std::fill(set.attachments.lambda.begin(), set.attachments.lambda.end(), 0.0);
     for (PressureConstraint& c : set.pressure) {
         c.lambda = 0;
     }
-
-    // Predict (PBD Alg. 1 lines 5-7; gravity in the prediction, XPBD eq. 1).
-    for (std::size_t i = 0; i < n; ++i) {
-        const Real w = particles.inverseMasses[i];
-        Vec3& v = particles.velocities[i];
-        if (w > 0) {
-            v += h * s.gravity;
-        }
-        const Vec3 p = particles.positions[i] + h * v;
-        predicted_[i] = {p.x(), p.y(), p.z(), w};
-    }
-    const Real targetTime = time_ + h;
-    const Attachments& att = set.attachments;
-    for (std::size_t a = 0; a < att.size(); ++a) {
-        if (att.compliance[a] <= 0) {
-            const Vec3 t = att.targetAt(a, targetTime);
-            predicted_[att.particle[a]] = {t.x(), t.y(), t.z(), 0.0};
-        }
-    }
-
-    generateContacts();
-    generateSelfContacts();
-
-    const Real invH2 = 1.0 / (h * h);
-    const bool xpbd = s.method == SolverMethod::Xpbd;
-    SolverParticle* P = predicted_.data();
-    const int iterations = std::max(1, s.iterations);
     Threads& th = *threads_;
     if (th.regions.regions != th.count || th.regions.colours != set.colourCount) {
         th.regions = partitionColours(set, particles.size(), th.count);
     }
-    if (th.count == 1) {
-        for (int it = 0; it < iterations; ++it) {
-            xpbd ? solveRegion<true>(set, th.regions, P, 0, invH2)
-                 : solveRegion<false>(set, th.regions, P, 0, invH2);
-            solveAttachments(set.attachments, P, targetTime, invH2, xpbd);
-            solvePressure(set.pressure, P, invH2, xpbd, iterations, scratchGradient_);
-            solveSelfContacts();
-            solveContacts();
-        }
-    } else {
-        solveInParallel(iterations, targetTime, invH2, xpbd);
-    }
-
-    // Velocity update (PBD Alg. 1 lines 12-15).
-    const Real invH = 1.0 / h;
-    for (std::size_t i = 0; i < n; ++i) {
-        const Vec3 p(predicted_[i].x, predicted_[i].y, predicted_[i].z);
-        particles.velocities[i] = (p - particles.positions[i]) * invH;
-        particles.positions[i] = p;
-    }
+    runSubstepPhases(h);
     applyContactVelocities(h);
     if (s.constraintDamping > 0) {
         // With the substep's inverse masses: hard-attached particles (w = 0) are not moved.
@@ -275,43 +225,131 @@ void Solver::substep(Real h) {
     time_ += h;
 }
 
-void Solver::solveInParallel(int iterations, Real targetTime, Real invH2, bool xpbd) {
+// The particles of region k of R: the indices i with i R / n == k (see partitionColours).
+std::pair<std::size_t, std::size_t> particleRange(int k, int R, std::size_t n) {
+    const auto R_ = static_cast<std::size_t>(R);
+    const auto k_ = static_cast<std::size_t>(k);
+    return {(k_ * n + R_ - 1) / R_, ((k_ + 1) * n + R_ - 1) / R_};
+}
+
+// A substep as phases: predict (by region), then on one thread pin the attachments and find the
+// contacts, then per iteration the regions' sweeps (by region) and the boundary with the serial
+// constraints (one thread), and last the velocity update (by region). A parallel phase has one
+// part per region, so each thread keeps its particles, constraints and lambdas in its cache;
+// a serial phase has one part. With several threads the parts are claimed with a bit mask:
+// thread k runs part k when it can, then any part nobody took, so a thread that never starts
+// cannot stall the others. Results depend on the thread count (the sweep order does) but not on
+// which thread ran which part.
+void Solver::runSubstepPhases(Real h) {
+    Particles& particles = scene_.particles;
     ConstraintSet& set = scene_.constraints;
+    const SolverSettings& s = scene_.solver;
     Threads& th = *threads_;
     const int T = th.count;
+    const std::size_t n = particles.size();
     SolverParticle* P = predicted_.data();
-    // Per iteration two phases: the T regions in parallel (each sweeps all its colours with no
-    // synchronisation: regions share no particle), then the boundary elements and the soft
-    // attachments on one thread. A phase's parts are claimed with a bit mask: thread k runs part
-    // k when it can (its particles stay in its cache), then any part nobody took, so a thread
-    // that never starts cannot stall the others. Results depend on the thread count (the sweep
-    // order does) but not on which thread ran which part.
-    const int phases = 2 * iterations;
-    std::vector<std::atomic<std::uint64_t>> claimed(static_cast<std::size_t>(phases));
-    std::atomic<int> completed{0};
-    auto run = [&](int phase, int part) {
-        if (phase % 2 == 0) {
-            xpbd ? solveRegion<true>(set, th.regions, P, part, invH2)
-                 : solveRegion<false>(set, th.regions, P, part, invH2);
-        } else {
-            xpbd ? solveRegion<true>(set, th.regions, P, T, invH2)
-                 : solveRegion<false>(set, th.regions, P, T, invH2);
+    const int iterations = std::max(1, s.iterations);
+    const Real invH2 = 1.0 / (h * h);
+    const Real invH = 1.0 / h;
+    const Real targetTime = time_ + h;
+    const bool xpbd = s.method == SolverMethod::Xpbd;
+
+    enum class Kind { Predict, Prepare, Sweep, Serial, Velocity };
+    struct Phase {
+        Kind kind;
+        int parts;
+        int iteration;
+    };
+    std::vector<Phase> phases;
+    phases.push_back({Kind::Predict, T, 0});
+    if (!scene_.colliders.empty() || s.selfCollision) {
+        phases.push_back({Kind::Prepare, 1, 0});
+    } else {
+        contacts_.clear();
+        selfContacts_.clear();
+    }
+    for (int it = 0; it < iterations; ++it) {
+        phases.push_back({Kind::Sweep, T, it});
+        phases.push_back({Kind::Serial, 1, it});
+    }
+    phases.push_back({Kind::Velocity, T, 0});
+
+    auto run = [&](const Phase& phase, int part) {
+        switch (phase.kind) {
+        case Kind::Predict: {
+            // PBD Alg. 1 lines 5-7; gravity in the prediction (XPBD eq. 1).
+            const auto [begin, end] = particleRange(part, T, n);
+            for (std::size_t i = begin; i < end; ++i) {
+                const Real w = particles.inverseMasses[i];
+                Vec3& v = particles.velocities[i];
+                if (w > 0) {
+                    v += h * s.gravity;
+                }
+                const Vec3 p = particles.positions[i] + h * v;
+                P[i] = {p.x(), p.y(), p.z(), w};
+            }
+            // Hard attachments of this range: on their target, immovable for the substep.
+            const Attachments& att = set.attachments;
+            for (std::size_t a = 0; a < att.size(); ++a) {
+                const Index i = att.particle[a];
+                if (att.compliance[a] <= 0 && i >= begin && i < end) {
+                    const Vec3 t = att.targetAt(a, targetTime);
+                    P[i] = {t.x(), t.y(), t.z(), 0.0};
+                }
+            }
+            break;
+        }
+        case Kind::Prepare: {
+            generateContacts();
+            generateSelfContacts();
+            break;
+        }
+        case Kind::Sweep: {
+            const kernels::Sweep sweep{invH2, phase.iteration == 0};
+            xpbd ? solveRegion<true>(set, th.regions, P, part, sweep)
+                 : solveRegion<false>(set, th.regions, P, part, sweep);
+            break;
+        }
+        case Kind::Serial: {
+            const kernels::Sweep sweep{invH2, phase.iteration == 0};
+            xpbd ? solveRegion<true>(set, th.regions, P, th.regions.regions, sweep)
+                 : solveRegion<false>(set, th.regions, P, th.regions.regions, sweep);
             solveAttachments(set.attachments, P, targetTime, invH2, xpbd);
             solvePressure(set.pressure, P, invH2, xpbd, iterations, scratchGradient_);
             solveSelfContacts();
             solveContacts();
+            break;
+        }
+        case Kind::Velocity: {
+            // PBD Alg. 1 lines 12-15.
+            const auto [begin, end] = particleRange(part, T, n);
+            for (std::size_t i = begin; i < end; ++i) {
+                const Vec3 p(P[i].x, P[i].y, P[i].z);
+                particles.velocities[i] = (p - particles.positions[i]) * invH;
+                particles.positions[i] = p;
+            }
+            break;
+        }
         }
     };
+
+    if (T == 1) {
+        for (const Phase& phase : phases) {
+            run(phase, 0);
+        }
+        return;
+    }
+    std::vector<std::atomic<std::uint64_t>> claimed(phases.size());
+    std::atomic<int> completed{0};
     auto worker = [&](int k) {
         int firstTicket = 0;
-        for (int f = 0; f < phases; ++f) {
-            const int parts = f % 2 == 0 ? T : 1;
+        for (std::size_t f = 0; f < phases.size(); ++f) {
+            const int parts = phases[f].parts;
             spinWait(completed, firstTicket);
             auto tryRun = [&](int part) {
                 const std::uint64_t bit = std::uint64_t(1) << part;
-                if ((claimed[static_cast<std::size_t>(f)].fetch_or(bit, std::memory_order_relaxed) &
-                     bit) == 0) {
-                    run(f, part);
+                if ((claimed[f].fetch_or(bit, std::memory_order_relaxed) & bit) == 0) {
+                    run(phases[f], part);
                     completed.fetch_add(1, std::memory_order_acq_rel);
                 }
             };
@@ -506,7 +544,7 @@ std::vector<KernelCost> Solver::measureKernels(int sweeps) const {
         for (int s = 0; s < sweeps; ++s) {
             for (int c = 0; c < set.colourCount; ++c) {
                 kernels::solve<true>(b, P.data(), regions.begin(batch, 0, c),
-                                     regions.end(batch, 0, c), invH2);
+                                     regions.end(batch, 0, c), kernels::Sweep{invH2, false});
             }
         }
         const double ns =

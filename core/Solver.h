@@ -61,7 +61,7 @@ public:
 private:
     void substep(Real h);
     void refreshPbdScales();
-    void solveInParallel(int iterations, Real targetTime, Real invH2, bool xpbd);
+    void runSubstepPhases(Real h);
 
     Scene& scene_;
     void generateContacts();
