@@ -249,7 +249,7 @@ BuildReport addStrainTets(ConstraintSet& set, const Particles& particles, const 
 }
 
 BuildReport addTetVolumes(ConstraintSet& set, const Particles& particles, const Body& body,
-                          Real bulkModulus, Real pbdStiffness) {
+                          Real bulkModulus, Real pbdStiffness, Real restScale) {
     BuildReport report;
     auto& b = set.volume;
     for (std::size_t i = 0; i < body.tets.size(); ++i) {
@@ -263,7 +263,7 @@ BuildReport addTetVolumes(ConstraintSet& set, const Particles& particles, const 
         const Real det = Q.determinant();
         b.particles.push_back(t);
         b.colour.push_back(0);
-        b.restValue.push_back(det);
+        b.restValue.push_back(det * restScale);
         // C = 6 (V - V0): energy k/2 V0 ((V - V0)/V0)^2 = C^2 / (2 * 36 V0 / k).
         b.compliance[0].push_back(complianceOf(bulkModulus, 6.0 / (36.0 * std::abs(det))));
         b.stiffness[0].push_back(pbdStiffness);

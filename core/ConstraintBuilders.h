@@ -68,9 +68,11 @@ struct StrainTetMaterial {
 BuildReport addStrainTets(ConstraintSet& set, const Particles& particles, const Body& body,
                           const StrainTetMaterial& material);
 
-// Volume (bulk modulus in Pa) and area (membrane modulus in N/m) preservation.
+// Volume (bulk modulus in Pa) and area (membrane modulus in N/m) preservation. `restScale` is
+// the generalised rest s1 s2 s3 of SBD §3.4 (det F the constraint drives toward; 1 keeps the
+// rest volume, 1.2 swells the body by 20%).
 BuildReport addTetVolumes(ConstraintSet& set, const Particles& particles, const Body& body,
-                          Real bulkModulus, Real pbdStiffness = 1);
+                          Real bulkModulus, Real pbdStiffness = 1, Real restScale = 1);
 BuildReport addTriangleAreas(ConstraintSet& set, const Particles& particles, const Body& body,
                              Real modulus, Real pbdStiffness = 1);
 

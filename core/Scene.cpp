@@ -64,7 +64,8 @@ void checkElements(const Body& body, const std::vector<std::array<Index, N>>& el
 std::vector<std::string> validateScene(const Scene& scene) {
     std::vector<std::string> problems;
     const Particles& p = scene.particles;
-    if (p.velocities.size() != p.size() || p.inverseMasses.size() != p.size()) {
+    if (p.velocities.size() != p.size() || p.inverseMasses.size() != p.size() ||
+        (!p.forces.empty() && p.forces.size() != p.size())) {
         problems.push_back("particle arrays have different lengths");
         return problems;
     }

@@ -253,6 +253,7 @@ void Solver::runSubstepPhases(Real h) {
     const Real invH = 1.0 / h;
     const Real targetTime = time_ + h;
     const bool xpbd = s.method == SolverMethod::Xpbd;
+    const bool hasForces = particles.forces.size() == n;
 
     enum class Kind { Predict, Prepare, Sweep, Serial, Velocity };
     struct Phase {
@@ -284,6 +285,9 @@ void Solver::runSubstepPhases(Real h) {
                 Vec3& v = particles.velocities[i];
                 if (w > 0) {
                     v += h * s.gravity;
+                    if (hasForces) {
+                        v += (h * w) * particles.forces[i];
+                    }
                 }
                 const Vec3 p = particles.positions[i] + h * v;
                 P[i] = {p.x(), p.y(), p.z(), w};

@@ -66,6 +66,9 @@ Index insertParticle(Scene& scene, std::size_t bodyIndex, const Vec3& position,
     particles.positions.insert(particles.positions.begin() + at, position);
     particles.velocities.insert(particles.velocities.begin() + at, velocity);
     particles.inverseMasses.insert(particles.inverseMasses.begin() + at, inverseMass);
+    if (!particles.forces.empty()) {
+        particles.forces.insert(particles.forces.begin() + at, Vec3::Zero());
+    }
     ++owner.particleCount;
     set.colourCount = 0;
     return at;

@@ -123,6 +123,22 @@ private slots:
                  qPrintable(QString("force %1").arg(force)));
     }
 
+    void externalForceAcceleratesByFOverM() {
+        Scene s = hangingMass(2.0, 0.0, 1.0 / 600, 5);
+        s.constraints = ConstraintSet{}; // the mass flies free
+        s.solver.gravity = Vec3::Zero();
+        s.particles.forces.assign(2, Vec3::Zero());
+        s.particles.forces[1] = Vec3(3.0, 0, 0); // N on 2 kg: 1.5 m/s^2
+        Solver solver(s);
+        while (solver.time() < 1.0 - 1e-9) {
+            solver.step();
+        }
+        QVERIFY(std::abs(s.particles.velocities[1].x() - 1.5) < 1e-9);
+        // x = a t^2 / 2, up to the O(h) of symplectic Euler.
+        QVERIFY(std::abs(s.particles.positions[1].x() - 0.75) < 0.01 * 0.75);
+        QCOMPARE(s.particles.positions[0], Vec3(0, 0, 0)); // pinned: w = 0 ignores forces
+    }
+
     void pbdStiffnessDependsOnTheTimeStepButXpbdDoesNot() {
         // The motivation of XPBD (001 §1): the same alpha gives the same sag for any iteration
         // count and time step; with PBD, k' = 1 - (1 - k)^(1/n) removes the iteration
@@ -410,6 +426,25 @@ private slots:
         QVERIFY(!r.ok());
         QVERIFY(r.error().find("'sheet' is not a closed surface") != std::string::npos);
         QVERIFY(set.pressure.empty());
+    }
+
+    void generalisedRestVolumeSwellsTheBody() {
+        Scene s;
+        TetBoxSpec box;
+        box.vertices = {3, 3, 3};
+        box.size = Vec3(0.2, 0.2, 0.2);
+        s.bodies.push_back(makeTetBox(s.particles, box, "box"));
+        const RestFrames rest = captureRestFrames(s);
+        (void)addTetVolumes(s.constraints, s.particles, s.bodies[0], kRigid, 1, 1.2);
+        s.solver.gravity = Vec3::Zero();
+        s.solver.iterations = 30;
+        Solver solver(s);
+        for (int i = 0; i < 20; ++i) {
+            solver.step();
+        }
+        for (double j : computeElementFields(s, rest).tetVolumeRatio) {
+            QVERIFY2(std::abs(j - 1.2) < 1e-3, qPrintable(QString::number(j)));
+        }
     }
 
     void rigidDampingKeepsMomentaAndRemovesDeformation() {
