@@ -3,7 +3,6 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdint>
-#include <unordered_map>
 
 namespace pbd {
 
@@ -56,6 +55,13 @@ std::uint64_t cellKey(std::int64_t i, std::int64_t j, std::int64_t k) {
 std::vector<SelfContact> findSelfContacts(const std::vector<Triangle>& triangles,
                                           const std::vector<Vec3>& x, const std::vector<Vec3>& p,
                                           Real thickness) {
+    SelfCollisionWorkspace workspace;
+    return findSelfContacts(triangles, x, p, thickness, workspace);
+}
+
+std::vector<SelfContact> findSelfContacts(const std::vector<Triangle>& triangles,
+                                          const std::vector<Vec3>& x, const std::vector<Vec3>& p,
+                                          Real thickness, SelfCollisionWorkspace& ws) {
     std::vector<SelfContact> contacts;
     if (triangles.empty() || !(thickness > 0)) {
         return contacts;
@@ -70,46 +76,80 @@ std::vector<SelfContact> findSelfContacts(const std::vector<Triangle>& triangles
                                             static_cast<std::int64_t>(std::floor(v.y() / cell)),
                                             static_cast<std::int64_t>(std::floor(v.z() / cell)));
     };
-    std::unordered_map<std::uint64_t, std::vector<Index>> grid;
-    grid.reserve(triangles.size() * 2);
+    // The hash table of Teschner et al. as counting sort: a bucket per hashed cell, the triangles
+    // overlapping the cell listed contiguously (no allocation per cell).
+    std::vector<Bounds>& boxes = ws.boxes;
+    boxes.assign(triangles.size(), Bounds{});
+    std::size_t entries = 0;
     for (Index t = 0; t < triangles.size(); ++t) {
-        Bounds b;
+        Bounds& b = boxes[t];
         for (Index v : triangles[t]) {
             b.add(x[v]);
             b.add(p[v]);
         }
-        const auto lo = cellOf(b.min - Vec3::Constant(thickness));
-        const auto hi = cellOf(b.max + Vec3::Constant(thickness));
+        b.min -= Vec3::Constant(thickness);
+        b.max += Vec3::Constant(thickness);
+        const auto lo = cellOf(b.min);
+        const auto hi = cellOf(b.max);
+        entries +=
+            static_cast<std::size_t>((hi - lo + Eigen::Vector3<std::int64_t>::Ones()).prod());
+    }
+    std::size_t buckets = 1;
+    while (buckets < entries) {
+        buckets <<= 1;
+    }
+    const std::uint64_t mask = buckets - 1;
+    std::vector<Index>& start = ws.start;
+    start.assign(buckets + 1, 0);
+    auto forCells = [&](const Bounds& b, auto&& f) {
+        const auto lo = cellOf(b.min);
+        const auto hi = cellOf(b.max);
         for (auto i = lo.x(); i <= hi.x(); ++i) {
             for (auto j = lo.y(); j <= hi.y(); ++j) {
                 for (auto k = lo.z(); k <= hi.z(); ++k) {
-                    grid[cellKey(i, j, k)].push_back(t);
+                    f(cellKey(i, j, k) & mask);
                 }
             }
         }
+    };
+    for (Index t = 0; t < triangles.size(); ++t) {
+        forCells(boxes[t], [&](std::uint64_t bucket) { ++start[bucket + 1]; });
     }
-    std::vector<Index> vertices;
+    for (std::size_t i = 0; i < buckets; ++i) {
+        start[i + 1] += start[i];
+    }
+    std::vector<Index>& fill = ws.fill;
+    fill.assign(start.begin(), start.end() - 1);
+    std::vector<Index>& table = ws.table;
+    table.resize(start.back());
+    for (Index t = 0; t < triangles.size(); ++t) {
+        forCells(boxes[t], [&](std::uint64_t bucket) { table[fill[bucket]++] = t; });
+    }
+
+    std::vector<Index>& vertices = ws.vertices;
+    vertices.clear();
     for (const Triangle& t : triangles) {
         vertices.insert(vertices.end(), t.begin(), t.end());
     }
     std::sort(vertices.begin(), vertices.end());
     vertices.erase(std::unique(vertices.begin(), vertices.end()), vertices.end());
 
-    std::vector<Index> candidates;
+    std::vector<Index>& candidates = ws.candidates;
     for (Index q : vertices) {
-        const auto lo = cellOf(x[q].cwiseMin(p[q]));
-        const auto hi = cellOf(x[q].cwiseMax(p[q]));
+        Bounds qb;
+        qb.add(x[q]);
+        qb.add(p[q]);
         candidates.clear();
-        for (auto i = lo.x(); i <= hi.x(); ++i) {
-            for (auto j = lo.y(); j <= hi.y(); ++j) {
-                for (auto k = lo.z(); k <= hi.z(); ++k) {
-                    const auto it = grid.find(cellKey(i, j, k));
-                    if (it != grid.end()) {
-                        candidates.insert(candidates.end(), it->second.begin(), it->second.end());
-                    }
+        forCells(qb, [&](std::uint64_t bucket) {
+            for (Index i = start[bucket]; i < start[bucket + 1]; ++i) {
+                const Bounds& tb = boxes[table[i]];
+                // Another cell may share the bucket: keep only boxes that really overlap.
+                if ((qb.max.array() >= tb.min.array()).all() &&
+                    (qb.min.array() <= tb.max.array()).all()) {
+                    candidates.push_back(table[i]);
                 }
             }
-        }
+        });
         std::sort(candidates.begin(), candidates.end());
         candidates.erase(std::unique(candidates.begin(), candidates.end()), candidates.end());
         for (Index t : candidates) {

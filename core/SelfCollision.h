@@ -18,8 +18,18 @@ struct SelfContact {
     Real side = 1;
 };
 
+// Buffers reused from substep to substep (allocating the hash table anew each time costs more
+// than filling it).
+struct SelfCollisionWorkspace {
+    std::vector<Bounds> boxes;
+    std::vector<Index> start, fill, table, vertices, candidates;
+};
+
 // Contacts between the particles of `triangles` moving from x to p and those triangles (not the
 // ones the particle belongs to), where the particle ends within 2 h of a triangle or crosses it.
+std::vector<SelfContact> findSelfContacts(const std::vector<Triangle>& triangles,
+                                          const std::vector<Vec3>& x, const std::vector<Vec3>& p,
+                                          Real thickness, SelfCollisionWorkspace& workspace);
 std::vector<SelfContact> findSelfContacts(const std::vector<Triangle>& triangles,
                                           const std::vector<Vec3>& x, const std::vector<Vec3>& p,
                                           Real thickness);

@@ -428,7 +428,8 @@ void Solver::generateSelfContacts() {
     if (!scene_.solver.selfCollision) {
         return;
     }
-    std::vector<Triangle> triangles;
+    std::vector<Triangle>& triangles = clothTriangles_;
+    triangles.clear();
     for (const Body& body : scene_.bodies) {
         if (body.kind == BodyKind::Cloth) {
             triangles.insert(triangles.end(), body.triangles.begin(), body.triangles.end());
@@ -439,7 +440,7 @@ void Solver::generateSelfContacts() {
         predictedPositions_[i] = Vec3(predicted_[i].x, predicted_[i].y, predicted_[i].z);
     }
     selfContacts_ = findSelfContacts(triangles, scene_.particles.positions, predictedPositions_,
-                                     scene_.solver.clothThickness);
+                                     scene_.solver.clothThickness, selfCollisionWorkspace_);
 }
 
 // PBD eq. 12-13 with the triangle's point fixed by its barycentric coordinates:

@@ -76,6 +76,8 @@ private:
     std::vector<Vec3> scratchGradient_;
     std::vector<Real> scratchInverseMasses_;
     std::vector<SelfContact> selfContacts_;
+    SelfCollisionWorkspace selfCollisionWorkspace_;
+    std::vector<Triangle> clothTriangles_;
     std::vector<TearEvent> tears_;
     std::vector<Vec3> predictedPositions_;
     Real time_ = 0;
