@@ -9,9 +9,13 @@
 #include <cstring>
 #include <numbers>
 
-#if defined(__AVX__)
+#if defined(__AVX__) || defined(__SSE2__)
 #include <immintrin.h>
 #endif
+
+// The lane types are only ever used inside always-inlined functions, so the ABI GCC warns about
+// for 32-byte vectors without AVX (-Wpsabi) never applies.
+#pragma GCC diagnostic ignored "-Wpsabi"
 
 // The kernels are many small templates; inlining them all keeps the lane vectors in registers
 // (without it GCC passes them through memory between calls, about twice as slow).
@@ -91,6 +95,14 @@ PBD_KERNEL_INLINE Lanes sqrtOf(Lanes v) {
         std::memcpy(&q[i], &x, sizeof(x));
     }
     return fromQuads(q);
+#elif defined(__SSE2__)
+    double d[kLanes];
+    std::memcpy(d, &v, sizeof(d));
+    for (int i = 0; i < kLanes; i += 2) {
+        _mm_storeu_pd(d + i, _mm_sqrt_pd(_mm_loadu_pd(d + i)));
+    }
+    std::memcpy(&v, d, sizeof(d));
+    return v;
 #else
     for (int i = 0; i < kLanes; ++i) {
         v[i] = __builtin_sqrt(v[i]);
