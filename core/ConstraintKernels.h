@@ -58,6 +58,7 @@ template <class T> PBD_KERNEL_INLINE void storeAt(std::vector<Real>& v, At at, T
 
 // Rows (x, y, z, w) of four particles <-> columns x, y, z, w of four lanes; the transpose is its
 // own inverse.
+#if PBDLAB_LANES >= 4
 PBD_KERNEL_INLINE void transpose(lanes::Quad& a, lanes::Quad& b, lanes::Quad& c, lanes::Quad& d) {
     using Q = lanes::Quad;
     const Q t0 = __builtin_shufflevector(a, b, 0, 4, 2, 6);
@@ -69,7 +70,35 @@ PBD_KERNEL_INLINE void transpose(lanes::Quad& a, lanes::Quad& b, lanes::Quad& c,
     c = __builtin_shufflevector(t0, t2, 2, 3, 6, 7);
     d = __builtin_shufflevector(t1, t3, 2, 3, 6, 7);
 }
+#endif
 
+#if PBDLAB_LANES == 2
+// Two lanes (SSE2): each particle row is two pairs, (x, y) and (z, w).
+template <int N>
+PBD_KERNEL_INLINE void gather(const SolverParticle* P, const std::array<Index, N>* idx,
+                              V3<Lanes> (&p)[N], Lanes (&w)[N]) {
+    for (int k = 0; k < N; ++k) {
+        const Lanes a0 = lanes::load(&P[idx[0][k]].x), a1 = lanes::load(&P[idx[0][k]].z);
+        const Lanes b0 = lanes::load(&P[idx[1][k]].x), b1 = lanes::load(&P[idx[1][k]].z);
+        p[k] = {__builtin_shufflevector(a0, b0, 0, 2), __builtin_shufflevector(a0, b0, 1, 3),
+                __builtin_shufflevector(a1, b1, 0, 2)};
+        w[k] = __builtin_shufflevector(a1, b1, 1, 3);
+    }
+}
+template <int N>
+PBD_KERNEL_INLINE void scatter(SolverParticle* P, const std::array<Index, N>* idx,
+                               const V3<Lanes> (&p)[N], const Lanes (&w)[N], int active = kLanes) {
+    for (int k = 0; k < N; ++k) {
+        for (int l = 0; l < active; ++l) {
+            SolverParticle& q = P[idx[l][k]];
+            q.x = p[k].x[l];
+            q.y = p[k].y[l];
+            q.z = p[k].z[l];
+        }
+    }
+    (void)w;
+}
+#else
 template <int N>
 PBD_KERNEL_INLINE void gather(const SolverParticle* P, const std::array<Index, N>* idx,
                               V3<Lanes> (&p)[N], Lanes (&w)[N]) {
@@ -116,6 +145,7 @@ PBD_KERNEL_INLINE void scatter(SolverParticle* P, const std::array<Index, N>* id
         }
     }
 }
+#endif
 template <int N>
 PBD_KERNEL_INLINE void gather(const SolverParticle* P, const std::array<Index, N>* idx,
                               V3<Real> (&p)[N], Real (&w)[N]) {

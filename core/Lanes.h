@@ -26,17 +26,20 @@ namespace pbd::lanes {
 // Eight lanes where AVX-512 is on (only core/Solver.cpp, see CMakeLists.txt): two chains of
 // four in flight hide the latency of the dependency chain inside one constraint (sqrt,
 // division, then the update the element's next constraint reads); measured 1.6x faster than
-// four lanes on the tet kernel. Without AVX-512, eight lanes spill and four are faster.
+// four lanes on the tet kernel. Without AVX-512, eight lanes spill and four are faster; without
+// AVX, GCC spills even four, and two (one SSE2 register) are used.
 // kLanes has internal linkage: translation units may differ.
 #ifndef PBDLAB_LANES
 #if defined(__AVX512F__)
 #define PBDLAB_LANES 8
-#else
+#elif defined(__AVX__)
 #define PBDLAB_LANES 4
+#else
+#define PBDLAB_LANES 2
 #endif
 #endif
 constexpr int kLanes = PBDLAB_LANES;
-static_assert(kLanes == 4 || kLanes == 8);
+static_assert(kLanes == 2 || kLanes == 4 || kLanes == 8);
 using Lanes = double __attribute__((vector_size(kLanes * sizeof(double))));
 using LaneMask = decltype(Lanes{} < Lanes{});
 // Four doubles: one particle's (x, y, z, w), the unit of gathers and transposes.
@@ -63,6 +66,7 @@ PBD_KERNEL_INLINE void storeQuad(double* p, Quad v) {
     std::memcpy(p, &v, sizeof(v));
 }
 // Quad q of a lane vector, and a lane vector from its quads.
+#if PBDLAB_LANES >= 4
 PBD_KERNEL_INLINE Quad quadOf(Lanes v, int q) {
 #if PBDLAB_LANES == 4
     (void)q;
@@ -79,13 +83,14 @@ PBD_KERNEL_INLINE Lanes fromQuads(const Quad (&q)[kLanes / 4]) {
     return __builtin_shufflevector(q[0], q[1], 0, 1, 2, 3, 4, 5, 6, 7);
 #endif
 }
+#endif
 
 // Scalar and lane versions of the few functions the kernels need, so templates call one name.
 PBD_KERNEL_INLINE double sqrtOf(double v) {
     return std::sqrt(v);
 }
 PBD_KERNEL_INLINE Lanes sqrtOf(Lanes v) {
-#if defined(__AVX__)
+#if defined(__AVX__) && PBDLAB_LANES >= 4
     Quad q[kLanes / 4];
     for (int i = 0; i < kLanes / 4; ++i) {
         __m256d x;
@@ -95,13 +100,11 @@ PBD_KERNEL_INLINE Lanes sqrtOf(Lanes v) {
         std::memcpy(&q[i], &x, sizeof(x));
     }
     return fromQuads(q);
-#elif defined(__SSE2__)
-    double d[kLanes];
-    std::memcpy(d, &v, sizeof(d));
-    for (int i = 0; i < kLanes; i += 2) {
-        _mm_storeu_pd(d + i, _mm_sqrt_pd(_mm_loadu_pd(d + i)));
-    }
-    std::memcpy(&v, d, sizeof(d));
+#elif defined(__SSE2__) && PBDLAB_LANES == 2
+    __m128d x;
+    std::memcpy(&x, &v, sizeof(x));
+    x = _mm_sqrt_pd(x);
+    std::memcpy(&v, &x, sizeof(x));
     return v;
 #else
     for (int i = 0; i < kLanes; ++i) {
