@@ -109,6 +109,47 @@ std::vector<std::string> validateScene(const Scene& scene) {
             }
         }
     }
+    // Constraints must refer to existing particles; a solver would read out of range otherwise.
+    const std::size_t n = p.size();
+    auto checkBatch = [&](const auto& batch, ConstraintType type) {
+        for (std::size_t e = 0; e < batch.particles.size(); ++e) {
+            for (Index i : batch.particles[e]) {
+                if (i >= n) {
+                    problems.push_back(std::string(toString(type)) + " constraint " +
+                                       std::to_string(e) + " refers to particle " +
+                                       std::to_string(i) + " of " + std::to_string(n));
+                    return;
+                }
+            }
+        }
+    };
+    const ConstraintSet& c = scene.constraints;
+    checkBatch(c.distance, ConstraintType::Distance);
+    checkBatch(c.bending, ConstraintType::DihedralBending);
+    checkBatch(c.strainTriangles, ConstraintType::StrainTriangle);
+    checkBatch(c.strainTets, ConstraintType::StrainTet);
+    checkBatch(c.area, ConstraintType::Area);
+    checkBatch(c.volume, ConstraintType::Volume);
+    for (std::size_t a = 0; a < c.attachments.size(); ++a) {
+        if (c.attachments.particle[a] >= n) {
+            problems.push_back("attachment " + std::to_string(a) + " refers to particle " +
+                               std::to_string(c.attachments.particle[a]) + " of " +
+                               std::to_string(n));
+        }
+    }
+    for (const PressureConstraint& pc : c.pressure) {
+        for (Index i : pc.particles) {
+            if (i >= n) {
+                problems.push_back("pressure on '" + pc.body + "' refers to particle " +
+                                   std::to_string(i) + " of " + std::to_string(n));
+                break;
+            }
+        }
+    }
+    const SolverSettings& s = scene.solver;
+    if (!(s.timeStep > 0) || !std::isfinite(s.timeStep) || s.substeps < 1 || s.iterations < 1) {
+        problems.push_back("solver settings need a positive time step, substeps and iterations");
+    }
     return problems;
 }
 

@@ -644,9 +644,21 @@ private slots:
         QVERIFY(std::abs((s.particles.positions[1] - s.particles.positions[0]).norm() - 1) < 1e-6);
     }
 
+    void validationNamesBadConstraintsAndSettings() {
+        Scene s = makeScene("rope").value();
+        QVERIFY(validateScene(s).empty());
+        s.constraints.distance.particles[3][1] = 999;
+        s.solver.iterations = 0;
+        const auto problems = validateScene(s);
+        QCOMPARE(problems.size(), std::size_t(2));
+        QCOMPARE(problems[0], std::string("distance constraint 3 refers to particle 999 of 30"));
+        QVERIFY(problems[1].find("positive time step") != std::string::npos);
+    }
+
     void generatedScenesStayFiniteAndBounded() {
         for (const SceneInfo& info : sceneCatalogue()) {
             Scene s = makeScene(info.name).value();
+            QVERIFY2(validateScene(s).empty(), info.name.c_str());
             const Bounds start = s.bounds();
             Solver solver(s);
             for (int i = 0; i < 200; ++i) {
