@@ -59,18 +59,20 @@ std::vector<SelfContact> findSelfContacts(const std::vector<Triangle>& triangles
     return findSelfContacts(triangles, x, p, thickness, workspace);
 }
 
-std::vector<SelfContact> findSelfContacts(const std::vector<Triangle>& triangles,
-                                          const std::vector<Vec3>& x, const std::vector<Vec3>& p,
-                                          Real thickness, SelfCollisionWorkspace& ws) {
-    std::vector<SelfContact> contacts;
+void buildSelfCollisionGrid(const std::vector<Triangle>& triangles, const std::vector<Vec3>& x,
+                            const std::vector<Vec3>& p, Real thickness,
+                            SelfCollisionWorkspace& ws) {
+    ws.vertices.clear();
+    ws.table.clear();
     if (triangles.empty() || !(thickness > 0)) {
-        return contacts;
+        return;
     }
     Real edges = 0;
     for (const Triangle& t : triangles) {
         edges += (x[t[1]] - x[t[0]]).norm();
     }
     const Real cell = std::max(2 * thickness, edges / static_cast<Real>(triangles.size()));
+    ws.cell = cell;
     auto cellOf = [&](const Vec3& v) {
         return Eigen::Vector3<std::int64_t>(static_cast<std::int64_t>(std::floor(v.x() / cell)),
                                             static_cast<std::int64_t>(std::floor(v.y() / cell)),
@@ -99,6 +101,7 @@ std::vector<SelfContact> findSelfContacts(const std::vector<Triangle>& triangles
         buckets <<= 1;
     }
     const std::uint64_t mask = buckets - 1;
+    ws.mask = mask;
     std::vector<Index>& start = ws.start;
     start.assign(buckets + 1, 0);
     auto forCells = [&](const Bounds& b, auto&& f) {
@@ -133,9 +136,38 @@ std::vector<SelfContact> findSelfContacts(const std::vector<Triangle>& triangles
     }
     std::sort(vertices.begin(), vertices.end());
     vertices.erase(std::unique(vertices.begin(), vertices.end()), vertices.end());
+}
 
-    std::vector<Index>& candidates = ws.candidates;
-    for (Index q : vertices) {
+void querySelfContacts(const std::vector<Triangle>& triangles, const std::vector<Vec3>& x,
+                       const std::vector<Vec3>& p, Real thickness, const SelfCollisionWorkspace& ws,
+                       std::size_t firstVertex, std::size_t lastVertex,
+                       std::vector<Index>& candidates, std::vector<SelfContact>& contacts) {
+    if (ws.vertices.empty()) {
+        return;
+    }
+    const Real cell = ws.cell;
+    const std::uint64_t mask = ws.mask;
+    const std::vector<Bounds>& boxes = ws.boxes;
+    const std::vector<Index>& start = ws.start;
+    const std::vector<Index>& table = ws.table;
+    auto cellOf = [&](const Vec3& v) {
+        return Eigen::Vector3<std::int64_t>(static_cast<std::int64_t>(std::floor(v.x() / cell)),
+                                            static_cast<std::int64_t>(std::floor(v.y() / cell)),
+                                            static_cast<std::int64_t>(std::floor(v.z() / cell)));
+    };
+    auto forCells = [&](const Bounds& b, auto&& f) {
+        const auto lo = cellOf(b.min);
+        const auto hi = cellOf(b.max);
+        for (auto i = lo.x(); i <= hi.x(); ++i) {
+            for (auto j = lo.y(); j <= hi.y(); ++j) {
+                for (auto k = lo.z(); k <= hi.z(); ++k) {
+                    f(cellKey(i, j, k) & mask);
+                }
+            }
+        }
+    };
+    for (std::size_t vi = firstVertex; vi < lastVertex; ++vi) {
+        const Index q = ws.vertices[vi];
         Bounds qb;
         qb.add(x[q]);
         qb.add(p[q]);
@@ -180,6 +212,15 @@ std::vector<SelfContact> findSelfContacts(const std::vector<Triangle>& triangles
             }
         }
     }
+}
+
+std::vector<SelfContact> findSelfContacts(const std::vector<Triangle>& triangles,
+                                          const std::vector<Vec3>& x, const std::vector<Vec3>& p,
+                                          Real thickness, SelfCollisionWorkspace& ws) {
+    std::vector<SelfContact> contacts;
+    buildSelfCollisionGrid(triangles, x, p, thickness, ws);
+    querySelfContacts(triangles, x, p, thickness, ws, 0, ws.vertices.size(), ws.candidates,
+                      contacts);
     return contacts;
 }
 

@@ -7,6 +7,7 @@
 
 #include "core/LinearAlgebra.h"
 
+#include <cstdint>
 #include <vector>
 
 namespace pbd {
@@ -23,7 +24,21 @@ struct SelfContact {
 struct SelfCollisionWorkspace {
     std::vector<Bounds> boxes;
     std::vector<Index> start, fill, table, vertices, candidates;
+    Real cell = 0;
+    std::uint64_t mask = 0;
 };
+
+// The two halves of findSelfContacts, so the queries can run in parallel: the hash of the
+// triangles' swept boxes (and the list of cloth vertices, ws.vertices), then the contacts of
+// vertices ws.vertices[first, last) appended to `contacts`.
+void buildSelfCollisionGrid(const std::vector<Triangle>& triangles, const std::vector<Vec3>& x,
+                            const std::vector<Vec3>& p, Real thickness,
+                            SelfCollisionWorkspace& workspace);
+void querySelfContacts(const std::vector<Triangle>& triangles, const std::vector<Vec3>& x,
+                       const std::vector<Vec3>& p, Real thickness,
+                       const SelfCollisionWorkspace& workspace, std::size_t firstVertex,
+                       std::size_t lastVertex, std::vector<Index>& candidates,
+                       std::vector<SelfContact>& contacts);
 
 // Contacts between the particles of `triangles` moving from x to p and those triangles (not the
 // ones the particle belongs to), where the particle ends within 2 h of a triangle or crosses it.

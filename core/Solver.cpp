@@ -225,12 +225,14 @@ void Solver::substep(Real h) {
     time_ += h;
 }
 
+namespace {
 // The particles of region k of R: the indices i with i R / n == k (see partitionColours).
 std::pair<std::size_t, std::size_t> particleRange(int k, int R, std::size_t n) {
     const auto R_ = static_cast<std::size_t>(R);
     const auto k_ = static_cast<std::size_t>(k);
     return {(k_ * n + R_ - 1) / R_, ((k_ + 1) * n + R_ - 1) / R_};
 }
+} // namespace
 
 // A substep as phases: predict (by region), then on one thread pin the attachments and find the
 // contacts, then per iteration the regions' sweeps (by region) and the boundary with the serial
@@ -255,7 +257,7 @@ void Solver::runSubstepPhases(Real h) {
     const bool xpbd = s.method == SolverMethod::Xpbd;
     const bool hasForces = particles.forces.size() == n;
 
-    enum class Kind { Predict, Prepare, Sweep, Serial, Velocity };
+    enum class Kind { Predict, Prepare, Contacts, Sweep, Serial, Velocity };
     struct Phase {
         Kind kind;
         int parts;
@@ -263,12 +265,13 @@ void Solver::runSubstepPhases(Real h) {
     };
     std::vector<Phase> phases;
     phases.push_back({Kind::Predict, T, 0});
-    if (!scene_.colliders.empty() || s.selfCollision) {
+    const bool contacts = !scene_.colliders.empty() || s.selfCollision;
+    if (contacts) {
         phases.push_back({Kind::Prepare, 1, 0});
-    } else {
-        contacts_.clear();
-        selfContacts_.clear();
+        phases.push_back({Kind::Contacts, T, 0});
     }
+    contacts_.clear();
+    selfContacts_.clear();
     for (int it = 0; it < iterations; ++it) {
         phases.push_back({Kind::Sweep, T, it});
         phases.push_back({Kind::Serial, 1, it});
@@ -303,11 +306,12 @@ void Solver::runSubstepPhases(Real h) {
             }
             break;
         }
-        case Kind::Prepare: {
-            generateContacts();
-            generateSelfContacts();
+        case Kind::Prepare:
+            prepareContacts();
             break;
-        }
+        case Kind::Contacts:
+            findContacts(part, T);
+            break;
         case Kind::Sweep: {
             const kernels::Sweep sweep{invH2, phase.iteration == 0};
             xpbd ? solveRegion<true>(set, th.regions, P, part, sweep)
@@ -315,6 +319,9 @@ void Solver::runSubstepPhases(Real h) {
             break;
         }
         case Kind::Serial: {
+            if (contacts && phase.iteration == 0) {
+                mergeContacts();
+            }
             const kernels::Sweep sweep{invH2, phase.iteration == 0};
             xpbd ? solveRegion<true>(set, th.regions, P, th.regions.regions, sweep)
                  : solveRegion<false>(set, th.regions, P, th.regions.regions, sweep);
@@ -379,12 +386,9 @@ void Solver::runSubstepPhases(Real h) {
     });
 }
 
-void Solver::generateContacts() {
-    contacts_.clear();
+// Serial part of the contact search: collider bounds, the cloth triangles and their hash.
+void Solver::prepareContacts() {
     const auto& colliders = scene_.colliders;
-    if (colliders.empty()) {
-        return;
-    }
     if (colliderBounds_.size() != colliders.size()) {
         colliderBounds_.clear();
         for (const Collider& c : colliders) {
@@ -397,9 +401,40 @@ void Solver::generateContacts() {
             colliderBounds_.push_back(b);
         }
     }
+    if (!scene_.solver.selfCollision) {
+        selfCollisionWorkspace_.vertices.clear();
+        return;
+    }
+    clothTriangles_.clear();
+    for (const Body& body : scene_.bodies) {
+        if (body.kind == BodyKind::Cloth) {
+            clothTriangles_.insert(clothTriangles_.end(), body.triangles.begin(),
+                                   body.triangles.end());
+        }
+    }
+    predictedPositions_.resize(predicted_.size());
+    for (std::size_t i = 0; i < predicted_.size(); ++i) {
+        predictedPositions_[i] = Vec3(predicted_[i].x, predicted_[i].y, predicted_[i].z);
+    }
+    buildSelfCollisionGrid(clothTriangles_, scene_.particles.positions, predictedPositions_,
+                           scene_.solver.clothThickness, selfCollisionWorkspace_);
+}
+
+// Part k of T of the contact search: colliders for the particles of region k, self-collision for
+// the k-th share of the cloth vertices, into the part's own lists (merged in order afterwards,
+// so the result does not depend on the threads).
+void Solver::findContacts(int k, int T) {
+    if (contactParts_.size() != static_cast<std::size_t>(T)) {
+        contactParts_.assign(static_cast<std::size_t>(T), {});
+    }
+    ContactPart& part = contactParts_[static_cast<std::size_t>(k)];
+    part.contacts.clear();
+    part.selfContacts.clear();
+    const auto& colliders = scene_.colliders;
     const Particles& particles = scene_.particles;
     const Real margin = scene_.solver.collisionMargin;
-    for (std::size_t i = 0; i < particles.size(); ++i) {
+    const auto [begin, end] = particleRange(k, T, particles.size());
+    for (std::size_t i = colliders.empty() ? end : begin; i < end; ++i) {
         const SolverParticle& q = predicted_[i];
         if (!(q.w > 0)) {
             continue;
@@ -417,30 +452,27 @@ void Solver::generateContacts() {
                 contact.particle = static_cast<Index>(i);
                 contact.collider = static_cast<Index>(c);
                 contact.approachSpeed = particles.velocities[i].dot(contact.normal);
-                contacts_.push_back(contact);
+                part.contacts.push_back(contact);
             }
         }
     }
+    const std::size_t vertices = selfCollisionWorkspace_.vertices.size();
+    if (vertices > 0) {
+        const auto [first, last] = particleRange(k, T, vertices);
+        querySelfContacts(clothTriangles_, particles.positions, predictedPositions_,
+                          scene_.solver.clothThickness, selfCollisionWorkspace_, first, last,
+                          part.candidates, part.selfContacts);
+    }
 }
 
-void Solver::generateSelfContacts() {
+void Solver::mergeContacts() {
+    contacts_.clear();
     selfContacts_.clear();
-    if (!scene_.solver.selfCollision) {
-        return;
+    for (const ContactPart& part : contactParts_) {
+        contacts_.insert(contacts_.end(), part.contacts.begin(), part.contacts.end());
+        selfContacts_.insert(selfContacts_.end(), part.selfContacts.begin(),
+                             part.selfContacts.end());
     }
-    std::vector<Triangle>& triangles = clothTriangles_;
-    triangles.clear();
-    for (const Body& body : scene_.bodies) {
-        if (body.kind == BodyKind::Cloth) {
-            triangles.insert(triangles.end(), body.triangles.begin(), body.triangles.end());
-        }
-    }
-    predictedPositions_.resize(predicted_.size());
-    for (std::size_t i = 0; i < predicted_.size(); ++i) {
-        predictedPositions_[i] = Vec3(predicted_[i].x, predicted_[i].y, predicted_[i].z);
-    }
-    selfContacts_ = findSelfContacts(triangles, scene_.particles.positions, predictedPositions_,
-                                     scene_.solver.clothThickness, selfCollisionWorkspace_);
 }
 
 // PBD eq. 12-13 with the triangle's point fixed by its barycentric coordinates:

@@ -64,8 +64,9 @@ private:
     void runSubstepPhases(Real h);
 
     Scene& scene_;
-    void generateContacts();
-    void generateSelfContacts();
+    void prepareContacts();
+    void findContacts(int part, int parts);
+    void mergeContacts();
     void solveSelfContacts();
     void solveContacts();
     void applyContactVelocities(Real h);
@@ -78,6 +79,12 @@ private:
     std::vector<SelfContact> selfContacts_;
     SelfCollisionWorkspace selfCollisionWorkspace_;
     std::vector<Triangle> clothTriangles_;
+    struct ContactPart {
+        std::vector<Contact> contacts;
+        std::vector<SelfContact> selfContacts;
+        std::vector<Index> candidates;
+    };
+    std::vector<ContactPart> contactParts_;
     std::vector<TearEvent> tears_;
     std::vector<Vec3> predictedPositions_;
     Real time_ = 0;
