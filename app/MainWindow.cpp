@@ -1,5 +1,6 @@
 #include "app/MainWindow.h"
 
+#include "app/SimulationWorker.h"
 #include "core/SceneLibrary.h"
 #include "core/Version.h"
 #include "meshing/LibraryVersions.h"
@@ -17,17 +18,25 @@
 #include <QCloseEvent>
 #include <QDir>
 #include <QDockWidget>
+#include <QDoubleSpinBox>
 #include <QDragEnterEvent>
 #include <QDropEvent>
+#include <QEventLoop>
 #include <QFileDialog>
 #include <QFileInfo>
+#include <QFormLayout>
 #include <QImageWriter>
+#include <QLabel>
 #include <QMenuBar>
 #include <QMessageBox>
 #include <QMimeData>
+#include <QPushButton>
 #include <QSettings>
+#include <QSpinBox>
 #include <QStandardPaths>
 #include <QStatusBar>
+#include <QThread>
+#include <QToolButton>
 
 #include <vtkVersion.h>
 
@@ -49,6 +58,11 @@ MainWindow::MainWindow(bool persistSettings, QWidget* parent)
     viewport_->setObjectName(QStringLiteral("viewport"));
     setCentralWidget(viewport_);
     actors_ = std::make_unique<SceneActors>(viewport_->renderer());
+    worker_ = new SimulationWorker(this);
+    frameTimer_.setSingleShot(true);
+    connect(&frameTimer_, &QTimer::timeout, this, &MainWindow::showSnapshot);
+    connect(worker_, &SimulationWorker::snapshotReady, this, &MainWindow::showSnapshot,
+            Qt::QueuedConnection);
 
     createDocks();
     createActions();
@@ -93,6 +107,8 @@ void MainWindow::createDocks() {
                                            properties_, Qt::LeftDockWidgetArea);
     QDockWidget* logDock =
         makeDock(tr("Log"), QStringLiteral("logDock"), log_, Qt::BottomDockWidgetArea);
+    makeDock(tr("Simulation"), QStringLiteral("simulationDock"), createSimulationPanel(),
+             Qt::RightDockWidgetArea);
     // First-launch layout: the view gets most of the window. A saved layout replaces this.
     resizeDocks({sceneDock, propertiesDock}, {300, 300}, Qt::Horizontal);
     resizeDocks({sceneDock, propertiesDock}, {260, 340}, Qt::Vertical);
@@ -157,6 +173,38 @@ void MainWindow::createActions() {
         view->addAction(dock->toggleViewAction());
     }
 
+    QMenu* sim = menuBar()->addMenu(tr("&Simulation"));
+    QAction* play = sim->addAction(tr("&Play"));
+    play->setObjectName(QStringLiteral("actionPlay"));
+    play->setCheckable(true);
+    play->setShortcut(QKeySequence(Qt::Key_Space));
+    connect(play, &QAction::toggled, this, [this](bool on) {
+        if (on) {
+            applySimulationSettings();
+            worker_->play();
+        } else {
+            worker_->pause();
+        }
+    });
+    connect(worker_, &SimulationWorker::paused, play, [play] { play->setChecked(false); });
+    connect(worker_, &SimulationWorker::diverged, this, [this, play](const QString& message) {
+        play->setChecked(false);
+        reportError(message);
+    });
+    QAction* stepAction = sim->addAction(tr("&Step"), this, [this] {
+        applySimulationSettings();
+        worker_->step(1);
+    });
+    stepAction->setObjectName(QStringLiteral("actionStep"));
+    stepAction->setShortcut(QKeySequence(Qt::Key_Period));
+    QAction* resetSim = sim->addAction(tr("&Reset"), this, [this, play] {
+        play->setChecked(false);
+        worker_->reset();
+        log_->append(Severity::Info, tr("Simulation reset to the loaded state"));
+    });
+    resetSim->setObjectName(QStringLiteral("actionResetSimulation"));
+    resetSim->setShortcut(QKeySequence(Qt::Key_Home));
+
     QMenu* help = menuBar()->addMenu(tr("&Help"));
     QAction* about = help->addAction(tr("&About PBD Lab"), this, &MainWindow::showAbout);
     about->setObjectName(QStringLiteral("actionAbout"));
@@ -196,7 +244,115 @@ void MainWindow::closeEvent(QCloseEvent* event) {
     event->accept();
 }
 
+QWidget* MainWindow::createSimulationPanel() {
+    auto* panel = new QWidget(this);
+    auto* form = new QFormLayout(panel);
+    timeStep_ = new QDoubleSpinBox(panel);
+    timeStep_->setObjectName(QStringLiteral("timeStep"));
+    timeStep_->setDecimals(3);
+    timeStep_->setRange(0.01, 100.0);
+    timeStep_->setSuffix(tr(" ms"));
+    timeStep_->setToolTip(tr("Time step of one frame (all its substeps)"));
+    substeps_ = new QSpinBox(panel);
+    substeps_->setObjectName(QStringLiteral("substeps"));
+    substeps_->setRange(1, 100);
+    iterations_ = new QSpinBox(panel);
+    iterations_->setObjectName(QStringLiteral("iterations"));
+    iterations_->setRange(1, 1000);
+    threads_ = new QSpinBox(panel);
+    threads_->setObjectName(QStringLiteral("threads"));
+    threads_->setRange(0, 256);
+    threads_->setSpecialValueText(tr("all cores"));
+    threads_->setToolTip(tr("Solver threads; one core is left to the window by default"));
+    threads_->setValue(std::max(1, QThread::idealThreadCount() - 1));
+    form->addRow(tr("Time step"), timeStep_);
+    form->addRow(tr("Substeps"), substeps_);
+    form->addRow(tr("Iterations"), iterations_);
+    form->addRow(tr("Threads"), threads_);
+    simulationStatus_ = new QLabel(panel);
+    simulationStatus_->setObjectName(QStringLiteral("simulationStatus"));
+    form->addRow(simulationStatus_);
+    // Edits reach the solver between steps.
+    for (QSpinBox* box : {substeps_, iterations_, threads_}) {
+        connect(box, &QSpinBox::valueChanged, this, &MainWindow::applySimulationSettings);
+    }
+    connect(timeStep_, &QDoubleSpinBox::valueChanged, this, &MainWindow::applySimulationSettings);
+    return panel;
+}
+
+void MainWindow::applySimulationSettings() {
+    if (!worker_ || !timeStep_) {
+        return;
+    }
+    worker_->setSettings(timeStep_->value() / 1000.0, substeps_->value(), iterations_->value(),
+                         threads_->value());
+}
+
+void MainWindow::showSnapshot() {
+    // At most ~30 redraws a second: the solver may publish hundreds of steps a second, and
+    // drawing each would leave the window no time for the user.
+    constexpr qint64 kFrameMs = 33;
+    if (frameClock_.isValid() && frameClock_.elapsed() < kFrameMs) {
+        if (!frameTimer_.isActive()) {
+            frameTimer_.start(static_cast<int>(kFrameMs - frameClock_.elapsed()));
+        }
+        return;
+    }
+    frameClock_.start();
+    const auto snapshot = worker_->latest();
+    if (!snapshot) {
+        return;
+    }
+    if (snapshot->topologyVersion != shownTopology_ && snapshot->bodies) {
+        scene_.bodies = *snapshot->bodies;
+        scene_.particles.positions = snapshot->positions;
+        scene_.particles.velocities.resize(snapshot->positions.size(), Vec3::Zero());
+        scene_.particles.inverseMasses.resize(snapshot->positions.size(), 0.0);
+        actors_->setScene(scene_);
+        actors_->setWireframe(findChild<QAction*>(QStringLiteral("actionWireframe"))->isChecked());
+        shownTopology_ = snapshot->topologyVersion;
+    } else if (snapshot->positions.size() == scene_.particles.positions.size()) {
+        scene_.particles.positions = snapshot->positions;
+        actors_->updatePositions(scene_);
+    }
+    shownSteps_ = snapshot->steps;
+    simulationStatus_->setText(tr("t = %1 s · step %2 · %3 steps/s · %4 ms/step")
+                                   .arg(snapshot->time, 0, 'f', 3)
+                                   .arg(snapshot->steps)
+                                   .arg(snapshot->stepsPerSecond, 0, 'f', 0)
+                                   .arg(snapshot->lastStepMilliseconds, 0, 'f', 2));
+    viewport_->update();
+}
+
+bool MainWindow::simulateSteps(int steps, QString* error) {
+    frameClock_.invalidate(); // show the final state at once
+    QString failure;
+    QEventLoop loop;
+    auto done = connect(worker_, &SimulationWorker::paused, &loop, &QEventLoop::quit);
+    auto failed = connect(worker_, &SimulationWorker::diverged, &loop, [&](const QString& m) {
+        failure = m;
+        loop.quit();
+    });
+    applySimulationSettings();
+    worker_->step(steps);
+    if (steps > 0) {
+        loop.exec();
+    }
+    disconnect(done);
+    disconnect(failed);
+    frameClock_.invalidate();
+    showSnapshot();
+    if (!failure.isEmpty()) {
+        if (error) {
+            *error = failure;
+        }
+        return false;
+    }
+    return true;
+}
+
 void MainWindow::showScene(Scene scene) {
+    findChild<QAction*>(QStringLiteral("actionPlay"))->setChecked(false);
     scene_ = std::move(scene);
     actors_->setScene(scene_);
     actors_->setWireframe(findChild<QAction*>(QStringLiteral("actionWireframe"))->isChecked());
@@ -207,6 +363,22 @@ void MainWindow::showScene(Scene scene) {
     for (const std::string& problem : validateScene(scene_)) {
         log_->append(Severity::Warning, QString::fromStdString(problem));
     }
+    // The solver takes its own copy; the panel shows the scene's settings.
+    for (QWidget* w : std::initializer_list<QWidget*>{timeStep_, substeps_, iterations_}) {
+        w->blockSignals(true);
+    }
+    timeStep_->setValue(scene_.solver.timeStep * 1000.0);
+    substeps_->setValue(scene_.solver.substeps);
+    iterations_->setValue(scene_.solver.iterations);
+    for (QWidget* w : std::initializer_list<QWidget*>{timeStep_, substeps_, iterations_}) {
+        w->blockSignals(false);
+    }
+    Scene simulated = scene_;
+    simulated.solver.threads = threads_->value();
+    worker_->load(simulated);
+    shownTopology_ = worker_->latest()->topologyVersion;
+    shownSteps_ = 0;
+    simulationStatus_->setText(tr("Paused · Space: play · .: step · Home: reset"));
 }
 
 bool MainWindow::loadGeneratedScene(const QString& name, QString* error) {

@@ -4,12 +4,17 @@
 
 #include "core/Scene.h"
 
+#include <QElapsedTimer>
 #include <QMainWindow>
 #include <QStringList>
+#include <QTimer>
 
 #include <memory>
 
+class QDoubleSpinBox;
+class QLabel;
 class QMenu;
+class QSpinBox;
 
 namespace pbd {
 
@@ -17,6 +22,7 @@ class LogPanel;
 class PropertiesPanel;
 class SceneActors;
 class SceneTreePanel;
+class SimulationWorker;
 class VtkViewport;
 
 class MainWindow : public QMainWindow {
@@ -30,6 +36,9 @@ public:
     bool loadGeneratedScene(const QString& name, QString* error = nullptr);
     // Imports a mesh file; the same path as File ▸ Open, Open Recent and drag-and-drop.
     bool openFile(const QString& path, QString* error = nullptr);
+    // Runs `steps` solver steps on the worker and waits for them (batch use); false with a
+    // message when the run diverged.
+    bool simulateSteps(int steps, QString* error = nullptr);
     // Writes a PNG of exactly `size` pixels of the current view.
     bool saveScreenshot(const QString& path, const QSize& size, QString* error = nullptr);
 
@@ -39,6 +48,9 @@ public:
     SceneTreePanel* sceneTree() const { return sceneTree_; }
     PropertiesPanel* properties() const { return properties_; }
     LogPanel* log() const { return log_; }
+    SimulationWorker* simulation() const { return worker_; }
+    // Steps shown in the view so far (the newest snapshot drawn).
+    std::size_t shownSteps() const { return shownSteps_; }
     QStringList recentFiles() const { return recentFiles_; }
 
     void saveSettings() const;
@@ -62,6 +74,9 @@ private:
     void screenshotWithDialog();
     void showAbout();
     void reportError(const QString& message);
+    QWidget* createSimulationPanel();
+    void showSnapshot();
+    void applySimulationSettings();
 
     bool persistSettings_;
     Scene scene_;
@@ -74,6 +89,17 @@ private:
     QStringList recentFiles_;
     QString lastDirectory_;
     QString lastScreenshot_;
+
+    SimulationWorker* worker_ = nullptr;
+    std::size_t shownTopology_ = 0;
+    std::size_t shownSteps_ = 0;
+    QDoubleSpinBox* timeStep_ = nullptr;
+    QSpinBox* substeps_ = nullptr;
+    QSpinBox* iterations_ = nullptr;
+    QSpinBox* threads_ = nullptr;
+    QLabel* simulationStatus_ = nullptr;
+    QElapsedTimer frameClock_;
+    QTimer frameTimer_;
 };
 
 } // namespace pbd

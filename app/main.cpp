@@ -1,7 +1,7 @@
 // pbdlab: the PBD Lab desktop application.
 //   pbdlab                         opens the window on the sample scene
 //   pbdlab --scene NAME | FILE     opens a generated scene or a mesh file
-//   pbdlab --scene NAME --screenshot out.png [--size WxH]
+//   pbdlab --scene NAME --screenshot out.png [--size WxH] [--steps N]
 //                                  renders, writes the PNG and exits (0 on success)
 
 #include "app/MainWindow.h"
@@ -66,7 +66,11 @@ int main(int argc, char** argv) {
     const QCommandLineOption sizeOption(
         QStringLiteral("size"), QStringLiteral("Screenshot size in pixels (default 1280x800)."),
         QStringLiteral("WxH"), QStringLiteral("1280x800"));
-    parser.addOptions({sceneOption, openOption, screenshotOption, sizeOption});
+    const QCommandLineOption stepsOption(
+        QStringLiteral("steps"),
+        QStringLiteral("Simulate this many steps before the screenshot (default 0)."),
+        QStringLiteral("N"), QStringLiteral("0"));
+    parser.addOptions({sceneOption, openOption, screenshotOption, sizeOption, stepsOption});
     parser.process(app);
 
     if (parser.isSet(sceneOption) && parser.isSet(openOption)) {
@@ -77,6 +81,13 @@ int main(int argc, char** argv) {
     if (!parseSize(parser.value(sizeOption), size)) {
         printError(QStringLiteral("invalid --size '%1': expected WxH, for example 1280x800")
                        .arg(parser.value(sizeOption)));
+        return 2;
+    }
+    bool stepsOk = false;
+    const int steps = parser.value(stepsOption).toInt(&stepsOk);
+    if (!stepsOk || steps < 0) {
+        printError(QStringLiteral("invalid --steps '%1': expected a whole number of steps")
+                       .arg(parser.value(stepsOption)));
         return 2;
     }
     if (!parser.positionalArguments().isEmpty()) {
@@ -106,6 +117,12 @@ int main(int argc, char** argv) {
     }
 
     window.show();
+    if (steps > 0 && !window.simulateSteps(steps, &error)) {
+        printError(error);
+        if (batch) {
+            return 1;
+        }
+    }
     if (!batch) {
         return app.exec();
     }

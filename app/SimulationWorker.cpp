@@ -1,0 +1,284 @@
+#include "app/SimulationWorker.h"
+
+#include "core/Solver.h"
+
+#include <chrono>
+#include <cmath>
+#include <limits>
+
+namespace pbd {
+
+SimulationWorker::SimulationWorker(QObject* parent)
+    : QObject(parent) {
+    thread_ = std::thread([this] { loop(); });
+}
+
+SimulationWorker::~SimulationWorker() {
+    {
+        std::lock_guard lock(mutex_);
+        quit_ = true;
+    }
+    wake_.notify_all();
+    thread_.join();
+}
+
+void SimulationWorker::load(const Scene& scene) {
+    {
+        std::lock_guard lock(mutex_);
+        pending_ = std::make_unique<Scene>(scene);
+        loaded_ = std::make_unique<Scene>(scene);
+        newSettings_ = scene.solver;
+        pendingSteps_ = 0;
+        running_ = false;
+        resetRequested_ = false;
+        settingsChanged_ = false;
+        nanParticle_ = -1;
+    }
+    auto snapshot = std::make_shared<SimulationSnapshot>();
+    snapshot->positions = scene.particles.positions;
+    snapshot->bodies = std::make_shared<std::vector<Body>>(scene.bodies);
+    snapshot->topologyVersion = ++topologyCounter_;
+    {
+        std::lock_guard lock(snapshotMutex_);
+        snapshot_ = std::move(snapshot);
+    }
+    wake_.notify_all();
+}
+
+void SimulationWorker::play() {
+    {
+        std::lock_guard lock(mutex_);
+        if (!loaded_) {
+            return;
+        }
+        pendingSteps_ = -1;
+        running_ = true;
+    }
+    wake_.notify_all();
+}
+
+void SimulationWorker::pause() {
+    std::lock_guard lock(mutex_);
+    pendingSteps_ = 0;
+    running_ = false;
+}
+
+void SimulationWorker::step(int count) {
+    {
+        std::lock_guard lock(mutex_);
+        if (!loaded_ || count <= 0 || pendingSteps_ < 0) {
+            return;
+        }
+        pendingSteps_ += count;
+        running_ = true;
+    }
+    wake_.notify_all();
+}
+
+void SimulationWorker::reset() {
+    {
+        std::lock_guard lock(mutex_);
+        resetRequested_ = true;
+        pendingSteps_ = 0;
+        running_ = false;
+    }
+    wake_.notify_all();
+}
+
+void SimulationWorker::setSettings(Real timeStep, int substeps, int iterations, int threads) {
+    {
+        std::lock_guard lock(mutex_);
+        newSettings_.timeStep = timeStep;
+        newSettings_.substeps = std::max(1, substeps);
+        newSettings_.iterations = std::max(1, iterations);
+        newSettings_.threads = std::max(0, threads);
+        settingsChanged_ = true;
+    }
+    wake_.notify_all();
+}
+
+SolverSettings SimulationWorker::settings() const {
+    std::lock_guard lock(mutex_);
+    return newSettings_;
+}
+
+void SimulationWorker::injectNaN(Index particle) {
+    {
+        std::lock_guard lock(mutex_);
+        nanParticle_ = particle;
+    }
+    wake_.notify_all();
+}
+
+std::shared_ptr<const SimulationSnapshot> SimulationWorker::latest() const {
+    signalQueued_ = false;
+    std::lock_guard lock(snapshotMutex_);
+    return snapshot_;
+}
+
+void SimulationWorker::publish(bool topologyChanged) {
+    auto snapshot = std::make_shared<SimulationSnapshot>();
+    snapshot->positions = scene_->particles.positions;
+    snapshot->time = time_;
+    snapshot->steps = steps_;
+    snapshot->lastStepMilliseconds = lastStepMs_;
+    snapshot->stepsPerSecond = stepsPerSecond_;
+    if (topologyChanged) {
+        snapshot->bodies = std::make_shared<std::vector<Body>>(scene_->bodies);
+        snapshot->topologyVersion = ++topologyCounter_;
+    }
+    {
+        std::lock_guard lock(snapshotMutex_);
+        if (!topologyChanged && snapshot_) {
+            snapshot->bodies = snapshot_->bodies;
+            snapshot->topologyVersion = snapshot_->topologyVersion;
+        }
+        snapshot_ = std::move(snapshot);
+    }
+    if (!signalQueued_.exchange(true)) {
+        emit snapshotReady();
+    }
+}
+
+void SimulationWorker::loop() {
+    std::unique_ptr<Solver> solver;
+    Particles lastGood;
+    std::unique_ptr<Scene> lastGoodScene; // when tearing may change the topology
+    auto rateStart = std::chrono::steady_clock::now();
+    std::size_t rateSteps = 0;
+    for (;;) {
+        std::unique_lock lock(mutex_);
+        wake_.wait(lock, [&] {
+            return quit_ || pending_ || resetRequested_ || settingsChanged_ || nanParticle_ >= 0 ||
+                   (pendingSteps_ != 0 && scene_);
+        });
+        if (quit_) {
+            return;
+        }
+        bool republish = false;
+        bool newState = false;
+        if (pending_) {
+            scene_ = std::move(pending_);
+            solver.reset();
+            time_ = 0;
+            steps_ = 0;
+            newState = true;
+        }
+        if (resetRequested_) {
+            resetRequested_ = false;
+            if (loaded_) {
+                scene_ = std::make_unique<Scene>(*loaded_);
+                scene_->solver = newSettings_;
+                solver.reset();
+                time_ = 0;
+                steps_ = 0;
+                republish = true;
+                newState = true;
+            }
+        }
+        if (settingsChanged_) {
+            settingsChanged_ = false;
+            if (scene_) {
+                scene_->solver = newSettings_;
+            }
+        }
+        if (nanParticle_ >= 0 && scene_) {
+            if (static_cast<std::size_t>(nanParticle_) < scene_->particles.size()) {
+                scene_->particles.positions[static_cast<std::size_t>(nanParticle_)].x() =
+                    std::numeric_limits<Real>::quiet_NaN();
+            }
+            nanParticle_ = -1;
+        }
+        const bool stepNow = pendingSteps_ != 0 && scene_;
+        lock.unlock();
+        auto keepGood = [&] {
+            if (scene_->solver.tearingStretch > 1) {
+                lastGoodScene = std::make_unique<Scene>(*scene_);
+            } else {
+                lastGood = scene_->particles;
+            }
+        };
+        if (newState) {
+            keepGood();
+        }
+        if (republish) {
+            publish(true);
+        }
+        if (!stepNow) {
+            continue;
+        }
+
+        if (!solver) {
+            solver = std::make_unique<Solver>(*scene_);
+        }
+        // The state to return to is the one after the last good step (or the loaded one), kept
+        // before anything (an injected NaN, a settings change) touched it.
+        const bool tearing = scene_->solver.tearingStretch > 1 && lastGoodScene;
+        auto firstNonFinite = [&] {
+            for (std::size_t i = 0; i < scene_->particles.size(); ++i) {
+                if (!scene_->particles.positions[i].allFinite() ||
+                    !scene_->particles.velocities[i].allFinite()) {
+                    return i;
+                }
+            }
+            return scene_->particles.size();
+        };
+        // A state that is already bad (edited in, injected) is caught before the solver spreads
+        // it, so the message names the particle where it started.
+        std::size_t bad = firstNonFinite();
+        const bool before = bad < scene_->particles.size();
+        if (!before) {
+            solver->step();
+            bad = firstNonFinite();
+        }
+        if (bad < scene_->particles.size()) {
+            if (tearing) {
+                *scene_ = *lastGoodScene;
+            } else {
+                scene_->particles = lastGood;
+            }
+            solver.reset(); // its caches may hold the bad state
+            {
+                std::lock_guard relock(mutex_);
+                pendingSteps_ = 0;
+                running_ = false;
+            }
+            publish(true);
+            emit diverged(
+                (before ? tr("Particle %2 had a non-finite position before step %1.")
+                        : tr("The simulation diverged in step %1: particle %2 got a non-finite "
+                             "position."))
+                    .arg(steps_ + 1)
+                    .arg(bad) +
+                tr(" The run is paused at the state after step %1.").arg(steps_));
+            continue;
+        }
+        ++steps_;
+        time_ += scene_->solver.timeStep;
+        keepGood();
+        lastStepMs_ = solver->lastStepMilliseconds();
+        ++rateSteps;
+        const auto now = std::chrono::steady_clock::now();
+        const double elapsed = std::chrono::duration<double>(now - rateStart).count();
+        if (elapsed >= 0.5) {
+            stepsPerSecond_ = static_cast<double>(rateSteps) / elapsed;
+            rateSteps = 0;
+            rateStart = now;
+        }
+        bool finished = false;
+        {
+            std::lock_guard relock(mutex_);
+            if (pendingSteps_ > 0 && --pendingSteps_ == 0) {
+                running_ = false;
+                finished = true;
+            }
+        }
+        const bool torn = !solver->tears().empty();
+        publish(torn);
+        if (finished) {
+            emit paused();
+        }
+    }
+}
+
+} // namespace pbd

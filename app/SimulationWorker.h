@@ -1,0 +1,95 @@
+#pragma once
+// Runs the solver on its own thread. The GUI sends commands (play, pause, step, reset, new
+// settings) that the worker applies between steps, and draws the newest snapshot the worker
+// publishes; neither waits for the other. A step that produces a non-finite position stops the
+// run, restores the state after the last good step and says which particle diverged.
+
+#include "core/Scene.h"
+
+#include <QObject>
+#include <QString>
+
+#include <atomic>
+#include <condition_variable>
+#include <memory>
+#include <mutex>
+#include <thread>
+
+namespace pbd {
+
+// What the view needs of one simulated state.
+struct SimulationSnapshot {
+    std::vector<Vec3> positions;
+    // The bodies (their triangles) when tearing changed them since the previous snapshot.
+    std::shared_ptr<const std::vector<Body>> bodies;
+    std::size_t topologyVersion = 0;
+    Real time = 0;
+    std::size_t steps = 0;
+    double lastStepMilliseconds = 0;
+    double stepsPerSecond = 0;
+};
+
+class SimulationWorker : public QObject {
+    Q_OBJECT
+public:
+    explicit SimulationWorker(QObject* parent = nullptr);
+    ~SimulationWorker() override;
+
+    // Stops any run and takes `scene` as the state to simulate and to reset to.
+    void load(const Scene& scene);
+    void play();
+    void pause();
+    // Runs `count` more steps, then pauses.
+    void step(int count = 1);
+    // Back to the loaded state (paused).
+    void reset();
+    // New time step (s), substeps, iterations and threads, taken at the next step boundary.
+    void setSettings(Real timeStep, int substeps, int iterations, int threads);
+    // Debugging aid (and the tests' way to make a run diverge): particle `i` becomes NaN before
+    // the next step.
+    void injectNaN(Index particle);
+
+    bool isRunning() const { return running_.load(); }
+    SolverSettings settings() const;
+    // The newest published state; never null after load().
+    std::shared_ptr<const SimulationSnapshot> latest() const;
+
+signals:
+    // A new snapshot is ready (at most one such signal is queued at a time).
+    void snapshotReady();
+    // The run stopped on its own: the requested steps are done, or the reason (divergence).
+    void paused();
+    void diverged(const QString& message);
+
+private:
+    void loop();
+    // Publishes the worker's scene; with `topologyChanged`, its bodies under a new version.
+    void publish(bool topologyChanged);
+
+    mutable std::mutex mutex_;
+    std::condition_variable wake_;
+    std::thread thread_;
+    bool quit_ = false;
+    std::atomic<bool> running_{false};
+    long pendingSteps_ = 0; // < 0: run until paused
+    bool resetRequested_ = false;
+    bool settingsChanged_ = false;
+    SolverSettings newSettings_;
+    long nanParticle_ = -1;
+    std::unique_ptr<Scene> loaded_;  // what reset returns to
+    std::unique_ptr<Scene> pending_; // a scene handed over by load()
+
+    // Owned by the worker thread.
+    std::unique_ptr<Scene> scene_;
+    Real time_ = 0;
+    std::size_t steps_ = 0;
+    double lastStepMs_ = 0;
+    double stepsPerSecond_ = 0;
+
+    std::atomic<std::size_t> topologyCounter_{0};
+    mutable std::mutex snapshotMutex_;
+    std::shared_ptr<const SimulationSnapshot> snapshot_;
+    mutable std::atomic<bool> signalQueued_{false};
+};
+
+} // namespace pbd

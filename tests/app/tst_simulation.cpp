@@ -1,0 +1,135 @@
+// app: the solver on its worker thread, driven through the main window's actions, as a user
+// would: play, pause, step, reset, settings edits, and a diverging run.
+
+#include "app/MainWindow.h"
+#include "app/SimulationWorker.h"
+#include "widgets/LogPanel.h"
+#include "widgets/VtkViewport.h"
+
+#include "../widgets/ImageChecks.h"
+#include "GuiTestMain.h"
+
+#include <QAction>
+#include <QDeadlineTimer>
+#include <QLabel>
+#include <QSpinBox>
+#include <QThread>
+#include <QTimer>
+
+#include <memory>
+
+using namespace pbd;
+using namespace pbd::test;
+
+class TestSimulation : public QObject {
+    Q_OBJECT
+private:
+    static QAction* action(const MainWindow& w, const char* name) {
+        return w.findChild<QAction*>(name);
+    }
+
+    std::unique_ptr<MainWindow> window(const char* scene) {
+        auto w = std::make_unique<MainWindow>(false);
+        if (!w->loadGeneratedScene(scene)) {
+            qFatal("scene did not load");
+        }
+        w->resize(800, 500); // llvmpipe draws in software: keep frames cheap
+        w->show();
+        if (!QTest::qWaitForWindowExposed(w.get())) {
+            qFatal("main window was not exposed");
+        }
+        QDeadlineTimer deadline(10000);
+        while (w->viewport()->framesRendered() == 0 && !deadline.hasExpired()) {
+            QTest::qWait(10);
+        }
+        return w;
+    }
+
+private slots:
+    void stepRunsExactlyTheStepsAskedAndChangesThePicture() {
+        auto w = window("cloth");
+        const QImage before = w->viewport()->renderImage(QSize(320, 200));
+        const std::vector<Vec3> start = w->scene().particles.positions;
+        for (int i = 0; i < 3; ++i) {
+            action(*w, "actionStep")->trigger();
+        }
+        QTRY_COMPARE_WITH_TIMEOUT(w->shownSteps(), std::size_t(3), 10000);
+        QVERIFY(w->simulateSteps(37));
+        QCOMPARE(w->shownSteps(), std::size_t(40));
+        QCOMPARE(w->simulation()->latest()->steps, std::size_t(40));
+        QVERIFY(!w->simulation()->isRunning());
+        QVERIFY(w->scene().particles.positions != start);
+        // The held corners stay; the rest of the sheet fell.
+        QCOMPARE(w->scene().particles.positions[0], start[0]);
+        QVERIFY(w->scene().particles.positions[2499].y() < start[2499].y() - 0.05);
+        const QImage after = w->viewport()->renderImage(QSize(320, 200));
+        QVERIFY2(differingPixels(before, after) > 500,
+                 qPrintable(QString::number(differingPixels(before, after))));
+        QVERIFY(w->findChild<QLabel*>("simulationStatus")->text().contains("step 40"));
+    }
+
+    void playKeepsTheGuiResponsiveAndPauseStops() {
+        auto w = window("tetbar"); // about 4 ms a step: the worker is busy all the time
+        QCOMPARE(w->findChild<QSpinBox*>("threads")->value(),
+                 std::max(1, QThread::idealThreadCount() - 1));
+        int ticks = 0;
+        QTimer timer;
+        connect(&timer, &QTimer::timeout, [&] { ++ticks; });
+        timer.start(10);
+        action(*w, "actionPlay")->setChecked(true);
+        QVERIFY(w->simulation()->isRunning());
+        QTest::qWait(600);
+        // The GUI thread kept running its event loop while the solver stepped.
+        qInfo("timer ticks while playing: %d of 60", ticks);
+        QVERIFY2(ticks > 20, qPrintable(QString::number(ticks)));
+        QTRY_VERIFY_WITH_TIMEOUT(w->shownSteps() > 20, 10000);
+        action(*w, "actionPlay")->setChecked(false);
+        QTRY_VERIFY(!w->simulation()->isRunning());
+        QTest::qWait(100);
+        const std::size_t paused = w->simulation()->latest()->steps;
+        QTest::qWait(300);
+        QCOMPARE(w->simulation()->latest()->steps, paused);
+    }
+
+    void resetReturnsToTheLoadedState() {
+        auto w = window("rope");
+        const std::vector<Vec3> start = w->scene().particles.positions;
+        QVERIFY(w->simulateSteps(30));
+        QVERIFY(w->scene().particles.positions != start);
+        action(*w, "actionResetSimulation")->trigger();
+        QTRY_COMPARE_WITH_TIMEOUT(w->simulation()->latest()->steps, std::size_t(0), 5000);
+        QTRY_VERIFY_WITH_TIMEOUT(w->scene().particles.positions == start, 5000);
+    }
+
+    void settingsEditsReachTheSolver() {
+        auto w = window("rope");
+        w->findChild<QSpinBox*>("iterations")->setValue(23);
+        w->findChild<QSpinBox*>("substeps")->setValue(3);
+        QTRY_COMPARE(w->simulation()->settings().iterations, 23);
+        QCOMPARE(w->simulation()->settings().substeps, 3);
+        QVERIFY(w->simulateSteps(5));
+        QCOMPARE(w->simulation()->latest()->steps, std::size_t(5));
+    }
+
+    void divergenceStopsTheRunAndRestoresTheLastGoodState() {
+        auto w = window("rope");
+        QVERIFY(w->simulateSteps(10));
+        const std::vector<Vec3> good = w->scene().particles.positions;
+        w->simulation()->injectNaN(7);
+        QString error;
+        QVERIFY(!w->simulateSteps(5, &error));
+        QVERIFY2(error.contains("Particle 7") && error.contains("non-finite"), qPrintable(error));
+        QVERIFY(!w->simulation()->isRunning());
+        QVERIFY(!action(*w, "actionPlay")->isChecked());
+        // The state shown is the one after the last good step, from before the NaN.
+        QCOMPARE(w->simulation()->latest()->steps, std::size_t(10));
+        QVERIFY(w->scene().particles.positions == good);
+        // ... and the run can go on from there.
+        QVERIFY(w->simulateSteps(3));
+        QCOMPARE(w->simulation()->latest()->steps, std::size_t(13));
+        QVERIFY(w->log()->count(Severity::Error) >= 1);
+    }
+};
+
+PBDLAB_GUI_TEST_MAIN(TestSimulation)
+#include "tst_simulation.moc"
