@@ -191,6 +191,12 @@ void MainWindow::createActions() {
         play->setChecked(false);
         reportError(message);
     });
+    QAction* realTime = sim->addAction(tr("Real &Time"));
+    realTime->setObjectName(QStringLiteral("actionRealTime"));
+    realTime->setCheckable(true);
+    realTime->setChecked(true);
+    realTime->setToolTip(tr("Play at the speed of the clock, or as fast as the solver goes"));
+    connect(realTime, &QAction::toggled, worker_, &SimulationWorker::setRealTime);
     QAction* stepAction = sim->addAction(tr("&Step"), this, [this] {
         applySimulationSettings();
         worker_->step(1);
@@ -219,6 +225,8 @@ void MainWindow::restoreSettings() {
         ->setChecked(settings.value(QStringLiteral("view/wireframe"), false).toBool());
     findChild<QAction*>(QStringLiteral("actionShowAxes"))
         ->setChecked(settings.value(QStringLiteral("view/axes"), true).toBool());
+    findChild<QAction*>(QStringLiteral("actionRealTime"))
+        ->setChecked(settings.value(QStringLiteral("simulation/realTime"), true).toBool());
     recentFiles_ = settings.value(QStringLiteral("files/recent")).toStringList();
     lastDirectory_ = settings.value(QStringLiteral("files/lastDirectory")).toString();
     lastScreenshot_ = settings.value(QStringLiteral("files/lastScreenshot")).toString();
@@ -234,6 +242,7 @@ void MainWindow::saveSettings() const {
     settings.setValue(QStringLiteral("window/state"), saveState());
     settings.setValue(QStringLiteral("view/wireframe"), actors_->wireframe());
     settings.setValue(QStringLiteral("view/axes"), viewport_->axesVisible());
+    settings.setValue(QStringLiteral("simulation/realTime"), worker_->realTime());
     settings.setValue(QStringLiteral("files/recent"), recentFiles_);
     settings.setValue(QStringLiteral("files/lastDirectory"), lastDirectory_);
     settings.setValue(QStringLiteral("files/lastScreenshot"), lastScreenshot_);

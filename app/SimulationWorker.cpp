@@ -52,6 +52,7 @@ void SimulationWorker::play() {
             return;
         }
         pendingSteps_ = -1;
+        repace_ = true;
         running_ = true;
     }
     wake_.notify_all();
@@ -102,6 +103,15 @@ SolverSettings SimulationWorker::settings() const {
     return newSettings_;
 }
 
+void SimulationWorker::setRealTime(bool on) {
+    {
+        std::lock_guard lock(mutex_);
+        realTime_ = on;
+        repace_ = true;
+    }
+    wake_.notify_all();
+}
+
 void SimulationWorker::injectNaN(Index particle) {
     {
         std::lock_guard lock(mutex_);
@@ -146,6 +156,8 @@ void SimulationWorker::loop() {
     std::unique_ptr<Scene> lastGoodScene; // when tearing may change the topology
     auto rateStart = std::chrono::steady_clock::now();
     std::size_t rateSteps = 0;
+    auto paceWall = std::chrono::steady_clock::now();
+    Real paceSim = 0;
     for (;;) {
         std::unique_lock lock(mutex_);
         wake_.wait(lock, [&] {
@@ -190,6 +202,28 @@ void SimulationWorker::loop() {
             nanParticle_ = -1;
         }
         const bool stepNow = pendingSteps_ != 0 && scene_;
+        if (stepNow && pendingSteps_ < 0 && realTime_) {
+            // Real-time play: wait (for new commands at most) until the clock catches up with
+            // the simulated time.
+            if (repace_) {
+                repace_ = false;
+                paceWall = std::chrono::steady_clock::now();
+                paceSim = time_;
+            }
+            const auto due =
+                paceWall + std::chrono::duration_cast<std::chrono::steady_clock::duration>(
+                               std::chrono::duration<double>(time_ - paceSim));
+            if (std::chrono::steady_clock::now() < due) {
+                wake_.wait_until(lock, due, [&] {
+                    return quit_ || pending_ || resetRequested_ || settingsChanged_ ||
+                           nanParticle_ >= 0 || pendingSteps_ >= 0 || repace_;
+                });
+                continue; // re-examine the commands, then step when due
+            }
+            if (std::chrono::steady_clock::now() - due > std::chrono::milliseconds(200)) {
+                repace_ = true; // the solver cannot keep up: do not try to catch up later
+            }
+        }
         lock.unlock();
         auto keepGood = [&] {
             if (scene_->solver.tearingStretch > 1) {

@@ -45,6 +45,10 @@ public:
     void reset();
     // New time step (s), substeps, iterations and threads, taken at the next step boundary.
     void setSettings(Real timeStep, int substeps, int iterations, int threads);
+    // Play in real time (simulated time keeps pace with the clock; the default) or as fast as
+    // the solver goes.
+    void setRealTime(bool on);
+    bool realTime() const { return realTime_.load(); }
     // Debugging aid (and the tests' way to make a run diverge): particle `i` becomes NaN before
     // the next step.
     void injectNaN(Index particle);
@@ -71,6 +75,8 @@ private:
     std::thread thread_;
     bool quit_ = false;
     std::atomic<bool> running_{false};
+    std::atomic<bool> realTime_{true};
+    bool repace_ = true;    // restart the real-time clock at the next step
     long pendingSteps_ = 0; // < 0: run until paused
     bool resetRequested_ = false;
     bool settingsChanged_ = false;

@@ -11,6 +11,7 @@
 
 #include <QAction>
 #include <QDeadlineTimer>
+#include <QElapsedTimer>
 #include <QLabel>
 #include <QSpinBox>
 #include <QThread>
@@ -89,6 +90,26 @@ private slots:
         const std::size_t paused = w->simulation()->latest()->steps;
         QTest::qWait(300);
         QCOMPARE(w->simulation()->latest()->steps, paused);
+    }
+
+    void realTimePlayKeepsPaceWithTheClock() {
+        auto w = window("rope"); // 1/60 s steps, far cheaper than real time
+        QVERIFY(action(*w, "actionRealTime")->isChecked());
+        QElapsedTimer clock;
+        action(*w, "actionPlay")->setChecked(true);
+        clock.start();
+        QTest::qWait(1000);
+        const double simulated = w->simulation()->latest()->time;
+        const double wall = clock.elapsed() / 1000.0;
+        action(*w, "actionPlay")->setChecked(false);
+        QVERIFY2(std::abs(simulated - wall) < 0.15,
+                 qPrintable(QString("%1 s simulated in %2 s").arg(simulated).arg(wall)));
+        // As fast as possible: far ahead of the clock.
+        action(*w, "actionRealTime")->setChecked(false);
+        action(*w, "actionPlay")->setChecked(true);
+        QTest::qWait(500);
+        action(*w, "actionPlay")->setChecked(false);
+        QVERIFY(w->simulation()->latest()->time - simulated > 2.0);
     }
 
     void resetReturnsToTheLoadedState() {
