@@ -2,6 +2,7 @@
 
 #include "app/SimulationWorker.h"
 #include "core/SceneLibrary.h"
+#include "core/SurfaceFields.h"
 #include "core/Version.h"
 #include "meshing/LibraryVersions.h"
 #include "meshing/MeshImport.h"
@@ -16,6 +17,7 @@
 #include <QAction>
 #include <QApplication>
 #include <QCloseEvent>
+#include <QComboBox>
 #include <QDir>
 #include <QDockWidget>
 #include <QDoubleSpinBox>
@@ -39,6 +41,9 @@
 #include <QToolButton>
 
 #include <vtkVersion.h>
+
+#include <cmath>
+#include <limits>
 
 namespace pbd {
 
@@ -281,6 +286,19 @@ QWidget* MainWindow::createSimulationPanel() {
     simulationStatus_ = new QLabel(panel);
     simulationStatus_->setObjectName(QStringLiteral("simulationStatus"));
     form->addRow(simulationStatus_);
+    fieldSelector_ = new QComboBox(panel);
+    fieldSelector_->setObjectName(QStringLiteral("fieldSelector"));
+    for (SurfaceField f : kSurfaceFields) {
+        fieldSelector_->addItem(
+            QString::fromUtf8(labelOf(f).data(), qsizetype(labelOf(f).size())),
+            QString::fromUtf8(toString(f).data(), qsizetype(toString(f).size())));
+    }
+    fieldSelector_->setToolTip(tr("Colour the surfaces by a per-element field"));
+    form->addRow(tr("Field"), fieldSelector_);
+    connect(fieldSelector_, &QComboBox::currentIndexChanged, this, [this] {
+        applyField();
+        viewport_->update();
+    });
     // Edits reach the solver between steps.
     for (QSpinBox* box : {substeps_, iterations_, threads_}) {
         connect(box, &QSpinBox::valueChanged, this, &MainWindow::applySimulationSettings);
@@ -324,6 +342,7 @@ void MainWindow::showSnapshot() {
         scene_.particles.positions = snapshot->positions;
         actors_->updatePositions(scene_);
     }
+    applyField();
     shownSteps_ = snapshot->steps;
     simulationStatus_->setText(tr("t = %1 s · step %2 · %3 steps/s · %4 ms/step")
                                    .arg(snapshot->time, 0, 'f', 3)
@@ -331,6 +350,59 @@ void MainWindow::showSnapshot() {
                                    .arg(snapshot->stepsPerSecond, 0, 'f', 0)
                                    .arg(snapshot->lastStepMilliseconds, 0, 'f', 2));
     viewport_->update();
+}
+
+void MainWindow::applyField() {
+    if (!fieldSelector_ || !fieldEvaluator_) {
+        return;
+    }
+    const auto field = kSurfaceFields[std::max(0, fieldSelector_->currentIndex())];
+    if (field == SurfaceField::None) {
+        actors_->clearFields();
+        return;
+    }
+    std::vector<std::vector<double>> values(scene_.bodies.size());
+    double lo = std::numeric_limits<double>::infinity();
+    double hi = -lo;
+    for (std::size_t b = 0; b < scene_.bodies.size() && b < actors_->bodyCount(); ++b) {
+        values[b] = fieldEvaluator_->evaluate(scene_, b, field);
+        for (double v : values[b]) {
+            if (std::isfinite(v)) {
+                lo = std::min(lo, v);
+                hi = std::max(hi, v);
+            }
+        }
+    }
+    if (isSigned(field)) { // centred on zero
+        const double m = std::max(std::abs(lo), std::abs(hi));
+        lo = -m;
+        hi = m;
+    }
+    actors_->setFieldMap(fieldSelector_->currentText(), lo, hi, isSigned(field));
+    for (std::size_t b = 0; b < values.size() && b < actors_->bodyCount(); ++b) {
+        if (!values[b].empty()) {
+            actors_->setBodyField(b, values[b]);
+        }
+    }
+}
+
+bool MainWindow::setField(const QString& name, QString* error) {
+    const int index = fieldSelector_->findData(name);
+    if (index < 0) {
+        QStringList names;
+        for (SurfaceField f : kSurfaceFields) {
+            names << QString::fromUtf8(toString(f).data(), qsizetype(toString(f).size()));
+        }
+        if (error) {
+            *error =
+                tr("unknown field '%1' (fields: %2)").arg(name, names.join(QStringLiteral(", ")));
+        }
+        return false;
+    }
+    fieldSelector_->setCurrentIndex(index);
+    applyField();
+    viewport_->update();
+    return true;
 }
 
 bool MainWindow::simulateSteps(int steps, QString* error) {
@@ -382,6 +454,8 @@ void MainWindow::showScene(Scene scene) {
     for (QWidget* w : std::initializer_list<QWidget*>{timeStep_, substeps_, iterations_}) {
         w->blockSignals(false);
     }
+    fieldEvaluator_ = std::make_unique<SurfaceFieldEvaluator>(scene_);
+    applyField();
     Scene simulated = scene_;
     simulated.solver.threads = threads_->value();
     worker_->load(simulated);

@@ -11,6 +11,7 @@
 
 #include <memory>
 
+class QComboBox;
 class QDoubleSpinBox;
 class QLabel;
 class QMenu;
@@ -23,6 +24,7 @@ class PropertiesPanel;
 class SceneActors;
 class SceneTreePanel;
 class SimulationWorker;
+class SurfaceFieldEvaluator;
 class VtkViewport;
 
 class MainWindow : public QMainWindow {
@@ -39,6 +41,8 @@ public:
     // Runs `steps` solver steps on the worker and waits for them (batch use); false with a
     // message when the run diverged.
     bool simulateSteps(int steps, QString* error = nullptr);
+    // Colours the surfaces by a field ("none", "strain_u", ..., see core/SurfaceFields.h).
+    bool setField(const QString& name, QString* error = nullptr);
     // Writes a PNG of exactly `size` pixels of the current view.
     bool saveScreenshot(const QString& path, const QSize& size, QString* error = nullptr);
 
@@ -77,6 +81,7 @@ private:
     QWidget* createSimulationPanel();
     void showSnapshot();
     void applySimulationSettings();
+    void applyField();
 
     bool persistSettings_;
     Scene scene_;
@@ -98,6 +103,8 @@ private:
     QSpinBox* iterations_ = nullptr;
     QSpinBox* threads_ = nullptr;
     QLabel* simulationStatus_ = nullptr;
+    QComboBox* fieldSelector_ = nullptr;
+    std::unique_ptr<SurfaceFieldEvaluator> fieldEvaluator_;
     QElapsedTimer frameClock_;
     QTimer frameTimer_;
 };

@@ -1,7 +1,7 @@
 // pbdlab: the PBD Lab desktop application.
 //   pbdlab                         opens the window on the sample scene
 //   pbdlab --scene NAME | FILE     opens a generated scene or a mesh file
-//   pbdlab --scene NAME --screenshot out.png [--size WxH] [--steps N]
+//   pbdlab --scene NAME --screenshot out.png [--size WxH] [--steps N] [--field NAME]
 //                                  renders, writes the PNG and exits (0 on success)
 
 #include "app/MainWindow.h"
@@ -70,7 +70,13 @@ int main(int argc, char** argv) {
         QStringLiteral("steps"),
         QStringLiteral("Simulate this many steps before the screenshot (default 0)."),
         QStringLiteral("N"), QStringLiteral("0"));
-    parser.addOptions({sceneOption, openOption, screenshotOption, sizeOption, stepsOption});
+    const QCommandLineOption fieldOption(
+        QStringLiteral("field"),
+        QStringLiteral("Colour the surfaces by a field (none, strain_u, strain_v, strain_w, shear, "
+                       "max_stretch, min_stretch, volume_ratio)."),
+        QStringLiteral("name"));
+    parser.addOptions(
+        {sceneOption, openOption, screenshotOption, sizeOption, stepsOption, fieldOption});
     parser.process(app);
 
     if (parser.isSet(sceneOption) && parser.isSet(openOption)) {
@@ -116,6 +122,10 @@ int main(int argc, char** argv) {
         printError(error); // the window stays open, with the message in its Log
     }
 
+    if (parser.isSet(fieldOption) && !window.setField(parser.value(fieldOption), &error)) {
+        printError(error);
+        return 2;
+    }
     window.show();
     if (steps > 0 && !window.simulateSteps(steps, &error)) {
         printError(error);

@@ -3,12 +3,18 @@
 #include "core/Topology.h"
 
 #include <vtkCellArray.h>
+#include <vtkCellData.h>
 #include <vtkDoubleArray.h>
+#include <vtkLookupTable.h>
 #include <vtkPointData.h>
 #include <vtkPoints.h>
 #include <vtkPolyDataMapper.h>
 #include <vtkProperty.h>
 #include <vtkRenderer.h>
+#include <vtkScalarBarActor.h>
+#include <vtkTextProperty.h>
+
+#include <cmath>
 
 namespace pbd {
 
@@ -47,7 +53,79 @@ void writeGeometry(vtkPolyData* surface, const Scene& scene, const Body& body) {
 } // namespace
 
 SceneActors::SceneActors(vtkRenderer* renderer)
-    : renderer_(renderer) {}
+    : renderer_(renderer)
+    , lookupTable_(vtkSmartPointer<vtkLookupTable>::New())
+    , scalarBar_(vtkSmartPointer<vtkScalarBarActor>::New()) {
+    scalarBar_->SetLookupTable(lookupTable_);
+    scalarBar_->SetNumberOfLabels(5);
+    scalarBar_->SetMaximumWidthInPixels(110);
+    scalarBar_->SetMaximumHeightInPixels(320);
+    scalarBar_->SetPosition(0.80, 0.15);
+    scalarBar_->SetUnconstrainedFontSize(true);
+    scalarBar_->GetTitleTextProperty()->SetFontSize(13);
+    scalarBar_->GetLabelTextProperty()->SetFontSize(12);
+    scalarBar_->SetLabelFormat("%-#6.3g");
+    scalarBar_->VisibilityOff();
+    renderer_->AddActor2D(scalarBar_);
+}
+
+void SceneActors::setFieldMap(const QString& title, double lo, double hi, bool diverging) {
+    if (!(hi > lo)) {
+        const double mid = std::isfinite(lo) ? lo : 0.0;
+        lo = mid - 1e-9;
+        hi = mid + 1e-9;
+    }
+    constexpr int n = 256;
+    lookupTable_->SetNumberOfTableValues(n);
+    lookupTable_->SetTableRange(lo, hi);
+    // Cool-warm (Moreland) for signed fields, a viridis-like ramp otherwise.
+    const double cool[3][3] = {{59, 76, 192}, {221, 221, 221}, {180, 4, 38}};
+    const double seq[3][3] = {{68, 1, 84}, {33, 145, 140}, {253, 231, 37}};
+    const auto& stops = diverging ? cool : seq;
+    for (int i = 0; i < n; ++i) {
+        const double t = double(i) / (n - 1);
+        const int k = t < 0.5 ? 0 : 1;
+        const double u = t < 0.5 ? t * 2 : (t - 0.5) * 2;
+        double rgb[3];
+        for (int c = 0; c < 3; ++c) {
+            rgb[c] = ((1 - u) * stops[k][c] + u * stops[k + 1][c]) / 255.0;
+        }
+        lookupTable_->SetTableValue(i, rgb[0], rgb[1], rgb[2], 1.0);
+    }
+    lookupTable_->Build();
+    scalarBar_->SetTitle(title.toUtf8().constData());
+    scalarBar_->VisibilityOn();
+    fieldShown_ = true;
+    for (BodyActor& b : bodies_) {
+        auto* mapper = vtkPolyDataMapper::SafeDownCast(b.actor->GetMapper());
+        mapper->SetLookupTable(lookupTable_);
+        mapper->SetScalarRange(lo, hi);
+    }
+}
+
+void SceneActors::setBodyField(std::size_t body, const std::vector<double>& values) {
+    BodyActor& b = bodies_.at(body);
+    vtkNew<vtkDoubleArray> array;
+    array->SetName("field");
+    array->SetNumberOfTuples(vtkIdType(values.size()));
+    for (std::size_t i = 0; i < values.size(); ++i) {
+        array->SetValue(vtkIdType(i), values[i]);
+    }
+    b.surface->GetCellData()->SetScalars(array);
+    auto* mapper = vtkPolyDataMapper::SafeDownCast(b.actor->GetMapper());
+    mapper->SetScalarModeToUseCellData();
+    mapper->ScalarVisibilityOn();
+    b.surface->Modified();
+}
+
+void SceneActors::clearFields() {
+    for (BodyActor& b : bodies_) {
+        b.surface->GetCellData()->SetScalars(nullptr);
+        vtkPolyDataMapper::SafeDownCast(b.actor->GetMapper())->ScalarVisibilityOff();
+    }
+    scalarBar_->VisibilityOff();
+    fieldShown_ = false;
+}
 
 SceneActors::~SceneActors() {
     clear();
@@ -72,6 +150,10 @@ void SceneActors::clear() {
         renderer_->RemoveActor(b.actor);
     }
     bodies_.clear();
+    if (scalarBar_) {
+        scalarBar_->VisibilityOff();
+    }
+    fieldShown_ = false;
 }
 
 void SceneActors::setScene(const Scene& scene) {

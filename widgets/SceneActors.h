@@ -7,7 +7,9 @@
 #include <QColor>
 
 #include <vtkActor.h>
+#include <vtkLookupTable.h>
 #include <vtkPolyData.h>
+#include <vtkScalarBarActor.h>
 #include <vtkSmartPointer.h>
 
 #include <vector>
@@ -38,6 +40,17 @@ public:
     vtkActor* actor(std::size_t body) const { return bodies_.at(body).actor; }
     vtkPolyData* surface(std::size_t body) const { return bodies_.at(body).surface; }
 
+    // Field colouring: per-triangle values of body `b` drawn through one colour map shared by all
+    // bodies, with a scalar bar titled `title`. A signed field uses a diverging map centred on
+    // zero (blue, white, red), the others a sequential one (purple to yellow).
+    void setFieldMap(const QString& title, double lo, double hi, bool diverging);
+    void setBodyField(std::size_t body, const std::vector<double>& values);
+    // Back to plain body colours, no scalar bar.
+    void clearFields();
+    bool fieldShown() const { return fieldShown_; }
+    vtkScalarBarActor* scalarBar() const { return scalarBar_; }
+    vtkLookupTable* lookupTable() const { return lookupTable_; }
+
     // The colour a body of this kind is drawn with (front faces).
     static QColor colorFor(BodyKind kind);
 
@@ -51,6 +64,9 @@ private:
     vtkRenderer* renderer_;
     std::vector<BodyActor> bodies_;
     bool wireframe_ = false;
+    bool fieldShown_ = false;
+    vtkSmartPointer<vtkLookupTable> lookupTable_;
+    vtkSmartPointer<vtkScalarBarActor> scalarBar_;
 };
 
 } // namespace pbd

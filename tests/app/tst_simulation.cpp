@@ -3,13 +3,17 @@
 
 #include "app/MainWindow.h"
 #include "app/SimulationWorker.h"
+#include "core/SceneLibrary.h"
+#include "core/SurfaceFields.h"
 #include "widgets/LogPanel.h"
+#include "widgets/SceneActors.h"
 #include "widgets/VtkViewport.h"
 
 #include "../widgets/ImageChecks.h"
 #include "GuiTestMain.h"
 
 #include <QAction>
+#include <QComboBox>
 #include <QDeadlineTimer>
 #include <QElapsedTimer>
 #include <QLabel>
@@ -17,6 +21,7 @@
 #include <QThread>
 #include <QTimer>
 
+#include <algorithm>
 #include <memory>
 
 using namespace pbd;
@@ -67,6 +72,41 @@ private slots:
         QVERIFY2(differingPixels(before, after) > 500,
                  qPrintable(QString::number(differingPixels(before, after))));
         QVERIFY(w->findChild<QLabel*>("simulationStatus")->text().contains("step 40"));
+    }
+
+    void fieldSelectorColoursTheSurfaceAndTheBarMatchesTheValues() {
+        auto w = window("cloth");
+        QVERIFY(w->simulateSteps(100));
+        const QImage plain = w->viewport()->renderImage(QSize(400, 250));
+        QVERIFY(countPixels(plain, isClothOrange) > 500);
+        auto* selector = w->findChild<QComboBox*>("fieldSelector");
+        selector->setCurrentIndex(selector->findData("max_stretch"));
+        QVERIFY(w->sceneActors()->fieldShown());
+        QCOMPARE(QString(w->sceneActors()->scalarBar()->GetTitle()),
+                 QString("Largest principal stretch"));
+        // The bar spans exactly the values on the surface.
+        SurfaceFieldEvaluator evaluator(makeScene("cloth").value());
+        const std::vector<double> v = evaluator.evaluate(w->scene(), 0, SurfaceField::MaxStretch);
+        const double* range = w->sceneActors()->lookupTable()->GetRange();
+        QCOMPARE(range[0], *std::min_element(v.begin(), v.end()));
+        QCOMPARE(range[1], *std::max_element(v.begin(), v.end()));
+        QVERIFY(range[1] > 1.05); // the held corners are stretched
+        const QImage coloured = w->viewport()->renderImage(QSize(400, 250));
+        // (The bar's yellow end counts as orange; the cloth itself is purple to yellow now.)
+        QVERIFY(countPixels(coloured, isClothOrange) < countPixels(plain, isClothOrange) / 10);
+        QVERIFY2(differingPixels(plain, coloured) > 2000,
+                 qPrintable(QString::number(differingPixels(plain, coloured))));
+        // A signed field is centred on zero.
+        QString error;
+        QVERIFY(w->setField("strain_u", &error));
+        const double* signedRange = w->sceneActors()->lookupTable()->GetRange();
+        QCOMPARE(signedRange[0], -signedRange[1]);
+        QVERIFY(!w->setField("nonsense", &error));
+        QVERIFY(error.contains("unknown field 'nonsense'"));
+        // None: plain colours again.
+        selector->setCurrentIndex(0);
+        QVERIFY(!w->sceneActors()->fieldShown());
+        QVERIFY(countPixels(w->viewport()->renderImage(QSize(400, 250)), isClothOrange) > 500);
     }
 
     void playKeepsTheGuiResponsiveAndPauseStops() {
