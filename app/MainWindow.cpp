@@ -17,6 +17,7 @@
 #include <QAction>
 #include <QApplication>
 #include <QCloseEvent>
+#include <QCheckBox>
 #include <QComboBox>
 #include <QDir>
 #include <QDockWidget>
@@ -295,7 +296,17 @@ QWidget* MainWindow::createSimulationPanel() {
     }
     fieldSelector_->setToolTip(tr("Colour the surfaces by a per-element field"));
     form->addRow(tr("Field"), fieldSelector_);
+    lockRange_ = new QCheckBox(tr("Lock colour range"), panel);
+    lockRange_->setObjectName(QStringLiteral("lockRange"));
+    lockRange_->setToolTip(tr("Keep the current range while the field changes, to compare "
+                              "frames; otherwise the range follows the values"));
+    form->addRow(lockRange_);
+    connect(lockRange_, &QCheckBox::toggled, this, [this] {
+        applyField();
+        viewport_->update();
+    });
     connect(fieldSelector_, &QComboBox::currentIndexChanged, this, [this] {
+        lockRange_->setChecked(false); // a new field starts from its own range
         applyField();
         viewport_->update();
     });
@@ -377,6 +388,13 @@ void MainWindow::applyField() {
         const double m = std::max(std::abs(lo), std::abs(hi));
         lo = -m;
         hi = m;
+    }
+    if (lockRange_->isChecked() && actors_->fieldShown()) {
+        lo = lockedLo_;
+        hi = lockedHi_;
+    } else {
+        lockedLo_ = lo;
+        lockedHi_ = hi;
     }
     actors_->setFieldMap(fieldSelector_->currentText(), lo, hi, isSigned(field));
     for (std::size_t b = 0; b < values.size() && b < actors_->bodyCount(); ++b) {

@@ -11,6 +11,7 @@
 
 #include <memory>
 
+class QCheckBox;
 class QComboBox;
 class QDoubleSpinBox;
 class QLabel;
@@ -104,6 +105,9 @@ private:
     QSpinBox* threads_ = nullptr;
     QLabel* simulationStatus_ = nullptr;
     QComboBox* fieldSelector_ = nullptr;
+    QCheckBox* lockRange_ = nullptr;
+    double lockedLo_ = 0;
+    double lockedHi_ = 0;
     std::unique_ptr<SurfaceFieldEvaluator> fieldEvaluator_;
     QElapsedTimer frameClock_;
     QTimer frameTimer_;

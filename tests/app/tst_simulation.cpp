@@ -13,6 +13,7 @@
 #include "GuiTestMain.h"
 
 #include <QAction>
+#include <QCheckBox>
 #include <QComboBox>
 #include <QDeadlineTimer>
 #include <QElapsedTimer>
@@ -96,6 +97,18 @@ private slots:
         QVERIFY(countPixels(coloured, isClothOrange) < countPixels(plain, isClothOrange) / 10);
         QVERIFY2(differingPixels(plain, coloured) > 2000,
                  qPrintable(QString::number(differingPixels(plain, coloured))));
+        // A locked range stays while the values change; unlocked it follows them again.
+        auto* lock = w->findChild<QCheckBox*>("lockRange");
+        lock->setChecked(true);
+        const double lockedHi = range[1];
+        QVERIFY(w->simulateSteps(40));
+        QCOMPARE(w->sceneActors()->lookupTable()->GetRange()[1], lockedHi);
+        lock->setChecked(false);
+        const std::vector<double> later =
+            evaluator.evaluate(w->scene(), 0, SurfaceField::MaxStretch);
+        QCOMPARE(w->sceneActors()->lookupTable()->GetRange()[1],
+                 *std::max_element(later.begin(), later.end()));
+        QVERIFY(*std::max_element(later.begin(), later.end()) != lockedHi);
         // A signed field is centred on zero.
         QString error;
         QVERIFY(w->setField("strain_u", &error));
