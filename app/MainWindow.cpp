@@ -16,8 +16,8 @@
 
 #include <QAction>
 #include <QApplication>
-#include <QCloseEvent>
 #include <QCheckBox>
+#include <QCloseEvent>
 #include <QComboBox>
 #include <QDir>
 #include <QDockWidget>
@@ -40,6 +40,11 @@
 #include <QStatusBar>
 #include <QThread>
 #include <QToolButton>
+#include <QtCharts/QChart>
+#include <QtCharts/QChartView>
+#include <QtCharts/QLineSeries>
+#include <QtCharts/QLogValueAxis>
+#include <QtCharts/QValueAxis>
 
 #include <vtkVersion.h>
 
@@ -115,6 +120,11 @@ void MainWindow::createDocks() {
         makeDock(tr("Log"), QStringLiteral("logDock"), log_, Qt::BottomDockWidgetArea);
     makeDock(tr("Simulation"), QStringLiteral("simulationDock"), createSimulationPanel(),
              Qt::RightDockWidgetArea);
+    convergenceDock_ = makeDock(tr("Convergence"), QStringLiteral("convergenceDock"),
+                                createConvergencePanel(), Qt::RightDockWidgetArea);
+    // Recording costs solver time: only while the plot can be seen.
+    connect(convergenceDock_, &QDockWidget::visibilityChanged, this,
+            [this](bool visible) { worker_->setRecordConvergence(visible); });
     // First-launch layout: the view gets most of the window. A saved layout replaces this.
     resizeDocks({sceneDock, propertiesDock}, {300, 300}, Qt::Horizontal);
     resizeDocks({sceneDock, propertiesDock}, {260, 340}, Qt::Vertical);
@@ -318,6 +328,48 @@ QWidget* MainWindow::createSimulationPanel() {
     return panel;
 }
 
+QWidget* MainWindow::createConvergencePanel() {
+    auto* chart = new QChart;
+    chart->legend()->hide();
+    chart->setTitle(tr("Largest constraint error per iteration (last step)"));
+    convergenceSeries_ = new QLineSeries(chart);
+    convergenceSeries_->setObjectName(QStringLiteral("convergenceSeries"));
+    chart->addSeries(convergenceSeries_);
+    convergenceAxisX_ = new QValueAxis(chart);
+    convergenceAxisX_->setTitleText(tr("iteration"));
+    convergenceAxisX_->setLabelFormat(QStringLiteral("%d"));
+    convergenceAxisY_ = new QLogValueAxis(chart);
+    convergenceAxisY_->setTitleText(tr("max |C + α̃λ|"));
+    convergenceAxisY_->setLabelFormat(QStringLiteral("%.0e"));
+    chart->addAxis(convergenceAxisX_, Qt::AlignBottom);
+    chart->addAxis(convergenceAxisY_, Qt::AlignLeft);
+    convergenceSeries_->attachAxis(convergenceAxisX_);
+    convergenceSeries_->attachAxis(convergenceAxisY_);
+    auto* view = new QChartView(chart, this);
+    view->setObjectName(QStringLiteral("convergenceView"));
+    view->setRenderHint(QPainter::Antialiasing);
+    view->setMinimumHeight(160);
+    return view;
+}
+
+void MainWindow::showConvergence(const std::vector<Real>& errors) {
+    if (errors.empty()) {
+        return;
+    }
+    QList<QPointF> points;
+    double lo = std::numeric_limits<double>::infinity();
+    double hi = 0;
+    for (std::size_t i = 0; i < errors.size(); ++i) {
+        const double e = std::max(errors[i], 1e-16); // log axis: no zeros
+        points.append(QPointF(double(i + 1), e));
+        lo = std::min(lo, e);
+        hi = std::max(hi, e);
+    }
+    convergenceSeries_->replace(points);
+    convergenceAxisX_->setRange(1, std::max<double>(2, double(errors.size())));
+    convergenceAxisY_->setRange(lo / 2, hi * 2);
+}
+
 void MainWindow::applySimulationSettings() {
     if (!worker_ || !timeStep_) {
         return;
@@ -354,6 +406,7 @@ void MainWindow::showSnapshot() {
         actors_->updatePositions(scene_);
     }
     applyField();
+    showConvergence(snapshot->convergence);
     shownSteps_ = snapshot->steps;
     simulationStatus_->setText(tr("t = %1 s · step %2 · %3 steps/s · %4 ms/step")
                                    .arg(snapshot->time, 0, 'f', 3)

@@ -11,8 +11,13 @@
 
 #include <memory>
 
+class QChart;
 class QCheckBox;
+class QLineSeries;
+class QLogValueAxis;
+class QValueAxis;
 class QComboBox;
+class QDockWidget;
 class QDoubleSpinBox;
 class QLabel;
 class QMenu;
@@ -54,6 +59,8 @@ public:
     PropertiesPanel* properties() const { return properties_; }
     LogPanel* log() const { return log_; }
     SimulationWorker* simulation() const { return worker_; }
+    // The convergence plot's points: (iteration, largest constraint error).
+    QLineSeries* convergenceSeries() const { return convergenceSeries_; }
     // Steps shown in the view so far (the newest snapshot drawn).
     std::size_t shownSteps() const { return shownSteps_; }
     QStringList recentFiles() const { return recentFiles_; }
@@ -80,6 +87,8 @@ private:
     void showAbout();
     void reportError(const QString& message);
     QWidget* createSimulationPanel();
+    QWidget* createConvergencePanel();
+    void showConvergence(const std::vector<Real>& errors);
     void showSnapshot();
     void applySimulationSettings();
     void applyField();
@@ -106,6 +115,10 @@ private:
     QLabel* simulationStatus_ = nullptr;
     QComboBox* fieldSelector_ = nullptr;
     QCheckBox* lockRange_ = nullptr;
+    QLineSeries* convergenceSeries_ = nullptr;
+    QLogValueAxis* convergenceAxisY_ = nullptr;
+    QValueAxis* convergenceAxisX_ = nullptr;
+    QDockWidget* convergenceDock_ = nullptr;
     double lockedLo_ = 0;
     double lockedHi_ = 0;
     std::unique_ptr<SurfaceFieldEvaluator> fieldEvaluator_;

@@ -133,6 +133,7 @@ void SimulationWorker::publish(bool topologyChanged) {
     snapshot->steps = steps_;
     snapshot->lastStepMilliseconds = lastStepMs_;
     snapshot->stepsPerSecond = stepsPerSecond_;
+    snapshot->convergence = convergence_;
     if (topologyChanged) {
         snapshot->bodies = std::make_shared<std::vector<Body>>(scene_->bodies);
         snapshot->topologyVersion = ++topologyCounter_;
@@ -262,7 +263,9 @@ void SimulationWorker::loop() {
         std::size_t bad = firstNonFinite();
         const bool before = bad < scene_->particles.size();
         if (!before) {
+            solver->setRecordConvergence(recordConvergence_);
             solver->step();
+            convergence_ = solver->convergence();
             bad = firstNonFinite();
         }
         if (bad < scene_->particles.size()) {

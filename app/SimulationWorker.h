@@ -27,6 +27,8 @@ struct SimulationSnapshot {
     std::size_t steps = 0;
     double lastStepMilliseconds = 0;
     double stepsPerSecond = 0;
+    // Largest constraint error after each iteration of the step's last substep, when recorded.
+    std::vector<Real> convergence;
 };
 
 class SimulationWorker : public QObject {
@@ -49,6 +51,8 @@ public:
     // the solver goes.
     void setRealTime(bool on);
     bool realTime() const { return realTime_.load(); }
+    // Record the convergence of each step (costs an extra constraint evaluation per iteration).
+    void setRecordConvergence(bool on) { recordConvergence_ = on; }
     // Debugging aid (and the tests' way to make a run diverge): particle `i` becomes NaN before
     // the next step.
     void injectNaN(Index particle);
@@ -76,6 +80,7 @@ private:
     bool quit_ = false;
     std::atomic<bool> running_{false};
     std::atomic<bool> realTime_{true};
+    std::atomic<bool> recordConvergence_{false};
     bool repace_ = true;    // restart the real-time clock at the next step
     long pendingSteps_ = 0; // < 0: run until paused
     bool resetRequested_ = false;
@@ -91,6 +96,7 @@ private:
     std::size_t steps_ = 0;
     double lastStepMs_ = 0;
     double stepsPerSecond_ = 0;
+    std::vector<Real> convergence_;
 
     std::atomic<std::size_t> topologyCounter_{0};
     mutable std::mutex snapshotMutex_;

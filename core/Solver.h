@@ -53,6 +53,11 @@ public:
     const Scene& scene() const { return scene_; }
     // Contacts with colliders in the last substep.
     const std::vector<Contact>& contacts() const { return contacts_; }
+    // Convergence record: with it on, the largest constraint error |C + alpha~ lambda| (|C| for
+    // PBD) over all batch constraints after each iteration of the last substep. It costs an
+    // extra evaluation of every constraint per iteration, so it is off by default.
+    void setRecordConvergence(bool on) { recordConvergence_ = on; }
+    const std::vector<Real>& convergence() const { return convergence_; }
     // The tears of the last step (PBD §5).
     const std::vector<TearEvent>& tears() const { return tears_; }
     // Cloth self-collision contacts in the last substep.
@@ -86,6 +91,8 @@ private:
     };
     std::vector<ContactPart> contactParts_;
     std::vector<TearEvent> tears_;
+    bool recordConvergence_ = false;
+    std::vector<Real> convergence_;
     std::vector<Vec3> predictedPositions_;
     Real time_ = 0;
     std::size_t steps_ = 0;

@@ -16,11 +16,13 @@
 #include <QCheckBox>
 #include <QComboBox>
 #include <QDeadlineTimer>
+#include <QDockWidget>
 #include <QElapsedTimer>
 #include <QLabel>
 #include <QSpinBox>
 #include <QThread>
 #include <QTimer>
+#include <QtCharts/QLineSeries>
 
 #include <algorithm>
 #include <memory>
@@ -120,6 +122,22 @@ private slots:
         selector->setCurrentIndex(0);
         QVERIFY(!w->sceneActors()->fieldShown());
         QVERIFY(countPixels(w->viewport()->renderImage(QSize(400, 250)), isClothOrange) > 500);
+    }
+
+    void convergencePlotShowsTheLastStepsIterations() {
+        auto w = window("cloth");
+        w->findChild<QSpinBox*>("iterations")->setValue(12);
+        QTRY_VERIFY(w->findChild<QDockWidget*>("convergenceDock")->isVisible());
+        QVERIFY(w->simulateSteps(20));
+        const QList<QPointF> points = w->convergenceSeries()->points();
+        QCOMPARE(points.size(), 12);
+        QCOMPARE(points.front().x(), 1.0);
+        QVERIFY2(points.back().y() < points.front().y(),
+                 qPrintable(QString("%1 -> %2").arg(points.front().y()).arg(points.back().y())));
+        // Hidden, the plot stops costing solver time: no record comes back.
+        w->findChild<QDockWidget*>("convergenceDock")->hide();
+        QVERIFY(w->simulateSteps(2));
+        QVERIFY(w->simulation()->latest()->convergence.empty());
     }
 
     void playKeepsTheGuiResponsiveAndPauseStops() {

@@ -644,6 +644,22 @@ private slots:
         QVERIFY(std::abs((s.particles.positions[1] - s.particles.positions[0]).norm() - 1) < 1e-6);
     }
 
+    void convergenceRecordShowsTheErrorFalling() {
+        Scene s = makeScene("cloth").value();
+        s.solver.iterations = 20;
+        Solver solver(s);
+        solver.step();
+        QVERIFY(solver.convergence().empty()); // off by default
+        solver.setRecordConvergence(true);
+        for (int i = 0; i < 10; ++i) {
+            solver.step();
+        }
+        const auto& c = solver.convergence();
+        QCOMPARE(c.size(), std::size_t(20));
+        QVERIFY2(c.back() < 0.5 * c.front(),
+                 qPrintable(QString("%1 -> %2").arg(c.front()).arg(c.back())));
+    }
+
     void validationNamesBadConstraintsAndSettings() {
         Scene s = makeScene("rope").value();
         QVERIFY(validateScene(s).empty());
