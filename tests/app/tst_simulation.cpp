@@ -144,16 +144,28 @@ private slots:
         auto w = window("tetbar"); // about 4 ms a step: the worker is busy all the time
         QCOMPARE(w->findChild<QSpinBox*>("threads")->value(),
                  std::max(1, QThread::idealThreadCount() - 1));
+        // A timer on the GUI thread keeps firing while the worker steps: the longest gap
+        // between ticks stays far below the run (a GUI waiting on the solver would show one
+        // gap as long as the whole run). Generous bounds: llvmpipe draws in software and other
+        // tests may share the two cores.
         int ticks = 0;
+        qint64 longestGap = 0;
+        QElapsedTimer sinceTick;
         QTimer timer;
-        connect(&timer, &QTimer::timeout, [&] { ++ticks; });
+        connect(&timer, &QTimer::timeout, [&] {
+            if (sinceTick.isValid()) {
+                longestGap = std::max(longestGap, sinceTick.elapsed());
+            }
+            sinceTick.start();
+            ++ticks;
+        });
         timer.start(10);
         action(*w, "actionPlay")->setChecked(true);
         QVERIFY(w->simulation()->isRunning());
         QTest::qWait(600);
-        // The GUI thread kept running its event loop while the solver stepped.
-        qInfo("timer ticks while playing: %d of 60", ticks);
-        QVERIFY2(ticks > 20, qPrintable(QString::number(ticks)));
+        qInfo("timer ticks while playing: %d of 60, longest gap %lld ms", ticks, longestGap);
+        QVERIFY2(ticks > 5, qPrintable(QString::number(ticks)));
+        QVERIFY2(longestGap < 300, qPrintable(QString::number(longestGap)));
         QTRY_VERIFY_WITH_TIMEOUT(w->shownSteps() > 20, 10000);
         action(*w, "actionPlay")->setChecked(false);
         QTRY_VERIFY(!w->simulation()->isRunning());
