@@ -1,5 +1,7 @@
 #include "core/Colliders.h"
 
+#include "core/SelfCollision.h"
+
 #include <algorithm>
 #include <cmath>
 #include <limits>
@@ -76,37 +78,9 @@ Vec3 anyPerpendicular(const Vec3& v) {
                                  : v.cross(Vec3::UnitY()).normalized();
 }
 
-// Closest point on triangle (a, b, c) to x (Ericson, Real-Time Collision Detection §5.1.5).
 Vec3 closestOnTriangle(const Vec3& x, const Vec3& a, const Vec3& b, const Vec3& c) {
-    const Vec3 ab = b - a, ac = c - a, ax = x - a;
-    const Real d1 = ab.dot(ax), d2 = ac.dot(ax);
-    if (d1 <= 0 && d2 <= 0) {
-        return a;
-    }
-    const Vec3 bx = x - b;
-    const Real d3 = ab.dot(bx), d4 = ac.dot(bx);
-    if (d3 >= 0 && d4 <= d3) {
-        return b;
-    }
-    const Real vc = d1 * d4 - d3 * d2;
-    if (vc <= 0 && d1 >= 0 && d3 <= 0) {
-        return a + ab * (d1 / (d1 - d3));
-    }
-    const Vec3 cx = x - c;
-    const Real d5 = ab.dot(cx), d6 = ac.dot(cx);
-    if (d6 >= 0 && d5 <= d6) {
-        return c;
-    }
-    const Real vb = d5 * d2 - d1 * d6;
-    if (vb <= 0 && d2 >= 0 && d6 <= 0) {
-        return a + ac * (d2 / (d2 - d6));
-    }
-    const Real va = d3 * d6 - d5 * d4;
-    if (va <= 0 && (d4 - d3) >= 0 && (d5 - d6) >= 0) {
-        return b + (c - b) * ((d4 - d3) / ((d4 - d3) + (d5 - d6)));
-    }
-    const Real denom = 1 / (va + vb + vc);
-    return a + ab * (vb * denom) + ac * (vc * denom);
+    const Vec3 w = closestBarycentric(x, a, b, c);
+    return w[0] * a + w[1] * b + w[2] * c;
 }
 
 // Ray (o + t d) against triangle (a, b, c) (Moller-Trumbore); t or a negative value.

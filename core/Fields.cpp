@@ -2,6 +2,7 @@
 
 #include "core/ConstraintBuilders.h"
 #include "core/ConstraintMath.h"
+#include "core/ConstraintVisit.h"
 
 #include <Eigen/LU>
 #include <Eigen/SVD>
@@ -9,21 +10,6 @@
 #include <cmath>
 
 namespace pbd {
-
-namespace {
-
-math::V3<Real> v3(const Vec3& v) {
-    return {v.x(), v.y(), v.z()};
-}
-
-template <int N>
-void gatherCurrent(const Scene& s, const std::array<Index, N>& idx, math::V3<Real> (&p)[N]) {
-    for (int k = 0; k < N; ++k) {
-        p[k] = v3(s.particles.positions[idx[k]]);
-    }
-}
-
-} // namespace
 
 RestFrames captureRestFrames(const Scene& scene) {
     RestFrames r;
@@ -97,7 +83,8 @@ Real ConstraintResiduals::maxAbsResidual() const {
 std::vector<ConstraintResiduals> computeConstraintResiduals(const Scene& scene) {
     const ConstraintSet& set = scene.constraints;
     std::vector<ConstraintResiduals> out;
-    auto begin = [&](ConstraintType type, const auto& batch) -> ConstraintResiduals& {
+    // One entry per batch type, in the visiting order, lambdas copied component-major.
+    auto begin = [&](ConstraintType type, const auto& batch) {
         constexpr int K = std::remove_cvref_t<decltype(batch)>::kComponents;
         ConstraintResiduals r{type, K, std::vector<Real>(batch.size() * K),
                               std::vector<Real>(batch.size() * K)};
@@ -106,87 +93,20 @@ std::vector<ConstraintResiduals> computeConstraintResiduals(const Scene& scene) 
                       r.lambda.begin() + static_cast<std::ptrdiff_t>(k * batch.size()));
         }
         out.push_back(std::move(r));
-        return out.back();
     };
-    {
-        const auto& b = set.distance;
-        auto& r = begin(ConstraintType::Distance, b);
-        for (std::size_t e = 0; e < b.size(); ++e) {
-            math::V3<Real> p[2], g[2];
-            gatherCurrent<2>(scene, b.particles[e], p);
-            r.residual[e] = math::evaluateDistance<Real>(p, b.restLength[e], g);
-        }
-    }
-    {
-        const auto& b = set.bending;
-        auto& r = begin(ConstraintType::DihedralBending, b);
-        for (std::size_t e = 0; e < b.size(); ++e) {
-            math::V3<Real> p[4], g[4];
-            gatherCurrent<4>(scene, b.particles[e], p);
-            r.residual[e] = b.model == BendingModel::Bridson
-                                ? math::evaluateDihedralBridson<Real>(p, b.restAngle[e], g)
-                                : math::evaluateDihedralPbd<Real>(p, b.restAngle[e], g);
-        }
-    }
-    {
-        const auto& b = set.strainTriangles;
-        auto& r = begin(ConstraintType::StrainTriangle, b);
-        const std::size_t n = b.size();
-        for (std::size_t e = 0; e < n; ++e) {
-            math::V3<Real> p[3], g[3];
-            gatherCurrent<3>(scene, b.particles[e], p);
-            Real cols[2][2];
-            for (int k = 0; k < 4; ++k) {
-                cols[k / 2][k % 2] = b.qInverse[k][e];
-            }
-            for (int i = 0; i < 2; ++i) {
-                r.residual[i * n + e] =
-                    math::evaluateStrainStretch<Real, 2>(p, cols, i, b.rest[i][e], g);
-            }
-            r.residual[2 * n + e] = math::evaluateStrainShear<Real, 2>(p, cols, 0, 1, b.rest[2][e],
-                                                                       b.normalisedShear, g);
-        }
-    }
-    {
-        const auto& b = set.strainTets;
-        auto& r = begin(ConstraintType::StrainTet, b);
-        const std::size_t n = b.size();
-        constexpr int pairs[3][2] = {{0, 1}, {0, 2}, {1, 2}};
-        for (std::size_t e = 0; e < n; ++e) {
-            math::V3<Real> p[4], g[4];
-            gatherCurrent<4>(scene, b.particles[e], p);
-            Real cols[3][3];
-            for (int k = 0; k < 9; ++k) {
-                cols[k / 3][k % 3] = b.qInverse[k][e];
-            }
-            for (int i = 0; i < 3; ++i) {
-                r.residual[i * n + e] =
-                    math::evaluateStrainStretch<Real, 3>(p, cols, i, b.rest[i][e], g);
-            }
-            for (int s = 0; s < 3; ++s) {
-                r.residual[(3 + s) * n + e] = math::evaluateStrainShear<Real, 3>(
-                    p, cols, pairs[s][0], pairs[s][1], b.rest[3 + s][e], b.normalisedShear, g);
-            }
-        }
-    }
-    {
-        const auto& b = set.area;
-        auto& r = begin(ConstraintType::Area, b);
-        for (std::size_t e = 0; e < b.size(); ++e) {
-            math::V3<Real> p[3], g[3];
-            gatherCurrent<3>(scene, b.particles[e], p);
-            r.residual[e] = math::evaluateArea<Real>(p, b.restValue[e], g);
-        }
-    }
-    {
-        const auto& b = set.volume;
-        auto& r = begin(ConstraintType::Volume, b);
-        for (std::size_t e = 0; e < b.size(); ++e) {
-            math::V3<Real> p[4], g[4];
-            gatherCurrent<4>(scene, b.particles[e], p);
-            r.residual[e] = math::evaluateVolume<Real>(p, b.restValue[e], g);
-        }
-    }
+    begin(ConstraintType::Distance, set.distance);
+    begin(ConstraintType::DihedralBending, set.bending);
+    begin(ConstraintType::StrainTriangle, set.strainTriangles);
+    begin(ConstraintType::StrainTet, set.strainTets);
+    begin(ConstraintType::Area, set.area);
+    begin(ConstraintType::Volume, set.volume);
+    visitConstraints(
+        set, [&](Index i) { return scene.particles.positions[i]; },
+        [&](ConstraintType type, const auto& batch, int comp, std::size_t e, Real c,
+            const math::V3<Real>*) {
+            ConstraintResiduals& r = out[static_cast<std::size_t>(type)];
+            r.residual[static_cast<std::size_t>(comp) * batch.size() + e] = c;
+        });
     for (const PressureConstraint& c : set.pressure) {
         std::vector<Vec3> grad;
         const Real C = evaluatePressure(

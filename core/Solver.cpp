@@ -2,6 +2,7 @@
 
 #include "core/ConstraintDamping.h"
 #include "core/ConstraintKernels.h"
+#include "core/ConstraintVisit.h"
 #include "core/Damping.h"
 
 #include <algorithm>
@@ -65,68 +66,12 @@ void solveRegion(ConstraintSet& set, const ColourRegions& regions, SolverParticl
 Real largestConstraintError(const ConstraintSet& set, const SolverParticle* P, Real invH2,
                             bool xpbd) {
     Real worst = 0;
-    auto gatherP = [&](const auto& idx, auto& p) {
-        for (std::size_t k = 0; k < idx.size(); ++k) {
-            p[k] = {P[idx[k]].x, P[idx[k]].y, P[idx[k]].z};
-        }
-    };
-    auto account = [&](const auto& b, int comp, std::size_t e, Real c) {
-        const Real alphaTilde = xpbd ? b.compliance[comp][e] * invH2 : 0.0;
-        worst = std::max(worst, std::abs(c + alphaTilde * b.lambda[comp][e]));
-    };
-    math::V3<Real> p4[4], g4[4], p3[3], g3[3], p2[2], g2[2];
-    for (std::size_t e = 0; e < set.distance.size(); ++e) {
-        gatherP(set.distance.particles[e], p2);
-        account(set.distance, 0, e,
-                math::evaluateDistance<Real>(p2, set.distance.restLength[e], g2));
-    }
-    for (std::size_t e = 0; e < set.bending.size(); ++e) {
-        gatherP(set.bending.particles[e], p4);
-        const Real rest = set.bending.restAngle[e];
-        account(set.bending, 0, e,
-                set.bending.model == BendingModel::Bridson
-                    ? math::evaluateDihedralBridson<Real>(p4, rest, g4)
-                    : math::evaluateDihedralPbd<Real>(p4, rest, g4));
-    }
-    const auto& st = set.strainTriangles;
-    for (std::size_t e = 0; e < st.size(); ++e) {
-        gatherP(st.particles[e], p3);
-        Real cols[2][2];
-        for (int k = 0; k < 4; ++k) {
-            cols[k / 2][k % 2] = st.qInverse[k][e];
-        }
-        for (int i = 0; i < 2; ++i) {
-            account(st, i, e, math::evaluateStrainStretch<Real, 2>(p3, cols, i, st.rest[i][e], g3));
-        }
-        account(st, 2, e,
-                math::evaluateStrainShear<Real, 2>(p3, cols, 0, 1, st.rest[2][e],
-                                                   st.normalisedShear, g3));
-    }
-    const auto& tt = set.strainTets;
-    constexpr int pairs[3][2] = {{0, 1}, {0, 2}, {1, 2}};
-    for (std::size_t e = 0; e < tt.size(); ++e) {
-        gatherP(tt.particles[e], p4);
-        Real cols[3][3];
-        for (int k = 0; k < 9; ++k) {
-            cols[k / 3][k % 3] = tt.qInverse[k][e];
-        }
-        for (int i = 0; i < 3; ++i) {
-            account(tt, i, e, math::evaluateStrainStretch<Real, 3>(p4, cols, i, tt.rest[i][e], g4));
-        }
-        for (int s = 0; s < 3; ++s) {
-            account(tt, 3 + s, e,
-                    math::evaluateStrainShear<Real, 3>(p4, cols, pairs[s][0], pairs[s][1],
-                                                       tt.rest[3 + s][e], tt.normalisedShear, g4));
-        }
-    }
-    for (std::size_t e = 0; e < set.area.size(); ++e) {
-        gatherP(set.area.particles[e], p3);
-        account(set.area, 0, e, math::evaluateArea<Real>(p3, set.area.restValue[e], g3));
-    }
-    for (std::size_t e = 0; e < set.volume.size(); ++e) {
-        gatherP(set.volume.particles[e], p4);
-        account(set.volume, 0, e, math::evaluateVolume<Real>(p4, set.volume.restValue[e], g4));
-    }
+    visitConstraints(
+        set, [&](Index i) { return Vec3(P[i].x, P[i].y, P[i].z); },
+        [&](ConstraintType, const auto& b, int comp, std::size_t e, Real c, const math::V3<Real>*) {
+            const Real alphaTilde = xpbd ? b.compliance[comp][e] * invH2 : 0.0;
+            worst = std::max(worst, std::abs(c + alphaTilde * b.lambda[comp][e]));
+        });
     return worst;
 }
 
