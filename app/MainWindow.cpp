@@ -219,6 +219,23 @@ void MainWindow::createActions() {
     });
     stepAction->setObjectName(QStringLiteral("actionStep"));
     stepAction->setShortcut(QKeySequence(Qt::Key_Period));
+    QAction* record = sim->addAction(tr("Record &Frames…"));
+    record->setObjectName(QStringLiteral("actionRecordFrames"));
+    record->setCheckable(true);
+    record->setToolTip(
+        tr("Write every drawn frame as a PNG into a folder while the simulation runs"));
+    connect(record, &QAction::triggered, this, [this, record](bool on) {
+        if (!on) {
+            setFrameRecording(QString(), QSize());
+            return;
+        }
+        const QString dir = QFileDialog::getExistingDirectory(
+            this, tr("Record Frames Into"),
+            lastDirectory_.isEmpty() ? QDir::homePath() : lastDirectory_);
+        if (dir.isEmpty() || !setFrameRecording(dir, viewport_->size() * devicePixelRatioF())) {
+            record->setChecked(false);
+        }
+    });
     QAction* resetSim = sim->addAction(tr("&Reset"), this, [this, play] {
         play->setChecked(false);
         worker_->reset();
@@ -407,7 +424,18 @@ void MainWindow::showSnapshot() {
     }
     applyField();
     showConvergence(snapshot->convergence);
+    const bool newFrame = snapshot->steps != shownSteps_;
     shownSteps_ = snapshot->steps;
+    if (!frameDirectory_.isEmpty() && newFrame) {
+        const QString path =
+            QDir(frameDirectory_)
+                .filePath(
+                    QStringLiteral("frame_%1.png").arg(snapshot->steps, 6, 10, QLatin1Char('0')));
+        if (!saveScreenshot(path, frameSize_)) {
+            setFrameRecording(QString(), QSize()); // the error is in the Log; stop, do not flood it
+            findChild<QAction*>(QStringLiteral("actionRecordFrames"))->setChecked(false);
+        }
+    }
     simulationStatus_->setText(tr("t = %1 s · step %2 · %3 steps/s · %4 ms/step")
                                    .arg(snapshot->time, 0, 'f', 3)
                                    .arg(snapshot->steps)
@@ -473,6 +501,33 @@ bool MainWindow::setField(const QString& name, QString* error) {
     fieldSelector_->setCurrentIndex(index);
     applyField();
     viewport_->update();
+    return true;
+}
+
+bool MainWindow::setFrameRecording(const QString& directory, const QSize& size, QString* error) {
+    if (directory.isEmpty()) {
+        if (!frameDirectory_.isEmpty()) {
+            log_->append(Severity::Info, tr("Stopped recording frames to %1")
+                                             .arg(QDir::toNativeSeparators(frameDirectory_)));
+        }
+        frameDirectory_.clear();
+        return true;
+    }
+    if (!QDir(directory).exists() && !QDir().mkpath(directory)) {
+        const QString message = tr("cannot record frames: folder '%1' cannot be created")
+                                    .arg(QDir::toNativeSeparators(directory));
+        reportError(message);
+        if (error) {
+            *error = message;
+        }
+        return false;
+    }
+    frameDirectory_ = directory;
+    frameSize_ = size;
+    log_->append(Severity::Info, tr("Recording frames (%1 x %2) to %3")
+                                     .arg(size.width())
+                                     .arg(size.height())
+                                     .arg(QDir::toNativeSeparators(directory)));
     return true;
 }
 

@@ -49,6 +49,10 @@ public:
     bool simulateSteps(int steps, QString* error = nullptr);
     // Colours the surfaces by a field ("none", "strain_u", ..., see core/SurfaceFields.h).
     bool setField(const QString& name, QString* error = nullptr);
+    // Frame recording: while on, every drawn simulation frame is also written to
+    // `directory`/frame_NNNNNN.png (NNNNNN = its step), `size` pixels. An empty directory stops.
+    bool setFrameRecording(const QString& directory, const QSize& size, QString* error = nullptr);
+    QString frameDirectory() const { return frameDirectory_; }
     // Writes a PNG of exactly `size` pixels of the current view.
     bool saveScreenshot(const QString& path, const QSize& size, QString* error = nullptr);
 
@@ -119,6 +123,8 @@ private:
     QLogValueAxis* convergenceAxisY_ = nullptr;
     QValueAxis* convergenceAxisX_ = nullptr;
     QDockWidget* convergenceDock_ = nullptr;
+    QString frameDirectory_;
+    QSize frameSize_;
     double lockedLo_ = 0;
     double lockedHi_ = 0;
     std::unique_ptr<SurfaceFieldEvaluator> fieldEvaluator_;

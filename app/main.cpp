@@ -2,6 +2,7 @@
 //   pbdlab                         opens the window on the sample scene
 //   pbdlab --scene NAME | FILE     opens a generated scene or a mesh file
 //   pbdlab --scene NAME --screenshot out.png [--size WxH] [--steps N] [--field NAME]
+//   pbdlab --scene NAME --steps N --frames DIR [--frame-every K] [--size WxH]
 //                                  renders, writes the PNG and exits (0 on success)
 
 #include "app/MainWindow.h"
@@ -12,9 +13,11 @@
 #include <QApplication>
 #include <QCommandLineParser>
 #include <QDeadlineTimer>
+#include <QDir>
 #include <QRegularExpression>
 #include <QSurfaceFormat>
 
+#include <algorithm>
 #include <cstdio>
 
 namespace {
@@ -75,8 +78,16 @@ int main(int argc, char** argv) {
         QStringLiteral("Colour the surfaces by a field (none, strain_u, strain_v, strain_w, shear, "
                        "max_stretch, min_stretch, volume_ratio)."),
         QStringLiteral("name"));
-    parser.addOptions(
-        {sceneOption, openOption, screenshotOption, sizeOption, stepsOption, fieldOption});
+    const QCommandLineOption framesOption(
+        QStringLiteral("frames"),
+        QStringLiteral("With --steps: write a PNG of the view every --frame-every steps into this "
+                       "folder (frame_NNNNNN.png), then exit."),
+        QStringLiteral("folder"));
+    const QCommandLineOption frameEveryOption(QStringLiteral("frame-every"),
+                                              QStringLiteral("Steps between frames (default 1)."),
+                                              QStringLiteral("K"), QStringLiteral("1"));
+    parser.addOptions({sceneOption, openOption, screenshotOption, sizeOption, stepsOption,
+                       fieldOption, framesOption, frameEveryOption});
     parser.process(app);
 
     if (parser.isSet(sceneOption) && parser.isSet(openOption)) {
@@ -102,7 +113,15 @@ int main(int argc, char** argv) {
         return 2;
     }
 
-    const bool batch = parser.isSet(screenshotOption);
+    bool everyOk = false;
+    const int frameEvery = parser.value(frameEveryOption).toInt(&everyOk);
+    if (!everyOk || frameEvery < 1) {
+        printError(QStringLiteral("invalid --frame-every '%1': expected a positive number of steps")
+                       .arg(parser.value(frameEveryOption)));
+        return 2;
+    }
+    const bool frames = parser.isSet(framesOption);
+    const bool batch = parser.isSet(screenshotOption) || frames;
     pbd::MainWindow window(/*persistSettings=*/!batch);
     QString error;
     bool loaded = true;
@@ -127,7 +146,40 @@ int main(int argc, char** argv) {
         return 2;
     }
     window.show();
-    if (steps > 0 && !window.simulateSteps(steps, &error)) {
+    if (frames) {
+        // Frame sequence: the view needs its OpenGL context, then step and write in turns.
+        QDeadlineTimer ready(20000);
+        while (!window.viewport()->isValid() && !ready.hasExpired()) {
+            QApplication::processEvents(QEventLoop::AllEvents, 50);
+        }
+        if (!window.viewport()->isValid()) {
+            printError(QStringLiteral(
+                "cannot render: no OpenGL context (is there an X display? try xvfb-run -a)"));
+            return 4;
+        }
+        const QDir folder(parser.value(framesOption));
+        if (!folder.exists() && !QDir().mkpath(folder.path())) {
+            printError(QStringLiteral("cannot create the folder '%1'").arg(folder.path()));
+            return 3;
+        }
+        for (int done = 0; done < steps;) {
+            const int chunk = std::min(frameEvery, steps - done);
+            if (!window.simulateSteps(chunk, &error)) {
+                printError(error);
+                return 1;
+            }
+            done += chunk;
+            const QString path =
+                folder.filePath(QStringLiteral("frame_%1.png").arg(done, 6, 10, QLatin1Char('0')));
+            if (!window.saveScreenshot(path, size, &error)) {
+                printError(error);
+                return 3;
+            }
+        }
+        if (!parser.isSet(screenshotOption)) {
+            return 0;
+        }
+    } else if (steps > 0 && !window.simulateSteps(steps, &error)) {
         printError(error);
         if (batch) {
             return 1;

@@ -176,6 +176,15 @@ void SceneActors::setScene(const Scene& scene) {
             polys->InsertNextCell(3, ids);
         }
         b.surface->SetPolys(polys);
+        if (body.triangles.empty()) {
+            // A body of particles only (a rope, a point cloud): draw the particles.
+            vtkNew<vtkCellArray> verts;
+            for (Index i = 0; i < body.particleCount; ++i) {
+                const vtkIdType id = vtkIdType(i);
+                verts->InsertNextCell(1, &id);
+            }
+            b.surface->SetVerts(verts);
+        }
         writeGeometry(b.surface, scene, body);
 
         vtkNew<vtkPolyDataMapper> mapper;
@@ -196,6 +205,10 @@ void SceneActors::setScene(const Scene& scene) {
             back->SetAmbient(0.15);
             back->SetDiffuse(0.85);
             b.actor->SetBackfaceProperty(back);
+        }
+        if (body.triangles.empty()) {
+            front->SetPointSize(8);
+            front->SetRenderPointsAsSpheres(true);
         }
         applyRepresentation(b.actor);
         renderer_->AddActor(b.actor);

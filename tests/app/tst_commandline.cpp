@@ -2,6 +2,7 @@
 
 #include "../widgets/ImageChecks.h"
 
+#include <QDir>
 #include <QFile>
 #include <QGuiApplication>
 #include <QImage>
@@ -92,6 +93,24 @@ private slots:
         r = run(gui_, {"--help"});
         QCOMPARE(r.exitCode, 0);
         QVERIFY(r.out.contains("--screenshot"));
+    }
+
+    void batchFrameSequence() {
+        const QString folder = dir_.filePath("frames");
+        Run r = run(gui_, {"--scene", "rope", "--steps", "6", "--frame-every", "2", "--frames",
+                           folder, "--size", "160x100"});
+        QCOMPARE(r.exitCode, 0);
+        const QStringList files = QDir(folder).entryList({"*.png"}, QDir::Files, QDir::Name);
+        QCOMPARE(files, QStringList({"frame_000002.png", "frame_000004.png", "frame_000006.png"}));
+        const QImage first(QDir(folder).filePath(files.front()));
+        QCOMPARE(first.size(), QSize(160, 100));
+        // The rope swings: consecutive frames differ.
+        const QImage last(QDir(folder).filePath(files.back()));
+        QVERIFY(first != last);
+        r = run(gui_,
+                {"--scene", "rope", "--steps", "2", "--frame-every", "0", "--frames", folder});
+        QCOMPARE(r.exitCode, 2);
+        QVERIFY(r.err.contains("invalid --frame-every '0'"));
     }
 
     void cliHelpVersionAndErrors() {

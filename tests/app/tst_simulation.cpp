@@ -16,10 +16,13 @@
 #include <QCheckBox>
 #include <QComboBox>
 #include <QDeadlineTimer>
+#include <QDir>
 #include <QDockWidget>
 #include <QElapsedTimer>
+#include <QImage>
 #include <QLabel>
 #include <QSpinBox>
+#include <QTemporaryDir>
 #include <QThread>
 #include <QTimer>
 #include <QtCharts/QLineSeries>
@@ -122,6 +125,21 @@ private slots:
         selector->setCurrentIndex(0);
         QVERIFY(!w->sceneActors()->fieldShown());
         QVERIFY(countPixels(w->viewport()->renderImage(QSize(400, 250)), isClothOrange) > 500);
+    }
+
+    void recordingWritesOneFramePerDrawnStep() {
+        auto w = window("rope");
+        QTemporaryDir dir;
+        QVERIFY(w->setFrameRecording(dir.filePath("rec"), QSize(120, 80)));
+        for (int i = 0; i < 3; ++i) {
+            QVERIFY(w->simulateSteps(1));
+        }
+        QVERIFY(w->setFrameRecording(QString(), QSize()));
+        QVERIFY(w->simulateSteps(1));
+        const QStringList files =
+            QDir(dir.filePath("rec")).entryList({"*.png"}, QDir::Files, QDir::Name);
+        QCOMPARE(files, QStringList({"frame_000001.png", "frame_000002.png", "frame_000003.png"}));
+        QCOMPARE(QImage(QDir(dir.filePath("rec")).filePath(files.front())).size(), QSize(120, 80));
     }
 
     void convergencePlotShowsTheLastStepsIterations() {
