@@ -167,23 +167,6 @@ void sortByColour(Batch& batch, const std::vector<int>& colours, int colourCount
                      batch.colourOffsets.begin());
 }
 
-template <class F> void forEachBatch(ConstraintSet& s, F&& f) {
-    f(s.distance);
-    f(s.bending);
-    f(s.strainTriangles);
-    f(s.strainTets);
-    f(s.area);
-    f(s.volume);
-}
-template <class F> void forEachBatch(const ConstraintSet& s, F&& f) {
-    f(s.distance);
-    f(s.bending);
-    f(s.strainTriangles);
-    f(s.strainTets);
-    f(s.area);
-    f(s.volume);
-}
-
 } // namespace
 
 void reorderElements(DistanceConstraints& b, const std::vector<Index>& o) {

@@ -152,6 +152,18 @@ struct ConstraintSet {
     std::size_t componentCount() const;
 };
 
+// Calls f(batch) for each coloured batch (const or not, as the set is), in the fixed order the
+// solver, the colouring and ColourRegions use: distance, bending, strain triangles, strain tets,
+// area, volume.
+template <class Set, class F> void forEachBatch(Set& set, F&& f) {
+    f(set.distance);
+    f(set.bending);
+    f(set.strainTriangles);
+    f(set.strainTets);
+    f(set.area);
+    f(set.volume);
+}
+
 // Reorders a batch's elements: element i becomes the old element order[i]. A subset removes the
 // others. Colour ranges are not updated: colour again afterwards.
 void reorderElements(DistanceConstraints& b, const std::vector<Index>& order);

@@ -33,22 +33,13 @@ struct Solver::Threads {
 
 namespace {
 
-template <class F> void forEachBatch(ConstraintSet& s, F&& f) {
-    f(s.distance, 1);
-    f(s.bending, 4);
-    f(s.strainTriangles, 6);
-    f(s.strainTets, 16);
-    f(s.area, 2);
-    f(s.volume, 3);
-}
-
 // Every colour of class k (a region, or the boundary when k == regions), in colour order.
 template <bool Xpbd>
 void solveRegion(ConstraintSet& set, const ColourRegions& regions, SolverParticle* P, int k,
                  kernels::Sweep sweep) {
     for (int c = 0; c < set.colourCount; ++c) {
         int batch = 0;
-        forEachBatch(set, [&](auto& b, std::size_t) {
+        forEachBatch(set, [&](auto& b) {
             const int index = batch++;
             if (b.size() == 0) {
                 return;
@@ -157,7 +148,7 @@ Solver::~Solver() = default;
 
 void Solver::refreshPbdScales() {
     const int n = std::max(1, scene_.solver.iterations);
-    forEachBatch(scene_.constraints, [&](auto& b, std::size_t) {
+    forEachBatch(scene_.constraints, [&](auto& b) {
         for (std::size_t k = 0; k < b.stiffness.size(); ++k) {
             b.pbdScale[k].resize(b.stiffness[k].size());
             for (std::size_t e = 0; e < b.stiffness[k].size(); ++e) {
@@ -589,7 +580,7 @@ std::vector<KernelCost> Solver::measureKernels(int sweeps) const {
                                     ConstraintType::StrainTriangle, ConstraintType::StrainTet,
                                     ConstraintType::Area,           ConstraintType::Volume};
     int typeIndex = 0;
-    forEachBatch(set, [&](auto& b, std::size_t) {
+    forEachBatch(set, [&](auto& b) {
         const int batch = typeIndex;
         const ConstraintType type = types[typeIndex++];
         if (b.size() == 0) {

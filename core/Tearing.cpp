@@ -10,15 +10,6 @@ namespace pbd {
 
 namespace {
 
-template <class F> void forEachBatch(ConstraintSet& s, F&& f) {
-    f(s.distance);
-    f(s.bending);
-    f(s.strainTriangles);
-    f(s.strainTets);
-    f(s.area);
-    f(s.volume);
-}
-
 std::array<Index, 3> sorted(const Triangle& t) {
     std::array<Index, 3> s = t;
     std::sort(s.begin(), s.end());
