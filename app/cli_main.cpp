@@ -15,6 +15,7 @@
 #include <fstream>
 #include <iostream>
 #include <nlohmann/json.hpp>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -307,18 +308,29 @@ template <class V> json rowsJson(const std::vector<V>& rows) {
     return a;
 }
 
+// The generated scene named by the options, with their solver settings applied; nothing (and
+// a message on stderr) for an unknown name.
+std::optional<pbd::Scene> sceneToRun(const RunOptions& o) {
+    pbd::Result<pbd::Scene> made = pbd::makeScene(o.scene);
+    if (!made) {
+        std::fprintf(stderr, "pbdlab-cli: %s\n", made.error().c_str());
+        return std::nullopt;
+    }
+    pbd::Scene scene = std::move(made).value();
+    applyRunOptions(o, scene.solver);
+    return scene;
+}
+
 int simulate(const std::vector<std::string_view>& args) {
     RunOptions o;
     if (const std::string e = parseRunOptions("simulate", args, true, o); !e.empty()) {
         return usageError(e);
     }
-    pbd::Result<pbd::Scene> made = pbd::makeScene(o.scene);
+    std::optional<pbd::Scene> made = sceneToRun(o);
     if (!made) {
-        std::fprintf(stderr, "pbdlab-cli: %s\n", made.error().c_str());
         return 1;
     }
-    pbd::Scene scene = std::move(made).value();
-    applyRunOptions(o, scene.solver);
+    pbd::Scene& scene = *made;
     const int steps = o.steps > 0 ? o.steps : 100;
     const pbd::RestFrames rest = pbd::captureRestFrames(scene);
     pbd::Solver solver(scene);
@@ -398,13 +410,11 @@ int bench(const std::vector<std::string_view>& args) {
     if (const std::string e = parseRunOptions("bench", args, false, o); !e.empty()) {
         return usageError(e);
     }
-    pbd::Result<pbd::Scene> made = pbd::makeScene(o.scene);
+    std::optional<pbd::Scene> made = sceneToRun(o);
     if (!made) {
-        std::fprintf(stderr, "pbdlab-cli: %s\n", made.error().c_str());
         return 1;
     }
-    pbd::Scene scene = std::move(made).value();
-    applyRunOptions(o, scene.solver);
+    pbd::Scene& scene = *made;
     if (o.threads < 0) {
         scene.solver.threads = 1;
     }
