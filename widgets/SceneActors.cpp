@@ -2,17 +2,23 @@
 
 #include "core/Topology.h"
 
+#include <vtkAppendPolyData.h>
 #include <vtkCellArray.h>
 #include <vtkCellData.h>
+#include <vtkCubeSource.h>
 #include <vtkDoubleArray.h>
+#include <vtkLineSource.h>
 #include <vtkLookupTable.h>
+#include <vtkPlaneSource.h>
 #include <vtkPointData.h>
 #include <vtkPoints.h>
 #include <vtkPolyDataMapper.h>
 #include <vtkProperty.h>
 #include <vtkRenderer.h>
 #include <vtkScalarBarActor.h>
+#include <vtkSphereSource.h>
 #include <vtkTextProperty.h>
+#include <vtkTubeFilter.h>
 
 #include <cmath>
 
@@ -150,6 +156,10 @@ void SceneActors::clear() {
         renderer_->RemoveActor(b.actor);
     }
     bodies_.clear();
+    for (auto& c : colliders_) {
+        renderer_->RemoveActor(c);
+    }
+    colliders_.clear();
     if (scalarBar_) {
         scalarBar_->VisibilityOff();
     }
@@ -213,6 +223,114 @@ void SceneActors::setScene(const Scene& scene) {
         applyRepresentation(b.actor);
         renderer_->AddActor(b.actor);
         bodies_.push_back(std::move(b));
+    }
+    addColliders(scene);
+}
+
+void SceneActors::addColliders(const Scene& scene) {
+    const Bounds bounds = scene.bounds();
+    const Vec3 centre = bounds.empty() ? Vec3::Zero() : bounds.center();
+    const Real extent = bounds.empty() ? 1.0 : std::max(bounds.size().maxCoeff(), 0.5);
+    for (const Collider& c : scene.colliders) {
+        vtkSmartPointer<vtkPolyData> shape;
+        switch (c.shape) {
+        case ColliderShape::Plane: {
+            // A square of twice the bodies' size, centred under them, in the plane.
+            const Vec3 n = c.normal.normalized();
+            const Vec3 onPlane = centre - (centre - c.center).dot(n) * n;
+            const Vec3 u = (std::abs(n.x()) < 0.9 ? n.cross(Vec3::UnitX()) : n.cross(Vec3::UnitY()))
+                               .normalized() *
+                           extent;
+            const Vec3 v = n.cross(u);
+            vtkNew<vtkPlaneSource> plane;
+            const Vec3 o = onPlane - u - v, p1 = onPlane + u - v, p2 = onPlane - u + v;
+            plane->SetOrigin(o.x(), o.y(), o.z());
+            plane->SetPoint1(p1.x(), p1.y(), p1.z());
+            plane->SetPoint2(p2.x(), p2.y(), p2.z());
+            plane->Update();
+            shape = plane->GetOutput();
+            break;
+        }
+        case ColliderShape::Sphere: {
+            vtkNew<vtkSphereSource> sphere;
+            sphere->SetCenter(c.center.data());
+            sphere->SetRadius(c.radius);
+            sphere->SetThetaResolution(48);
+            sphere->SetPhiResolution(24);
+            sphere->Update();
+            shape = sphere->GetOutput();
+            break;
+        }
+        case ColliderShape::Box: {
+            vtkNew<vtkCubeSource> box;
+            box->SetXLength(2 * c.halfExtents.x());
+            box->SetYLength(2 * c.halfExtents.y());
+            box->SetZLength(2 * c.halfExtents.z());
+            box->Update();
+            shape = vtkSmartPointer<vtkPolyData>::New();
+            shape->DeepCopy(box->GetOutput());
+            vtkPoints* pts = shape->GetPoints();
+            for (vtkIdType i = 0; i < pts->GetNumberOfPoints(); ++i) {
+                double q[3];
+                pts->GetPoint(i, q);
+                const Vec3 w = c.center + c.rotation * Vec3(q[0], q[1], q[2]);
+                pts->SetPoint(i, w.data());
+            }
+            break;
+        }
+        case ColliderShape::Capsule: {
+            // The surface at distance `radius` from the segment, sampled: a tube with caps.
+            vtkNew<vtkLineSource> line;
+            line->SetPoint1(c.a.x(), c.a.y(), c.a.z());
+            line->SetPoint2(c.b.x(), c.b.y(), c.b.z());
+            vtkNew<vtkTubeFilter> tube;
+            tube->SetInputConnection(line->GetOutputPort());
+            tube->SetRadius(c.radius);
+            tube->SetNumberOfSides(32);
+            tube->CappingOff();
+            tube->Update();
+            vtkNew<vtkAppendPolyData> all;
+            all->AddInputData(tube->GetOutput());
+            for (const Vec3& end : {c.a, c.b}) {
+                vtkNew<vtkSphereSource> cap;
+                cap->SetCenter(end.data());
+                cap->SetRadius(c.radius);
+                cap->SetThetaResolution(32);
+                cap->SetPhiResolution(16);
+                cap->Update();
+                all->AddInputData(cap->GetOutput());
+            }
+            all->Update();
+            shape = all->GetOutput();
+            break;
+        }
+        case ColliderShape::Mesh: {
+            shape = vtkSmartPointer<vtkPolyData>::New();
+            vtkNew<vtkPoints> pts;
+            for (const Vec3& v : c.vertices) {
+                pts->InsertNextPoint(v.data());
+            }
+            vtkNew<vtkCellArray> polys;
+            for (const Triangle& t : c.triangles) {
+                const vtkIdType ids[3] = {vtkIdType(t[0]), vtkIdType(t[1]), vtkIdType(t[2])};
+                polys->InsertNextCell(3, ids);
+            }
+            shape->SetPoints(pts);
+            shape->SetPolys(polys);
+            break;
+        }
+        }
+        vtkNew<vtkPolyDataMapper> mapper;
+        mapper->SetInputData(shape);
+        mapper->ScalarVisibilityOff();
+        auto actor = vtkSmartPointer<vtkActor>::New();
+        actor->SetMapper(mapper);
+        setColor(actor->GetProperty(), colorFor(BodyKind::Collider));
+        actor->GetProperty()->SetAmbient(0.2);
+        actor->GetProperty()->SetDiffuse(0.8);
+        actor->PickableOff();
+        renderer_->AddActor(actor);
+        colliders_.push_back(actor);
     }
 }
 

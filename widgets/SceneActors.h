@@ -37,6 +37,9 @@ public:
     bool bodyVisible(std::size_t body) const;
 
     std::size_t bodyCount() const { return bodies_.size(); }
+    // The scene's colliders, drawn in grey (planes as a finite square around the bodies).
+    std::size_t colliderCount() const { return colliders_.size(); }
+    vtkActor* colliderActor(std::size_t i) const { return colliders_.at(i); }
     vtkActor* actor(std::size_t body) const { return bodies_.at(body).actor; }
     vtkPolyData* surface(std::size_t body) const { return bodies_.at(body).surface; }
 
@@ -60,9 +63,11 @@ private:
         vtkSmartPointer<vtkActor> actor;
     };
     void applyRepresentation(vtkActor* actor) const;
+    void addColliders(const Scene& scene);
 
     vtkRenderer* renderer_;
     std::vector<BodyActor> bodies_;
+    std::vector<vtkSmartPointer<vtkActor>> colliders_;
     bool wireframe_ = false;
     bool fieldShown_ = false;
     vtkSmartPointer<vtkLookupTable> lookupTable_;

@@ -127,6 +127,21 @@ private slots:
         QVERIFY(countPixels(w->viewport()->renderImage(QSize(400, 250)), isClothOrange) > 500);
     }
 
+    void collidersAreDrawn() {
+        auto w = window("drape");
+        QCOMPARE(w->sceneActors()->colliderCount(), std::size_t(2)); // ground and sphere
+        const QImage image = w->viewport()->renderImage(QSize(400, 250));
+        // The ground plane fills a good part of the view in collider grey.
+        const int grey = countPixels(image, [](QRgb c) {
+            return std::abs(qRed(c) - qGreen(c)) < 12 && std::abs(qGreen(c) - qBlue(c)) < 12 &&
+                   qRed(c) > 90 && qRed(c) < 200;
+        });
+        QVERIFY2(grey > 5000, qPrintable(QString::number(grey)));
+        // Loading a scene without colliders removes them.
+        QVERIFY(w->loadGeneratedScene("cloth"));
+        QCOMPARE(w->sceneActors()->colliderCount(), std::size_t(0));
+    }
+
     void recordingWritesOneFramePerDrawnStep() {
         auto w = window("rope");
         QTemporaryDir dir;
