@@ -174,8 +174,7 @@ BuildReport addStrainTriangles(ConstraintSet& set, const Particles& particles, c
         if (!f.fromUVs && fallback++ == 0) {
             firstFallback = t;
         }
-        b.particles.push_back(tri);
-        b.colour.push_back(0);
+        const std::size_t e = b.addElement(tri);
         for (int k = 0; k < 4; ++k) {
             b.qInverse[k].push_back(f.qInverse[k]);
         }
@@ -183,13 +182,10 @@ BuildReport addStrainTriangles(ConstraintSet& set, const Particles& particles, c
         const Real rest[3] = {1, 1, 0};
         for (int k = 0; k < 3; ++k) {
             b.rest[k].push_back(rest[k]);
-            b.compliance[k].push_back(complianceOf(moduli[k], f.restArea));
-            b.stiffness[k].push_back(m.pbdStiffness[k]);
-            b.lambda[k].push_back(0);
+            b.setMaterial(e, k, complianceOf(moduli[k], f.restArea), m.pbdStiffness[k]);
         }
         ++report.added;
     }
-    b.colourOffsets.clear();
     set.colourCount = 0; // to be coloured again
     if (fallback > 0) {
         report.warnings.push_back(
@@ -229,21 +225,17 @@ BuildReport addStrainTets(ConstraintSet& set, const Particles& particles, const 
         }
         const Real volume = std::abs(Q.determinant()) / 6.0;
         const Mat3 qi = Q.inverse();
-        b.particles.push_back(t);
-        b.colour.push_back(0);
+        const std::size_t e = b.addElement(t);
         for (int k = 0; k < 9; ++k) {
             b.qInverse[k].push_back(qi(k % 3, k / 3));
         }
         for (int k = 0; k < 6; ++k) {
             const Real modulus = k < 3 ? m.stretch[k] : m.shear[k - 3];
             b.rest[k].push_back(k < 3 ? 1.0 : 0.0);
-            b.compliance[k].push_back(complianceOf(modulus, volume));
-            b.stiffness[k].push_back(m.pbdStiffness[k]);
-            b.lambda[k].push_back(0);
+            b.setMaterial(e, k, complianceOf(modulus, volume), m.pbdStiffness[k]);
         }
         ++report.added;
     }
-    b.colourOffsets.clear();
     set.colourCount = 0; // to be coloured again
     return report;
 }
@@ -261,16 +253,12 @@ BuildReport addTetVolumes(ConstraintSet& set, const Particles& particles, const 
             continue;
         }
         const Real det = Q.determinant();
-        b.particles.push_back(t);
-        b.colour.push_back(0);
+        const std::size_t e = b.addElement(t);
         b.restValue.push_back(det * restScale);
         // C = 6 (V - V0): energy k/2 V0 ((V - V0)/V0)^2 = C^2 / (2 * 36 V0 / k).
-        b.compliance[0].push_back(complianceOf(bulkModulus, 6.0 / (36.0 * std::abs(det))));
-        b.stiffness[0].push_back(pbdStiffness);
-        b.lambda[0].push_back(0);
+        b.setMaterial(e, 0, complianceOf(bulkModulus, 6.0 / (36.0 * std::abs(det))), pbdStiffness);
         ++report.added;
     }
-    b.colourOffsets.clear();
     set.colourCount = 0; // to be coloured again
     return report;
 }
@@ -289,17 +277,13 @@ BuildReport addTriangleAreas(ConstraintSet& set, const Particles& particles, con
             continue;
         }
         const Real area = 0.5 * std::sqrt(n2);
-        b.particles.push_back(t);
-        b.colour.push_back(0);
+        const std::size_t e = b.addElement(t);
         b.restValue.push_back(n2);
         // C = 4 (A^2 - A0^2) ~ 8 A0 (A - A0), so the energy k/2 A0 ((A - A0)/A0)^2 is
         // C^2 / (2 alpha) with alpha = 64 A0^3 / k.
-        b.compliance[0].push_back(complianceOf(modulus, 1.0 / (64.0 * area * area * area)));
-        b.stiffness[0].push_back(pbdStiffness);
-        b.lambda[0].push_back(0);
+        b.setMaterial(e, 0, complianceOf(modulus, 1.0 / (64.0 * area * area * area)), pbdStiffness);
         ++report.added;
     }
-    b.colourOffsets.clear();
     set.colourCount = 0; // to be coloured again
     return report;
 }

@@ -4,7 +4,6 @@
 #include <bit>
 #include <cstdint>
 #include <numeric>
-#include <type_traits>
 
 namespace pbd {
 
@@ -31,18 +30,6 @@ std::string_view toString(ConstraintType type) {
 }
 
 namespace {
-
-template <int N, int K>
-void pushCommon(ConstraintBatch<N, K>& b, const std::type_identity_t<std::array<Index, N>>& p) {
-    b.particles.push_back(p);
-    b.colour.push_back(0);
-    for (int k = 0; k < K; ++k) {
-        b.compliance[k].push_back(0);
-        b.stiffness[k].push_back(1);
-        b.lambda[k].push_back(0);
-    }
-    b.colourOffsets.clear();
-}
 
 template <class T> void permute(std::vector<T>& v, const std::vector<Index>& order) {
     std::vector<T> out;
@@ -197,17 +184,13 @@ void reorderElements(VolumeConstraints& b, const std::vector<Index>& o) {
 }
 
 void DistanceConstraints::add(Index a, Index b, Real rest, Real alpha, Real k) {
-    pushCommon(*this, {a, b});
+    setMaterial(addElement({a, b}), 0, alpha, k);
     restLength.push_back(rest);
-    compliance[0].back() = alpha;
-    stiffness[0].back() = k;
 }
 
 void BendingConstraints::add(const std::array<Index, 4>& p, Real rest, Real alpha, Real k) {
-    pushCommon(*this, p);
+    setMaterial(addElement(p), 0, alpha, k);
     restAngle.push_back(rest);
-    compliance[0].back() = alpha;
-    stiffness[0].back() = k;
 }
 
 void Attachments::add(Index p, const Vec3& t, Real alpha, const Vec3& velocity) {

@@ -46,6 +46,25 @@ template <int N, int K> struct ConstraintBatch {
 
     std::size_t size() const { return particles.size(); }
     std::size_t componentCount() const { return particles.size() * K; }
+
+    // Appends an element on `p` with compliance 0 (hard), stiffness 1 and lambda 0 in every
+    // component, uncoloured; the caller appends its rest data. Returns its index.
+    std::size_t addElement(const std::array<Index, N>& p) {
+        particles.push_back(p);
+        colour.push_back(0);
+        for (int k = 0; k < K; ++k) {
+            compliance[k].push_back(0);
+            stiffness[k].push_back(1);
+            lambda[k].push_back(0);
+        }
+        colourOffsets.clear();
+        return particles.size() - 1;
+    }
+    // Sets component k's compliance and PBD stiffness of element e.
+    void setMaterial(std::size_t e, int k, Real alpha, Real pbdStiffness) {
+        compliance[k][e] = alpha;
+        stiffness[k][e] = pbdStiffness;
+    }
 };
 
 struct DistanceConstraints : ConstraintBatch<2, 1> {
