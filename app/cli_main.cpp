@@ -313,7 +313,16 @@ template <class V> json rowsJson(const std::vector<V>& rows) {
 std::optional<pbd::Scene> sceneToRun(const RunOptions& o) {
     pbd::Result<pbd::Scene> made = pbd::makeScene(o.scene);
     if (!made) {
-        std::fprintf(stderr, "pbdlab-cli: %s\n", made.error().c_str());
+        if (o.scene.find_first_of("./") != std::string::npos) {
+            // A mesh file has no constraints until it is prepared (tetrahedralised, given
+            // materials), which pbdlab-cli cannot do yet.
+            std::fprintf(stderr,
+                         "pbdlab-cli: '%s' looks like a mesh file; only generated scenes can be "
+                         "simulated until meshes can be prepared (see 'pbdlab-cli scenes')\n",
+                         o.scene.c_str());
+        } else {
+            std::fprintf(stderr, "pbdlab-cli: %s\n", made.error().c_str());
+        }
         return std::nullopt;
     }
     pbd::Scene scene = std::move(made).value();

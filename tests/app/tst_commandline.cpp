@@ -187,6 +187,9 @@ private slots:
         r = run(cli_, {"simulate", "rope", "--dt", "-1"});
         QCOMPARE(r.exitCode, 2);
         QVERIFY(r.err.contains("--dt needs a positive time step"));
+        r = run(cli_, {"simulate", "/usr/share/assimp/models/OFF/Cube.off"});
+        QCOMPARE(r.exitCode, 1);
+        QVERIFY(r.err.contains("looks like a mesh file"));
         r = run(cli_, {"simulate", "nosuchscene"});
         QCOMPARE(r.exitCode, 1);
         QVERIFY(r.err.contains("unknown scene 'nosuchscene'"));
