@@ -28,6 +28,9 @@ struct Body {
     // Texture coordinates per triangle corner (parallel to triangles), so a UV seam does not
     // split a simulation vertex. Empty when the body has no UVs.
     std::vector<std::array<Vec2, 3>> triangleUVs;
+    // Material axes per tet (parallel to tets): the columns are the x, y, z axes strain is
+    // measured along (SBD §3.6). Empty means the world axes.
+    std::vector<Mat3> tetFrames;
 
     bool hasUVs() const { return !triangleUVs.empty(); }
 };

@@ -224,6 +224,9 @@ BuildReport addStrainTets(ConstraintSet& set, const Particles& particles, const 
             continue;
         }
         const Real volume = std::abs(Q.determinant()) / 6.0;
+        if (!body.tetFrames.empty()) {
+            Q = body.tetFrames[i].transpose() * Q; // rest edges in the tet's material axes
+        }
         const Mat3 qi = Q.inverse();
         const std::size_t e = b.addElement(t);
         for (int k = 0; k < 9; ++k) {

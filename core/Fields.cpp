@@ -15,9 +15,13 @@ RestFrames captureRestFrames(const Scene& scene) {
     RestFrames r;
     const auto& x = scene.particles.positions;
     for (const Body& body : scene.bodies) {
-        for (const Tetrahedron& t : body.tets) {
+        for (std::size_t i = 0; i < body.tets.size(); ++i) {
+            const Tetrahedron& t = body.tets[i];
             Mat3 Q;
             Q << x[t[1]] - x[t[0]], x[t[2]] - x[t[0]], x[t[3]] - x[t[0]];
+            if (!body.tetFrames.empty()) {
+                Q = body.tetFrames[i].transpose() * Q; // strain along the tet's material axes
+            }
             Eigen::FullPivLU<Mat3> lu(Q);
             r.tetQInverse.push_back(lu.isInvertible() ? Mat3(lu.inverse()) : Mat3::Zero());
         }

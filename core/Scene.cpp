@@ -2,6 +2,7 @@
 
 #include "core/Topology.h"
 
+#include <algorithm>
 #include <cmath>
 #include <sstream>
 
@@ -94,6 +95,11 @@ std::vector<std::string> validateScene(const Scene& scene) {
                                std::to_string(body.triangleUVs.size()) + " triangles but " +
                                std::to_string(body.triangles.size()) + " triangles");
         }
+        if (!body.tetFrames.empty() && body.tetFrames.size() != body.tets.size()) {
+            problems.push_back("body '" + body.name + "' has material frames for " +
+                               std::to_string(body.tetFrames.size()) + " tets but " +
+                               std::to_string(body.tets.size()) + " tets");
+        }
         if (!problems.empty()) {
             continue; // volumes below would index out of range
         }
@@ -107,6 +113,27 @@ std::vector<std::string> validateScene(const Scene& scene) {
                   << v;
                 problems.push_back(s.str());
             }
+        }
+    }
+    const AirMesh& air = scene.air;
+    if (std::size_t(air.firstParticle) + air.particleCount > p.size()) {
+        problems.push_back("the air mesh refers to particles beyond the scene's " +
+                           std::to_string(p.size()));
+    }
+    for (std::size_t t = 0; t < air.tets.size(); ++t) {
+        const Tetrahedron& tet = air.tets[t];
+        if (std::any_of(tet.begin(), tet.end(), [&](Index i) { return i >= p.size(); })) {
+            problems.push_back("air tetrahedron " + std::to_string(t) +
+                               " refers to a particle beyond the scene's " +
+                               std::to_string(p.size()));
+            break;
+        }
+        const Real v = signedVolume(p.positions[tet[0]], p.positions[tet[1]], p.positions[tet[2]],
+                                    p.positions[tet[3]]);
+        if (!(v > 0)) {
+            std::ostringstream s;
+            s << "air tetrahedron " << t << " has non-positive volume " << v;
+            problems.push_back(s.str());
         }
     }
     // Constraints must refer to existing particles; a solver would read out of range otherwise.

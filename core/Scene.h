@@ -13,6 +13,17 @@
 
 namespace pbd {
 
+// The tessellated air between and around the bodies (Air Meshes §4): tets that share their
+// vertices with the bodies' surfaces. The particles that belong to the air alone (the bounding
+// box and any interior Steiner points) are [firstParticle, firstParticle + particleCount).
+struct AirMesh {
+    std::vector<Tetrahedron> tets; // global particle indices; positive signed volume
+    Index firstParticle = 0;
+    Index particleCount = 0;
+
+    bool empty() const { return tets.empty(); }
+};
+
 struct Scene {
     std::string name;
     std::string description;
@@ -20,6 +31,7 @@ struct Scene {
     std::vector<Body> bodies;
     ConstraintSet constraints;
     std::vector<Collider> colliders;
+    AirMesh air;
     SolverSettings solver;
 
     Bounds bounds() const;

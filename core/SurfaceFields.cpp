@@ -92,6 +92,9 @@ SurfaceFieldEvaluator::SurfaceFieldEvaluator(const Scene& rest) {
                     tet = body.tets[it->second];
                     Mat3 Q;
                     Q << x[tet[1]] - x[tet[0]], x[tet[2]] - x[tet[0]], x[tet[3]] - x[tet[0]];
+                    if (!body.tetFrames.empty()) {
+                        Q = body.tetFrames[it->second].transpose() * Q;
+                    }
                     Eigen::FullPivLU<Mat3> lu(Q);
                     ok = lu.isInvertible();
                     if (ok) {

@@ -1,0 +1,74 @@
+#pragma once
+// Validation and repair of the bodies' triangle surfaces before they are tetrahedralized: a
+// report per body (closed or open, manifold, orientation, degenerate and self-intersecting
+// triangles, components, UV coverage) and between bodies, and the repairs that make a surface
+// safe to hand to TetGen. Every problem is a message that names the body and the element.
+
+#include "core/Scene.h"
+
+#include <string>
+#include <vector>
+
+namespace pbd {
+
+struct BodySurfaceReport {
+    std::string body;
+    std::size_t vertices = 0; // particles referenced by the surface
+    std::size_t triangles = 0;
+    std::size_t boundaryEdges = 0;       // edges in one triangle (0 for a closed surface)
+    std::size_t nonManifoldEdges = 0;    // edges in more than two triangles
+    std::size_t nonManifoldVertices = 0; // vertices whose triangles form more than one fan
+    std::size_t inconsistentEdges = 0;   // interior edges both triangles traverse the same way
+    std::size_t degenerateTriangles = 0; // zero area (collinear or repeated corners)
+    std::size_t selfIntersections = 0;   // pairs of this body's triangles that cross
+    std::size_t components = 0;          // edge-connected pieces
+    double signedVolume = 0;             // of a closed surface: positive when wound outward
+    double area = 0;
+    double uvCoverage = 0;                 // fraction of triangles with a usable UV frame
+    std::size_t degenerateUVTriangles = 0; // triangles whose UVs have zero area
+
+    bool closed() const { return triangles > 0 && boundaryEdges == 0 && nonManifoldEdges == 0; }
+    bool manifold() const { return nonManifoldEdges == 0 && nonManifoldVertices == 0; }
+    bool outward() const { return closed() && inconsistentEdges == 0 && signedVolume > 0; }
+};
+
+struct TriangleIntersection {
+    std::size_t bodyA = 0, triangleA = 0; // body index in the scene, triangle index in the body
+    std::size_t bodyB = 0, triangleB = 0;
+};
+
+struct SurfaceReport {
+    std::vector<BodySurfaceReport> bodies;
+    std::vector<TriangleIntersection> intersections; // within and between bodies
+    std::vector<std::string> problems; // what stops tetrahedralization, naming body and element
+    std::vector<std::string> warnings; // what is suspicious but can be meshed
+
+    // Pairs of different bodies that cross each other.
+    std::size_t bodyIntersections() const;
+};
+
+// Checks every body with triangles. Self-intersections are found with CGAL's exact predicates.
+SurfaceReport checkSurfaces(const Scene& scene);
+
+struct RepairOptions {
+    bool dropDegenerate = true; // remove zero-area triangles
+    bool orientOutward = true;  // make triangles agree with their neighbours, closed pieces outward
+    // Border vertices closer than this fraction of the body's mean edge length are merged,
+    // which closes small cracks (0 disables stitching).
+    double stitchTolerance = 0.05;
+};
+
+struct RepairReport {
+    std::vector<std::string> actions; // one line per body and repair, naming the body
+};
+
+// Repairs the bodies' surfaces in place. Particles are not removed (a stitched vertex simply
+// stops being referenced); triangle UVs follow their triangles.
+RepairReport repairSurfaces(Scene& scene, const RepairOptions& options = {});
+
+// All pairs of triangles that intersect other than at a shared vertex or edge, over every
+// body's surface (implemented with CGAL in SelfIntersections.cpp). Degenerate triangles are
+// skipped; they are reported on their own.
+std::vector<TriangleIntersection> findIntersections(const Scene& scene);
+
+} // namespace pbd
