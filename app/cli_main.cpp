@@ -5,13 +5,18 @@
 #include "core/SceneLibrary.h"
 #include "core/Solver.h"
 #include "core/Version.h"
+#include "meshing/Export.h"
 #include "meshing/LibraryVersions.h"
 #include "meshing/MeshImport.h"
+#include "meshing/Prepare.h"
+#include "meshing/ProjectFile.h"
 
 #include <algorithm>
+#include <chrono>
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
+#include <filesystem>
 #include <fstream>
 #include <iostream>
 #include <nlohmann/json.hpp>
@@ -32,13 +37,28 @@ Commands:
                                    Load a generated scene or import a mesh file (.obj, .ply,
                                    .stl, .off, .gltf, .glb) and report its bodies, element
                                    counts, size, mass and any problems found.
-  simulate SCENE [--steps N] [--substeps S] [--iterations I] [--dt T] [--threads T]
+  prepare MESH... [--tet] [--air] [--frames uv] [--tet-frames global|surface]
+          [--quality Q] [--max-volume V] [--air-margin F] [--air-subdivisions N]
+          [--air-quality Q] [--local-air D] [--local-air-bodies NAME,...] [--scale S]
+          [--no-repair] [--constraints] [--density D] [--areal-density D] [--timeout S]
+          [-o project.json] [--vtu F] [--msh F] [--tetgen PREFIX] [--report report.json]
+          [--quiet]
+                                   Import, check and repair meshes; tetrahedralize closed
+                                   bodies (TetGen, surface kept exactly, radius-edge ratio Q,
+                                   max tet volume V m^3); tessellate the air in a box around
+                                   everything (margin F of the scene size, N segments per box
+                                   edge; only within D m of the named bodies with
+                                   --local-air); material frames from UVs; masses and, with
+                                   --constraints, default constraints. Writes a project file,
+                                   .vtu, Gmsh .msh 4.1, TetGen .node/.ele/.face and a JSON
+                                   report. Progress and the report go to stderr.
+  simulate SCENE|PROJECT [--steps N] [--substeps S] [--iterations I] [--dt T] [--threads T]
            [--method xpbd|pbd] [--out result.json]
                                    Step a generated scene and write the final positions,
                                    per-element fields (Green strain, principal stretches,
                                    det F) and per-constraint residuals and lambdas as JSON
                                    (to stdout without --out).
-  bench SCENE [--steps N] [--threads T] [--json]
+  bench SCENE|PROJECT [--steps N] [--threads T] [--json]
                                    Time the solver on a generated scene: median ms per step
                                    and ns per projection of each constraint type.
 
@@ -252,7 +272,7 @@ std::string parseRunOptions(std::string_view command, const std::vector<std::str
         }
     }
     if (o.scene.empty()) {
-        return cmd + ": name a generated scene (see 'pbdlab-cli scenes')";
+        return cmd + ": name a generated scene (see 'pbdlab-cli scenes') or a project file";
     }
     return "";
 }
@@ -311,15 +331,25 @@ template <class V> json rowsJson(const std::vector<V>& rows) {
 // The generated scene named by the options, with their solver settings applied; nothing (and
 // a message on stderr) for an unknown name.
 std::optional<pbd::Scene> sceneToRun(const RunOptions& o) {
+    if (o.scene.ends_with(".json")) {
+        pbd::Result<pbd::Scene> project = pbd::loadProject(o.scene);
+        if (!project) {
+            std::fprintf(stderr, "pbdlab-cli: %s\n", project.error().c_str());
+            return std::nullopt;
+        }
+        pbd::Scene scene = std::move(project).value();
+        applyRunOptions(o, scene.solver);
+        return scene;
+    }
     pbd::Result<pbd::Scene> made = pbd::makeScene(o.scene);
     if (!made) {
         if (o.scene.find_first_of("./") != std::string::npos) {
-            // A mesh file has no constraints until it is prepared (tetrahedralised, given
-            // materials), which pbdlab-cli cannot do yet.
+            // A mesh file has no constraints until it is prepared.
             std::fprintf(stderr,
-                         "pbdlab-cli: '%s' looks like a mesh file; only generated scenes can be "
-                         "simulated until meshes can be prepared (see 'pbdlab-cli scenes')\n",
-                         o.scene.c_str());
+                         "pbdlab-cli: '%s' looks like a mesh file; prepare it first "
+                         "('pbdlab-cli prepare %s --tet --constraints -o project.json') and "
+                         "simulate the project\n",
+                         o.scene.c_str(), o.scene.c_str());
         } else {
             std::fprintf(stderr, "pbdlab-cli: %s\n", made.error().c_str());
         }
@@ -484,6 +514,181 @@ int bench(const std::vector<std::string_view>& args) {
     return 0;
 }
 
+const char* severityName(pbd::ReportSeverity s) {
+    switch (s) {
+    case pbd::ReportSeverity::Info:
+        return "info";
+    case pbd::ReportSeverity::Warning:
+        return "warning";
+    case pbd::ReportSeverity::Error:
+        return "error";
+    }
+    return "";
+}
+
+int prepare(const std::vector<std::string_view>& args) {
+    pbd::PrepareOptions options;
+    std::vector<std::filesystem::path> files;
+    std::string project, vtu, msh, tetgen, reportPath;
+    bool quiet = false;
+    for (std::size_t i = 0; i < args.size(); ++i) {
+        const std::string_view a = args[i];
+        const std::string name(a);
+        auto value = [&]() -> std::string {
+            return i + 1 < args.size() ? std::string(args[++i]) : "";
+        };
+        auto number = [&](double& target, bool allowZero) -> std::string {
+            const std::string v = value();
+            if (!parseNumber(std::string_view(v), target) || !std::isfinite(target) || target < 0 ||
+                (!allowZero && target == 0)) {
+                return "prepare: " + name + " needs a " +
+                       (allowZero ? "non-negative" : "positive") + " number, not '" + v + "'";
+            }
+            return "";
+        };
+        auto path = [&](std::string& target) -> std::string {
+            target = value();
+            return target.empty() ? "prepare: " + name + " needs a file name" : "";
+        };
+        std::string error;
+        if (a == "--tet") {
+            options.tetrahedralize = true;
+        } else if (a == "--air") {
+            options.air = true;
+        } else if (a == "--frames") {
+            const std::string v = value();
+            if (v != "uv") {
+                error = "prepare: --frames takes 'uv', not '" + v + "'";
+            }
+            options.frames = true;
+        } else if (a == "--tet-frames") {
+            const std::string v = value();
+            if (v == "global") {
+                options.tetFrames = pbd::TetFrameMode::Global;
+            } else if (v == "surface") {
+                options.tetFrames = pbd::TetFrameMode::NearestSurface;
+            } else {
+                error = "prepare: --tet-frames is global or surface, not '" + v + "'";
+            }
+            options.frames = true;
+        } else if (a == "--quality") {
+            error = number(options.tet.radiusEdgeRatio, true);
+            if (error.empty() && options.tet.radiusEdgeRatio > 0 &&
+                options.tet.radiusEdgeRatio < 1) {
+                error = "prepare: --quality is a radius-edge ratio of at least 1 (or 0 for none)";
+            }
+        } else if (a == "--max-volume") {
+            error = number(options.tet.maxVolume, false);
+        } else if (a == "--air-margin") {
+            error = number(options.airOptions.margin, false);
+        } else if (a == "--air-subdivisions") {
+            double n = 0;
+            error = number(n, false);
+            options.airOptions.boxSubdivisions = int(n);
+        } else if (a == "--air-quality") {
+            error = number(options.airOptions.radiusEdgeRatio, true);
+        } else if (a == "--local-air") {
+            error = number(options.airOptions.localDistance, false);
+        } else if (a == "--local-air-bodies") {
+            std::string list = value();
+            std::size_t start = 0;
+            while (start <= list.size()) {
+                const std::size_t comma = std::min(list.find(',', start), list.size());
+                if (comma > start) {
+                    options.airOptions.localBodies.push_back(list.substr(start, comma - start));
+                }
+                start = comma + 1;
+            }
+        } else if (a == "--scale") {
+            error = number(options.import.scale, false);
+        } else if (a == "--no-repair") {
+            options.repair = false;
+        } else if (a == "--constraints") {
+            options.defaultConstraints = true;
+        } else if (a == "--density") {
+            error = number(options.density, false);
+        } else if (a == "--areal-density") {
+            error = number(options.arealDensity, false);
+        } else if (a == "--timeout") {
+            double t = 0;
+            error = number(t, false);
+            options.tet.timeoutSeconds = options.airOptions.timeoutSeconds = t;
+        } else if (a == "-o" || a == "--out") {
+            error = path(project);
+        } else if (a == "--vtu") {
+            error = path(vtu);
+        } else if (a == "--msh") {
+            error = path(msh);
+        } else if (a == "--tetgen") {
+            error = path(tetgen);
+        } else if (a == "--report") {
+            error = path(reportPath);
+        } else if (a == "--quiet") {
+            quiet = true;
+        } else if (a.starts_with("-")) {
+            error = "prepare: unknown option '" + name + "'";
+        } else {
+            files.emplace_back(name);
+        }
+        if (!error.empty()) {
+            return usageError(error);
+        }
+    }
+    if (files.empty()) {
+        return usageError("prepare: name at least one mesh file");
+    }
+    int lastPercent = -1;
+    const pbd::ProgressCallback progress = [&](double f, const std::string& stage) {
+        if (!quiet && f >= 0 && int(f * 100) != lastPercent) {
+            lastPercent = int(f * 100);
+            std::fprintf(stderr, "[%3d%%] %s\n", lastPercent, stage.c_str());
+        }
+        return true;
+    };
+    pbd::PrepareResult result = pbd::prepareFiles(files, options, progress);
+    for (const pbd::ReportLine& l : result.report.lines) {
+        if (l.severity == pbd::ReportSeverity::Error && l.text == result.report.error) {
+            continue; // said once below
+        }
+        if (!quiet || l.severity != pbd::ReportSeverity::Info) {
+            std::fprintf(stderr, "%s: %s\n", severityName(l.severity), l.text.c_str());
+        }
+    }
+    auto write = [&](const std::string& target, auto&& writer) {
+        if (target.empty() || !result.report.ok()) {
+            return true;
+        }
+        pbd::Result<bool> ok = writer(target);
+        if (!ok) {
+            std::fprintf(stderr, "pbdlab-cli: %s\n", ok.error().c_str());
+            result.report.error = ok.error();
+            return false;
+        }
+        return true;
+    };
+    const auto started = std::chrono::steady_clock::now();
+    write(project, [&](const std::string& f) { return pbd::saveProject(result.scene, f); });
+    write(vtu, [&](const std::string& f) { return pbd::exportVtu(result.scene, f); });
+    write(msh, [&](const std::string& f) { return pbd::exportMsh(result.scene, f); });
+    write(tetgen, [&](const std::string& f) { return pbd::exportTetgen(result.scene, f); });
+    result.report.timings.emplace_back(
+        "export",
+        std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count());
+    if (!reportPath.empty()) {
+        const pbd::Result<bool> ok =
+            pbd::writeFileAtomically(reportPath, result.report.toJson(2) + "\n");
+        if (!ok) {
+            std::fprintf(stderr, "pbdlab-cli: %s\n", ok.error().c_str());
+            return 1;
+        }
+    }
+    if (!result.report.ok()) {
+        std::fprintf(stderr, "pbdlab-cli: prepare failed: %s\n", result.report.error.c_str());
+        return 1;
+    }
+    return 0;
+}
+
 } // namespace
 
 int main(int argc, char** argv) {
@@ -510,6 +715,9 @@ int main(int argc, char** argv) {
     }
     if (command == "info") {
         return info(rest);
+    }
+    if (command == "prepare") {
+        return prepare(rest);
     }
     if (command == "simulate") {
         return simulate(rest);

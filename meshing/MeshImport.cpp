@@ -127,8 +127,71 @@ Result<std::vector<TriangleSoup>> readObj(const fs::path& path, const ImportOpti
     return soups;
 }
 
+// OFF and PLY headers declare their element counts; a count the file cannot possibly hold
+// (a corrupt or hostile header) would make assimp try to allocate it, which can take the
+// machine's memory or minutes. Each vertex needs at least 6 bytes in ASCII ("0 0 0\n") and
+// 12 in binary, each face at least 8 ("3 0 1 2\n") or 13.
+std::string implausibleHeader(const fs::path& path, const std::string& ext) {
+    std::error_code ec;
+    const auto size = fs::file_size(path, ec);
+    if (ec) {
+        return {};
+    }
+    std::ifstream in(path, std::ios::binary);
+    std::string line;
+    std::uint64_t vertices = 0, faces = 0;
+    bool binary = false;
+    if (ext == ".off") {
+        std::string header;
+        in >> header;
+        if (header.find("OFF") == std::string::npos) {
+            return {};
+        }
+        double v = 0, f = 0;
+        if (!(in >> v >> f) || v < 0 || f < 0) {
+            return {};
+        }
+        vertices = std::uint64_t(v);
+        faces = std::uint64_t(f);
+    } else if (ext == ".ply") {
+        for (int i = 0; i < 200 && std::getline(in, line); ++i) {
+            std::istringstream words(line);
+            std::string a, b;
+            double count = 0;
+            words >> a;
+            if (a == "format") {
+                words >> b;
+                binary = b != "ascii";
+            } else if (a == "element" && (words >> b >> count) && count >= 0) {
+                if (b == "vertex") {
+                    vertices = std::uint64_t(count);
+                } else if (b == "face") {
+                    faces = std::uint64_t(count);
+                }
+            } else if (a == "end_header") {
+                break;
+            }
+        }
+    } else {
+        return {};
+    }
+    const double needed =
+        double(vertices) * (binary ? 12.0 : 6.0) + double(faces) * (binary ? 13.0 : 8.0);
+    if (needed > double(size)) {
+        std::ostringstream s;
+        s << "cannot read '" << path.string() << "': its header declares " << vertices
+          << " vertices and " << faces << " faces, more than its " << size
+          << " bytes can hold (the file is corrupt)";
+        return s.str();
+    }
+    return {};
+}
+
 Result<std::vector<TriangleSoup>> readWithAssimp(const fs::path& path,
                                                  const ImportOptions& options) {
+    if (const std::string why = implausibleHeader(path, lowerExtension(path)); !why.empty()) {
+        return Error{why};
+    }
     Assimp::Importer importer;
     importer.SetPropertyInteger(AI_CONFIG_PP_SBP_REMOVE,
                                 aiPrimitiveType_POINT | aiPrimitiveType_LINE);

@@ -1,0 +1,379 @@
+#include "meshing/Prepare.h"
+
+#include "core/ConstraintBuilders.h"
+#include "core/Mass.h"
+#include "core/Topology.h"
+
+#include <chrono>
+#include <nlohmann/json.hpp>
+
+namespace pbd {
+
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+class Stopwatch {
+public:
+    Stopwatch(PrepareReport& report, std::string stage)
+        : report_(report)
+        , stage_(std::move(stage))
+        , start_(Clock::now()) {}
+    ~Stopwatch() {
+        report_.timings.emplace_back(stage_,
+                                     std::chrono::duration<double>(Clock::now() - start_).count());
+    }
+
+private:
+    PrepareReport& report_;
+    std::string stage_;
+    Clock::time_point start_;
+};
+
+void line(PrepareReport& r, ReportSeverity s, std::string text) {
+    r.lines.push_back({s, std::move(text)});
+}
+
+PrepareResult fail(PrepareResult result, std::string error) {
+    line(result.report, ReportSeverity::Error, error);
+    result.report.error = std::move(error);
+    return result;
+}
+
+// Progress over the pipeline's stages: [from, to) of the whole.
+ProgressCallback span(const ProgressCallback& progress, double from, double to) {
+    if (!progress) {
+        return {};
+    }
+    return [=](double f, const std::string& stage) {
+        return progress(f < 0 ? -1.0 : from + (to - from) * f, stage);
+    };
+}
+
+bool keepGoing(const ProgressCallback& progress, double f, const std::string& stage) {
+    return !progress || progress(f, stage);
+}
+
+void addDefaultConstraints(Scene& scene, PrepareReport& report) {
+    for (const Body& body : scene.bodies) {
+        BuildReport built;
+        if (body.kind == BodyKind::TetBody) {
+            built = addStrainTets(scene.constraints, scene.particles, body, StrainTetMaterial{});
+            BuildReport volume = addTetVolumes(scene.constraints, scene.particles, body, 1e6);
+            built.warnings.insert(built.warnings.end(), volume.warnings.begin(),
+                                  volume.warnings.end());
+        } else if (body.kind == BodyKind::Cloth) {
+            built = addStrainTriangles(scene.constraints, scene.particles, body,
+                                       StrainTriangleMaterial{});
+            addDihedralBending(scene.constraints, scene.particles, body, 1.0);
+        }
+        for (const std::string& w : built.warnings) {
+            line(report, ReportSeverity::Warning, w);
+        }
+    }
+}
+
+} // namespace
+
+std::string PrepareReport::toJson(int indent) const {
+    using nlohmann::json;
+    json j;
+    j["ok"] = ok();
+    if (!ok()) {
+        j["error"] = error;
+    }
+    j["inputs"] = inputs;
+    j["bodies"] = bodies;
+    j["vertices"] = vertices;
+    j["triangles"] = triangles;
+    j["constraints"] = constraints;
+    json perBody = json::array();
+    for (std::size_t b = 0; b < surfaces.bodies.size(); ++b) {
+        const BodySurfaceReport& s = surfaces.bodies[b];
+        json body{{"name", s.body},
+                  {"triangles", s.triangles},
+                  {"vertices", s.vertices},
+                  {"closed", s.closed()},
+                  {"manifold", s.manifold()},
+                  {"outward", s.outward()},
+                  {"boundary_edges", s.boundaryEdges},
+                  {"non_manifold_edges", s.nonManifoldEdges},
+                  {"non_manifold_vertices", s.nonManifoldVertices},
+                  {"degenerate_triangles", s.degenerateTriangles},
+                  {"self_intersections", s.selfIntersections},
+                  {"components", s.components},
+                  {"volume", s.closed() ? s.signedVolume : 0.0},
+                  {"area", s.area},
+                  {"uv_coverage", s.uvCoverage},
+                  {"degenerate_uv_triangles", s.degenerateUVTriangles}};
+        for (const BodyTetReport& t : tets) {
+            if (t.body == s.body) {
+                body["tets"] = t.tets;
+                body["steiner_points"] = t.steinerPoints;
+                body["surface_triangles_preserved"] = t.surfacePreserved;
+                body["surface_triangles"] = t.surfaceTriangles;
+                body["tetgen_seconds"] = t.seconds;
+            }
+        }
+        perBody.push_back(body);
+    }
+    j["per_body"] = perBody;
+    std::size_t preserved = 0, surface = 0, tetCount = 0;
+    for (const BodyTetReport& t : tets) {
+        preserved += t.surfacePreserved;
+        surface += t.surfaceTriangles;
+        tetCount += t.tets;
+    }
+    j["tets"] = tetCount;
+    j["surface_triangles_preserved"] = preserved;
+    j["surface_triangles"] = surface;
+    j["body_intersections"] = surfaces.bodyIntersections();
+    j["air_tets"] = hasAir ? air.tets : 0;
+    if (hasAir) {
+        j["air"] = {{"tets", air.tets},
+                    {"box_vertices", air.boxVertices},
+                    {"steiner_points", air.steinerPoints},
+                    {"shared_vertices", air.sharedVertices},
+                    {"dropped_by_distance", air.droppedByDistance},
+                    {"volume", air.volume}};
+    }
+    j["inverted_tets"] = invertedTets;
+    j["degenerate_uv_triangles"] = frames.degenerateUV;
+    j["triangle_frames_from_uv"] = frames.fromUVs;
+    j["tet_frames"] = frames.tetFrames;
+    j["repairs"] = repairs;
+    json problems = json::array();
+    json warnings = json::array();
+    for (const ReportLine& l : lines) {
+        if (l.severity == ReportSeverity::Error) {
+            problems.push_back(l.text);
+        } else if (l.severity == ReportSeverity::Warning) {
+            warnings.push_back(l.text);
+        }
+    }
+    j["problems"] = problems;
+    j["warnings"] = warnings;
+    json t = json::object();
+    double total = 0;
+    for (const auto& [stage, seconds] : timings) {
+        t[stage] = seconds;
+        total += seconds;
+    }
+    t["total"] = total;
+    j["timings"] = t;
+    return j.dump(indent);
+}
+
+PrepareResult prepareScene(const Scene& input, const PrepareOptions& options,
+                           const ProgressCallback& progress) {
+    PrepareResult result;
+    result.scene = input;
+    Scene& scene = result.scene;
+    PrepareReport& report = result.report;
+    if (scene.constraints.elementCount() > 0 || !scene.air.empty()) {
+        return fail(std::move(result),
+                    "the scene already has constraints or air; prepare works on imported meshes");
+    }
+    if (!keepGoing(progress, 0.0, "checking surfaces")) {
+        return fail(std::move(result), kCancelledMessage);
+    }
+    if (options.repair) {
+        Stopwatch watch(report, "repair");
+        report.repairs = repairSurfaces(scene, options.repairOptions).actions;
+        for (const std::string& r : report.repairs) {
+            line(report, ReportSeverity::Info, "repaired " + r);
+        }
+    }
+    {
+        Stopwatch watch(report, "check");
+        report.surfaces = checkSurfaces(scene);
+    }
+    for (const std::string& w : report.surfaces.warnings) {
+        line(report, ReportSeverity::Warning, w);
+    }
+    for (std::size_t b = 0; b < scene.bodies.size(); ++b) {
+        const BodySurfaceReport& s = report.surfaces.bodies[b];
+        line(report, ReportSeverity::Info,
+             "body '" + s.body + "': " + std::to_string(s.triangles) + " triangles, " +
+                 std::to_string(s.vertices) + " vertices, " + (s.closed() ? "closed" : "open") +
+                 (s.manifold() ? ", manifold" : ", NOT manifold") + ", " +
+                 std::to_string(s.components) + " component(s)");
+    }
+    const bool meshing = options.tetrahedralize || options.air;
+    if (meshing && !report.surfaces.problems.empty()) {
+        for (const std::string& p : report.surfaces.problems) {
+            line(report, ReportSeverity::Error, p);
+        }
+        report.error = report.surfaces.problems.front() +
+                       (report.surfaces.problems.size() > 1
+                            ? " (and " + std::to_string(report.surfaces.problems.size() - 1) +
+                                  " more problems)"
+                            : "") +
+                       "; TetGen was not run";
+        return result;
+    }
+    for (const std::string& p : report.surfaces.problems) {
+        line(report, ReportSeverity::Warning, p);
+    }
+
+    // Roles: open surfaces are cloth; closed ones become tet bodies when tetrahedralizing.
+    std::vector<std::size_t> toMesh;
+    for (std::size_t b = 0; b < scene.bodies.size(); ++b) {
+        Body& body = scene.bodies[b];
+        if (body.kind != BodyKind::Surface || !body.tets.empty()) {
+            continue;
+        }
+        if (!report.surfaces.bodies[b].closed()) {
+            body.kind = BodyKind::Cloth;
+        } else if (options.tetrahedralize) {
+            toMesh.push_back(b);
+        }
+    }
+    const double tetShare = options.air ? 0.45 : 0.9;
+    if (!toMesh.empty()) {
+        Stopwatch watch(report, "tetrahedralize");
+        auto tets =
+            tetrahedralizeBodies(scene, toMesh, options.tet, span(progress, 0.05, 0.05 + tetShare));
+        if (!tets) {
+            return fail(std::move(result), tets.error());
+        }
+        report.tets = std::move(*tets);
+        for (const BodyTetReport& t : report.tets) {
+            line(report, ReportSeverity::Info,
+                 "body '" + t.body + "': " + std::to_string(t.tets) + " tets, " +
+                     std::to_string(t.steinerPoints) + " interior points, " +
+                     std::to_string(t.surfacePreserved) + " of " +
+                     std::to_string(t.surfaceTriangles) + " surface triangles kept");
+            if (t.surfacePreserved != t.surfaceTriangles) {
+                line(report, ReportSeverity::Warning,
+                     "body '" + t.body +
+                         "': " + std::to_string(t.surfaceTriangles - t.surfacePreserved) +
+                         " surface triangle(s) are not tet faces");
+            }
+        }
+    }
+    // Masses before the air: its free Steiner points are made light relative to the bodies.
+    for (const Body& body : scene.bodies) {
+        if (body.kind == BodyKind::TetBody) {
+            assignTetMasses(scene.particles, body, options.density);
+        } else if (body.kind == BodyKind::Cloth) {
+            assignTriangleMasses(scene.particles, body, options.arealDensity);
+        }
+    }
+    if (options.air) {
+        Stopwatch watch(report, "air");
+        auto air = tessellateAir(scene, options.airOptions, span(progress, 0.5, 0.95));
+        if (!air) {
+            return fail(std::move(result), air.error());
+        }
+        report.hasAir = true;
+        report.air = *air;
+        line(report, ReportSeverity::Info,
+             "air: " + std::to_string(air->tets) + " tets, " + std::to_string(air->boxVertices) +
+                 " container vertices, " + std::to_string(air->steinerPoints) +
+                 " free air points, " + std::to_string(air->sharedVertices) +
+                 " vertices shared with the bodies");
+    }
+    if (!keepGoing(progress, 0.95, "material frames")) {
+        return fail(std::move(result), kCancelledMessage);
+    }
+    if (options.frames) {
+        Stopwatch watch(report, "frames");
+        report.frames = assignMaterialFrames(scene, options.tetFrames);
+        for (const std::string& w : report.frames.warnings) {
+            line(report, ReportSeverity::Warning, w);
+        }
+        line(report, ReportSeverity::Info,
+             "material frames: " + std::to_string(report.frames.fromUVs) + " of " +
+                 std::to_string(report.frames.triangleFrames) + " triangles from UVs" +
+                 (report.frames.tetFrames > 0 ? ", " + std::to_string(report.frames.tetFrames) +
+                                                    " tets from the nearest surface"
+                                              : std::string()));
+    }
+    if (options.defaultConstraints) {
+        Stopwatch watch(report, "constraints");
+        addDefaultConstraints(scene, report);
+    }
+
+    const auto& x = scene.particles.positions;
+    auto countInverted = [&](const std::vector<Tetrahedron>& tets) {
+        for (const Tetrahedron& t : tets) {
+            report.invertedTets += !(signedVolume(x[t[0]], x[t[1]], x[t[2]], x[t[3]]) > 0);
+        }
+    };
+    for (const Body& body : scene.bodies) {
+        countInverted(body.tets);
+    }
+    countInverted(scene.air.tets);
+    report.bodies = scene.bodies.size();
+    report.vertices = scene.particles.size();
+    report.triangles = scene.triangleCount();
+    report.constraints = scene.constraints.elementCount();
+    const auto problems = validateScene(scene);
+    if (!problems.empty()) {
+        return fail(std::move(result), "the prepared scene is inconsistent: " + problems.front());
+    }
+    keepGoing(progress, 1.0, "done");
+    return result;
+}
+
+PrepareResult prepareFiles(const std::vector<std::filesystem::path>& files,
+                           const PrepareOptions& options, const ProgressCallback& progress) {
+    PrepareResult result;
+    Scene merged;
+    for (const auto& file : files) {
+        result.report.inputs.push_back(file.string());
+        Stopwatch watch(result.report, "import " + file.filename().string());
+        Result<ImportedMesh> imported = importMesh(file, options.import);
+        if (!imported) {
+            return fail(std::move(result), imported.error());
+        }
+        for (const std::string& w : imported->warnings) {
+            line(result.report, ReportSeverity::Warning, w);
+        }
+        Scene& part = imported->scene;
+        const Index offset = Index(merged.particles.size());
+        for (std::size_t i = 0; i < part.particles.size(); ++i) {
+            merged.particles.add(part.particles.positions[i], part.particles.inverseMasses[i]);
+        }
+        for (Body body : part.bodies) {
+            body.firstParticle += offset;
+            for (Triangle& t : body.triangles) {
+                for (Index& v : t) {
+                    v += offset;
+                }
+            }
+            merged.bodies.push_back(std::move(body));
+        }
+        merged.name = merged.name.empty() ? part.name : merged.name + "+" + part.name;
+    }
+    if (files.empty()) {
+        return fail(std::move(result), "no mesh files given");
+    }
+    merged.description =
+        "Prepared from " + result.report.inputs.front() +
+        (files.size() > 1 ? " and " + std::to_string(files.size() - 1) + " more" : "");
+    // Bodies with the same name from different files would be ambiguous in messages.
+    for (std::size_t i = 0; i < merged.bodies.size(); ++i) {
+        int copies = 1;
+        for (std::size_t j = 0; j < i; ++j) {
+            copies += merged.bodies[j].name == merged.bodies[i].name;
+        }
+        if (copies > 1) {
+            merged.bodies[i].name += "-" + std::to_string(copies);
+        }
+    }
+    if (!keepGoing(progress, 0.02, "imported")) {
+        return fail(std::move(result), kCancelledMessage);
+    }
+    PrepareResult prepared = prepareScene(merged, options, span(progress, 0.02, 1.0));
+    // Keep the import's lines and timings in front of the preparation's.
+    prepared.report.inputs = result.report.inputs;
+    prepared.report.lines.insert(prepared.report.lines.begin(), result.report.lines.begin(),
+                                 result.report.lines.end());
+    prepared.report.timings.insert(prepared.report.timings.begin(), result.report.timings.begin(),
+                                   result.report.timings.end());
+    return prepared;
+}
+
+} // namespace pbd

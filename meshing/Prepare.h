@@ -1,0 +1,74 @@
+#pragma once
+// The meshing pipeline a user runs on raw meshes: import, check, repair, tetrahedralize the
+// closed bodies, tessellate the air, assign material frames, masses and (optionally) default
+// constraints. Shared by `pbdlab-cli prepare` and the GUI's Prepare dialog. The input scene is
+// never modified: the result is a new scene, or an error with the report that explains it.
+
+#include "core/Scene.h"
+#include "meshing/MeshImport.h"
+#include "meshing/SurfaceCheck.h"
+#include "meshing/VolumeMeshing.h"
+
+#include <filesystem>
+#include <string>
+#include <vector>
+
+namespace pbd {
+
+struct PrepareOptions {
+    ImportOptions import;
+    bool repair = true;
+    RepairOptions repairOptions;
+    bool tetrahedralize = false; // closed bodies become tet bodies
+    TetOptions tet;
+    bool air = false;
+    AirOptions airOptions;
+    bool frames = false; // report triangle frames from UVs, set tet frames
+    TetFrameMode tetFrames = TetFrameMode::Global;
+    // Masses: tet bodies from a density, cloth from an areal density.
+    Real density = 1000;     // kg/m^3
+    Real arealDensity = 0.2; // kg/m^2
+    // Sensible starting constraints so the result can be simulated at once: cloth gets strain
+    // triangles (UV frames) and bending, tet bodies strain tets and volume.
+    bool defaultConstraints = false;
+};
+
+enum class ReportSeverity { Info, Warning, Error };
+
+struct ReportLine {
+    ReportSeverity severity = ReportSeverity::Info;
+    std::string text;
+};
+
+struct PrepareReport {
+    std::vector<std::string> inputs;
+    SurfaceReport surfaces; // after repair
+    std::vector<std::string> repairs;
+    std::vector<BodyTetReport> tets;
+    bool hasAir = false;
+    AirReport air;
+    FrameReport frames;
+    std::size_t bodies = 0, vertices = 0, triangles = 0, constraints = 0;
+    std::size_t invertedTets = 0; // in the result (bodies and air): must be 0
+    std::vector<std::pair<std::string, double>> timings; // stage, seconds
+    std::vector<ReportLine> lines;                       // for the Log dock, in order
+    std::string error;                                   // empty on success
+
+    bool ok() const { return error.empty(); }
+    std::string toJson(int indent = 2) const;
+};
+
+struct PrepareResult {
+    Scene scene;
+    PrepareReport report;
+};
+
+// Imports the files into one scene (bodies in file order) and prepares it.
+PrepareResult prepareFiles(const std::vector<std::filesystem::path>& files,
+                           const PrepareOptions& options, const ProgressCallback& progress = {});
+
+// Prepares an already imported scene (bodies of kind Surface or Cloth, no constraints yet).
+PrepareResult prepareScene(const Scene& input, const PrepareOptions& options,
+                           const ProgressCallback& progress = {});
+
+} // namespace pbd

@@ -1,0 +1,449 @@
+// meshing: the prepare pipeline, project files (round trip, errors, atomic save) and mesh
+// export (.vtu read back with VTK's own reader, Gmsh .msh 4.1 parsed strictly, TetGen files);
+// every assimp test model either prepares or fails with a message.
+
+#include "core/Mass.h"
+#include "core/Topology.h"
+#include "meshing/Export.h"
+#include "meshing/Prepare.h"
+#include "meshing/ProjectFile.h"
+
+#include "MeshingFixtures.h"
+
+#include <QDirIterator>
+#include <QTemporaryDir>
+#include <QTest>
+
+#include <vtkCellData.h>
+#include <vtkDataArray.h>
+#include <vtkNew.h>
+#include <vtkUnstructuredGrid.h>
+#include <vtkXMLUnstructuredGridReader.h>
+
+#include <fstream>
+#include <nlohmann/json.hpp>
+#include <set>
+#include <sstream>
+
+using namespace pbd;
+using namespace pbd::test;
+
+namespace {
+
+// A prepared scene with everything the project file holds: tets with frames, air, cloth with
+// UVs, default constraints, a collider, attachments, pressure and non-default solver settings.
+Scene preparedScene() {
+    PrepareOptions options;
+    options.tetrahedralize = true;
+    options.air = true;
+    options.frames = true;
+    options.tetFrames = TetFrameMode::NearestSurface;
+    options.defaultConstraints = true;
+    options.tet.maxVolume = 0.02;
+    PrepareResult r = prepareScene(twoBoxesAndCloth(), options);
+    if (!r.report.ok()) {
+        qFatal("prepare failed: %s", r.report.error.c_str());
+    }
+    Scene s = std::move(r.scene);
+    s.colliders.push_back(Collider::sphere(Vec3(3, 0, 0), 0.4));
+    s.colliders.push_back(
+        Collider::mesh({Vec3(0, 0, 0), Vec3(1, 0, 0), Vec3(0, 1, 0)}, {{0, 1, 2}}));
+    s.colliders.back().friction = 0.7;
+    s.constraints.attachments.add(3, Vec3(0.1, 0.2, 0.3), 1e-4, Vec3(0, 1, 0));
+    PressureConstraint p;
+    p.body = "upper";
+    p.particles = {1, 2, 3};
+    p.localTriangles = {{0, 1, 2}};
+    p.restVolume6 = 0.5;
+    p.pressure = 1.5;
+    s.constraints.pressure.push_back(p);
+    s.solver.method = SolverMethod::Pbd;
+    s.solver.substeps = 7;
+    s.solver.gravity = Vec3(0.1, -3, 0);
+    s.solver.selfCollision = true;
+    s.particles.velocities[5] = Vec3(1.0 / 3.0, -2e-17, 1e300);
+    return s;
+}
+
+std::string readText(const QString& path) {
+    std::ifstream in(path.toStdString());
+    std::ostringstream s;
+    s << in.rdbuf();
+    return s.str();
+}
+
+} // namespace
+
+class TestExport : public QObject {
+    Q_OBJECT
+private:
+    QTemporaryDir dir_;
+
+private slots:
+    void prepareReportsCountsAndTimings() {
+        PrepareOptions options;
+        options.tetrahedralize = true;
+        options.air = true;
+        options.frames = true;
+        std::vector<double> progress;
+        PrepareResult r =
+            prepareScene(twoBoxesAndCloth(), options, [&](double f, const std::string&) {
+                if (f >= 0) {
+                    progress.push_back(f);
+                }
+                return true;
+            });
+        QVERIFY2(r.report.ok(), r.report.error.c_str());
+        QVERIFY(std::is_sorted(progress.begin(), progress.end()));
+        QCOMPARE(progress.back(), 1.0);
+        QCOMPARE(r.report.tets.size(), std::size_t(2));
+        QVERIFY(r.scene.bodies[0].kind == BodyKind::TetBody);
+        QVERIFY(r.scene.bodies[2].kind == BodyKind::Cloth);
+        QCOMPARE(r.report.invertedTets, std::size_t(0));
+        QVERIFY(r.report.air.tets > 0);
+        // Masses: the lower box is 1 m^3 of 1000 kg/m^3, the sheet 1.6^2 m^2 of 0.2 kg/m^2.
+        QVERIFY(std::abs(totalMass(r.scene.particles, r.scene.bodies[0]) - 1000) < 1e-9);
+        QVERIFY(std::abs(totalMass(r.scene.particles, r.scene.bodies[2]) - 0.512) < 1e-12);
+        const nlohmann::json j = nlohmann::json::parse(r.report.toJson());
+        QCOMPARE(j["ok"].get<bool>(), true);
+        QCOMPARE(j["bodies"].get<std::size_t>(), std::size_t(3));
+        QCOMPARE(j["surface_triangles_preserved"].get<std::size_t>(),
+                 j["surface_triangles"].get<std::size_t>());
+        QCOMPARE(j["air_tets"].get<std::size_t>(), r.scene.air.tets.size());
+        QCOMPARE(j["inverted_tets"].get<int>(), 0);
+        QVERIFY(j["timings"]["tetrahedralize"].get<double>() > 0);
+        QVERIFY(j["timings"]["air"].get<double>() > 0);
+        QCOMPARE(j["per_body"][0]["tets"].get<std::size_t>(), r.scene.bodies[0].tets.size());
+        QCOMPARE(j["triangle_frames_from_uv"].get<std::size_t>(),
+                 r.scene.bodies[2].triangles.size());
+        // The input was not touched.
+        QVERIFY(twoBoxesAndCloth().bodies[0].tets.empty());
+    }
+
+    void intersectingBodiesStopBeforeTetgen() {
+        Scene scene;
+        addBoxSurface(scene, Vec3(0, 0, 0), Vec3(1, 1, 1), "left");
+        addBoxSurface(scene, Vec3(0.5, 0.3, 0.2), Vec3(1, 1, 1), "right");
+        PrepareOptions options;
+        options.tetrahedralize = true;
+        const PrepareResult r = prepareScene(scene, options);
+        QVERIFY(!r.report.ok());
+        QVERIFY2(r.report.error.find("bodies 'left' and 'right' intersect") == 0,
+                 r.report.error.c_str());
+        QVERIFY(r.report.error.find("TetGen was not run") != std::string::npos);
+        QVERIFY(r.report.tets.empty());
+        // Without meshing the same problem is only a warning.
+        options.tetrahedralize = false;
+        QVERIFY(prepareScene(scene, options).report.ok());
+    }
+
+    void cancelStopsThePipeline() {
+        PrepareOptions options;
+        options.tetrahedralize = true;
+        const PrepareResult r = prepareScene(twoBoxesAndCloth(), options,
+                                             [](double f, const std::string&) { return f < 0.1; });
+        QCOMPARE(r.report.error, kCancelledMessage);
+    }
+
+    void projectRoundTripIsIdentical() {
+        const Scene s = preparedScene();
+        const std::string json = projectToJson(s);
+        Result<Scene> back = projectFromJson(json);
+        QVERIFY2(back.ok(), back.error().c_str());
+        QCOMPARE(projectToJson(*back), json);
+        QCOMPARE(back->particles.positions, s.particles.positions);
+        QCOMPARE(back->particles.velocities, s.particles.velocities);
+        QCOMPARE(back->particles.inverseMasses, s.particles.inverseMasses);
+        QCOMPARE(back->bodies.size(), s.bodies.size());
+        for (std::size_t b = 0; b < s.bodies.size(); ++b) {
+            QCOMPARE(back->bodies[b].name, s.bodies[b].name);
+            QVERIFY(back->bodies[b].kind == s.bodies[b].kind);
+            QCOMPARE(back->bodies[b].triangles, s.bodies[b].triangles);
+            QCOMPARE(back->bodies[b].tets, s.bodies[b].tets);
+            QCOMPARE(back->bodies[b].triangleUVs, s.bodies[b].triangleUVs);
+            QCOMPARE(back->bodies[b].tetFrames, s.bodies[b].tetFrames);
+        }
+        QVERIFY(!s.bodies[0].tetFrames.empty());
+        QCOMPARE(back->air.tets, s.air.tets);
+        QCOMPARE(back->air.firstParticle, s.air.firstParticle);
+        QCOMPARE(back->constraints.strainTets.qInverse, s.constraints.strainTets.qInverse);
+        QCOMPARE(back->constraints.strainTets.compliance, s.constraints.strainTets.compliance);
+        QCOMPARE(back->constraints.strainTriangles.rest, s.constraints.strainTriangles.rest);
+        QCOMPARE(back->constraints.bending.restAngle, s.constraints.bending.restAngle);
+        QCOMPARE(back->constraints.volume.restValue, s.constraints.volume.restValue);
+        QCOMPARE(back->constraints.attachments.targetVelocity,
+                 s.constraints.attachments.targetVelocity);
+        QCOMPARE(back->constraints.pressure[0].restVolume6, 0.5);
+        QCOMPARE(back->colliders.size(), std::size_t(2));
+        QCOMPARE(back->colliders[1].friction, 0.7);
+        QCOMPARE(back->colliders[1].triangles, s.colliders[1].triangles);
+        QVERIFY(back->solver.method == SolverMethod::Pbd);
+        QCOMPARE(back->solver.substeps, 7);
+        QCOMPARE(back->solver.gravity, s.solver.gravity);
+
+        // Through a file, too.
+        const QString path = dir_.filePath("scene.pbdlab.json");
+        QVERIFY(saveProject(s, path.toStdString()).ok());
+        Result<Scene> loaded = loadProject(path.toStdString());
+        QVERIFY2(loaded.ok(), loaded.error().c_str());
+        QCOMPARE(projectToJson(*loaded), json);
+    }
+
+    void brokenProjectsNameTheProblem() {
+        const std::string good = projectToJson(preparedScene());
+        QVERIFY(projectFromJson("{not json", "x.json").error().find("x.json is not valid JSON") ==
+                0);
+        QVERIFY(projectFromJson("{}", "x.json").error().find("not a PBD Lab project") !=
+                std::string::npos);
+        nlohmann::json j = nlohmann::json::parse(good);
+        j["bodies"][1].erase("tets");
+        QCOMPARE(projectFromJson(j.dump(), "x.json").error(),
+                 std::string("x.json.bodies[1]: missing 'tets'"));
+        j = nlohmann::json::parse(good);
+        j["constraints"]["distance"]["restLength"] = {1.0};
+        j["constraints"]["distance"]["particles"] = {0, 1};
+        j["constraints"]["distance"]["compliance"] = {{0.0}};
+        j["constraints"]["distance"]["stiffness"] = {{1.0}};
+        QVERIFY(projectFromJson(j.dump(), "x.json").ok());
+        j["constraints"]["distance"]["particles"] = {0, 999999};
+        QVERIFY(projectFromJson(j.dump(), "x.json").error().find("refers to particle 999999") !=
+                std::string::npos);
+        j = nlohmann::json::parse(good);
+        j["air"]["tets"][0] = 123456789;
+        QVERIFY(projectFromJson(j.dump(), "x.json").error().find("air tetrahedron 0") !=
+                std::string::npos);
+        j = nlohmann::json::parse(good);
+        j["version"] = kProjectFormatVersion + 1;
+        QVERIFY(projectFromJson(j.dump(), "x.json").error().find("newer PBD Lab") !=
+                std::string::npos);
+        QVERIFY(loadProject("/no/such/file.json").error().find("cannot open") == 0);
+    }
+
+    void failedSaveKeepsThePreviousFile() {
+        const QString path = dir_.filePath("keep.json");
+        const Scene s = preparedScene();
+        QVERIFY(saveProject(s, path.toStdString()).ok());
+        const std::string before = readText(path);
+        // The writer cannot create its temporary file: the save fails, the old file stays.
+        QVERIFY(QDir().mkpath(path + ".saving"));
+        Scene changed = s;
+        changed.name = "changed";
+        Result<bool> saved = saveProject(changed, path.toStdString());
+        QVERIFY(!saved.ok());
+        QCOMPARE(readText(path), before);
+        QVERIFY(loadProject(path.toStdString()).ok());
+        QVERIFY(QDir(path + ".saving").removeRecursively());
+        QVERIFY(saveProject(changed, path.toStdString()).ok());
+        QCOMPARE(loadProject(path.toStdString())->name, std::string("changed"));
+    }
+
+    void vtuReadsBackInVtk() {
+        const Scene s = preparedScene();
+        const QString path = dir_.filePath("scene.vtu");
+        QVERIFY(exportVtu(s, path.toStdString()).ok());
+        vtkNew<vtkXMLUnstructuredGridReader> reader;
+        reader->SetFileName(path.toUtf8().constData());
+        reader->Update();
+        vtkUnstructuredGrid* grid = reader->GetOutput();
+        QCOMPARE(std::size_t(grid->GetNumberOfPoints()), s.particles.size());
+        const std::size_t tets = s.tetCount() + s.air.tets.size();
+        const std::size_t clothTriangles = s.bodies[2].triangles.size();
+        QCOMPARE(std::size_t(grid->GetNumberOfCells()), tets + clothTriangles);
+        QCOMPARE(grid->GetCellType(0), int(VTK_TETRA));
+        QCOMPARE(grid->GetCellType(vtkIdType(tets)), int(VTK_TRIANGLE));
+        vtkDataArray* region = grid->GetCellData()->GetArray("region");
+        QVERIFY(region != nullptr);
+        std::map<int, std::size_t> perRegion;
+        for (vtkIdType c = 0; c < grid->GetNumberOfCells(); ++c) {
+            perRegion[int(region->GetTuple1(c))]++;
+        }
+        QCOMPARE(perRegion[0], s.bodies[0].tets.size());
+        QCOMPARE(perRegion[1], s.bodies[1].tets.size());
+        QCOMPARE(perRegion[-1], s.air.tets.size());
+        QCOMPARE(perRegion[2], clothTriangles);
+        vtkDataArray* quality = grid->GetCellData()->GetArray("quality");
+        QVERIFY(quality != nullptr);
+        for (vtkIdType c = 0; c < grid->GetNumberOfCells(); ++c) {
+            QVERIFY(quality->GetTuple1(c) > 0 && quality->GetTuple1(c) <= 1 + 1e-12);
+        }
+        vtkDataArray* frame = grid->GetCellData()->GetArray("frame_n");
+        QVERIFY(frame != nullptr);
+        QCOMPARE(frame->GetNumberOfComponents(), 3);
+        const double* n0 = frame->GetTuple3(0);
+        const Mat3& f0 = s.bodies[0].tetFrames[0];
+        QVERIFY((Vec3(n0[0], n0[1], n0[2]) - f0.col(2)).norm() < 1e-15);
+        double p[3];
+        grid->GetPoint(7, p);
+        QCOMPARE(Vec3(p[0], p[1], p[2]), s.particles.positions[7]);
+        // A regular tet has quality 1.
+        QVERIFY(
+            std::abs(tetQuality(Vec3(1, 1, 1), Vec3(1, -1, -1), Vec3(-1, 1, -1), Vec3(-1, -1, 1)) -
+                     1) < 1e-12 ||
+            std::abs(tetQuality(Vec3(1, 1, 1), Vec3(-1, 1, -1), Vec3(1, -1, -1), Vec3(-1, -1, 1)) -
+                     1) < 1e-12);
+        QVERIFY(std::abs(triangleQuality(Vec3(0, 0, 0), Vec3(1, 0, 0),
+                                         Vec3(0.5, std::sqrt(3.0) / 2, 0)) -
+                         1) < 1e-12);
+    }
+
+    void mshIsWellFormedGmsh41() {
+        const Scene s = preparedScene();
+        const QString path = dir_.filePath("scene.msh");
+        QVERIFY(exportMsh(s, path.toStdString()).ok());
+        std::ifstream in(path.toStdString());
+        std::string section;
+        in >> section;
+        QCOMPARE(section, std::string("$MeshFormat"));
+        std::string version;
+        int fileType = -1, dataSize = 0;
+        in >> version >> fileType >> dataSize >> section;
+        QCOMPARE(version, std::string("4.1"));
+        QCOMPARE(fileType, 0);
+        QCOMPARE(section, std::string("$EndMeshFormat"));
+        in >> section;
+        QCOMPARE(section, std::string("$PhysicalNames"));
+        int names = 0;
+        in >> names;
+        std::map<int, std::string> physical;
+        for (int i = 0; i < names; ++i) {
+            int dim = 0, tag = 0;
+            std::string name;
+            in >> dim >> tag;
+            std::getline(in, name);
+            physical[tag] = name;
+        }
+        QVERIFY(physical.size() == 4); // lower, upper, sheet, air
+        QVERIFY(physical[int(s.bodies.size()) + 1].find("\"air\"") != std::string::npos);
+        in >> section;
+        QCOMPARE(section, std::string("$EndPhysicalNames"));
+        in >> section;
+        QCOMPARE(section, std::string("$Entities"));
+        int points = 0, curves = 0, surfaces = 0, volumes = 0;
+        in >> points >> curves >> surfaces >> volumes;
+        QCOMPARE(surfaces + volumes, names);
+        std::set<std::pair<int, int>> entities;
+        for (int i = 0; i < surfaces + volumes; ++i) {
+            int tag = 0, numPhysical = 0, phys = 0, bounding = 0;
+            double box[6];
+            in >> tag >> box[0] >> box[1] >> box[2] >> box[3] >> box[4] >> box[5] >> numPhysical >>
+                phys >> bounding;
+            QCOMPARE(numPhysical, 1);
+            QVERIFY(physical.count(phys));
+            entities.insert({i < surfaces ? 2 : 3, tag});
+        }
+        in >> section;
+        QCOMPARE(section, std::string("$EndEntities"));
+        in >> section;
+        QCOMPARE(section, std::string("$Nodes"));
+        std::size_t blocks = 0, nodes = 0, minTag = 0, maxTag = 0;
+        in >> blocks >> nodes >> minTag >> maxTag;
+        QCOMPARE(nodes, s.particles.size());
+        std::size_t read = 0;
+        for (std::size_t b = 0; b < blocks; ++b) {
+            int dim = 0, tag = 0, parametric = 0;
+            std::size_t count = 0;
+            in >> dim >> tag >> parametric >> count;
+            QVERIFY(entities.count({dim, tag}));
+            std::vector<std::size_t> tags(count);
+            for (auto& t : tags) {
+                in >> t;
+            }
+            for (std::size_t i = 0; i < count; ++i) {
+                double x, y, z;
+                in >> x >> y >> z;
+                QCOMPARE(Vec3(x, y, z), s.particles.positions[tags[i] - 1]);
+            }
+            read += count;
+        }
+        QCOMPARE(read, nodes);
+        in >> section;
+        QCOMPARE(section, std::string("$EndNodes"));
+        in >> section;
+        QCOMPARE(section, std::string("$Elements"));
+        std::size_t elementBlocks = 0, elements = 0;
+        in >> elementBlocks >> elements >> minTag >> maxTag;
+        std::size_t tets = 0, triangles = 0;
+        for (std::size_t b = 0; b < elementBlocks; ++b) {
+            int dim = 0, tag = 0, type = 0;
+            std::size_t count = 0;
+            in >> dim >> tag >> type >> count;
+            QVERIFY(entities.count({dim, tag}));
+            QCOMPARE(type, dim == 3 ? 4 : 2);
+            for (std::size_t e = 0; e < count; ++e) {
+                std::size_t elementTag = 0;
+                in >> elementTag;
+                for (int k = 0; k < (type == 4 ? 4 : 3); ++k) {
+                    std::size_t node = 0;
+                    in >> node;
+                    QVERIFY(node >= 1 && node <= nodes);
+                }
+            }
+            (type == 4 ? tets : triangles) += count;
+        }
+        QCOMPARE(tets, s.tetCount() + s.air.tets.size());
+        QCOMPARE(triangles, s.bodies[2].triangles.size());
+        QCOMPARE(tets + triangles, elements);
+        in >> section;
+        QCOMPARE(section, std::string("$EndElements"));
+    }
+
+    void tetgenFilesHaveTheCounts() {
+        const Scene s = preparedScene();
+        const QString prefix = dir_.filePath("scene");
+        QVERIFY(exportTetgen(s, prefix.toStdString()).ok());
+        auto header = [&](const char* suffix) {
+            std::ifstream in((prefix + suffix).toStdString());
+            std::string line;
+            do {
+                std::getline(in, line);
+            } while (line.starts_with("#"));
+            std::istringstream words(line);
+            std::size_t n = 0;
+            words >> n;
+            return n;
+        };
+        QCOMPARE(header(".node"), s.particles.size());
+        QCOMPARE(header(".ele"), s.tetCount() + s.air.tets.size());
+        QCOMPARE(header(".face"), boundaryFaces(s.bodies[0].tets).size() +
+                                      boundaryFaces(s.bodies[1].tets).size() +
+                                      s.bodies[2].triangles.size());
+    }
+
+    void everyAssimpTestModelPreparesOrFailsWithAMessage() {
+        const QString root = qEnvironmentVariable("ASSIMP_MODELS", "/usr/share/assimp/models");
+        if (!QDir(root).exists()) {
+            QFAIL("assimp-testmodels is not installed (scripts/setup installs it)");
+        }
+        PrepareOptions options;
+        options.tetrahedralize = true;
+        options.air = true;
+        options.tet.timeoutSeconds = options.airOptions.timeoutSeconds = 20;
+        int prepared = 0, failed = 0;
+        QDirIterator it(root, {"*.obj", "*.ply", "*.stl", "*.STL", "*.off", "*.gltf", "*.glb"},
+                        QDir::Files, QDirIterator::Subdirectories);
+        while (it.hasNext()) {
+            const QString file = it.next();
+            const PrepareResult r = prepareFiles({file.toStdString()}, options);
+            if (r.report.ok()) {
+                ++prepared;
+                QVERIFY2(validateScene(r.scene).empty(), qPrintable(file));
+                QCOMPARE(r.report.invertedTets, std::size_t(0));
+            } else {
+                ++failed;
+                // A specific message: it names the file or a body, not just "failed".
+                const std::string& e = r.report.error;
+                const bool specific = e.find(file.toStdString()) != std::string::npos ||
+                                      e.find("body '") != std::string::npos ||
+                                      e.find("bodies '") != std::string::npos ||
+                                      e.find("no surfaces") != std::string::npos;
+                QVERIFY2(specific, qPrintable(file + ": " + QString::fromStdString(e)));
+            }
+        }
+        qInfo("assimp test models: %d prepared, %d refused with a message", prepared, failed);
+        QVERIFY(prepared >= 30);
+        QVERIFY(failed >= 30);
+    }
+};
+
+QTEST_GUILESS_MAIN(TestExport)
+#include "tst_export.moc"
