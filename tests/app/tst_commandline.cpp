@@ -198,6 +198,84 @@ private slots:
         QVERIFY(r.err.contains("could not write"));
     }
 
+    void cliPrepareWritesProjectMeshesAndReport() {
+        // A closed box and an open sheet above it, as an artist's OBJ.
+        const QString obj = dir_.filePath("box-sheet.obj");
+        QFile f(obj);
+        QVERIFY(f.open(QIODevice::WriteOnly));
+        f.write("o box\nv -0.5 -0.5 -0.5\nv 0.5 -0.5 -0.5\nv 0.5 0.5 -0.5\nv -0.5 0.5 -0.5\n"
+                "v -0.5 -0.5 0.5\nv 0.5 -0.5 0.5\nv 0.5 0.5 0.5\nv -0.5 0.5 0.5\n"
+                "f 1 4 3 2\nf 5 6 7 8\nf 1 2 6 5\nf 2 3 7 6\nf 3 4 8 7\nf 4 1 5 8\n"
+                "o sheet\nv -1 1 -1\nv 1 1 -1\nv 1 1 1\nv -1 1 1\nvt 0 0\nvt 1 0\nvt 1 1\nvt 0 1\n"
+                "f 9/1 12/4 11/3 10/2\n");
+        f.close();
+        const QString project = dir_.filePath("box-sheet.json");
+        const QString report = dir_.filePath("report.json");
+        Run r = run(cli_, {"prepare",
+                           obj,
+                           "--tet",
+                           "--air",
+                           "--frames",
+                           "uv",
+                           "--quality",
+                           "1.4",
+                           "--max-volume",
+                           "0.01",
+                           "--constraints",
+                           "-o",
+                           project,
+                           "--vtu",
+                           dir_.filePath("m.vtu"),
+                           "--msh",
+                           dir_.filePath("m.msh"),
+                           "--tetgen",
+                           dir_.filePath("m"),
+                           "--report",
+                           report});
+        QVERIFY2(r.exitCode == 0, qPrintable(r.err));
+        QVERIFY(r.err.contains("[100%] done"));
+        QVERIFY(r.err.contains("info: body 'box': "));
+        for (const char* suffix : {".vtu", ".msh", ".node", ".ele", ".face"}) {
+            QVERIFY2(QFile::exists(dir_.filePath(QString("m") + suffix)), suffix);
+        }
+        QFile reportFile(report);
+        QVERIFY(reportFile.open(QIODevice::ReadOnly));
+        const nlohmann::json j = nlohmann::json::parse(reportFile.readAll().toStdString());
+        QCOMPARE(j["bodies"].get<int>(), 2);
+        QVERIFY(j["tets"].get<int>() >= 5); // a cube needs at least 5
+        QCOMPARE(j["surface_triangles_preserved"].get<int>(), 12);
+        QVERIFY(j["air_tets"].get<int>() > 0);
+        QCOMPARE(j["inverted_tets"].get<int>(), 0);
+        QVERIFY(j["timings"]["total"].get<double>() > 0);
+        // The project simulates.
+        r = run(cli_, {"simulate", project, "--steps", "5", "--out", dir_.filePath("sim.json")});
+        QVERIFY2(r.exitCode == 0, qPrintable(r.err));
+
+        // Bad input: a non-zero status and a message naming the problem.
+        r = run(cli_, {"prepare", dir_.filePath("missing.obj"), "--tet"});
+        QCOMPARE(r.exitCode, 1);
+        QVERIFY(r.err.contains("no such file"));
+        r = run(cli_, {"prepare", obj, "--quality", "0.5"});
+        QCOMPARE(r.exitCode, 2);
+        QVERIFY(r.err.contains("radius-edge ratio"));
+        r = run(cli_, {"prepare"});
+        QCOMPARE(r.exitCode, 2);
+        const QString crossing = dir_.filePath("crossing.obj");
+        QFile c(crossing);
+        QVERIFY(c.open(QIODevice::WriteOnly));
+        c.write("o a\nv 0 0 0\nv 1 0 0\nv 0 1 0\nv 0 0 1\nf 1 3 2\nf 1 2 4\nf 1 4 3\nf 2 3 4\n"
+                "o b\nv 0.2 0.2 0.2\nv 1.2 0.2 0.2\nv 0.2 1.2 0.2\nv 0.2 0.2 1.2\n"
+                "f 5 7 6\nf 5 6 8\nf 5 8 7\nf 6 7 8\n");
+        c.close();
+        r = run(cli_, {"prepare", crossing, "--tet", "-o", dir_.filePath("never.json")});
+        QCOMPARE(r.exitCode, 1);
+        QVERIFY2(r.err.contains("bodies 'a' and 'b' intersect"), qPrintable(r.err));
+        QVERIFY(!QFile::exists(dir_.filePath("never.json")));
+        r = run(cli_, {"simulate", obj});
+        QCOMPARE(r.exitCode, 1);
+        QVERIFY(r.err.contains("prepare it first"));
+    }
+
     void cliBenchPrintsOneJsonObject() {
         Run r = run(cli_, {"bench", "cloth", "--steps", "5", "--threads", "2", "--json"});
         QCOMPARE(r.exitCode, 0);
