@@ -113,6 +113,7 @@ std::string PrepareReport::toJson(int indent) const {
                 body["surface_triangles_preserved"] = t.surfacePreserved;
                 body["surface_triangles"] = t.surfaceTriangles;
                 body["tetgen_seconds"] = t.seconds;
+                body["tetgen_peak_mb"] = double(t.peakMemoryBytes) / (1 << 20);
             }
         }
         perBody.push_back(body);
@@ -135,6 +136,7 @@ std::string PrepareReport::toJson(int indent) const {
                     {"steiner_points", air.steinerPoints},
                     {"shared_vertices", air.sharedVertices},
                     {"dropped_by_distance", air.droppedByDistance},
+                    {"tetgen_peak_mb", double(air.peakMemoryBytes) / (1 << 20)},
                     {"volume", air.volume}};
     }
     j["inverted_tets"] = invertedTets;

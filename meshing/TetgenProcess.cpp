@@ -287,8 +287,10 @@ Result<TetgenOutput> runTetgen(const TetgenInput& input, const std::string& swit
         ::kill(pid, SIGKILL);
     }
     int status = 0;
-    while (::waitpid(pid, &status, 0) < 0 && errno == EINTR) {
+    rusage usage{};
+    while (::wait4(pid, &status, 0, &usage) < 0 && errno == EINTR) {
     }
+    output.peakMemoryBytes = std::size_t(usage.ru_maxrss) * 1024;
     if (cancelled) {
         return Error{kCancelledMessage};
     }

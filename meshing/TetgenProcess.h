@@ -32,8 +32,9 @@ struct TetgenInput {
 struct TetgenOutput {
     std::vector<Vec3> points; // the input points first, in order (J switch), then Steiner points
     std::vector<Tetrahedron> tets;
-    std::vector<int> tetAttributes; // the region attribute per tet, when regions were given
-    std::string log;                // what TetGen printed
+    std::vector<int> tetAttributes;  // the region attribute per tet, when regions were given
+    std::string log;                 // what TetGen printed
+    std::size_t peakMemoryBytes = 0; // the child's peak resident memory
 };
 
 // For tests of the safety net itself: make the child crash or hang instead of meshing.

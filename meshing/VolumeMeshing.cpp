@@ -229,6 +229,7 @@ Result<std::vector<BodyTetReport>> tetrahedralizeBodies(Scene& scene,
         r.surfaceTriangles = m.surface.triangles.size();
         r.surfacePreserved = facesPresent(m.surface.triangles, m.output.tets);
         r.seconds = secondsSince(start);
+        r.peakMemoryBytes = m.output.peakMemoryBytes;
         reports.push_back(r);
         meshed.emplace(b, std::move(m));
     }
@@ -381,6 +382,7 @@ Result<AirReport> tessellateAir(Scene& scene, const AirOptions& options,
     }
     TetgenOutput& mesh = *out;
     report.inverted = orientPositively(mesh.tets, mesh.points);
+    report.peakMemoryBytes = mesh.peakMemoryBytes;
 
     // Local air: only the tets near the selected surfaces.
     std::vector<bool> keep(mesh.tets.size(), true);

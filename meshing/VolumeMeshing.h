@@ -27,6 +27,7 @@ struct BodyTetReport {
     std::size_t surfacePreserved = 0; // input triangles found as tet faces
     std::size_t inverted = 0;         // tets TetGen returned with negative orientation
     double seconds = 0;
+    std::size_t peakMemoryBytes = 0; // of TetGen's process
 };
 
 // A point strictly inside a closed, outward-wound surface, or an error when none is found
@@ -65,6 +66,7 @@ struct AirReport {
     std::size_t droppedByDistance = 0;
     double volume = 0;
     double seconds = 0;
+    std::size_t peakMemoryBytes = 0; // of TetGen's process
 };
 
 // Tessellates the space inside a box around all bodies: closed bodies (tet bodies and closed
