@@ -4,9 +4,12 @@
 #include "core/SceneLibrary.h"
 #include "core/SurfaceFields.h"
 #include "core/Version.h"
+#include "meshing/Export.h"
 #include "meshing/LibraryVersions.h"
 #include "meshing/MeshImport.h"
+#include "meshing/ProjectFile.h"
 #include "widgets/LogPanel.h"
+#include "widgets/PrepareDialog.h"
 #include "widgets/PropertiesPanel.h"
 #include "widgets/SceneActors.h"
 #include "widgets/SceneTreePanel.h"
@@ -33,6 +36,7 @@
 #include <QMenuBar>
 #include <QMessageBox>
 #include <QMimeData>
+#include <QProgressDialog>
 #include <QPushButton>
 #include <QSettings>
 #include <QSpinBox>
@@ -48,8 +52,11 @@
 
 #include <vtkVersion.h>
 
+#include <atomic>
 #include <cmath>
 #include <limits>
+#include <mutex>
+#include <thread>
 
 namespace pbd {
 
@@ -59,7 +66,8 @@ constexpr int kMaxRecentFiles = 10;
 
 MainWindow::MainWindow(bool persistSettings, QWidget* parent)
     : QMainWindow(parent)
-    , persistSettings_(persistSettings) {
+    , persistSettings_(persistSettings)
+    , prepareOptions_(PrepareDialog::defaultOptions()) {
     setObjectName(QStringLiteral("mainWindow"));
     setWindowTitle(QStringLiteral("PBD Lab"));
     setAcceptDrops(true);
@@ -157,6 +165,9 @@ void MainWindow::createActions() {
         a->setObjectName(QStringLiteral("actionScene_") + QString::fromStdString(info.name));
     }
     file->addSeparator();
+    QAction* exportAction = file->addAction(tr("&Export…"), this, &MainWindow::exportWithDialog);
+    exportAction->setObjectName(QStringLiteral("actionExport"));
+    exportAction->setShortcut(QKeySequence(Qt::CTRL | Qt::Key_E));
     QAction* shot =
         file->addAction(tr("Save &Screenshot…"), this, &MainWindow::screenshotWithDialog);
     shot->setObjectName(QStringLiteral("actionScreenshot"));
@@ -261,6 +272,7 @@ void MainWindow::restoreSettings() {
     findChild<QAction*>(QStringLiteral("actionRealTime"))
         ->setChecked(settings.value(QStringLiteral("simulation/realTime"), true).toBool());
     recentFiles_ = settings.value(QStringLiteral("files/recent")).toStringList();
+    prepareOptions_ = PrepareDialog::savedOptions();
     lastDirectory_ = settings.value(QStringLiteral("files/lastDirectory")).toString();
     lastScreenshot_ = settings.value(QStringLiteral("files/lastScreenshot")).toString();
     rebuildRecentMenu();
@@ -611,28 +623,190 @@ bool MainWindow::loadGeneratedScene(const QString& name, QString* error) {
     return true;
 }
 
+PrepareResult MainWindow::runPrepare(const QString& path, const PrepareOptions& options) {
+    // The pipeline runs on its own thread; this one keeps drawing and takes Cancel. TetGen runs
+    // in a child process, so even a TetGen crash only ends up as a message here.
+    std::atomic<double> fraction{0.0};
+    std::atomic<bool> cancel{false};
+    std::atomic<bool> finished{false};
+    std::mutex stageMutex;
+    std::string stage = "importing";
+    PrepareResult result;
+    const std::filesystem::path file = QDir::toNativeSeparators(path).toStdString();
+    std::thread worker([&] {
+        result = prepareFiles({file}, options, [&](double f, const std::string& s) {
+            if (f >= 0) {
+                fraction = f;
+                std::lock_guard<std::mutex> lock(stageMutex);
+                stage = s;
+            }
+            return !cancel.load();
+        });
+        finished = true;
+    });
+    QProgressDialog progress(tr("Preparing %1…").arg(QFileInfo(path).fileName()), tr("Cancel"), 0,
+                             1000, this);
+    progress.setObjectName(QStringLiteral("prepareProgress"));
+    progress.setWindowTitle(tr("Prepare Mesh"));
+    progress.setWindowModality(Qt::WindowModal);
+    progress.setMinimumDuration(400);
+    progress.setAutoReset(false);
+    progress.setAutoClose(false);
+    QEventLoop loop;
+    QTimer poll;
+    poll.setInterval(30);
+    connect(&poll, &QTimer::timeout, &loop, [&] {
+        if (finished) {
+            loop.quit();
+            return;
+        }
+        {
+            std::lock_guard<std::mutex> lock(stageMutex);
+            progress.setLabelText(
+                tr("Preparing %1: %2")
+                    .arg(QFileInfo(path).fileName(), QString::fromStdString(stage)));
+        }
+        progress.setValue(int(fraction * 1000));
+        if (progress.wasCanceled()) {
+            cancel = true;
+        }
+    });
+    poll.start();
+    loop.exec();
+    worker.join();
+    progress.close();
+    return result;
+}
+
 bool MainWindow::openFile(const QString& path, QString* error) {
-    Result<ImportedMesh> imported = importMesh(QDir::toNativeSeparators(path).toStdString());
-    if (!imported) {
-        const QString message = QString::fromStdString(imported.error());
+    auto fail = [&](const QString& message) {
+        reportError(message);
+        if (error) {
+            *error = message;
+        }
+        return false;
+    };
+    if (preparing_) {
+        return fail(tr("cannot open '%1': another file is being prepared").arg(path));
+    }
+    const QString native = QDir::toNativeSeparators(path);
+    if (path.endsWith(QStringLiteral(".json"), Qt::CaseInsensitive)) {
+        Result<Scene> project = loadProject(native.toStdString());
+        if (!project) {
+            return fail(QString::fromStdString(project.error()));
+        }
+        showScene(std::move(project).value());
+        log_->append(Severity::Info,
+                     tr("Opened project %1: %2 bodies, %3 particles, %4 constraints")
+                         .arg(native)
+                         .arg(scene_.bodies.size())
+                         .arg(scene_.particles.size())
+                         .arg(scene_.constraints.elementCount()));
+    } else {
+        preparing_ = true;
+        PrepareResult prepared = runPrepare(path, prepareOptions_);
+        preparing_ = false;
+        for (const ReportLine& line : prepared.report.lines) {
+            if (line.severity == ReportSeverity::Error && line.text == prepared.report.error) {
+                continue; // reported once, below
+            }
+            log_->append(line.severity == ReportSeverity::Info      ? Severity::Info
+                         : line.severity == ReportSeverity::Warning ? Severity::Warning
+                                                                    : Severity::Error,
+                         QString::fromStdString(line.text));
+        }
+        if (!prepared.report.ok()) {
+            const QString why = QString::fromStdString(prepared.report.error);
+            return fail(
+                prepared.report.error == kCancelledMessage
+                    ? tr("Preparing %1 was cancelled; the scene on screen is unchanged").arg(native)
+                    : tr("cannot prepare '%1': %2").arg(native, why));
+        }
+        double seconds = 0;
+        for (const auto& [stage, s] : prepared.report.timings) {
+            seconds += s;
+        }
+        showScene(std::move(prepared.scene));
+        log_->append(Severity::Info,
+                     tr("Opened %1: %2 bodies, %3 vertices, %4 triangles, %5 tets, %6 air tets, "
+                        "%7 constraints (prepared in %8 s)")
+                         .arg(native)
+                         .arg(scene_.bodies.size())
+                         .arg(scene_.particles.size())
+                         .arg(scene_.triangleCount())
+                         .arg(scene_.tetCount())
+                         .arg(scene_.air.tets.size())
+                         .arg(scene_.constraints.elementCount())
+                         .arg(seconds, 0, 'f', 2));
+    }
+    lastDirectory_ = QFileInfo(path).absolutePath();
+    addRecentFile(QFileInfo(path).absoluteFilePath());
+    return true;
+}
+
+void MainWindow::openFileInteractive(const QString& path) {
+    if (!path.endsWith(QStringLiteral(".json"), Qt::CaseInsensitive) && QFileInfo::exists(path)) {
+        PrepareDialog dialog({path}, prepareOptions_, this);
+        if (dialog.exec() != QDialog::Accepted) {
+            return;
+        }
+        prepareOptions_ = dialog.options();
+        if (persistSettings_) {
+            PrepareDialog::saveOptions(prepareOptions_);
+        }
+    }
+    openFile(path);
+}
+
+bool MainWindow::exportScene(const QString& path, QString* error) {
+    const std::string target = QDir::toNativeSeparators(path).toStdString();
+    Result<bool> written = Error{"unknown export format"};
+    const QString suffix = QFileInfo(path).suffix().toLower();
+    if (suffix == QLatin1String("vtu")) {
+        written = exportVtu(scene_, target);
+    } else if (suffix == QLatin1String("msh")) {
+        written = exportMsh(scene_, target);
+    } else if (suffix == QLatin1String("node") || suffix == QLatin1String("ele") ||
+               suffix == QLatin1String("face")) {
+        const QFileInfo info(path);
+        written =
+            exportTetgen(scene_, QDir::toNativeSeparators(info.absolutePath() + QLatin1Char('/') +
+                                                          info.completeBaseName())
+                                     .toStdString());
+    } else if (suffix == QLatin1String("json")) {
+        written = saveProject(scene_, target);
+    } else {
+        written = Error{"cannot export '" + target +
+                        "': use .vtu, .msh, .node (TetGen) or .json (project)"};
+    }
+    if (!written) {
+        const QString message = QString::fromStdString(written.error());
         reportError(message);
         if (error) {
             *error = message;
         }
         return false;
     }
-    for (const std::string& warning : imported->warnings) {
-        log_->append(Severity::Warning, QString::fromStdString(warning));
-    }
-    showScene(std::move(imported->scene));
-    log_->append(Severity::Info, tr("Opened %1: %2 bodies, %3 vertices, %4 triangles")
-                                     .arg(QDir::toNativeSeparators(path))
-                                     .arg(scene_.bodies.size())
-                                     .arg(scene_.particles.size())
-                                     .arg(scene_.triangleCount()));
-    lastDirectory_ = QFileInfo(path).absolutePath();
-    addRecentFile(QFileInfo(path).absoluteFilePath());
+    log_->append(Severity::Info, tr("Exported %1").arg(QDir::toNativeSeparators(path)));
     return true;
+}
+
+void MainWindow::exportWithDialog() {
+    QString filter;
+    const QString path = QFileDialog::getSaveFileName(
+        this, tr("Export"), lastDirectory_ + QLatin1Char('/') + QString::fromStdString(scene_.name),
+        tr("VTK unstructured grid (*.vtu);;Gmsh 4.1 (*.msh);;TetGen files (*.node);;PBD Lab "
+           "project (*.json)"),
+        &filter);
+    if (path.isEmpty()) {
+        return;
+    }
+    QString target = path;
+    if (QFileInfo(path).suffix().isEmpty()) {
+        const int star = filter.indexOf(QLatin1String("*."));
+        target += filter.mid(star + 1, filter.indexOf(QLatin1Char(')'), star) - star - 1);
+    }
+    exportScene(target);
 }
 
 void MainWindow::openWithDialog() {
@@ -641,10 +815,12 @@ void MainWindow::openWithDialog() {
         patterns << QStringLiteral("*") + QString::fromStdString(ext);
     }
     const QString path = QFileDialog::getOpenFileName(
-        this, tr("Open Mesh"), lastDirectory_,
-        tr("Meshes (%1);;All files (*)").arg(patterns.join(QLatin1Char(' '))));
+        this, tr("Open Mesh or Project"), lastDirectory_,
+        tr("Meshes and projects (%1 *.json);;Meshes (%1);;PBD Lab projects (*.json);;All files "
+           "(*)")
+            .arg(patterns.join(QLatin1Char(' '))));
     if (!path.isEmpty()) {
-        openFile(path);
+        openFileInteractive(path);
     }
 }
 
@@ -664,7 +840,7 @@ void MainWindow::rebuildRecentMenu() {
         const QString path = recentFiles_[i];
         QAction* a = recentMenu_->addAction(
             QStringLiteral("&%1 %2").arg(i + 1).arg(QFileInfo(path).fileName()), this,
-            [this, path] { openFile(path); });
+            [this, path] { openFileInteractive(path); });
         a->setToolTip(path);
         a->setStatusTip(path);
     }
@@ -764,7 +940,7 @@ void MainWindow::dragEnterEvent(QDragEnterEvent* event) {
 void MainWindow::dropEvent(QDropEvent* event) {
     const QList<QUrl> urls = event->mimeData()->urls();
     if (!urls.isEmpty() && urls.front().isLocalFile()) {
-        openFile(urls.front().toLocalFile());
+        openFileInteractive(urls.front().toLocalFile());
         event->acceptProposedAction();
     }
 }

@@ -3,6 +3,7 @@
 // View and Help menus. Window geometry, dock layout, view toggles and recent files persist.
 
 #include "core/Scene.h"
+#include "meshing/Prepare.h"
 
 #include <QElapsedTimer>
 #include <QMainWindow>
@@ -42,8 +43,17 @@ public:
 
     // Shows one of the generated scenes (core::sceneCatalogue()).
     bool loadGeneratedScene(const QString& name, QString* error = nullptr);
-    // Imports a mesh file; the same path as File ▸ Open, Open Recent and drag-and-drop.
+    // Opens a project (.json) or imports and prepares a mesh file with prepareOptions(),
+    // showing progress with Cancel; the path File ▸ Open, Open Recent and drag-and-drop take
+    // after the Prepare dialog. On failure the scene on screen is kept.
     bool openFile(const QString& path, QString* error = nullptr);
+    // File ▸ Open's path for one file: a mesh first shows the Prepare dialog.
+    void openFileInteractive(const QString& path);
+    const PrepareOptions& prepareOptions() const { return prepareOptions_; }
+    void setPrepareOptions(const PrepareOptions& options) { prepareOptions_ = options; }
+    // Writes the scene as .vtu, .msh, TetGen .node/.ele/.face (any of those suffixes) or a
+    // project .json, by the path's suffix.
+    bool exportScene(const QString& path, QString* error = nullptr);
     // Runs `steps` solver steps on the worker and waits for them (batch use); false with a
     // message when the run diverged.
     bool simulateSteps(int steps, QString* error = nullptr);
@@ -87,6 +97,8 @@ private:
     void addRecentFile(const QString& path);
     void rebuildRecentMenu();
     void openWithDialog();
+    void exportWithDialog();
+    PrepareResult runPrepare(const QString& path, const PrepareOptions& options);
     void screenshotWithDialog();
     void showAbout();
     void reportError(const QString& message);
@@ -99,6 +111,8 @@ private:
 
     bool persistSettings_;
     Scene scene_;
+    PrepareOptions prepareOptions_;
+    bool preparing_ = false;
     VtkViewport* viewport_ = nullptr;
     std::unique_ptr<SceneActors> actors_;
     SceneTreePanel* sceneTree_ = nullptr;

@@ -11,13 +11,16 @@
 #include "GuiTestMain.h"
 
 #include <QAction>
+#include <QApplication>
 #include <QDeadlineTimer>
+#include <QDialog>
 #include <QDockWidget>
 #include <QFile>
 #include <QImageReader>
 #include <QMenu>
 #include <QSettings>
 #include <QTemporaryDir>
+#include <QTimer>
 
 #include <vtkCamera.h>
 #include <vtkProperty.h>
@@ -162,10 +165,22 @@ private slots:
         QCOMPARE(w->scene().bodies[0].name, std::string("tri"));
         QVERIFY(w->log()->severity(w->log()->messageCount() - 1) == Severity::Error);
 
-        // Open Recent goes through the same path.
+        // Open Recent goes through the same path, after the Prepare dialog.
         QVERIFY(w->loadGeneratedScene("sample"));
+        bool dialogShown = false;
+        QTimer::singleShot(200, w.get(), [&] {
+            auto* dialog = qobject_cast<QDialog*>(QApplication::activeModalWidget());
+            dialogShown = dialog != nullptr && dialog->objectName() == "prepareDialog";
+            if (dialog != nullptr) {
+                dialog->accept();
+            }
+        });
         recent->actions().first()->trigger();
+        QVERIFY(dialogShown);
         QCOMPARE(w->scene().bodies[0].name, std::string("tri"));
+        // An open quad becomes cloth and gets default constraints, ready to play.
+        QVERIFY(w->scene().bodies[0].kind == BodyKind::Cloth);
+        QVERIFY(w->scene().constraints.elementCount() > 0);
         action(*w, "actionClearRecent")->trigger();
         QVERIFY(w->recentFiles().isEmpty());
     }

@@ -19,8 +19,11 @@
 #include <QDir>
 #include <QDockWidget>
 #include <QElapsedTimer>
+#include <QFile>
+#include <QFileInfo>
 #include <QImage>
 #include <QLabel>
+#include <QProgressDialog>
 #include <QSpinBox>
 #include <QTemporaryDir>
 #include <QThread>
@@ -28,6 +31,7 @@
 #include <QtCharts/QLineSeries>
 
 #include <algorithm>
+#include <map>
 #include <memory>
 
 using namespace pbd;
@@ -57,7 +61,155 @@ private:
         return w;
     }
 
+    QTemporaryDir dir_;
+
+    // A closed box resting on nothing and a cloth sheet above it, as a user's OBJ.
+    QString writeBoxAndSheet() {
+        const QString path = dir_.filePath("box-sheet.obj");
+        QFile f(path);
+        if (!f.open(QIODevice::WriteOnly)) {
+            qFatal("cannot write the test mesh");
+        }
+        f.write("o box\n");
+        // A 4 x 4 x 4 grid of squares per face so TetGen has room for interior points.
+        const int n = 4;
+        int index = 1;
+        std::map<std::array<int, 3>, int> vertex;
+        auto v = [&](int i, int j, int k) {
+            auto [it, inserted] = vertex.try_emplace({i, j, k}, index);
+            if (inserted) {
+                f.write(QString("v %1 %2 %3\n")
+                            .arg(double(i) / n - 0.5)
+                            .arg(double(j) / n - 0.5)
+                            .arg(double(k) / n - 0.5)
+                            .toUtf8());
+                ++index;
+            }
+            return it->second;
+        };
+        QStringList faces;
+        for (int axis = 0; axis < 3; ++axis) {
+            for (int side = 0; side <= n; side += n) {
+                for (int a = 0; a < n; ++a) {
+                    for (int b = 0; b < n; ++b) {
+                        auto at = [&](int da, int db) {
+                            std::array<int, 3> c{};
+                            c[axis] = side;
+                            c[(axis + 1) % 3] = a + da;
+                            c[(axis + 2) % 3] = b + db;
+                            return v(c[0], c[1], c[2]);
+                        };
+                        // Wound either way; the Prepare step orients the surface outward.
+                        faces << QString("f %1 %2 %3 %4")
+                                     .arg(at(0, 0))
+                                     .arg(at(1, 0))
+                                     .arg(at(1, 1))
+                                     .arg(at(0, 1));
+                    }
+                }
+            }
+        }
+        f.write(faces.join("\n").toUtf8() + "\n");
+        f.write("o sheet\nv -1 1 -1\nv 1 1 -1\nv 1 1 1\nv -1 1 1\nvt 0 0\nvt 1 0\nvt 1 1\n"
+                "vt 0 1\n");
+        f.write(QString("f %1/1 %2/4 %3/3 %4/2\n")
+                    .arg(index)
+                    .arg(index + 3)
+                    .arg(index + 2)
+                    .arg(index + 1)
+                    .toUtf8());
+        return path;
+    }
+
 private slots:
+    void openingAMeshPreparesItAndItPlays() {
+        auto w = window("sample");
+        PrepareOptions options = w->prepareOptions();
+        options.tetrahedralize = true;
+        options.air = true;
+        options.defaultConstraints = true;
+        options.tet.maxVolume = 0.005;
+        w->setPrepareOptions(options);
+        const QImage before = w->viewport()->renderImage(QSize(320, 200));
+        QString error;
+        QVERIFY2(w->openFile(writeBoxAndSheet(), &error), qPrintable(error));
+        const Scene& scene = w->scene();
+        QCOMPARE(scene.bodies.size(), std::size_t(2));
+        QVERIFY(scene.bodies[0].kind == BodyKind::TetBody);
+        QVERIFY(scene.bodies[0].tets.size() > 100);
+        QVERIFY(scene.bodies[1].kind == BodyKind::Cloth);
+        QVERIFY(!scene.air.empty());
+        QVERIFY(scene.constraints.strainTets.size() == scene.bodies[0].tets.size());
+        // The report is in the Log, and the opening summary last.
+        const QString last = w->log()->message(w->log()->messageCount() - 1);
+        QVERIFY2(last.contains("air tets"), qPrintable(last));
+        bool tetLine = false;
+        for (int i = 0; i < w->log()->messageCount(); ++i) {
+            tetLine = tetLine || w->log()->message(i).contains("body 'box': ");
+        }
+        QVERIFY(tetLine);
+
+        const QImage opened = w->viewport()->renderImage(QSize(320, 200));
+        QVERIFY(differingPixels(before, opened) > 1000);
+        QVERIFY(w->simulateSteps(25));
+        QCOMPARE(w->simulation()->latest()->steps, std::size_t(25));
+        QCOMPARE(w->shownSteps(), std::size_t(25));
+        const QImage played = w->viewport()->renderImage(QSize(320, 200));
+        QVERIFY(differingPixels(opened, played) > 100);
+    }
+
+    void preparingCanBeCancelledAndKeepsTheScene() {
+        auto w = window("rope");
+        PrepareOptions options = w->prepareOptions();
+        options.tetrahedralize = true;
+        options.tet.fault = TetgenFault::Hang; // TetGen never finishes
+        options.tet.timeoutSeconds = 60;
+        w->setPrepareOptions(options);
+        bool cancelled = false;
+        QTimer poll;
+        connect(&poll, &QTimer::timeout, [&] {
+            auto* progress = w->findChild<QProgressDialog*>("prepareProgress");
+            if (progress != nullptr && progress->isVisible() && !cancelled) {
+                progress->cancel();
+                cancelled = true;
+            }
+        });
+        poll.start(50);
+        QElapsedTimer timer;
+        timer.start();
+        QString error;
+        QVERIFY(!w->openFile(writeBoxAndSheet(), &error));
+        QVERIFY(cancelled);
+        QVERIFY(timer.elapsed() < 10000);
+        QVERIFY2(error.contains("cancelled"), qPrintable(error));
+        QCOMPARE(w->scene().name, std::string("rope"));
+        // A TetGen crash is a message too, and the window lives on.
+        options.tet.fault = TetgenFault::Crash;
+        w->setPrepareOptions(options);
+        QVERIFY(!w->openFile(writeBoxAndSheet(), &error));
+        QVERIFY2(error.contains("TetGen crashed"), qPrintable(error));
+        QCOMPARE(w->scene().name, std::string("rope"));
+        QVERIFY(w->simulateSteps(2));
+    }
+
+    void exportedProjectOpensAgain() {
+        auto w = window("cloth");
+        QString error;
+        for (const char* name : {"cloth.vtu", "cloth.msh", "cloth.node", "cloth.json"}) {
+            QVERIFY2(w->exportScene(dir_.filePath(name), &error), qPrintable(error));
+            QVERIFY(QFileInfo(dir_.filePath(name)).size() > 1000);
+        }
+        QVERIFY(QFileInfo::exists(dir_.filePath("cloth.ele")));
+        QVERIFY(!w->exportScene(dir_.filePath("cloth.xyz"), &error));
+        QVERIFY(error.contains(".vtu"));
+        const Scene original = w->scene();
+        QVERIFY(w->loadGeneratedScene("rope"));
+        QVERIFY2(w->openFile(dir_.filePath("cloth.json"), &error), qPrintable(error));
+        QCOMPARE(w->scene().particles.positions, original.particles.positions);
+        QCOMPARE(w->scene().constraints.elementCount(), original.constraints.elementCount());
+        QVERIFY(w->simulateSteps(3));
+    }
+
     void stepRunsExactlyTheStepsAskedAndChangesThePicture() {
         auto w = window("cloth");
         const QImage before = w->viewport()->renderImage(QSize(320, 200));

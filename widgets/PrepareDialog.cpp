@@ -1,0 +1,224 @@
+#include "widgets/PrepareDialog.h"
+
+#include <QCheckBox>
+#include <QComboBox>
+#include <QDialogButtonBox>
+#include <QDoubleSpinBox>
+#include <QFileInfo>
+#include <QFormLayout>
+#include <QGroupBox>
+#include <QLabel>
+#include <QPushButton>
+#include <QSettings>
+#include <QSpinBox>
+#include <QVBoxLayout>
+
+namespace pbd {
+
+namespace {
+
+QDoubleSpinBox* spin(QWidget* parent, const char* name, double lo, double hi, int decimals,
+                     double step, const QString& suffix = {}) {
+    auto* box = new QDoubleSpinBox(parent);
+    box->setObjectName(QLatin1String(name));
+    box->setRange(lo, hi);
+    box->setDecimals(decimals);
+    box->setSingleStep(step);
+    box->setSuffix(suffix);
+    return box;
+}
+
+} // namespace
+
+PrepareDialog::PrepareDialog(const QStringList& files, const PrepareOptions& options,
+                             QWidget* parent)
+    : QDialog(parent)
+    , base_(options)
+    , repair_(new QCheckBox(tr("&Repair surfaces (drop degenerate triangles, stitch cracks, "
+                               "orient outward)"),
+                            this))
+    , tetrahedralize_(new QCheckBox(tr("&Tetrahedralize closed bodies"), this))
+    , quality_(spin(this, "prepareQuality", 0, 10, 2, 0.1))
+    , maxVolume_(spin(this, "prepareMaxVolume", 0, 1e6, 6, 0.001, tr(" m³")))
+    , air_(new QCheckBox(tr("Tessellate the &air between and around the bodies"), this))
+    , airMargin_(spin(this, "prepareAirMargin", 0.01, 10, 2, 0.05))
+    , airSubdivisions_(new QSpinBox(this))
+    , localAir_(spin(this, "prepareLocalAir", 0, 1e6, 3, 0.01, tr(" m")))
+    , frames_(new QCheckBox(tr("Material &frames from UVs"), this))
+    , tetFrames_(new QComboBox(this))
+    , scale_(spin(this, "prepareScale", 1e-6, 1e6, 6, 0.1))
+    , density_(spin(this, "prepareDensity", 0.001, 1e6, 3, 100, tr(" kg/m³")))
+    , arealDensity_(spin(this, "prepareArealDensity", 0.0001, 1e4, 4, 0.05, tr(" kg/m²")))
+    , constraints_(new QCheckBox(tr("Add default &constraints (strain, bending, volume)"), this)) {
+    setWindowTitle(tr("Prepare Mesh"));
+    setObjectName(QStringLiteral("prepareDialog"));
+    repair_->setObjectName(QStringLiteral("prepareRepair"));
+    tetrahedralize_->setObjectName(QStringLiteral("prepareTetrahedralize"));
+    air_->setObjectName(QStringLiteral("prepareAir"));
+    frames_->setObjectName(QStringLiteral("prepareFrames"));
+    tetFrames_->setObjectName(QStringLiteral("prepareTetFrames"));
+    constraints_->setObjectName(QStringLiteral("prepareConstraints"));
+    airSubdivisions_->setObjectName(QStringLiteral("prepareAirSubdivisions"));
+    airSubdivisions_->setRange(1, 64);
+    quality_->setSpecialValueText(tr("off"));
+    quality_->setToolTip(tr("TetGen's radius-edge ratio bound (q); smaller is better shaped, "
+                            "at least 1; 0 turns quality refinement off. The surface is always "
+                            "kept exactly, so refinement is limited near coarse surfaces."));
+    maxVolume_->setSpecialValueText(tr("no limit"));
+    maxVolume_->setToolTip(tr("The largest tet volume (TetGen's a switch)."));
+    airMargin_->setToolTip(tr("The container box's margin around everything, as a fraction of "
+                              "the scene's largest extent."));
+    localAir_->setSpecialValueText(tr("everywhere"));
+    localAir_->setToolTip(tr("Keep only air tets within this distance of the surfaces (the "
+                             "paper's local air meshes)."));
+    tetFrames_->addItem(tr("World axes"), int(TetFrameMode::Global));
+    tetFrames_->addItem(tr("Nearest surface (skin layers)"), int(TetFrameMode::NearestSurface));
+    scale_->setToolTip(tr("Multiplies every coordinate: 0.01 reads centimetres as metres."));
+
+    repair_->setChecked(options.repair);
+    tetrahedralize_->setChecked(options.tetrahedralize);
+    quality_->setValue(options.tet.radiusEdgeRatio);
+    maxVolume_->setValue(options.tet.maxVolume);
+    air_->setChecked(options.air);
+    airMargin_->setValue(options.airOptions.margin);
+    airSubdivisions_->setValue(options.airOptions.boxSubdivisions);
+    localAir_->setValue(options.airOptions.localDistance);
+    frames_->setChecked(options.frames);
+    tetFrames_->setCurrentIndex(options.tetFrames == TetFrameMode::Global ? 0 : 1);
+    scale_->setValue(options.import.scale);
+    density_->setValue(options.density);
+    arealDensity_->setValue(options.arealDensity);
+    constraints_->setChecked(options.defaultConstraints);
+
+    QStringList names;
+    for (const QString& f : files) {
+        names << QFileInfo(f).fileName();
+    }
+    auto* heading = new QLabel(tr("Prepare <b>%1</b> for simulation.").arg(names.join(", ")), this);
+    heading->setWordWrap(true);
+
+    auto* input = new QGroupBox(tr("Input"), this);
+    auto* inputForm = new QFormLayout(input);
+    inputForm->addRow(tr("&Scale:"), scale_);
+    inputForm->addRow(repair_);
+
+    auto* tets = new QGroupBox(tr("Volume mesh (TetGen)"), this);
+    auto* tetForm = new QFormLayout(tets);
+    tetForm->addRow(tetrahedralize_);
+    tetForm->addRow(tr("&Quality (radius-edge):"), quality_);
+    tetForm->addRow(tr("Max tet &volume:"), maxVolume_);
+    tetForm->addRow(air_);
+    tetForm->addRow(tr("Air box &margin:"), airMargin_);
+    tetForm->addRow(tr("Box &segments per edge:"), airSubdivisions_);
+    tetForm->addRow(tr("&Local air within:"), localAir_);
+
+    auto* materials = new QGroupBox(tr("Materials"), this);
+    auto* materialForm = new QFormLayout(materials);
+    materialForm->addRow(frames_);
+    materialForm->addRow(tr("&Tet material axes:"), tetFrames_);
+    materialForm->addRow(tr("&Density (tet bodies):"), density_);
+    materialForm->addRow(tr("&Areal density (cloth):"), arealDensity_);
+    materialForm->addRow(constraints_);
+
+    auto* buttons = new QDialogButtonBox(QDialogButtonBox::Ok | QDialogButtonBox::Cancel, this);
+    buttons->button(QDialogButtonBox::Ok)->setText(tr("&Prepare"));
+    connect(buttons, &QDialogButtonBox::accepted, this, &QDialog::accept);
+    connect(buttons, &QDialogButtonBox::rejected, this, &QDialog::reject);
+
+    auto* layout = new QVBoxLayout(this);
+    layout->addWidget(heading);
+    layout->addWidget(input);
+    layout->addWidget(tets);
+    layout->addWidget(materials);
+    layout->addWidget(buttons);
+
+    connect(tetrahedralize_, &QCheckBox::toggled, this, &PrepareDialog::updateEnabled);
+    connect(air_, &QCheckBox::toggled, this, &PrepareDialog::updateEnabled);
+    connect(frames_, &QCheckBox::toggled, this, &PrepareDialog::updateEnabled);
+    updateEnabled();
+}
+
+void PrepareDialog::updateEnabled() {
+    quality_->setEnabled(tetrahedralize_->isChecked());
+    maxVolume_->setEnabled(tetrahedralize_->isChecked());
+    airMargin_->setEnabled(air_->isChecked());
+    airSubdivisions_->setEnabled(air_->isChecked());
+    localAir_->setEnabled(air_->isChecked());
+    tetFrames_->setEnabled(frames_->isChecked() && tetrahedralize_->isChecked());
+}
+
+PrepareOptions PrepareDialog::options() const {
+    PrepareOptions o = base_;
+    o.repair = repair_->isChecked();
+    o.tetrahedralize = tetrahedralize_->isChecked();
+    const double q = quality_->value();
+    o.tet.radiusEdgeRatio = q > 0 && q < 1 ? 1.0 : q;
+    o.tet.maxVolume = maxVolume_->value();
+    o.air = air_->isChecked();
+    o.airOptions.margin = airMargin_->value();
+    o.airOptions.boxSubdivisions = airSubdivisions_->value();
+    o.airOptions.localDistance = localAir_->value();
+    o.frames = frames_->isChecked();
+    o.tetFrames = TetFrameMode(tetFrames_->currentData().toInt());
+    o.import.scale = scale_->value();
+    o.density = density_->value();
+    o.arealDensity = arealDensity_->value();
+    o.defaultConstraints = constraints_->isChecked();
+    return o;
+}
+
+PrepareOptions PrepareDialog::defaultOptions() {
+    PrepareOptions o;
+    o.tetrahedralize = true;
+    o.frames = true;
+    o.defaultConstraints = true;
+    return o;
+}
+
+PrepareOptions PrepareDialog::savedOptions() {
+    QSettings s;
+    PrepareOptions o = defaultOptions();
+    s.beginGroup(QStringLiteral("prepare"));
+    o.repair = s.value(QStringLiteral("repair"), o.repair).toBool();
+    o.tetrahedralize = s.value(QStringLiteral("tetrahedralize"), o.tetrahedralize).toBool();
+    o.tet.radiusEdgeRatio = s.value(QStringLiteral("quality"), o.tet.radiusEdgeRatio).toDouble();
+    o.tet.maxVolume = s.value(QStringLiteral("maxVolume"), o.tet.maxVolume).toDouble();
+    o.air = s.value(QStringLiteral("air"), o.air).toBool();
+    o.airOptions.margin = s.value(QStringLiteral("airMargin"), o.airOptions.margin).toDouble();
+    o.airOptions.boxSubdivisions =
+        s.value(QStringLiteral("airSubdivisions"), o.airOptions.boxSubdivisions).toInt();
+    o.airOptions.localDistance =
+        s.value(QStringLiteral("localAir"), o.airOptions.localDistance).toDouble();
+    o.frames = s.value(QStringLiteral("frames"), o.frames).toBool();
+    o.tetFrames = s.value(QStringLiteral("tetFrames"), 0).toInt() == 1
+                      ? TetFrameMode::NearestSurface
+                      : TetFrameMode::Global;
+    o.import.scale = s.value(QStringLiteral("scale"), o.import.scale).toDouble();
+    o.density = s.value(QStringLiteral("density"), o.density).toDouble();
+    o.arealDensity = s.value(QStringLiteral("arealDensity"), o.arealDensity).toDouble();
+    o.defaultConstraints = s.value(QStringLiteral("constraints"), o.defaultConstraints).toBool();
+    s.endGroup();
+    return o;
+}
+
+void PrepareDialog::saveOptions(const PrepareOptions& o) {
+    QSettings s;
+    s.beginGroup(QStringLiteral("prepare"));
+    s.setValue(QStringLiteral("repair"), o.repair);
+    s.setValue(QStringLiteral("tetrahedralize"), o.tetrahedralize);
+    s.setValue(QStringLiteral("quality"), o.tet.radiusEdgeRatio);
+    s.setValue(QStringLiteral("maxVolume"), o.tet.maxVolume);
+    s.setValue(QStringLiteral("air"), o.air);
+    s.setValue(QStringLiteral("airMargin"), o.airOptions.margin);
+    s.setValue(QStringLiteral("airSubdivisions"), o.airOptions.boxSubdivisions);
+    s.setValue(QStringLiteral("localAir"), o.airOptions.localDistance);
+    s.setValue(QStringLiteral("frames"), o.frames);
+    s.setValue(QStringLiteral("tetFrames"), o.tetFrames == TetFrameMode::NearestSurface ? 1 : 0);
+    s.setValue(QStringLiteral("scale"), o.import.scale);
+    s.setValue(QStringLiteral("density"), o.density);
+    s.setValue(QStringLiteral("arealDensity"), o.arealDensity);
+    s.setValue(QStringLiteral("constraints"), o.defaultConstraints);
+    s.endGroup();
+}
+
+} // namespace pbd
