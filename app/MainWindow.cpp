@@ -18,6 +18,7 @@
 #include "widgets/VtkViewport.h"
 
 #include <QAction>
+#include <QActionGroup>
 #include <QApplication>
 #include <QCheckBox>
 #include <QCloseEvent>
@@ -44,6 +45,9 @@
 #include <QStatusBar>
 #include <QThread>
 #include <QToolButton>
+#include <QUndoCommand>
+#include <QUndoStack>
+#include <QUndoView>
 #include <QtCharts/QChart>
 #include <QtCharts/QChartView>
 #include <QtCharts/QLineSeries>
@@ -78,6 +82,7 @@ MainWindow::MainWindow(bool persistSettings, QWidget* parent)
     setCentralWidget(viewport_);
     actors_ = std::make_unique<SceneActors>(viewport_->renderer());
     worker_ = new SimulationWorker(this);
+    undoStack_ = new QUndoStack(this);
     frameTimer_.setSingleShot(true);
     connect(&frameTimer_, &QTimer::timeout, this, &MainWindow::showSnapshot);
     connect(worker_, &SimulationWorker::snapshotReady, this, &MainWindow::showSnapshot,
@@ -94,6 +99,18 @@ MainWindow::MainWindow(bool persistSettings, QWidget* parent)
     });
     connect(viewport_, &VtkViewport::glErrorOccurred, log_,
             [this](const QString& m) { log_->append(Severity::Error, m); });
+    // Picking: hovering shows a vertex's values in the status bar, a click also logs them,
+    // Shift+click pins or unpins it (undoable).
+    connect(viewport_, &VtkViewport::hovered, this,
+            [this](const QPointF& p) { showPickInfo(p, false); });
+    connect(viewport_, &VtkViewport::clicked, this,
+            [this](const QPointF& p) { showPickInfo(p, true); });
+    connect(viewport_, &VtkViewport::shiftClicked, this, [this](const QPointF& p) {
+        if (const auto v = vertexAt(p)) {
+            togglePin(v->particle);
+            showPickInfo(p, false);
+        }
+    });
 
     statusBar()->showMessage(tr("Left drag: rotate · Shift+drag or middle drag: pan · wheel or "
                                 "right drag: zoom · R: reset camera"));
@@ -128,6 +145,12 @@ void MainWindow::createDocks() {
         makeDock(tr("Log"), QStringLiteral("logDock"), log_, Qt::BottomDockWidgetArea);
     makeDock(tr("Simulation"), QStringLiteral("simulationDock"), createSimulationPanel(),
              Qt::RightDockWidgetArea);
+    auto* history = new QUndoView(undoStack_, this);
+    history->setEmptyLabel(tr("<loaded scene>"));
+    QDockWidget* historyDock =
+        makeDock(tr("History"), QStringLiteral("historyDock"), history, Qt::LeftDockWidgetArea);
+    tabifyDockWidget(propertiesDock, historyDock);
+    propertiesDock->raise();
     convergenceDock_ = makeDock(tr("Convergence"), QStringLiteral("convergenceDock"),
                                 createConvergencePanel(), Qt::RightDockWidgetArea);
     // Recording costs solver time: only while the plot can be seen.
@@ -177,6 +200,16 @@ void MainWindow::createActions() {
     quit->setObjectName(QStringLiteral("actionQuit"));
     quit->setShortcut(QKeySequence::Quit);
 
+    QMenu* edit = menuBar()->addMenu(tr("&Edit"));
+    QAction* undo = undoStack_->createUndoAction(this, tr("&Undo"));
+    undo->setObjectName(QStringLiteral("actionUndo"));
+    undo->setShortcut(QKeySequence::Undo);
+    edit->addAction(undo);
+    QAction* redo = undoStack_->createRedoAction(this, tr("&Redo"));
+    redo->setObjectName(QStringLiteral("actionRedo"));
+    redo->setShortcuts({QKeySequence(Qt::CTRL | Qt::SHIFT | Qt::Key_Z), QKeySequence::Redo});
+    edit->addAction(redo);
+
     QMenu* view = menuBar()->addMenu(tr("&View"));
     QAction* reset = view->addAction(tr("&Reset Camera"), viewport_, &VtkViewport::resetCamera);
     reset->setObjectName(QStringLiteral("actionResetCamera"));
@@ -195,6 +228,29 @@ void MainWindow::createActions() {
     axes->setChecked(true);
     axes->setShortcut(QKeySequence(Qt::Key_A));
     connect(axes, &QAction::toggled, viewport_, &VtkViewport::setAxesVisible);
+    QMenu* air = view->addMenu(tr("Air &Mesh"));
+    auto* airGroup = new QActionGroup(this);
+    const std::pair<const char*, SceneActors::AirMode> airModes[] = {
+        {"Hidden", SceneActors::AirMode::Hidden},
+        {"Wireframe", SceneActors::AirMode::Wireframe},
+        {"Transparent", SceneActors::AirMode::Transparent}};
+    for (const auto& [name, mode] : airModes) {
+        QAction* a = air->addAction(tr(name));
+        a->setObjectName(QStringLiteral("actionAir") + QLatin1String(name));
+        a->setCheckable(true);
+        a->setChecked(mode == SceneActors::AirMode::Hidden);
+        airGroup->addAction(a);
+        connect(a, &QAction::triggered, this, [this, mode = mode] {
+            actors_->setAirMode(mode);
+            viewport_->update();
+            if (mode != SceneActors::AirMode::Hidden && !scene_.air.empty()) {
+                log_->append(actors_->invertedAirTets() > 0 ? Severity::Warning : Severity::Info,
+                             tr("Air mesh: %1 tets, %2 inverted (drawn red)")
+                                 .arg(scene_.air.tets.size())
+                                 .arg(actors_->invertedAirTets()));
+            }
+        });
+    }
     view->addSeparator();
     for (QDockWidget* dock : findChildren<QDockWidget*>()) {
         view->addAction(dock->toggleViewAction());
@@ -407,6 +463,152 @@ void MainWindow::applySimulationSettings() {
                          threads_->value());
 }
 
+// Pins or unpins one particle; undo restores the inverse mass it had.
+class PinCommand : public QUndoCommand {
+public:
+    PinCommand(MainWindow* window, Index particle, Real before, Real after)
+        : window_(window)
+        , particle_(particle)
+        , before_(before)
+        , after_(after) {
+        setText(after == 0 ? QObject::tr("Pin particle %1").arg(particle)
+                           : QObject::tr("Unpin particle %1").arg(particle));
+    }
+    void redo() override { window_->applyInverseMass(particle_, after_); }
+    void undo() override { window_->applyInverseMass(particle_, before_); }
+
+private:
+    MainWindow* window_;
+    Index particle_;
+    Real before_;
+    Real after_;
+};
+
+bool MainWindow::isPinned(Index particle) const {
+    return particle < scene_.particles.size() && scene_.particles.inverseMasses[particle] == 0;
+}
+
+void MainWindow::togglePin(Index particle) {
+    if (particle >= scene_.particles.size()) {
+        return;
+    }
+    const Real w = scene_.particles.inverseMasses[particle];
+    if (w > 0) {
+        undoStack_->push(new PinCommand(this, particle, w, 0.0));
+        return;
+    }
+    // Unpinning a particle the scene came with pinned: it gets the mean mass of its body's
+    // free particles (there is no mass of its own to go back to).
+    Real sum = 0;
+    std::size_t n = 0;
+    for (const Body& body : scene_.bodies) {
+        if (particle >= body.firstParticle && particle < body.firstParticle + body.particleCount) {
+            for (Index i = body.firstParticle; i < body.firstParticle + body.particleCount; ++i) {
+                if (scene_.particles.inverseMasses[i] > 0) {
+                    sum += 1 / scene_.particles.inverseMasses[i];
+                    ++n;
+                }
+            }
+        }
+    }
+    const Real mass = n > 0 ? sum / Real(n) : 1.0;
+    undoStack_->push(new PinCommand(this, particle, 0.0, 1 / mass));
+}
+
+void MainWindow::applyInverseMass(Index particle, Real inverseMass) {
+    if (particle >= scene_.particles.size()) {
+        return;
+    }
+    scene_.particles.inverseMasses[particle] = inverseMass;
+    worker_->setInverseMass(particle, inverseMass);
+    refreshPins();
+    viewport_->update();
+}
+
+void MainWindow::refreshPins() {
+    std::vector<Index> pinned;
+    for (const Body& body : scene_.bodies) {
+        if (body.kind != BodyKind::Cloth && body.kind != BodyKind::TetBody) {
+            continue; // colliders and bare surfaces do not move anyway
+        }
+        for (Index i = body.firstParticle;
+             i < body.firstParticle + body.particleCount && i < scene_.particles.size(); ++i) {
+            if (scene_.particles.inverseMasses[i] == 0) {
+                pinned.push_back(i);
+            }
+        }
+    }
+    actors_->setPinned(scene_, pinned);
+}
+
+std::optional<MainWindow::PickedVertex> MainWindow::vertexAt(const QPointF& position) const {
+    const VtkViewport::Pick pick = viewport_->pick(position);
+    const long body = actors_->bodyOf(pick.actor);
+    if (body < 0 || std::size_t(body) >= scene_.bodies.size() || pick.cell < 0) {
+        return std::nullopt;
+    }
+    const Body& b = scene_.bodies[std::size_t(body)];
+    PickedVertex v;
+    v.body = std::size_t(body);
+    if (b.triangles.empty()) { // particles drawn as points: the cell is the particle
+        v.particle = b.firstParticle + Index(pick.cell);
+        return v;
+    }
+    if (std::size_t(pick.cell) >= b.triangles.size()) {
+        return std::nullopt;
+    }
+    v.triangle = long(pick.cell);
+    const Vec3 hit(pick.position[0], pick.position[1], pick.position[2]);
+    Real best = std::numeric_limits<Real>::infinity();
+    for (Index corner : b.triangles[std::size_t(pick.cell)]) {
+        const Real d = (scene_.particles.positions[corner] - hit).norm();
+        if (d < best) {
+            best = d;
+            v.particle = corner;
+        }
+    }
+    return v;
+}
+
+QString MainWindow::describeVertex(const PickedVertex& v) const {
+    const Body& body = scene_.bodies.at(v.body);
+    const Vec3& p = scene_.particles.positions.at(v.particle);
+    const Real w = scene_.particles.inverseMasses.at(v.particle);
+    QString text =
+        tr("%1 '%2' · particle %3 (local %4) · (%5, %6, %7) m · ")
+            .arg(QString::fromUtf8(toString(body.kind).data()), QString::fromStdString(body.name))
+            .arg(v.particle)
+            .arg(v.particle - body.firstParticle)
+            .arg(p.x(), 0, 'f', 4)
+            .arg(p.y(), 0, 'f', 4)
+            .arg(p.z(), 0, 'f', 4);
+    text += w > 0 ? tr("mass %1 kg").arg(1 / w, 0, 'g', 4) : tr("pinned");
+    if (v.triangle >= 0) {
+        text += tr(" · triangle %1").arg(v.triangle);
+        if (v.body < fieldValues_.size() && std::size_t(v.triangle) < fieldValues_[v.body].size()) {
+            text += tr(" · %1 = %2")
+                        .arg(fieldSelector_->currentText())
+                        .arg(fieldValues_[v.body][std::size_t(v.triangle)], 0, 'g', 5);
+        }
+    }
+    return text;
+}
+
+void MainWindow::showPickInfo(const QPointF& position, bool logIt) {
+    const auto v = vertexAt(position);
+    if (!v) {
+        if (!logIt) {
+            statusBar()->clearMessage();
+        }
+        return;
+    }
+    const QString text = describeVertex(*v);
+    statusBar()->showMessage(text);
+    if (logIt) {
+        log_->append(Severity::Info, text);
+    }
+}
+
 void MainWindow::showSnapshot() {
     // At most ~30 redraws a second: the solver may publish hundreds of steps a second, and
     // drawing each would leave the window no time for the user.
@@ -429,6 +631,7 @@ void MainWindow::showSnapshot() {
         scene_.particles.inverseMasses.resize(snapshot->positions.size(), 0.0);
         actors_->setScene(scene_);
         actors_->setWireframe(findChild<QAction*>(QStringLiteral("actionWireframe"))->isChecked());
+        refreshPins();
         shownTopology_ = snapshot->topologyVersion;
     } else if (snapshot->positions.size() == scene_.particles.positions.size()) {
         scene_.particles.positions = snapshot->positions;
@@ -463,6 +666,7 @@ void MainWindow::applyField() {
     const auto field = kSurfaceFields[std::max(0, fieldSelector_->currentIndex())];
     if (field == SurfaceField::None) {
         actors_->clearFields();
+        fieldValues_.clear();
         return;
     }
     std::vector<std::vector<double>> values(scene_.bodies.size());
@@ -489,6 +693,7 @@ void MainWindow::applyField() {
         lockedLo_ = lo;
         lockedHi_ = hi;
     }
+    fieldValues_ = values;
     actors_->setFieldMap(fieldSelector_->currentText(), lo, hi, isSigned(field));
     for (std::size_t b = 0; b < values.size() && b < actors_->bodyCount(); ++b) {
         if (!values[b].empty()) {
@@ -573,7 +778,9 @@ bool MainWindow::simulateSteps(int steps, QString* error) {
 void MainWindow::showScene(Scene scene) {
     findChild<QAction*>(QStringLiteral("actionPlay"))->setChecked(false);
     scene_ = std::move(scene);
+    undoStack_->clear(); // edits of the previous scene cannot apply to this one
     actors_->setScene(scene_);
+    refreshPins();
     actors_->setWireframe(findChild<QAction*>(QStringLiteral("actionWireframe"))->isChecked());
     sceneTree_->setScene(scene_);
     properties_->showScene(scene_);

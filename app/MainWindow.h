@@ -10,7 +10,9 @@
 #include <QStringList>
 #include <QTimer>
 
+#include <map>
 #include <memory>
+#include <optional>
 
 class QChart;
 class QCheckBox;
@@ -22,6 +24,7 @@ class QDockWidget;
 class QDoubleSpinBox;
 class QLabel;
 class QMenu;
+class QUndoStack;
 class QSpinBox;
 
 namespace pbd {
@@ -67,6 +70,22 @@ public:
     bool saveScreenshot(const QString& path, const QSize& size, QString* error = nullptr);
 
     const Scene& scene() const { return scene_; }
+
+    // The vertex under a point of the view (logical pixels): the body, the particle (global
+    // index) and, for a triangle, which one. Nothing when the point shows no body.
+    struct PickedVertex {
+        std::size_t body = 0;
+        Index particle = 0;
+        long triangle = -1;
+    };
+    std::optional<PickedVertex> vertexAt(const QPointF& position) const;
+    // What a user sees on hovering or clicking: body, particle, position, mass, the field value.
+    QString describeVertex(const PickedVertex& vertex) const;
+    // Pins (inverse mass 0) or unpins a particle through the undo stack; also what Shift+click
+    // in the view does. Applies to a running simulation at the next step.
+    void togglePin(Index particle);
+    bool isPinned(Index particle) const;
+    QUndoStack* undoStack() const { return undoStack_; }
     VtkViewport* viewport() const { return viewport_; }
     SceneActors* sceneActors() const { return actors_.get(); }
     SceneTreePanel* sceneTree() const { return sceneTree_; }
@@ -108,10 +127,18 @@ private:
     void showSnapshot();
     void applySimulationSettings();
     void applyField();
+    // Sets a particle's inverse mass in the scene, the running simulation and the view (the
+    // pin commands' effect).
+    void applyInverseMass(Index particle, Real inverseMass);
+    void refreshPins();
+    void showPickInfo(const QPointF& position, bool logIt);
+    friend class PinCommand;
 
     bool persistSettings_;
     Scene scene_;
     PrepareOptions prepareOptions_;
+    QUndoStack* undoStack_ = nullptr;
+    std::vector<std::vector<double>> fieldValues_; // per body, per triangle, of the shown field
     bool preparing_ = false;
     VtkViewport* viewport_ = nullptr;
     std::unique_ptr<SceneActors> actors_;

@@ -120,6 +120,20 @@ void SimulationWorker::injectNaN(Index particle) {
     wake_.notify_all();
 }
 
+void SimulationWorker::setInverseMass(Index particle, Real inverseMass) {
+    {
+        std::lock_guard lock(mutex_);
+        massEdits_.emplace_back(particle, inverseMass);
+        if (loaded_ && particle < loaded_->particles.size()) {
+            loaded_->particles.inverseMasses[particle] = inverseMass;
+        }
+        if (pending_ && particle < pending_->particles.size()) {
+            pending_->particles.inverseMasses[particle] = inverseMass;
+        }
+    }
+    wake_.notify_all();
+}
+
 std::shared_ptr<const SimulationSnapshot> SimulationWorker::latest() const {
     signalQueued_ = false;
     std::lock_guard lock(snapshotMutex_);
@@ -163,7 +177,7 @@ void SimulationWorker::loop() {
         std::unique_lock lock(mutex_);
         wake_.wait(lock, [&] {
             return quit_ || pending_ || resetRequested_ || settingsChanged_ || nanParticle_ >= 0 ||
-                   (pendingSteps_ != 0 && scene_);
+                   !massEdits_.empty() || (pendingSteps_ != 0 && scene_);
         });
         if (quit_) {
             return;
@@ -201,6 +215,20 @@ void SimulationWorker::loop() {
                     std::numeric_limits<Real>::quiet_NaN();
             }
             nanParticle_ = -1;
+        }
+        if (!massEdits_.empty()) {
+            if (scene_) {
+                for (const auto& [i, w] : massEdits_) {
+                    if (i < scene_->particles.size()) {
+                        scene_->particles.inverseMasses[i] = w;
+                        if (w == 0) {
+                            scene_->particles.velocities[i] = Vec3::Zero();
+                        }
+                    }
+                }
+                solver.reset(); // rebuilt from the edited particles at the next step
+            }
+            massEdits_.clear();
         }
         const bool stepNow = pendingSteps_ != 0 && scene_;
         if (stepNow && pendingSteps_ < 0 && realTime_) {

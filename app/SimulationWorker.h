@@ -56,6 +56,9 @@ public:
     // Debugging aid (and the tests' way to make a run diverge): particle `i` becomes NaN before
     // the next step.
     void injectNaN(Index particle);
+    // Sets particle `i`'s inverse mass (0 pins it, and stops it) at the next step boundary, in
+    // the running state and in the state Reset returns to.
+    void setInverseMass(Index particle, Real inverseMass);
 
     bool isRunning() const { return running_.load(); }
     SolverSettings settings() const;
@@ -87,6 +90,7 @@ private:
     bool settingsChanged_ = false;
     SolverSettings newSettings_;
     long nanParticle_ = -1;
+    std::vector<std::pair<Index, Real>> massEdits_;
     std::unique_ptr<Scene> loaded_;  // what reset returns to
     std::unique_ptr<Scene> pending_; // a scene handed over by load()
 

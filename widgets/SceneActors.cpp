@@ -6,6 +6,7 @@
 #include <vtkCellArray.h>
 #include <vtkCellData.h>
 #include <vtkCubeSource.h>
+#include <vtkDataSetMapper.h>
 #include <vtkDoubleArray.h>
 #include <vtkLineSource.h>
 #include <vtkLookupTable.h>
@@ -19,6 +20,7 @@
 #include <vtkSphereSource.h>
 #include <vtkTextProperty.h>
 #include <vtkTubeFilter.h>
+#include <vtkUnsignedCharArray.h>
 
 #include <cmath>
 
@@ -160,6 +162,19 @@ void SceneActors::clear() {
         renderer_->RemoveActor(c);
     }
     colliders_.clear();
+    if (airActor_) {
+        renderer_->RemoveActor(airActor_);
+        airActor_ = nullptr;
+    }
+    airGrid_ = nullptr;
+    airTets_.clear();
+    invertedAir_ = 0;
+    if (pinActor_) {
+        renderer_->RemoveActor(pinActor_);
+        pinActor_ = nullptr;
+        pinPoints_ = nullptr;
+    }
+    pinned_.clear();
     if (scalarBar_) {
         scalarBar_->VisibilityOff();
     }
@@ -225,6 +240,34 @@ void SceneActors::setScene(const Scene& scene) {
         bodies_.push_back(std::move(b));
     }
     addColliders(scene);
+    airTets_ = scene.air.tets;
+    if (!airTets_.empty()) {
+        airGrid_ = vtkSmartPointer<vtkUnstructuredGrid>::New();
+        airGrid_->Allocate(vtkIdType(airTets_.size()));
+        for (const Tetrahedron& t : airTets_) {
+            const vtkIdType ids[4] = {vtkIdType(t[0]), vtkIdType(t[1]), vtkIdType(t[2]),
+                                      vtkIdType(t[3])};
+            airGrid_->InsertNextCell(VTK_TETRA, 4, ids);
+        }
+        updateAir(scene);
+        vtkNew<vtkLookupTable> healthColours;
+        healthColours->SetNumberOfTableValues(2);
+        healthColours->SetTableValue(0, 0.95, 0.1, 0.1, 1.0);   // inverted: red
+        healthColours->SetTableValue(1, 0.55, 0.75, 0.95, 1.0); // air: pale blue
+        healthColours->SetRange(0, 1);
+        healthColours->Build();
+        vtkNew<vtkDataSetMapper> mapper;
+        mapper->SetInputData(airGrid_);
+        mapper->SetLookupTable(healthColours);
+        mapper->SetScalarRange(0, 1);
+        mapper->SetScalarModeToUseCellData();
+        mapper->ScalarVisibilityOn();
+        airActor_ = vtkSmartPointer<vtkActor>::New();
+        airActor_->SetMapper(mapper);
+        airActor_->PickableOff();
+        renderer_->AddActor(airActor_);
+        setAirMode(airMode_);
+    }
 }
 
 void SceneActors::addColliders(const Scene& scene) {
@@ -338,6 +381,103 @@ void SceneActors::updatePositions(const Scene& scene) {
     for (std::size_t i = 0; i < bodies_.size() && i < scene.bodies.size(); ++i) {
         writeGeometry(bodies_[i].surface, scene, scene.bodies[i]);
     }
+    updatePins(scene);
+    updateAir(scene);
+}
+
+long SceneActors::bodyOf(const vtkActor* actor) const {
+    for (std::size_t i = 0; i < bodies_.size(); ++i) {
+        if (bodies_[i].actor == actor) {
+            return long(i);
+        }
+    }
+    return -1;
+}
+
+void SceneActors::setPinned(const Scene& scene, const std::vector<Index>& particles) {
+    pinned_ = particles;
+    if (!pinActor_) {
+        pinPoints_ = vtkSmartPointer<vtkPolyData>::New();
+        vtkNew<vtkPolyDataMapper> mapper;
+        mapper->SetInputData(pinPoints_);
+        mapper->ScalarVisibilityOff();
+        pinActor_ = vtkSmartPointer<vtkActor>::New();
+        pinActor_->SetMapper(mapper);
+        pinActor_->PickableOff();
+        vtkProperty* p = pinActor_->GetProperty();
+        p->SetColor(0.9, 0.1, 0.1);
+        p->SetPointSize(11);
+        p->SetRenderPointsAsSpheres(true);
+        renderer_->AddActor(pinActor_);
+    }
+    vtkNew<vtkCellArray> verts;
+    for (vtkIdType i = 0; i < vtkIdType(pinned_.size()); ++i) {
+        verts->InsertNextCell(1, &i);
+    }
+    pinPoints_->SetVerts(verts);
+    updatePins(scene);
+}
+
+void SceneActors::updatePins(const Scene& scene) {
+    if (!pinPoints_) {
+        return;
+    }
+    vtkNew<vtkPoints> points;
+    points->SetDataTypeToDouble();
+    for (Index i : pinned_) {
+        const Vec3& p = i < scene.particles.size() ? scene.particles.positions[i] : Vec3::Zero();
+        points->InsertNextPoint(p.x(), p.y(), p.z());
+    }
+    pinPoints_->SetPoints(points);
+    pinPoints_->Modified();
+    pinActor_->SetVisibility(!pinned_.empty());
+}
+
+void SceneActors::setAirMode(AirMode mode) {
+    airMode_ = mode;
+    if (!airActor_) {
+        return;
+    }
+    airActor_->SetVisibility(mode != AirMode::Hidden && !airTets_.empty());
+    vtkProperty* p = airActor_->GetProperty();
+    if (mode == AirMode::Wireframe) {
+        p->SetRepresentationToWireframe();
+        p->SetOpacity(0.35);
+        p->LightingOff();
+    } else {
+        p->SetRepresentationToSurface();
+        p->SetOpacity(0.12);
+        p->LightingOn();
+    }
+}
+
+void SceneActors::updateAir(const Scene& scene) {
+    if (!airGrid_ || airTets_.empty()) {
+        return;
+    }
+    const auto& x = scene.particles.positions;
+    vtkNew<vtkPoints> points;
+    points->SetDataTypeToDouble();
+    points->SetNumberOfPoints(vtkIdType(x.size()));
+    for (std::size_t i = 0; i < x.size(); ++i) {
+        points->SetPoint(vtkIdType(i), x[i].x(), x[i].y(), x[i].z());
+    }
+    airGrid_->SetPoints(points);
+    // 1 for a healthy air tet, 0 for an inverted (or flat) one: drawn red.
+    vtkNew<vtkUnsignedCharArray> healthy;
+    healthy->SetName("air_positive");
+    healthy->SetNumberOfValues(vtkIdType(airTets_.size()));
+    invertedAir_ = 0;
+    for (std::size_t t = 0; t < airTets_.size(); ++t) {
+        const Tetrahedron& tet = airTets_[t];
+        const bool positive = tet[0] < x.size() && tet[1] < x.size() && tet[2] < x.size() &&
+                              tet[3] < x.size() &&
+                              signedVolume(x[tet[0]], x[tet[1]], x[tet[2]], x[tet[3]]) > 0;
+        healthy->SetValue(vtkIdType(t), positive ? 1 : 0);
+        invertedAir_ += !positive;
+    }
+    airGrid_->GetCellData()->SetScalars(healthy);
+    airGrid_->Modified();
 }
 
 void SceneActors::applyRepresentation(vtkActor* actor) const {

@@ -11,6 +11,7 @@
 #include <vtkPolyData.h>
 #include <vtkScalarBarActor.h>
 #include <vtkSmartPointer.h>
+#include <vtkUnstructuredGrid.h>
 
 #include <vector>
 
@@ -54,6 +55,22 @@ public:
     vtkScalarBarActor* scalarBar() const { return scalarBar_; }
     vtkLookupTable* lookupTable() const { return lookupTable_; }
 
+    // The body an actor draws, or -1 for any other actor (colliders, markers, air).
+    long bodyOf(const vtkActor* actor) const;
+
+    // Pinned particles, drawn as red dots that follow the particles' positions.
+    void setPinned(const Scene& scene, const std::vector<Index>& particles);
+    std::size_t pinnedCount() const { return pinned_.size(); }
+    vtkActor* pinActor() const { return pinActor_; }
+
+    // The air mesh (Air Meshes §4): hidden, wireframe edges, or translucent faces. Air tets with
+    // non-positive volume are drawn red in both modes.
+    enum class AirMode { Hidden, Wireframe, Transparent };
+    void setAirMode(AirMode mode);
+    AirMode airMode() const { return airMode_; }
+    vtkActor* airActor() const { return airActor_; }
+    std::size_t invertedAirTets() const { return invertedAir_; }
+
     // The colour a body of this kind is drawn with (front faces).
     static QColor colorFor(BodyKind kind);
 
@@ -65,7 +82,18 @@ private:
     void applyRepresentation(vtkActor* actor) const;
     void addColliders(const Scene& scene);
 
+    void updateAir(const Scene& scene);
+    void updatePins(const Scene& scene);
+
     vtkRenderer* renderer_;
+    std::vector<Index> pinned_;
+    vtkSmartPointer<vtkPolyData> pinPoints_;
+    vtkSmartPointer<vtkActor> pinActor_;
+    AirMode airMode_ = AirMode::Hidden;
+    std::vector<Tetrahedron> airTets_;
+    vtkSmartPointer<vtkUnstructuredGrid> airGrid_;
+    vtkSmartPointer<vtkActor> airActor_;
+    std::size_t invertedAir_ = 0;
     std::vector<BodyActor> bodies_;
     std::vector<vtkSmartPointer<vtkActor>> colliders_;
     bool wireframe_ = false;

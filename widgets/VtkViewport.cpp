@@ -1,16 +1,19 @@
 #include "widgets/VtkViewport.h"
 
+#include <QCursor>
 #include <QKeyEvent>
 #include <QMouseEvent>
 #include <QOpenGLContext>
 #include <QOpenGLFramebufferObject>
 #include <QOpenGLFunctions>
 #include <QSurfaceFormat>
+#include <QTimer>
 #include <QWheelEvent>
 
 #include <vtkCallbackCommand.h>
 #include <vtkCamera.h>
 #include <vtkCaptionActor2D.h>
+#include <vtkCellPicker.h>
 #include <vtkCommand.h>
 #include <vtkLightKit.h>
 #include <vtkRendererCollection.h>
@@ -43,6 +46,8 @@ QSurfaceFormat VtkViewport::surfaceFormat() {
 namespace {
 
 constexpr double kDegreesPerPixel = 0.4;
+// A press and release closer than this (logical pixels) is a click, not a drag.
+constexpr int kClickTolerancePixels = 3;
 constexpr double kZoomPerWheelStep = 1.15;
 
 } // namespace
@@ -52,6 +57,15 @@ VtkViewport::VtkViewport(QWidget* parent)
     setFormat(surfaceFormat());
     setFocusPolicy(Qt::StrongFocus);
     setMinimumSize(64, 64);
+    setMouseTracking(true); // hover picking
+    hoverTimer_ = new QTimer(this);
+    hoverTimer_->setSingleShot(true);
+    hoverTimer_->setInterval(100);
+    connect(hoverTimer_, &QTimer::timeout, this, [this] {
+        if (underMouse()) {
+            emit hovered(mapFromGlobal(QCursor::pos()));
+        }
+    });
 
     renderWindow_->SetOwnContext(false);
     renderWindow_->SetReadyForRendering(false); // only render inside paintGL / renderImage
@@ -313,6 +327,9 @@ void VtkViewport::zoomCamera(double factor) {
 
 void VtkViewport::mousePressEvent(QMouseEvent* event) {
     lastMouse_ = event->position();
+    pressPosition_ = event->position();
+    pressModifiers_ = event->modifiers();
+    pressMoved_ = false;
     if (event->button() == Qt::LeftButton) {
         drag_ = (event->modifiers() & Qt::ShiftModifier)     ? Drag::Pan
                 : (event->modifiers() & Qt::ControlModifier) ? Drag::Zoom
@@ -328,6 +345,13 @@ void VtkViewport::mousePressEvent(QMouseEvent* event) {
 void VtkViewport::mouseMoveEvent(QMouseEvent* event) {
     const QPointF delta = event->position() - lastMouse_;
     lastMouse_ = event->position();
+    if (drag_ != Drag::None &&
+        (event->position() - pressPosition_).manhattanLength() > kClickTolerancePixels) {
+        pressMoved_ = true;
+    }
+    if (drag_ == Drag::None && hoverTimer_ != nullptr) {
+        hoverTimer_->start(); // restarts: hover fires once the mouse rests
+    }
     switch (drag_) {
     case Drag::Rotate:
         rotateCamera(-delta.x() * kDegreesPerPixel, delta.y() * kDegreesPerPixel);
@@ -345,8 +369,37 @@ void VtkViewport::mouseMoveEvent(QMouseEvent* event) {
 }
 
 void VtkViewport::mouseReleaseEvent(QMouseEvent* event) {
+    const bool click = event->button() == Qt::LeftButton && drag_ != Drag::None && !pressMoved_;
     drag_ = Drag::None;
+    if (click) {
+        if (pressModifiers_ & Qt::ShiftModifier) {
+            emit shiftClicked(event->position());
+        } else {
+            emit clicked(event->position());
+        }
+    }
     event->accept();
+}
+
+VtkViewport::Pick VtkViewport::pick(const QPointF& widgetPosition) const {
+    Pick result;
+    vtkRenderer* r = renderer();
+    if (r == nullptr || width() <= 0 || height() <= 0) {
+        return result;
+    }
+    // VTK's display coordinates are device pixels with the origin at the bottom left.
+    const double ratio = devicePixelRatioF();
+    const double x = widgetPosition.x() * ratio;
+    const double y = (height() - widgetPosition.y()) * ratio;
+    vtkNew<vtkCellPicker> picker;
+    picker->SetTolerance(0.002);
+    if (picker->Pick(x, y, 0, r) == 0) {
+        return result;
+    }
+    result.actor = picker->GetActor();
+    result.cell = picker->GetCellId();
+    picker->GetPickPosition(result.position);
+    return result;
 }
 
 void VtkViewport::wheelEvent(QWheelEvent* event) {

@@ -3,7 +3,8 @@
 // vtkGenericOpenGLRenderWindow (Debian's VTK Qt module is built for Qt 5, so we bridge it
 // ourselves). Camera interaction is done here, in Qt events, on the GUI thread:
 //   left drag: rotate, middle drag or Shift+left drag: pan, right drag or wheel: zoom,
-//   R: reset camera. All VTK calls happen on the GUI thread.
+//   R: reset camera; a click (Shift+click) without dragging is reported for picking. All VTK
+//   calls happen on the GUI thread.
 
 #include <QColor>
 #include <QImage>
@@ -16,6 +17,8 @@
 #include <vtkNew.h>
 #include <vtkRenderer.h>
 
+class QTimer;
+class vtkActor;
 class vtkCamera;
 class vtkObject;
 
@@ -54,7 +57,22 @@ public:
     void panCamera(const QPointF& pixelDelta);
     void zoomCamera(double factor);
 
+    // What is under a point of the widget (logical pixels, origin top left): the actor, its
+    // cell and the world position hit, found by casting a ray (vtkCellPicker). No actor when
+    // the ray hits nothing.
+    struct Pick {
+        vtkActor* actor = nullptr;
+        long long cell = -1;
+        double position[3] = {0, 0, 0};
+    };
+    Pick pick(const QPointF& widgetPosition) const;
+
 signals:
+    // A left click without dragging; with Shift held, shiftClicked instead.
+    void clicked(const QPointF& position);
+    void shiftClicked(const QPointF& position);
+    // The mouse rests over the view (no button pressed), at most every 100 ms.
+    void hovered(const QPointF& position);
     void cameraChanged();
     void frameRendered();
     void glErrorOccurred(const QString& message);
@@ -88,6 +106,10 @@ private:
     enum class Drag { None, Rotate, Pan, Zoom };
     Drag drag_ = Drag::None;
     QPointF lastMouse_;
+    QPointF pressPosition_;
+    Qt::KeyboardModifiers pressModifiers_;
+    bool pressMoved_ = false;
+    QTimer* hoverTimer_ = nullptr;
 };
 
 } // namespace pbd
