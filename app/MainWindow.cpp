@@ -32,6 +32,7 @@
 #include <QFileDialog>
 #include <QFileInfo>
 #include <QFormLayout>
+#include <QHBoxLayout>
 #include <QImageWriter>
 #include <QLabel>
 #include <QMenuBar>
@@ -40,6 +41,7 @@
 #include <QProgressDialog>
 #include <QPushButton>
 #include <QSettings>
+#include <QSlider>
 #include <QSpinBox>
 #include <QStandardPaths>
 #include <QStatusBar>
@@ -228,6 +230,11 @@ void MainWindow::createActions() {
     axes->setChecked(true);
     axes->setShortcut(QKeySequence(Qt::Key_A));
     connect(axes, &QAction::toggled, viewport_, &VtkViewport::setAxesVisible);
+    QAction* clip = view->addAction(tr("&Clip Tet Bodies"));
+    clip->setObjectName(QStringLiteral("actionClip"));
+    clip->setCheckable(true);
+    clip->setShortcut(QKeySequence(Qt::Key_C));
+    connect(clip, &QAction::toggled, clipEnabled_, &QCheckBox::setChecked);
     QMenu* air = view->addMenu(tr("Air &Mesh"));
     auto* airGroup = new QActionGroup(this);
     const std::pair<const char*, SceneActors::AirMode> airModes[] = {
@@ -405,6 +412,26 @@ QWidget* MainWindow::createSimulationPanel() {
         applyField();
         viewport_->update();
     });
+    // A clip plane through the tet bodies, across one axis, at a share of the scene's extent.
+    clipEnabled_ = new QCheckBox(tr("Clip tet bodies"), panel);
+    clipEnabled_->setObjectName(QStringLiteral("clipEnabled"));
+    clipEnabled_->setToolTip(tr("Cut the tet bodies open to see their tets (inverted ones red); "
+                                "View ▸ Clip Tet Bodies, C"));
+    clipAxis_ = new QComboBox(panel);
+    clipAxis_->setObjectName(QStringLiteral("clipAxis"));
+    clipAxis_->addItems({QStringLiteral("x"), QStringLiteral("y"), QStringLiteral("z")});
+    clipPosition_ = new QSlider(Qt::Horizontal, panel);
+    clipPosition_->setObjectName(QStringLiteral("clipPosition"));
+    clipPosition_->setRange(0, 100);
+    clipPosition_->setValue(50);
+    auto* clipRow = new QHBoxLayout;
+    clipRow->addWidget(clipAxis_);
+    clipRow->addWidget(clipPosition_, 1);
+    form->addRow(clipEnabled_);
+    form->addRow(tr("Clip at"), clipRow);
+    connect(clipEnabled_, &QCheckBox::toggled, this, &MainWindow::applyClip);
+    connect(clipAxis_, &QComboBox::currentIndexChanged, this, &MainWindow::applyClip);
+    connect(clipPosition_, &QSlider::valueChanged, this, &MainWindow::applyClip);
     // Edits reach the solver between steps.
     for (QSpinBox* box : {substeps_, iterations_, threads_}) {
         connect(box, &QSpinBox::valueChanged, this, &MainWindow::applySimulationSettings);
@@ -659,6 +686,22 @@ void MainWindow::showSnapshot() {
     viewport_->update();
 }
 
+void MainWindow::applyClip() {
+    const int axis = clipAxis_->currentIndex();
+    const Bounds b = scene_.bounds();
+    Vec3 normal = Vec3::Zero();
+    normal[axis] = 1;
+    Vec3 origin = b.center();
+    if (!b.empty()) {
+        origin[axis] = b.min[axis] + (b.max[axis] - b.min[axis]) * clipPosition_->value() / 100.0;
+    }
+    actors_->setClip(scene_, clipEnabled_->isChecked(), normal, origin);
+    if (QAction* a = findChild<QAction*>(QStringLiteral("actionClip"))) {
+        a->setChecked(clipEnabled_->isChecked());
+    }
+    viewport_->update();
+}
+
 void MainWindow::applyField() {
     if (!fieldSelector_ || !fieldEvaluator_) {
         return;
@@ -781,6 +824,7 @@ void MainWindow::showScene(Scene scene) {
     undoStack_->clear(); // edits of the previous scene cannot apply to this one
     actors_->setScene(scene_);
     refreshPins();
+    applyClip();
     actors_->setWireframe(findChild<QAction*>(QStringLiteral("actionWireframe"))->isChecked());
     sceneTree_->setScene(scene_);
     properties_->showScene(scene_);

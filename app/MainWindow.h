@@ -25,6 +25,7 @@ class QDoubleSpinBox;
 class QLabel;
 class QMenu;
 class QUndoStack;
+class QSlider;
 class QSpinBox;
 
 namespace pbd {
@@ -127,6 +128,7 @@ private:
     void showSnapshot();
     void applySimulationSettings();
     void applyField();
+    void applyClip();
     // Sets a particle's inverse mass in the scene, the running simulation and the view (the
     // pin commands' effect).
     void applyInverseMass(Index particle, Real inverseMass);
@@ -159,6 +161,9 @@ private:
     QSpinBox* threads_ = nullptr;
     QLabel* simulationStatus_ = nullptr;
     QComboBox* fieldSelector_ = nullptr;
+    QCheckBox* clipEnabled_ = nullptr;
+    QComboBox* clipAxis_ = nullptr;
+    QSlider* clipPosition_ = nullptr;
     QCheckBox* lockRange_ = nullptr;
     QLineSeries* convergenceSeries_ = nullptr;
     QLogValueAxis* convergenceAxisY_ = nullptr;

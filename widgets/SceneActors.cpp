@@ -22,7 +22,9 @@
 #include <vtkTubeFilter.h>
 #include <vtkUnsignedCharArray.h>
 
+#include <algorithm>
 #include <cmath>
+#include <unordered_map>
 
 namespace pbd {
 
@@ -122,6 +124,7 @@ void SceneActors::setBodyField(std::size_t body, const std::vector<double>& valu
     b.surface->GetCellData()->SetScalars(array);
     auto* mapper = vtkPolyDataMapper::SafeDownCast(b.actor->GetMapper());
     mapper->SetScalarModeToUseCellData();
+    mapper->SetColorModeToMapScalars(); // unsigned char flags are not colours
     mapper->ScalarVisibilityOn();
     b.surface->Modified();
 }
@@ -156,6 +159,9 @@ QColor SceneActors::colorFor(BodyKind kind) {
 void SceneActors::clear() {
     for (BodyActor& b : bodies_) {
         renderer_->RemoveActor(b.actor);
+        if (b.clipActor) {
+            renderer_->RemoveActor(b.clipActor);
+        }
     }
     bodies_.clear();
     for (auto& c : colliders_) {
@@ -261,12 +267,16 @@ void SceneActors::setScene(const Scene& scene) {
         mapper->SetLookupTable(healthColours);
         mapper->SetScalarRange(0, 1);
         mapper->SetScalarModeToUseCellData();
+        mapper->SetColorModeToMapScalars(); // unsigned char flags are not colours
         mapper->ScalarVisibilityOn();
         airActor_ = vtkSmartPointer<vtkActor>::New();
         airActor_->SetMapper(mapper);
         airActor_->PickableOff();
         renderer_->AddActor(airActor_);
         setAirMode(airMode_);
+    }
+    if (clip_) {
+        setClip(scene, true, clipNormal_, clipOrigin_);
     }
 }
 
@@ -383,6 +393,7 @@ void SceneActors::updatePositions(const Scene& scene) {
     }
     updatePins(scene);
     updateAir(scene);
+    updateClip(scene);
 }
 
 long SceneActors::bodyOf(const vtkActor* actor) const {
@@ -499,15 +510,124 @@ void SceneActors::setWireframe(bool wireframe) {
     wireframe_ = wireframe;
     for (BodyActor& b : bodies_) {
         applyRepresentation(b.actor);
+        if (b.clipActor) {
+            applyRepresentation(b.clipActor);
+        }
     }
 }
 
 void SceneActors::setBodyVisible(std::size_t body, bool visible) {
-    bodies_.at(body).actor->SetVisibility(visible);
+    BodyActor& b = bodies_.at(body);
+    b.visible = visible;
+    const bool clipped = clip_ && b.clipActor;
+    b.actor->SetVisibility(visible && !clipped);
+    if (b.clipActor) {
+        b.clipActor->SetVisibility(visible && clipped);
+    }
 }
 
 bool SceneActors::bodyVisible(std::size_t body) const {
-    return bodies_.at(body).actor->GetVisibility() != 0;
+    return bodies_.at(body).visible;
+}
+
+void SceneActors::setClip(const Scene& scene, bool enabled, const Vec3& normal,
+                          const Vec3& origin) {
+    clip_ = enabled;
+    clipNormal_ = normal.normalized();
+    clipOrigin_ = origin;
+    for (std::size_t i = 0; i < bodies_.size() && i < scene.bodies.size(); ++i) {
+        BodyActor& b = bodies_[i];
+        if (scene.bodies[i].tets.empty()) {
+            continue;
+        }
+        if (!b.clipActor) {
+            b.clipSurface = vtkSmartPointer<vtkPolyData>::New();
+            vtkNew<vtkLookupTable> colours;
+            colours->SetNumberOfTableValues(2);
+            const QColor c = colorFor(scene.bodies[i].kind);
+            colours->SetTableValue(0, c.redF(), c.greenF(), c.blueF(), 1.0);
+            colours->SetTableValue(1, 0.95, 0.1, 0.1, 1.0); // inverted: red
+            colours->SetRange(0, 1);
+            colours->Build();
+            vtkNew<vtkPolyDataMapper> mapper;
+            mapper->SetInputData(b.clipSurface);
+            mapper->SetLookupTable(colours);
+            mapper->SetScalarRange(0, 1);
+            mapper->SetScalarModeToUseCellData();
+            mapper->SetColorModeToMapScalars(); // unsigned char flags are not colours
+            mapper->ScalarVisibilityOn();
+            b.clipActor = vtkSmartPointer<vtkActor>::New();
+            b.clipActor->SetMapper(mapper);
+            b.clipActor->GetProperty()->SetAmbient(0.2);
+            b.clipActor->GetProperty()->SetDiffuse(0.8);
+            applyRepresentation(b.clipActor);
+            renderer_->AddActor(b.clipActor);
+        }
+        setBodyVisible(i, b.visible);
+    }
+    updateClip(scene);
+}
+
+void SceneActors::updateClip(const Scene& scene) {
+    invertedClipped_ = 0;
+    if (!clip_) {
+        return;
+    }
+    const auto& x = scene.particles.positions;
+    for (std::size_t i = 0; i < bodies_.size() && i < scene.bodies.size(); ++i) {
+        BodyActor& b = bodies_[i];
+        const Body& body = scene.bodies[i];
+        if (!b.clipSurface || body.tets.empty()) {
+            continue;
+        }
+        // Keep the tets behind the plane; their faces used once are the visible boundary.
+        std::vector<Tetrahedron> kept;
+        std::vector<unsigned char> inverted;
+        for (const Tetrahedron& t : body.tets) {
+            const Vec3 c = (x[t[0]] + x[t[1]] + x[t[2]] + x[t[3]]) / 4.0;
+            if ((c - clipOrigin_).dot(clipNormal_) <= 0) {
+                kept.push_back(t);
+            }
+        }
+        const std::vector<Triangle> faces = boundaryFaces(kept);
+        // Which kept tet each face belongs to, for the inverted colour.
+        std::unordered_map<std::uint64_t, bool> faceInverted;
+        auto key = [](Triangle f) {
+            std::sort(f.begin(), f.end());
+            return (std::uint64_t(f[0]) * 2654435761ULL) ^ (std::uint64_t(f[1]) << 21) ^
+                   (std::uint64_t(f[2]) << 42);
+        };
+        for (const Tetrahedron& t : kept) {
+            const bool bad = !(signedVolume(x[t[0]], x[t[1]], x[t[2]], x[t[3]]) > 0);
+            invertedClipped_ += bad;
+            if (bad) {
+                for (int skip = 0; skip < 4; ++skip) {
+                    Triangle f{};
+                    int k = 0;
+                    for (int v = 0; v < 4; ++v) {
+                        if (v != skip) {
+                            f[k++] = t[v];
+                        }
+                    }
+                    faceInverted[key(f)] = true;
+                }
+            }
+        }
+        vtkNew<vtkCellArray> polys;
+        vtkNew<vtkUnsignedCharArray> flags;
+        flags->SetName("inverted");
+        for (const Triangle& f : faces) {
+            const vtkIdType ids[3] = {vtkIdType(f[0] - body.firstParticle),
+                                      vtkIdType(f[1] - body.firstParticle),
+                                      vtkIdType(f[2] - body.firstParticle)};
+            polys->InsertNextCell(3, ids);
+            flags->InsertNextValue(faceInverted.count(key(f)) ? 1 : 0);
+        }
+        b.clipSurface->SetPoints(b.surface->GetPoints());
+        b.clipSurface->SetPolys(polys);
+        b.clipSurface->GetCellData()->SetScalars(flags);
+        b.clipSurface->Modified();
+    }
 }
 
 } // namespace pbd

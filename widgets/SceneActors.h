@@ -71,6 +71,15 @@ public:
     vtkActor* airActor() const { return airActor_; }
     std::size_t invertedAirTets() const { return invertedAir_; }
 
+    // A clip plane through the tet bodies: tets whose centroid lies on the positive side of
+    // the plane (normal n, through `origin`) are removed and the faces of the rest drawn, so the
+    // inside shows; faces of inverted tets are red. Other bodies are not clipped.
+    void setClip(const Scene& scene, bool enabled, const Vec3& normal, const Vec3& origin);
+    bool clipEnabled() const { return clip_; }
+    // The faces drawn for body b's clipped tets (null when the body is not clipped).
+    vtkPolyData* clipSurface(std::size_t body) const { return bodies_.at(body).clipSurface; }
+    std::size_t invertedClippedTets() const { return invertedClipped_; }
+
     // The colour a body of this kind is drawn with (front faces).
     static QColor colorFor(BodyKind kind);
 
@@ -78,7 +87,11 @@ private:
     struct BodyActor {
         vtkSmartPointer<vtkPolyData> surface;
         vtkSmartPointer<vtkActor> actor;
+        vtkSmartPointer<vtkPolyData> clipSurface; // tet bodies only
+        vtkSmartPointer<vtkActor> clipActor;
+        bool visible = true;
     };
+    void updateClip(const Scene& scene);
     void applyRepresentation(vtkActor* actor) const;
     void addColliders(const Scene& scene);
 
@@ -94,6 +107,10 @@ private:
     vtkSmartPointer<vtkUnstructuredGrid> airGrid_;
     vtkSmartPointer<vtkActor> airActor_;
     std::size_t invertedAir_ = 0;
+    bool clip_ = false;
+    Vec3 clipNormal_ = Vec3::UnitX();
+    Vec3 clipOrigin_ = Vec3::Zero();
+    std::size_t invertedClipped_ = 0;
     std::vector<BodyActor> bodies_;
     std::vector<vtkSmartPointer<vtkActor>> colliders_;
     bool wireframe_ = false;

@@ -24,6 +24,7 @@
 #include <QImage>
 #include <QLabel>
 #include <QProgressDialog>
+#include <QSlider>
 #include <QSpinBox>
 #include <QStatusBar>
 #include <QTemporaryDir>
@@ -33,6 +34,7 @@
 #include <QtCharts/QLineSeries>
 
 #include <vtkActor.h>
+#include <vtkPolyData.h>
 #include <vtkRenderer.h>
 
 #include <algorithm>
@@ -218,6 +220,41 @@ private slots:
         const Vec3 reset = w->simulation()->latest()->positions[particle];
         QVERIFY(w->simulateSteps(20));
         QCOMPARE(w->simulation()->latest()->positions[particle], reset);
+    }
+
+    void clipPlaneOpensTheTetBodies() {
+        auto w = window("sample");
+        SceneActors* actors = w->sceneActors();
+        const QImage whole = w->viewport()->renderImage(QSize(320, 200));
+        auto* clip = w->findChild<QCheckBox*>("clipEnabled");
+        auto* position = w->findChild<QSlider*>("clipPosition");
+        auto* axis = w->findChild<QComboBox*>("clipAxis");
+        axis->setCurrentIndex(2); // z: cut the torus across its ring
+        position->setValue(50);
+        action(*w, "actionClip")->trigger(); // View ▸ Clip Tet Bodies (C)
+        QVERIFY(clip->isChecked());
+        QVERIFY(actors->clipEnabled());
+        QVERIFY(!actors->actor(0)->GetVisibility()); // the torus' surface gives way to its tets
+        QVERIFY(actors->actor(1)->GetVisibility());  // cloth is not clipped
+        vtkPolyData* cut = actors->clipSurface(0);
+        QVERIFY(cut != nullptr);
+        const vtkIdType half = cut->GetNumberOfPolys();
+        // Half a torus of tets shows more faces than half its surface: the cut face adds some.
+        QVERIFY(half > w->scene().bodies[0].triangles.size() / 2);
+        QCOMPARE(actors->invertedClippedTets(), std::size_t(0));
+        const QImage opened = w->viewport()->renderImage(QSize(320, 200));
+        QVERIFY(differingPixels(whole, opened) > 500);
+        position->setValue(80);
+        QVERIFY(cut->GetNumberOfPolys() != half);
+        position->setValue(0);
+        QCOMPARE(actors->clipSurface(0)->GetNumberOfPolys(), vtkIdType(0)); // all cut away
+        // It follows the simulation.
+        position->setValue(60);
+        QVERIFY(w->simulateSteps(5));
+        QVERIFY(actors->clipSurface(0)->GetNumberOfPolys() > 0);
+        clip->setChecked(false);
+        QVERIFY(actors->actor(0)->GetVisibility());
+        QVERIFY(!action(*w, "actionClip")->isChecked());
     }
 
     void airMeshIsShownWireframeOrTransparent() {
