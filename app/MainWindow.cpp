@@ -336,6 +336,8 @@ void MainWindow::restoreSettings() {
         ->setChecked(settings.value(QStringLiteral("simulation/realTime"), true).toBool());
     recentFiles_ = settings.value(QStringLiteral("files/recent")).toStringList();
     prepareOptions_ = PrepareDialog::savedOptions();
+    colourMap_->setCurrentText(
+        settings.value(QStringLiteral("view/colourMap"), QStringLiteral("auto")).toString());
     lastDirectory_ = settings.value(QStringLiteral("files/lastDirectory")).toString();
     lastScreenshot_ = settings.value(QStringLiteral("files/lastScreenshot")).toString();
     rebuildRecentMenu();
@@ -352,6 +354,7 @@ void MainWindow::saveSettings() const {
     settings.setValue(QStringLiteral("view/axes"), viewport_->axesVisible());
     settings.setValue(QStringLiteral("simulation/realTime"), worker_->realTime());
     settings.setValue(QStringLiteral("files/recent"), recentFiles_);
+    settings.setValue(QStringLiteral("view/colourMap"), colourMap_->currentText());
     settings.setValue(QStringLiteral("files/lastDirectory"), lastDirectory_);
     settings.setValue(QStringLiteral("files/lastScreenshot"), lastScreenshot_);
 }
@@ -412,6 +415,44 @@ QWidget* MainWindow::createSimulationPanel() {
         applyField();
         viewport_->update();
     });
+    colourMap_ = new QComboBox(panel);
+    colourMap_->setObjectName(QStringLiteral("colourMap"));
+    colourMap_->addItems(SceneActors::colourMapPresets());
+    colourMap_->setToolTip(tr("auto: diverging cool-warm centred on zero for strains, viridis "
+                              "for the other fields"));
+    form->addRow(tr("Colour map"), colourMap_);
+    customRange_ = new QCheckBox(tr("Custom range"), panel);
+    customRange_->setObjectName(QStringLiteral("customRange"));
+    rangeMin_ = new QDoubleSpinBox(panel);
+    rangeMax_ = new QDoubleSpinBox(panel);
+    rangeMin_->setObjectName(QStringLiteral("rangeMin"));
+    rangeMax_->setObjectName(QStringLiteral("rangeMax"));
+    for (QDoubleSpinBox* box : {rangeMin_, rangeMax_}) {
+        box->setRange(-1e6, 1e6);
+        box->setDecimals(4);
+        box->setSingleStep(0.01);
+        box->setEnabled(false);
+        // Their size hint fits a million with 4 decimals; the dock must not squeeze the view.
+        box->setSizePolicy(QSizePolicy::Ignored, QSizePolicy::Fixed);
+        box->setMinimumWidth(70);
+    }
+    auto* rangeRow = new QHBoxLayout;
+    rangeRow->addWidget(rangeMin_);
+    rangeRow->addWidget(rangeMax_);
+    form->addRow(customRange_);
+    form->addRow(tr("Range"), rangeRow);
+    auto recolour = [this] {
+        applyField();
+        viewport_->update();
+    };
+    connect(colourMap_, &QComboBox::currentIndexChanged, this, recolour);
+    connect(customRange_, &QCheckBox::toggled, this, [this, recolour](bool on) {
+        rangeMin_->setEnabled(on);
+        rangeMax_->setEnabled(on);
+        recolour();
+    });
+    connect(rangeMin_, &QDoubleSpinBox::valueChanged, this, recolour);
+    connect(rangeMax_, &QDoubleSpinBox::valueChanged, this, recolour);
     // A clip plane through the tet bodies, across one axis, at a share of the scene's extent.
     clipEnabled_ = new QCheckBox(tr("Clip tet bodies"), panel);
     clipEnabled_->setObjectName(QStringLiteral("clipEnabled"));
@@ -424,6 +465,8 @@ QWidget* MainWindow::createSimulationPanel() {
     clipPosition_->setObjectName(QStringLiteral("clipPosition"));
     clipPosition_->setRange(0, 100);
     clipPosition_->setValue(50);
+    clipPosition_->setSizePolicy(QSizePolicy::Ignored, QSizePolicy::Fixed);
+    clipPosition_->setMinimumWidth(60);
     auto* clipRow = new QHBoxLayout;
     clipRow->addWidget(clipAxis_);
     clipRow->addWidget(clipPosition_, 1);
@@ -729,15 +772,26 @@ void MainWindow::applyField() {
         lo = -m;
         hi = m;
     }
-    if (lockRange_->isChecked() && actors_->fieldShown()) {
+    if (customRange_->isChecked() && rangeMax_->value() > rangeMin_->value()) {
+        lo = rangeMin_->value();
+        hi = rangeMax_->value();
+    } else if (lockRange_->isChecked() && actors_->fieldShown()) {
         lo = lockedLo_;
         hi = lockedHi_;
     } else {
         lockedLo_ = lo;
         lockedHi_ = hi;
     }
+    if (!customRange_->isChecked()) { // show the range in use, to start a custom one from
+        for (auto [box, v] : {std::pair{rangeMin_, lo}, std::pair{rangeMax_, hi}}) {
+            box->blockSignals(true);
+            box->setValue(v);
+            box->blockSignals(false);
+        }
+    }
     fieldValues_ = values;
-    actors_->setFieldMap(fieldSelector_->currentText(), lo, hi, isSigned(field));
+    actors_->setFieldMap(fieldSelector_->currentText(), lo, hi, isSigned(field),
+                         colourMap_->currentText());
     for (std::size_t b = 0; b < values.size() && b < actors_->bodyCount(); ++b) {
         if (!values[b].empty()) {
             actors_->setBodyField(b, values[b]);

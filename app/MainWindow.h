@@ -161,6 +161,10 @@ private:
     QSpinBox* threads_ = nullptr;
     QLabel* simulationStatus_ = nullptr;
     QComboBox* fieldSelector_ = nullptr;
+    QComboBox* colourMap_ = nullptr;
+    QCheckBox* customRange_ = nullptr;
+    QDoubleSpinBox* rangeMin_ = nullptr;
+    QDoubleSpinBox* rangeMax_ = nullptr;
     QCheckBox* clipEnabled_ = nullptr;
     QComboBox* clipAxis_ = nullptr;
     QSlider* clipPosition_ = nullptr;

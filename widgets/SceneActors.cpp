@@ -79,7 +79,13 @@ SceneActors::SceneActors(vtkRenderer* renderer)
     renderer_->AddActor2D(scalarBar_);
 }
 
-void SceneActors::setFieldMap(const QString& title, double lo, double hi, bool diverging) {
+QStringList SceneActors::colourMapPresets() {
+    return {QStringLiteral("auto"),  QStringLiteral("cool-warm"), QStringLiteral("viridis"),
+            QStringLiteral("greys"), QStringLiteral("rainbow"),   QStringLiteral("blue-red")};
+}
+
+void SceneActors::setFieldMap(const QString& title, double lo, double hi, bool diverging,
+                              const QString& preset) {
     if (!(hi > lo)) {
         const double mid = std::isfinite(lo) ? lo : 0.0;
         lo = mid - 1e-9;
@@ -88,14 +94,28 @@ void SceneActors::setFieldMap(const QString& title, double lo, double hi, bool d
     constexpr int n = 256;
     lookupTable_->SetNumberOfTableValues(n);
     lookupTable_->SetTableRange(lo, hi);
-    // Cool-warm (Moreland) for signed fields, a viridis-like ramp otherwise.
-    const double cool[3][3] = {{59, 76, 192}, {221, 221, 221}, {180, 4, 38}};
-    const double seq[3][3] = {{68, 1, 84}, {33, 145, 140}, {253, 231, 37}};
-    const auto& stops = diverging ? cool : seq;
+    // Evenly spaced colour stops, linearly interpolated. "auto": cool-warm (Moreland) for
+    // signed fields, viridis otherwise.
+    using Stops = std::vector<std::array<double, 3>>;
+    static const Stops coolWarm = {{59, 76, 192}, {221, 221, 221}, {180, 4, 38}};
+    static const Stops viridis = {
+        {68, 1, 84}, {59, 82, 139}, {33, 145, 140}, {94, 201, 98}, {253, 231, 37}};
+    static const Stops greys = {{25, 25, 25}, {240, 240, 240}};
+    static const Stops rainbow = {
+        {0, 0, 255}, {0, 255, 255}, {0, 255, 0}, {255, 255, 0}, {255, 0, 0}};
+    static const Stops blueRed = {{5, 48, 97}, {247, 247, 247}, {103, 0, 31}};
+    const Stops& stops = preset == QLatin1String("cool-warm")  ? coolWarm
+                         : preset == QLatin1String("viridis")  ? viridis
+                         : preset == QLatin1String("greys")    ? greys
+                         : preset == QLatin1String("rainbow")  ? rainbow
+                         : preset == QLatin1String("blue-red") ? blueRed
+                         : diverging                           ? coolWarm
+                                                               : viridis;
+    const int segments = int(stops.size()) - 1;
     for (int i = 0; i < n; ++i) {
-        const double t = double(i) / (n - 1);
-        const int k = t < 0.5 ? 0 : 1;
-        const double u = t < 0.5 ? t * 2 : (t - 0.5) * 2;
+        const double t = double(i) / (n - 1) * segments;
+        const int k = std::min(int(t), segments - 1);
+        const double u = t - k;
         double rgb[3];
         for (int c = 0; c < 3; ++c) {
             rgb[c] = ((1 - u) * stops[k][c] + u * stops[k + 1][c]) / 255.0;

@@ -5,6 +5,7 @@
 #include "core/Scene.h"
 
 #include <QColor>
+#include <QStringList>
 
 #include <vtkActor.h>
 #include <vtkLookupTable.h>
@@ -47,7 +48,10 @@ public:
     // Field colouring: per-triangle values of body `b` drawn through one colour map shared by all
     // bodies, with a scalar bar titled `title`. A signed field uses a diverging map centred on
     // zero (blue, white, red), the others a sequential one (purple to yellow).
-    void setFieldMap(const QString& title, double lo, double hi, bool diverging);
+    // `preset` picks another map: the names of colourMapPresets() ("auto" keeps the rule above).
+    void setFieldMap(const QString& title, double lo, double hi, bool diverging,
+                     const QString& preset = QStringLiteral("auto"));
+    static QStringList colourMapPresets();
     void setBodyField(std::size_t body, const std::vector<double>& values);
     // Back to plain body colours, no scalar bar.
     void clearFields();

@@ -18,6 +18,7 @@
 #include <QDeadlineTimer>
 #include <QDir>
 #include <QDockWidget>
+#include <QDoubleSpinBox>
 #include <QElapsedTimer>
 #include <QFile>
 #include <QFileInfo>
@@ -34,6 +35,7 @@
 #include <QtCharts/QLineSeries>
 
 #include <vtkActor.h>
+#include <vtkLookupTable.h>
 #include <vtkPolyData.h>
 #include <vtkRenderer.h>
 
@@ -399,6 +401,29 @@ private slots:
         QCOMPARE(signedRange[0], -signedRange[1]);
         QVERIFY(!w->setField("nonsense", &error));
         QVERIFY(error.contains("unknown field 'nonsense'"));
+        // A custom range is used as typed; presets change the colours, not the range.
+        auto* custom = w->findChild<QCheckBox*>("customRange");
+        auto* lo = w->findChild<QDoubleSpinBox*>("rangeMin");
+        auto* hi = w->findChild<QDoubleSpinBox*>("rangeMax");
+        QVERIFY(std::abs(hi->value() - signedRange[1]) < 1e-4); // the range in use, shown
+        custom->setChecked(true);
+        lo->setValue(-0.5);
+        hi->setValue(0.25);
+        QCOMPARE(w->sceneActors()->lookupTable()->GetRange()[0], -0.5);
+        QCOMPARE(w->sceneActors()->lookupTable()->GetRange()[1], 0.25);
+        QVERIFY(w->simulateSteps(5));
+        QCOMPARE(w->sceneActors()->lookupTable()->GetRange()[1], 0.25);
+        const QImage coolWarm = w->viewport()->renderImage(QSize(400, 250));
+        auto* preset = w->findChild<QComboBox*>("colourMap");
+        preset->setCurrentText("greys");
+        double rgb[3];
+        w->sceneActors()->lookupTable()->GetColor(0.25, rgb);
+        QVERIFY(std::abs(rgb[0] - rgb[1]) < 1e-9 && std::abs(rgb[1] - rgb[2]) < 1e-9);
+        QVERIFY(rgb[0] > 0.9); // the top of the range is near white
+        QCOMPARE(w->sceneActors()->lookupTable()->GetRange()[1], 0.25);
+        QVERIFY(differingPixels(coolWarm, w->viewport()->renderImage(QSize(400, 250))) > 1000);
+        preset->setCurrentText("auto");
+        custom->setChecked(false);
         // None: plain colours again.
         selector->setCurrentIndex(0);
         QVERIFY(!w->sceneActors()->fieldShown());
