@@ -65,6 +65,11 @@ bool readAll(int fd, void* data, std::size_t size) {
                             TetgenFault fault, int resultFd) {
     const rlimit noCore{0, 0};
     setrlimit(RLIMIT_CORE, &noCore); // a crash here is expected to be possible; no core file
+    // A crash must end this process with its signal, whatever handlers the parent installed
+    // (a crash reporter, a sanitizer): the parent reports the signal.
+    for (int sig : {SIGSEGV, SIGBUS, SIGFPE, SIGILL, SIGABRT}) {
+        std::signal(sig, SIG_DFL);
+    }
     std::setvbuf(stdout, nullptr, _IONBF, 0);
     if (fault == TetgenFault::Crash) {
         std::printf("Delaunizing vertices...\n");
