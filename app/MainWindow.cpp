@@ -235,6 +235,15 @@ void MainWindow::createActions() {
     clip->setCheckable(true);
     clip->setShortcut(QKeySequence(Qt::Key_C));
     connect(clip, &QAction::toggled, clipEnabled_, &QCheckBox::setChecked);
+    QAction* frames = view->addAction(tr("Material &Frames"));
+    frames->setObjectName(QStringLiteral("actionFrames"));
+    frames->setCheckable(true);
+    frames->setShortcut(QKeySequence(Qt::Key_F));
+    frames->setToolTip(tr("Each UV-mapped triangle's material u (red) and v (green) axes"));
+    connect(frames, &QAction::toggled, this, [this](bool on) {
+        actors_->setFrameGlyphs(scene_, on);
+        viewport_->update();
+    });
     QMenu* air = view->addMenu(tr("Air &Mesh"));
     auto* airGroup = new QActionGroup(this);
     const std::pair<const char*, SceneActors::AirMode> airModes[] = {

@@ -201,6 +201,11 @@ void SceneActors::clear() {
         pinPoints_ = nullptr;
     }
     pinned_.clear();
+    if (frameActor_) {
+        renderer_->RemoveActor(frameActor_);
+        frameActor_ = nullptr;
+        frameLines_ = nullptr;
+    }
     if (scalarBar_) {
         scalarBar_->VisibilityOff();
     }
@@ -297,6 +302,9 @@ void SceneActors::setScene(const Scene& scene) {
     }
     if (clip_) {
         setClip(scene, true, clipNormal_, clipOrigin_);
+    }
+    if (frameGlyphs_) {
+        setFrameGlyphs(scene, true);
     }
 }
 
@@ -414,6 +422,7 @@ void SceneActors::updatePositions(const Scene& scene) {
     updatePins(scene);
     updateAir(scene);
     updateClip(scene);
+    updateFrameGlyphs(scene);
 }
 
 long SceneActors::bodyOf(const vtkActor* actor) const {
@@ -548,6 +557,77 @@ void SceneActors::setBodyVisible(std::size_t body, bool visible) {
 
 bool SceneActors::bodyVisible(std::size_t body) const {
     return bodies_.at(body).visible;
+}
+
+void SceneActors::setFrameGlyphs(const Scene& scene, bool shown) {
+    frameGlyphs_ = shown;
+    if (!frameActor_) {
+        frameLines_ = vtkSmartPointer<vtkPolyData>::New();
+        vtkNew<vtkPolyDataMapper> mapper;
+        mapper->SetInputData(frameLines_);
+        mapper->SetScalarModeToUseCellData();
+        mapper->SetColorModeToDirectScalars();
+        frameActor_ = vtkSmartPointer<vtkActor>::New();
+        frameActor_->SetMapper(mapper);
+        frameActor_->PickableOff();
+        frameActor_->GetProperty()->SetLineWidth(2);
+        frameActor_->GetProperty()->LightingOff();
+        renderer_->AddActor(frameActor_);
+    }
+    frameActor_->SetVisibility(shown);
+    updateFrameGlyphs(scene);
+}
+
+void SceneActors::updateFrameGlyphs(const Scene& scene) {
+    if (!frameGlyphs_ || !frameLines_) {
+        return;
+    }
+    const auto& x = scene.particles.positions;
+    vtkNew<vtkPoints> points;
+    points->SetDataTypeToDouble();
+    vtkNew<vtkCellArray> lines;
+    vtkNew<vtkUnsignedCharArray> colours;
+    colours->SetNumberOfComponents(3);
+    colours->SetName("axis");
+    for (const Body& body : scene.bodies) {
+        if (!body.hasUVs() || body.triangleUVs.size() != body.triangles.size()) {
+            continue;
+        }
+        for (std::size_t t = 0; t < body.triangles.size(); ++t) {
+            const Triangle& tri = body.triangles[t];
+            const auto& uv = body.triangleUVs[t];
+            // (t_u, t_v) = (x1 - x0, x2 - x0) (uv1 - uv0, uv2 - uv0)^-1 in the current shape.
+            Eigen::Matrix2d D;
+            D << uv[1].x() - uv[0].x(), uv[2].x() - uv[0].x(), uv[1].y() - uv[0].y(),
+                uv[2].y() - uv[0].y();
+            if (!(std::abs(D.determinant()) > 1e-14)) {
+                continue; // degenerate UVs: no material frame to show
+            }
+            Eigen::Matrix<double, 3, 2> E;
+            E << x[tri[1]] - x[tri[0]], x[tri[2]] - x[tri[0]];
+            const Eigen::Matrix<double, 3, 2> T = E * D.inverse();
+            const Vec3 c = (x[tri[0]] + x[tri[1]] + x[tri[2]]) / 3.0;
+            const double area = 0.5 * E.col(0).cross(E.col(1)).norm();
+            const double length = 0.45 * std::sqrt(2 * area);
+            const unsigned char red[3] = {230, 40, 40};
+            const unsigned char green[3] = {40, 200, 60};
+            for (int axis = 0; axis < 2; ++axis) {
+                const Vec3 dir = T.col(axis).normalized();
+                if (!dir.allFinite()) {
+                    continue;
+                }
+                const Vec3 tip = c + length * dir;
+                const vtkIdType ids[2] = {points->InsertNextPoint(c.x(), c.y(), c.z()),
+                                          points->InsertNextPoint(tip.x(), tip.y(), tip.z())};
+                lines->InsertNextCell(2, ids);
+                colours->InsertNextTypedTuple(axis == 0 ? red : green);
+            }
+        }
+    }
+    frameLines_->SetPoints(points);
+    frameLines_->SetLines(lines);
+    frameLines_->GetCellData()->SetScalars(colours);
+    frameLines_->Modified();
 }
 
 void SceneActors::setClip(const Scene& scene, bool enabled, const Vec3& normal,

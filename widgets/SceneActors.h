@@ -84,6 +84,13 @@ public:
     vtkPolyData* clipSurface(std::size_t body) const { return bodies_.at(body).clipSurface; }
     std::size_t invertedClippedTets() const { return invertedClipped_; }
 
+    // Material-frame glyphs: at each UV-mapped triangle's centre, its material u axis (red) and
+    // v axis (green) in the current shape (SBD eq. 37: the columns of F), so warp and weft can
+    // be seen, and how they shear.
+    void setFrameGlyphs(const Scene& scene, bool shown);
+    bool frameGlyphsShown() const { return frameGlyphs_; }
+    vtkPolyData* frameGlyphData() const { return frameLines_; }
+
     // The colour a body of this kind is drawn with (front faces).
     static QColor colorFor(BodyKind kind);
 
@@ -111,6 +118,10 @@ private:
     vtkSmartPointer<vtkUnstructuredGrid> airGrid_;
     vtkSmartPointer<vtkActor> airActor_;
     std::size_t invertedAir_ = 0;
+    void updateFrameGlyphs(const Scene& scene);
+    bool frameGlyphs_ = false;
+    vtkSmartPointer<vtkPolyData> frameLines_;
+    vtkSmartPointer<vtkActor> frameActor_;
     bool clip_ = false;
     Vec3 clipNormal_ = Vec3::UnitX();
     Vec3 clipOrigin_ = Vec3::Zero();

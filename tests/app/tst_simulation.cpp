@@ -259,6 +259,34 @@ private slots:
         QVERIFY(!action(*w, "actionClip")->isChecked());
     }
 
+    void materialFrameGlyphsFollowTheUVAxes() {
+        auto w = window("sample");
+        const QImage plain = w->viewport()->renderImage(QSize(320, 200));
+        action(*w, "actionFrames")->trigger(); // View ▸ Material Frames (F)
+        SceneActors* actors = w->sceneActors();
+        QVERIFY(actors->frameGlyphsShown());
+        vtkPolyData* lines = actors->frameGlyphData();
+        const Body& cloth = w->scene().bodies[1];
+        QCOMPARE(lines->GetNumberOfLines(), vtkIdType(2 * cloth.triangles.size()));
+        // The flat sheet's u axis runs along +x and v along +z (its UVs follow x and z).
+        double a[3], b[3];
+        lines->GetPoint(0, a);
+        lines->GetPoint(1, b);
+        const Vec3 u = (Vec3(b[0], b[1], b[2]) - Vec3(a[0], a[1], a[2])).normalized();
+        QVERIFY((u - Vec3(1, 0, 0)).norm() < 1e-9);
+        lines->GetPoint(2, a);
+        lines->GetPoint(3, b);
+        const Vec3 v = (Vec3(b[0], b[1], b[2]) - Vec3(a[0], a[1], a[2])).normalized();
+        QVERIFY((v - Vec3(0, 0, 1)).norm() < 1e-9);
+        QVERIFY(differingPixels(plain, w->viewport()->renderImage(QSize(320, 200))) > 500);
+        // They follow the cloth as it drapes.
+        QVERIFY(w->simulateSteps(60));
+        lines->GetPoint(0, a);
+        QVERIFY(std::abs(a[1] - w->scene().particles.positions[cloth.triangles[0][0]].y()) < 0.1);
+        action(*w, "actionFrames")->trigger();
+        QVERIFY(!actors->frameGlyphsShown());
+    }
+
     void airMeshIsShownWireframeOrTransparent() {
         auto w = window("sample");
         PrepareOptions options = w->prepareOptions();
