@@ -1,6 +1,5 @@
 #include "widgets/VtkViewport.h"
 
-#include <QCursor>
 #include <QKeyEvent>
 #include <QMouseEvent>
 #include <QOpenGLContext>
@@ -62,8 +61,8 @@ VtkViewport::VtkViewport(QWidget* parent)
     hoverTimer_->setSingleShot(true);
     hoverTimer_->setInterval(100);
     connect(hoverTimer_, &QTimer::timeout, this, [this] {
-        if (underMouse()) {
-            emit hovered(mapFromGlobal(QCursor::pos()));
+        if (drag_ == Drag::None) {
+            emit hovered(lastMouse_); // where the last move event left the mouse
         }
     });
 
@@ -400,6 +399,11 @@ VtkViewport::Pick VtkViewport::pick(const QPointF& widgetPosition) const {
     result.cell = picker->GetCellId();
     picker->GetPickPosition(result.position);
     return result;
+}
+
+void VtkViewport::leaveEvent(QEvent* event) {
+    hoverTimer_->stop(); // no hover report for a mouse that has gone
+    QOpenGLWidget::leaveEvent(event);
 }
 
 void VtkViewport::wheelEvent(QWheelEvent* event) {

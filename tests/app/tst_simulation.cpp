@@ -13,6 +13,7 @@
 #include "GuiTestMain.h"
 
 #include <QAction>
+#include <QApplication>
 #include <QCheckBox>
 #include <QComboBox>
 #include <QDeadlineTimer>
@@ -24,6 +25,7 @@
 #include <QFileInfo>
 #include <QImage>
 #include <QLabel>
+#include <QMouseEvent>
 #include <QProgressDialog>
 #include <QSlider>
 #include <QSpinBox>
@@ -189,7 +191,11 @@ private slots:
         QVERIFY(w->describeVertex(*picked).contains(QString("particle %1").arg(particle)));
 
         // Hovering shows the values in the status bar.
-        QTest::mouseMove(view, at);
+        // (A synthetic move event: QTest::mouseMove warps the X pointer, which lands on whatever
+        // window is on top when other GUI tests share the display.)
+        QMouseEvent move(QEvent::MouseMove, QPointF(at), view->mapToGlobal(QPointF(at)),
+                         Qt::NoButton, Qt::NoButton, Qt::NoModifier);
+        QApplication::sendEvent(view, &move);
         QTRY_VERIFY_WITH_TIMEOUT(
             w->statusBar()->currentMessage().contains(QString("particle %1").arg(particle)), 3000);
 
