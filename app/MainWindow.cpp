@@ -244,6 +244,30 @@ void MainWindow::createActions() {
         actors_->setFrameGlyphs(scene_, on);
         viewport_->update();
     });
+    // Constraints drawn as lines coloured by how hard they fight.
+    QMenu* constraints = view->addMenu(tr("&Constraints"));
+    const std::pair<const char*, const char*> kinds[] = {{"Distance", "&Distance Edges"},
+                                                         {"Bending", "&Bending Hinges"},
+                                                         {"Attachments", "&Attachments"},
+                                                         {"Contacts", "&Contacts"}};
+    for (const auto& [name, text] : kinds) {
+        QAction* a = constraints->addAction(tr(text));
+        a->setObjectName(QStringLiteral("actionDraw") + QLatin1String(name));
+        a->setCheckable(true);
+        connect(a, &QAction::toggled, this, &MainWindow::applyConstraintDrawing);
+    }
+    constraints->addSeparator();
+    auto* colourBy = new QActionGroup(this);
+    QAction* byResidual = constraints->addAction(tr("Colour by Residual |C|"));
+    byResidual->setObjectName(QStringLiteral("actionColourByResidual"));
+    QAction* byLambda = constraints->addAction(tr("Colour by Force |λ|"));
+    byLambda->setObjectName(QStringLiteral("actionColourByLambda"));
+    for (QAction* a : {byResidual, byLambda}) {
+        a->setCheckable(true);
+        colourBy->addAction(a);
+        connect(a, &QAction::toggled, this, &MainWindow::applyConstraintDrawing);
+    }
+    byResidual->setChecked(true);
     QMenu* air = view->addMenu(tr("Air &Mesh"));
     auto* airGroup = new QActionGroup(this);
     const std::pair<const char*, SceneActors::AirMode> airModes[] = {
@@ -717,6 +741,9 @@ void MainWindow::showSnapshot() {
         actors_->updatePositions(scene_);
     }
     applyField();
+    if (snapshot->constraints) {
+        drawConstraints(*snapshot->constraints);
+    }
     showConvergence(snapshot->convergence);
     const bool newFrame = snapshot->steps != shownSteps_;
     shownSteps_ = snapshot->steps;
@@ -735,6 +762,39 @@ void MainWindow::showSnapshot() {
                                    .arg(snapshot->steps)
                                    .arg(snapshot->stepsPerSecond, 0, 'f', 0)
                                    .arg(snapshot->lastStepMilliseconds, 0, 'f', 2));
+    viewport_->update();
+}
+
+std::array<bool, 4> MainWindow::drawnConstraintKinds() const {
+    std::array<bool, 4> kinds{};
+    const char* names[4] = {"actionDrawDistance", "actionDrawBending", "actionDrawAttachments",
+                            "actionDrawContacts"};
+    for (int k = 0; k < 4; ++k) {
+        const QAction* a = findChild<QAction*>(QLatin1String(names[k]));
+        kinds[k] = a != nullptr && a->isChecked();
+    }
+    return kinds;
+}
+
+void MainWindow::applyConstraintDrawing() {
+    const auto kinds = drawnConstraintKinds();
+    const bool any = std::find(kinds.begin(), kinds.end(), true) != kinds.end();
+    worker_->setRecordConstraints(any); // publishes the current state again with its lines
+    if (!any) {
+        actors_->hideConstraintLines();
+        viewport_->update();
+    } else if (const auto snapshot = worker_->latest(); snapshot && snapshot->constraints) {
+        drawConstraints(*snapshot->constraints);
+    }
+}
+
+void MainWindow::drawConstraints(const ConstraintLines& lines) {
+    const auto kinds = drawnConstraintKinds();
+    if (std::find(kinds.begin(), kinds.end(), true) == kinds.end()) {
+        return;
+    }
+    const QAction* byLambda = findChild<QAction*>(QStringLiteral("actionColourByLambda"));
+    actors_->setConstraintLines(lines, kinds, byLambda != nullptr && byLambda->isChecked());
     viewport_->update();
 }
 

@@ -2,6 +2,7 @@
 // PBD Lab's main window: the 3D view in the centre; Scene, Properties and Log docks; the File,
 // View and Help menus. Window geometry, dock layout, view toggles and recent files persist.
 
+#include "core/Fields.h"
 #include "core/Scene.h"
 #include "meshing/Prepare.h"
 
@@ -129,6 +130,9 @@ private:
     void applySimulationSettings();
     void applyField();
     void applyClip();
+    std::array<bool, 4> drawnConstraintKinds() const;
+    void applyConstraintDrawing();
+    void drawConstraints(const ConstraintLines& lines);
     // Sets a particle's inverse mass in the scene, the running simulation and the view (the
     // pin commands' effect).
     void applyInverseMass(Index particle, Real inverseMass);

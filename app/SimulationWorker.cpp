@@ -1,5 +1,6 @@
 #include "app/SimulationWorker.h"
 
+#include "core/Fields.h"
 #include "core/Solver.h"
 
 #include <chrono>
@@ -120,6 +121,15 @@ void SimulationWorker::injectNaN(Index particle) {
     wake_.notify_all();
 }
 
+void SimulationWorker::setRecordConstraints(bool on) {
+    {
+        std::lock_guard lock(mutex_);
+        recordConstraints_ = on;
+        republishRequested_ = true; // show (or drop) them now, also while paused
+    }
+    wake_.notify_all();
+}
+
 void SimulationWorker::setInverseMass(Index particle, Real inverseMass) {
     {
         std::lock_guard lock(mutex_);
@@ -148,6 +158,10 @@ void SimulationWorker::publish(bool topologyChanged) {
     snapshot->lastStepMilliseconds = lastStepMs_;
     snapshot->stepsPerSecond = stepsPerSecond_;
     snapshot->convergence = convergence_;
+    if (recordConstraints_) {
+        auto lines = std::make_shared<ConstraintLines>(constraintLines(*scene_, time_, contacts_));
+        snapshot->constraints = std::move(lines);
+    }
     if (topologyChanged) {
         snapshot->bodies = std::make_shared<std::vector<Body>>(scene_->bodies);
         snapshot->topologyVersion = ++topologyCounter_;
@@ -177,7 +191,7 @@ void SimulationWorker::loop() {
         std::unique_lock lock(mutex_);
         wake_.wait(lock, [&] {
             return quit_ || pending_ || resetRequested_ || settingsChanged_ || nanParticle_ >= 0 ||
-                   !massEdits_.empty() || (pendingSteps_ != 0 && scene_);
+                   !massEdits_.empty() || republishRequested_ || (pendingSteps_ != 0 && scene_);
         });
         if (quit_) {
             return;
@@ -215,6 +229,11 @@ void SimulationWorker::loop() {
                     std::numeric_limits<Real>::quiet_NaN();
             }
             nanParticle_ = -1;
+        }
+        bool refresh = false; // the same state again, with or without constraint lines
+        if (republishRequested_) {
+            republishRequested_ = false;
+            refresh = scene_ && pendingSteps_ == 0;
         }
         if (!massEdits_.empty()) {
             if (scene_) {
@@ -266,6 +285,8 @@ void SimulationWorker::loop() {
         }
         if (republish) {
             publish(true);
+        } else if (refresh) {
+            publish(false);
         }
         if (!stepNow) {
             continue;
@@ -294,6 +315,11 @@ void SimulationWorker::loop() {
             solver->setRecordConvergence(recordConvergence_);
             solver->step();
             convergence_ = solver->convergence();
+            if (recordConstraints_) {
+                contacts_ = solver->contacts();
+            } else {
+                contacts_.clear();
+            }
             bad = firstNonFinite();
         }
         if (bad < scene_->particles.size()) {

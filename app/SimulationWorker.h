@@ -4,6 +4,7 @@
 // publishes; neither waits for the other. A step that produces a non-finite position stops the
 // run, restores the state after the last good step and says which particle diverged.
 
+#include "core/Fields.h"
 #include "core/Scene.h"
 
 #include <QObject>
@@ -29,6 +30,8 @@ struct SimulationSnapshot {
     double stepsPerSecond = 0;
     // Largest constraint error after each iteration of the step's last substep, when recorded.
     std::vector<Real> convergence;
+    // When drawing constraints is on (setRecordConstraints).
+    std::shared_ptr<const ConstraintLines> constraints;
 };
 
 class SimulationWorker : public QObject {
@@ -53,6 +56,9 @@ public:
     bool realTime() const { return realTime_.load(); }
     // Record the convergence of each step (costs an extra constraint evaluation per iteration).
     void setRecordConvergence(bool on) { recordConvergence_ = on; }
+    // Publish the constraints as lines with their residuals and lambdas (costs one constraint
+    // evaluation per published step).
+    void setRecordConstraints(bool on);
     // Debugging aid (and the tests' way to make a run diverge): particle `i` becomes NaN before
     // the next step.
     void injectNaN(Index particle);
@@ -84,8 +90,11 @@ private:
     std::atomic<bool> running_{false};
     std::atomic<bool> realTime_{true};
     std::atomic<bool> recordConvergence_{false};
-    bool repace_ = true;    // restart the real-time clock at the next step
-    long pendingSteps_ = 0; // < 0: run until paused
+    std::atomic<bool> recordConstraints_{false};
+    bool republishRequested_ = false;
+    std::vector<Contact> contacts_; // of the last step, owned by the worker thread
+    bool repace_ = true;            // restart the real-time clock at the next step
+    long pendingSteps_ = 0;         // < 0: run until paused
     bool resetRequested_ = false;
     bool settingsChanged_ = false;
     SolverSettings newSettings_;

@@ -120,4 +120,47 @@ std::vector<ConstraintResiduals> computeConstraintResiduals(const Scene& scene) 
     return out;
 }
 
+ConstraintLines constraintLines(const Scene& scene, Real time,
+                                const std::vector<Contact>& contacts) {
+    ConstraintLines lines;
+    const auto& x = scene.particles.positions;
+    const ConstraintSet& c = scene.constraints;
+    const std::vector<ConstraintResiduals> residuals = computeConstraintResiduals(scene);
+    auto add = [&](const Vec3& a, const Vec3& b, ConstraintLines::Kind kind, Real r, Real l) {
+        lines.a.push_back(a);
+        lines.b.push_back(b);
+        lines.kind.push_back(kind);
+        lines.residual.push_back(float(std::abs(r)));
+        lines.lambda.push_back(float(std::abs(l)));
+    };
+    for (const ConstraintResiduals& r : residuals) {
+        if (r.type == ConstraintType::Distance) {
+            for (std::size_t e = 0; e < c.distance.size(); ++e) {
+                const auto& p = c.distance.particles[e];
+                add(x[p[0]], x[p[1]], ConstraintLines::Distance, r.residual[e], r.lambda[e]);
+            }
+        } else if (r.type == ConstraintType::DihedralBending) {
+            for (std::size_t e = 0; e < c.bending.size(); ++e) {
+                const auto& p = c.bending.particles[e]; // the hinge is p[2]-p[3]
+                add(x[p[2]], x[p[3]], ConstraintLines::Bending, r.residual[e], r.lambda[e]);
+            }
+        }
+    }
+    for (std::size_t i = 0; i < c.attachments.size(); ++i) {
+        const Vec3 target = c.attachments.targetAt(i, time);
+        const Vec3& p = x[c.attachments.particle[i]];
+        add(p, target, ConstraintLines::Attachment, (p - target).norm(), c.attachments.lambda[i]);
+    }
+    for (const Contact& k : contacts) {
+        if (k.particle >= x.size()) {
+            continue;
+        }
+        const Vec3& p = x[k.particle];
+        // A resting contact has the particle on its point: draw 1 cm along the normal instead.
+        const Vec3 end = (p - k.point).norm() > 1e-4 ? k.point : Vec3(p + 0.01 * k.normal);
+        add(p, end, ConstraintLines::Contact, (p - k.point).dot(k.normal), k.normalCorrection);
+    }
+    return lines;
+}
+
 } // namespace pbd

@@ -46,4 +46,21 @@ struct ConstraintResiduals {
 };
 std::vector<ConstraintResiduals> computeConstraintResiduals(const Scene& scene);
 
+// Constraints as line segments for drawing, with the residual and force of each: distance
+// constraints and bending hinges between their particles, attachments from the particle to its
+// target, contacts from the particle to the contact point.
+struct ConstraintLines {
+    enum Kind : unsigned char { Distance, Bending, Attachment, Contact };
+    std::vector<Vec3> a, b;
+    std::vector<unsigned char> kind;
+    std::vector<float> residual; // |C| (m, rad, m)
+    std::vector<float> lambda;   // |lambda| of the last substep (force times h^2)
+    std::size_t size() const { return kind.size(); }
+};
+
+// The scene's distance constraints, bending hinges and attachments (at `time`) and the given
+// contacts as lines, with |C| and |lambda| of each.
+ConstraintLines constraintLines(const Scene& scene, Real time,
+                                const std::vector<Contact>& contacts);
+
 } // namespace pbd

@@ -8,6 +8,7 @@
 #include <vtkCubeSource.h>
 #include <vtkDataSetMapper.h>
 #include <vtkDoubleArray.h>
+#include <vtkFloatArray.h>
 #include <vtkLineSource.h>
 #include <vtkLookupTable.h>
 #include <vtkPlaneSource.h>
@@ -557,6 +558,83 @@ void SceneActors::setBodyVisible(std::size_t body, bool visible) {
 
 bool SceneActors::bodyVisible(std::size_t body) const {
     return bodies_.at(body).visible;
+}
+
+void SceneActors::setConstraintLines(const ConstraintLines& lines, const std::array<bool, 4>& kinds,
+                                     bool byLambda) {
+    if (!constraintActor_) {
+        constraintLines_ = vtkSmartPointer<vtkPolyData>::New();
+        constraintTable_ = vtkSmartPointer<vtkLookupTable>::New();
+        constraintTable_->SetNumberOfTableValues(256);
+        // Dark blue (relaxed) through orange to bright yellow (fighting hardest).
+        const double stops[3][3] = {{40, 60, 160}, {240, 120, 30}, {255, 250, 120}};
+        for (int i = 0; i < 256; ++i) {
+            const double t = i / 255.0 * 2;
+            const int k = std::min(int(t), 1);
+            const double u = t - k;
+            constraintTable_->SetTableValue(i, ((1 - u) * stops[k][0] + u * stops[k + 1][0]) / 255,
+                                            ((1 - u) * stops[k][1] + u * stops[k + 1][1]) / 255,
+                                            ((1 - u) * stops[k][2] + u * stops[k + 1][2]) / 255,
+                                            1.0);
+        }
+        constraintTable_->Build();
+        vtkNew<vtkPolyDataMapper> mapper;
+        mapper->SetInputData(constraintLines_);
+        mapper->SetLookupTable(constraintTable_);
+        mapper->SetScalarModeToUseCellData();
+        mapper->SetColorModeToMapScalars();
+        mapper->ScalarVisibilityOn();
+        constraintActor_ = vtkSmartPointer<vtkActor>::New();
+        constraintActor_->SetMapper(mapper);
+        constraintActor_->PickableOff();
+        constraintActor_->GetProperty()->SetLineWidth(2);
+        constraintActor_->GetProperty()->LightingOff();
+        renderer_->AddActor(constraintActor_);
+        constraintBar_ = vtkSmartPointer<vtkScalarBarActor>::New();
+        constraintBar_->SetLookupTable(constraintTable_);
+        constraintBar_->SetNumberOfLabels(4);
+        constraintBar_->SetMaximumWidthInPixels(110);
+        constraintBar_->SetMaximumHeightInPixels(320);
+        constraintBar_->SetPosition(0.02, 0.25);
+        constraintBar_->SetUnconstrainedFontSize(true);
+        constraintBar_->SetLabelFormat("%-#6.2g");
+        renderer_->AddActor2D(constraintBar_);
+    }
+    vtkNew<vtkPoints> points;
+    points->SetDataTypeToDouble();
+    vtkNew<vtkCellArray> cells;
+    vtkNew<vtkFloatArray> values;
+    values->SetName(byLambda ? "lambda" : "residual");
+    float hi = 0;
+    for (std::size_t i = 0; i < lines.size(); ++i) {
+        if (lines.kind[i] >= kinds.size() || !kinds[lines.kind[i]]) {
+            continue;
+        }
+        const vtkIdType ids[2] = {points->InsertNextPoint(lines.a[i].data()),
+                                  points->InsertNextPoint(lines.b[i].data())};
+        cells->InsertNextCell(2, ids);
+        const float v = byLambda ? lines.lambda[i] : lines.residual[i];
+        values->InsertNextValue(v);
+        hi = std::max(hi, std::isfinite(v) ? v : 0.0f);
+    }
+    constraintLines_->SetPoints(points);
+    constraintLines_->SetLines(cells);
+    constraintLines_->GetCellData()->SetScalars(values);
+    constraintLines_->Modified();
+    const double top = hi > 0 ? double(hi) : 1e-12;
+    constraintTable_->SetTableRange(0, top);
+    constraintActor_->GetMapper()->SetScalarRange(0, top);
+    constraintBar_->SetTitle(byLambda ? "Constraint |lambda|" : "Constraint |C|");
+    const bool any = cells->GetNumberOfCells() > 0 || kinds[0] || kinds[1] || kinds[2] || kinds[3];
+    constraintActor_->SetVisibility(any);
+    constraintBar_->SetVisibility(any);
+}
+
+void SceneActors::hideConstraintLines() {
+    if (constraintActor_) {
+        constraintActor_->VisibilityOff();
+        constraintBar_->VisibilityOff();
+    }
 }
 
 void SceneActors::setFrameGlyphs(const Scene& scene, bool shown) {

@@ -2,6 +2,7 @@
 // The VTK picture of a core::Scene: one surface actor per body, kept in step with the scene's
 // particle positions. GUI thread only.
 
+#include "core/Fields.h"
 #include "core/Scene.h"
 
 #include <QColor>
@@ -91,6 +92,14 @@ public:
     bool frameGlyphsShown() const { return frameGlyphs_; }
     vtkPolyData* frameGlyphData() const { return frameLines_; }
 
+    // Constraints drawn as lines (kinds indexed by ConstraintLines::Kind), coloured by |C| or by
+    // |lambda| through their own map and scalar bar (left). Nothing drawn when no kind is on.
+    void setConstraintLines(const ConstraintLines& lines, const std::array<bool, 4>& kinds,
+                            bool byLambda);
+    void hideConstraintLines();
+    vtkPolyData* constraintLineData() const { return constraintLines_; }
+    vtkScalarBarActor* constraintBar() const { return constraintBar_; }
+
     // The colour a body of this kind is drawn with (front faces).
     static QColor colorFor(BodyKind kind);
 
@@ -119,6 +128,10 @@ private:
     vtkSmartPointer<vtkActor> airActor_;
     std::size_t invertedAir_ = 0;
     void updateFrameGlyphs(const Scene& scene);
+    vtkSmartPointer<vtkPolyData> constraintLines_;
+    vtkSmartPointer<vtkActor> constraintActor_;
+    vtkSmartPointer<vtkLookupTable> constraintTable_;
+    vtkSmartPointer<vtkScalarBarActor> constraintBar_;
     bool frameGlyphs_ = false;
     vtkSmartPointer<vtkPolyData> frameLines_;
     vtkSmartPointer<vtkActor> frameActor_;

@@ -37,9 +37,12 @@
 #include <QtCharts/QLineSeries>
 
 #include <vtkActor.h>
+#include <vtkCellData.h>
+#include <vtkDataArray.h>
 #include <vtkLookupTable.h>
 #include <vtkPolyData.h>
 #include <vtkRenderer.h>
+#include <vtkScalarBarActor.h>
 
 #include <algorithm>
 #include <map>
@@ -291,6 +294,54 @@ private slots:
         QVERIFY(std::abs(a[1] - w->scene().particles.positions[cloth.triangles[0][0]].y()) < 0.1);
         action(*w, "actionFrames")->trigger();
         QVERIFY(!actors->frameGlyphsShown());
+    }
+
+    void constraintsAreDrawnColouredByResidualOrForce() {
+        auto w = window("cloth");
+        SceneActors* actors = w->sceneActors();
+        const std::size_t distance = w->scene().constraints.distance.size();
+        const std::size_t attachments = w->scene().constraints.attachments.size();
+        const QImage plain = w->viewport()->renderImage(QSize(320, 200));
+        action(*w, "actionDrawDistance")->trigger(); // View ▸ Constraints ▸ Distance Edges
+        // Shown at once, while paused: the worker publishes the state again with its lines.
+        QTRY_VERIFY(actors->constraintLineData() != nullptr &&
+                    actors->constraintLineData()->GetNumberOfLines() == vtkIdType(distance));
+        QVERIFY(differingPixels(plain, w->viewport()->renderImage(QSize(320, 200))) > 500);
+        QVERIFY(w->simulateSteps(30));
+        vtkPolyData* lines = actors->constraintLineData();
+        QCOMPARE(lines->GetNumberOfLines(), vtkIdType(distance));
+        QCOMPARE(QString(actors->constraintBar()->GetTitle()), QString("Constraint |C|"));
+        double range[2];
+        lines->GetCellData()->GetScalars()->GetRange(range);
+        QVERIFY(range[0] >= 0);
+        QVERIFY(range[1] > 1e-6); // stretched edges near the held corners
+        // The residuals are the constraints' own: the largest is the largest |length - rest|.
+        const auto& x = w->simulation()->latest()->positions;
+        const DistanceConstraints& dc = w->scene().constraints.distance;
+        double largest = 0;
+        for (std::size_t e = 0; e < dc.size(); ++e) {
+            const double length = (x[dc.particles[e][0]] - x[dc.particles[e][1]]).norm();
+            largest = std::max(largest, std::abs(length - dc.restLength[e]));
+        }
+        QVERIFY(std::abs(range[1] - largest) < 1e-6 * largest + 1e-9);
+        action(*w, "actionColourByLambda")->trigger();
+        QCOMPARE(QString(actors->constraintBar()->GetTitle()), QString("Constraint |lambda|"));
+        lines->GetCellData()->GetScalars()->GetRange(range);
+        QVERIFY(range[1] > 0);
+        if (attachments > 0) {
+            action(*w, "actionDrawAttachments")->trigger();
+            QTRY_COMPARE(actors->constraintLineData()->GetNumberOfLines(),
+                         vtkIdType(distance + attachments));
+        }
+        action(*w, "actionDrawDistance")->trigger();
+        action(*w, "actionDrawAttachments")->setChecked(false);
+        QVERIFY(!actors->constraintBar()->GetVisibility());
+
+        // Contacts: the drape touches its sphere and the floor.
+        auto d = window("drape");
+        action(*d, "actionDrawContacts")->trigger();
+        QVERIFY(d->simulateSteps(150));
+        QVERIFY(d->sceneActors()->constraintLineData()->GetNumberOfLines() > 10);
     }
 
     void airMeshIsShownWireframeOrTransparent() {
