@@ -821,9 +821,33 @@ void MainWindow::applyField() {
     const auto field = kSurfaceFields[std::max(0, fieldSelector_->currentIndex())];
     if (field == SurfaceField::None) {
         actors_->clearFields();
+        actors_->setAirField({});
         fieldValues_.clear();
         return;
     }
+    if (field == SurfaceField::AirVolume) {
+        // On the air mesh: the bodies go plain, the air is shown (translucent) and coloured.
+        actors_->clearFields();
+        fieldValues_.clear();
+        if (actors_->airMode() == SceneActors::AirMode::Hidden && !scene_.air.empty()) {
+            findChild<QAction*>(QStringLiteral("actionAirTransparent"))->trigger();
+        }
+        const std::vector<Real> air = fieldEvaluator_->evaluateAir(scene_);
+        double m = 0;
+        for (Real v : air) {
+            m = std::max(m, std::isfinite(v) ? std::abs(v) : 0.0);
+        }
+        double lo = -m, hi = m;
+        if (customRange_->isChecked() && rangeMax_->value() > rangeMin_->value()) {
+            lo = rangeMin_->value();
+            hi = rangeMax_->value();
+        }
+        actors_->setFieldMap(fieldSelector_->currentText(), lo, hi, true,
+                             colourMap_->currentText());
+        actors_->setAirField(std::vector<double>(air.begin(), air.end()));
+        return;
+    }
+    actors_->setAirField({});
     std::vector<std::vector<double>> values(scene_.bodies.size());
     double lo = std::numeric_limits<double>::infinity();
     double hi = -lo;

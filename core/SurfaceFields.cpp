@@ -1,6 +1,7 @@
 #include "core/SurfaceFields.h"
 
 #include "core/ConstraintBuilders.h"
+#include "core/Topology.h"
 
 #include <Eigen/Eigenvalues>
 #include <Eigen/LU>
@@ -28,6 +29,8 @@ std::string_view toString(SurfaceField field) {
         return "min_stretch";
     case SurfaceField::VolumeRatio:
         return "volume_ratio";
+    case SurfaceField::AirVolume:
+        return "air_volume";
     }
     return "none";
 }
@@ -50,17 +53,36 @@ std::string_view labelOf(SurfaceField field) {
         return "Smallest principal stretch";
     case SurfaceField::VolumeRatio:
         return "Volume ratio det F";
+    case SurfaceField::AirVolume:
+        return "Air volume ratio V/V0";
     }
     return "None";
 }
 
 bool isSigned(SurfaceField field) {
     return field == SurfaceField::StrainU || field == SurfaceField::StrainV ||
-           field == SurfaceField::StrainW || field == SurfaceField::Shear;
+           field == SurfaceField::StrainW || field == SurfaceField::Shear ||
+           field == SurfaceField::AirVolume; // centred on zero: inverted air is the other colour
+}
+
+std::vector<Real> SurfaceFieldEvaluator::evaluateAir(const Scene& scene) const {
+    const auto& x = scene.particles.positions;
+    std::vector<Real> values(scene.air.tets.size(), 0.0);
+    for (std::size_t t = 0; t < values.size() && t < airRestVolume_.size(); ++t) {
+        const Tetrahedron& tet = scene.air.tets[t];
+        if (airRestVolume_[t] > 0) {
+            values[t] =
+                signedVolume(x[tet[0]], x[tet[1]], x[tet[2]], x[tet[3]]) / airRestVolume_[t];
+        }
+    }
+    return values;
 }
 
 SurfaceFieldEvaluator::SurfaceFieldEvaluator(const Scene& rest) {
     const auto& x = rest.particles.positions;
+    for (const Tetrahedron& t : rest.air.tets) {
+        airRestVolume_.push_back(signedVolume(x[t[0]], x[t[1]], x[t[2]], x[t[3]]));
+    }
     for (const Body& body : rest.bodies) {
         BodyRest r;
         r.tets = !body.tets.empty();
@@ -126,6 +148,9 @@ std::vector<Real> SurfaceFieldEvaluator::evaluate(const Scene& scene, std::size_
     const Body& body = scene.bodies.at(b);
     const BodyRest& r = bodies_.at(b);
     const auto& x = scene.particles.positions;
+    if (field == SurfaceField::AirVolume) {
+        return {};
+    }
     std::vector<Real> values(body.triangles.size(), 0.0);
     if (field == SurfaceField::None) {
         return values;

@@ -19,11 +19,12 @@ enum class SurfaceField {
     MaxStretch,  // largest principal stretch
     MinStretch,  // smallest principal stretch
     VolumeRatio, // det F for tets, area ratio for triangles; negative: inverted
+    AirVolume,   // V / V0 of each air tet (on the air mesh, not the bodies); negative: inverted
 };
 inline constexpr SurfaceField kSurfaceFields[] = {
-    SurfaceField::None,       SurfaceField::StrainU,    SurfaceField::StrainV,
-    SurfaceField::StrainW,    SurfaceField::Shear,      SurfaceField::MaxStretch,
-    SurfaceField::MinStretch, SurfaceField::VolumeRatio};
+    SurfaceField::None,       SurfaceField::StrainU,     SurfaceField::StrainV,
+    SurfaceField::StrainW,    SurfaceField::Shear,       SurfaceField::MaxStretch,
+    SurfaceField::MinStretch, SurfaceField::VolumeRatio, SurfaceField::AirVolume};
 
 std::string_view toString(SurfaceField field); // "strain_u", ... (command-line names)
 std::string_view labelOf(SurfaceField field);  // "Green strain u", ... (with units)
@@ -35,7 +36,10 @@ public:
     // Captures the rest shape of every surface element of `rest`.
     explicit SurfaceFieldEvaluator(const Scene& rest);
     // One value per triangle of scene.bodies[body] at the scene's current positions.
+    // (Empty for AirVolume, which lives on the air mesh.)
     std::vector<Real> evaluate(const Scene& scene, std::size_t body, SurfaceField field) const;
+    // V / V0 of every air tet of the scene (AirVolume).
+    std::vector<Real> evaluateAir(const Scene& scene) const;
 
 private:
     struct BodyRest {
@@ -46,6 +50,7 @@ private:
         std::vector<bool> valid;
     };
     std::vector<BodyRest> bodies_;
+    std::vector<Real> airRestVolume_;
 };
 
 } // namespace pbd

@@ -194,6 +194,8 @@ void SceneActors::clear() {
         airActor_ = nullptr;
     }
     airGrid_ = nullptr;
+    airField_.clear();
+    airHealth_ = nullptr;
     airTets_.clear();
     invertedAir_ = 0;
     if (pinActor_) {
@@ -282,7 +284,8 @@ void SceneActors::setScene(const Scene& scene) {
             airGrid_->InsertNextCell(VTK_TETRA, 4, ids);
         }
         updateAir(scene);
-        vtkNew<vtkLookupTable> healthColours;
+        airHealthColours_ = vtkSmartPointer<vtkLookupTable>::New();
+        vtkLookupTable* healthColours = airHealthColours_;
         healthColours->SetNumberOfTableValues(2);
         healthColours->SetTableValue(0, 0.95, 0.1, 0.1, 1.0);   // inverted: red
         healthColours->SetTableValue(1, 0.55, 0.75, 0.95, 1.0); // air: pale blue
@@ -492,6 +495,40 @@ void SceneActors::setAirMode(AirMode mode) {
     }
 }
 
+void SceneActors::writeAirScalars() {
+    if (!airGrid_) {
+        return;
+    }
+    if (!airField_.empty() && airField_.size() == airTets_.size()) {
+        vtkNew<vtkDoubleArray> field;
+        field->SetName("air_field");
+        field->SetNumberOfValues(vtkIdType(airField_.size()));
+        for (std::size_t t = 0; t < airField_.size(); ++t) {
+            field->SetValue(vtkIdType(t), airField_[t]);
+        }
+        airGrid_->GetCellData()->SetScalars(field);
+    } else if (airHealth_) {
+        airGrid_->GetCellData()->SetScalars(airHealth_);
+    }
+    airGrid_->Modified();
+}
+
+void SceneActors::setAirField(const std::vector<double>& values) {
+    airField_ = values;
+    if (!airActor_) {
+        return;
+    }
+    writeAirScalars();
+    auto* mapper = vtkDataSetMapper::SafeDownCast(airActor_->GetMapper());
+    if (values.empty()) {
+        mapper->SetLookupTable(airHealthColours_);
+        mapper->SetScalarRange(0, 1);
+    } else {
+        mapper->SetLookupTable(lookupTable_);
+        mapper->SetScalarRange(lookupTable_->GetRange());
+    }
+}
+
 void SceneActors::updateAir(const Scene& scene) {
     if (!airGrid_ || airTets_.empty()) {
         return;
@@ -517,8 +554,8 @@ void SceneActors::updateAir(const Scene& scene) {
         healthy->SetValue(vtkIdType(t), positive ? 1 : 0);
         invertedAir_ += !positive;
     }
-    airGrid_->GetCellData()->SetScalars(healthy);
-    airGrid_->Modified();
+    airHealth_ = healthy;
+    writeAirScalars();
 }
 
 void SceneActors::applyRepresentation(vtkActor* actor) const {

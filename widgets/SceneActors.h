@@ -9,6 +9,7 @@
 #include <QStringList>
 
 #include <vtkActor.h>
+#include <vtkDataArray.h>
 #include <vtkLookupTable.h>
 #include <vtkPolyData.h>
 #include <vtkScalarBarActor.h>
@@ -75,6 +76,9 @@ public:
     AirMode airMode() const { return airMode_; }
     vtkActor* airActor() const { return airActor_; }
     std::size_t invertedAirTets() const { return invertedAir_; }
+    // Colours the air tets by `values` through the field colour map (setFieldMap); empty goes
+    // back to the healthy / inverted colours.
+    void setAirField(const std::vector<double>& values);
 
     // A clip plane through the tet bodies: tets whose centroid lies on the positive side of
     // the plane (normal n, through `origin`) are removed and the faces of the rest drawn, so the
@@ -127,6 +131,10 @@ private:
     vtkSmartPointer<vtkUnstructuredGrid> airGrid_;
     vtkSmartPointer<vtkActor> airActor_;
     std::size_t invertedAir_ = 0;
+    std::vector<double> airField_;
+    vtkSmartPointer<vtkDataArray> airHealth_;
+    void writeAirScalars();
+    vtkSmartPointer<vtkLookupTable> airHealthColours_;
     void updateFrameGlyphs(const Scene& scene);
     vtkSmartPointer<vtkPolyData> constraintLines_;
     vtkSmartPointer<vtkActor> constraintActor_;

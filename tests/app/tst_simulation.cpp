@@ -40,6 +40,7 @@
 #include <vtkCellData.h>
 #include <vtkDataArray.h>
 #include <vtkLookupTable.h>
+#include <vtkMapper.h>
 #include <vtkPolyData.h>
 #include <vtkRenderer.h>
 #include <vtkScalarBarActor.h>
@@ -364,6 +365,19 @@ private slots:
         QVERIFY(differingPixels(wire, clear) > 500);
         action(*w, "actionAirHidden")->trigger();
         QVERIFY(!w->sceneActors()->airActor()->GetVisibility());
+        // The air field: V / V0 per air tet, centred on zero, shown on the (translucent) air.
+        QString fieldError;
+        QVERIFY2(w->setField("air_volume", &fieldError), qPrintable(fieldError));
+        QVERIFY(w->sceneActors()->airActor()->GetVisibility());
+        QCOMPARE(QString(w->sceneActors()->scalarBar()->GetTitle()),
+                 QString("Air volume ratio V/V0"));
+        const double* airRange = w->sceneActors()->lookupTable()->GetRange();
+        QVERIFY(std::abs(airRange[1] - 1) < 1e-12); // at rest every air tet has V = V0
+        QCOMPARE(airRange[0], -airRange[1]);
+        QCOMPARE(w->sceneActors()->airActor()->GetMapper()->GetLookupTable(),
+                 static_cast<vtkScalarsToColors*>(w->sceneActors()->lookupTable()));
+        QVERIFY(w->setField("none", &fieldError));
+        action(*w, "actionAirHidden")->trigger();
         // The air goes with the bodies: after steps the air follows (no solver air constraints
         // yet, so tets may invert as the bodies fall through the fixed box; they are counted).
         QVERIFY(w->simulateSteps(5));
