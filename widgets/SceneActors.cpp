@@ -661,7 +661,8 @@ void SceneActors::setConstraintLines(const ConstraintLines& lines, const std::ar
     const double top = hi > 0 ? double(hi) : 1e-12;
     constraintTable_->SetTableRange(0, top);
     constraintActor_->GetMapper()->SetScalarRange(0, top);
-    constraintBar_->SetTitle(byLambda ? "Constraint |lambda|" : "Constraint |C|");
+    constraintBar_->SetTitle(byLambda ? "Constraint |lambda| (N s^2)\n(bending: N m s^2)"
+                                      : "Constraint |C| (m)\n(bending: rad)");
     const bool any = cells->GetNumberOfCells() > 0 || kinds[0] || kinds[1] || kinds[2] || kinds[3];
     constraintActor_->SetVisibility(any);
     constraintBar_->SetVisibility(any);

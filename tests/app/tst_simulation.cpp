@@ -311,7 +311,8 @@ private slots:
         QVERIFY(w->simulateSteps(30));
         vtkPolyData* lines = actors->constraintLineData();
         QCOMPARE(lines->GetNumberOfLines(), vtkIdType(distance));
-        QCOMPARE(QString(actors->constraintBar()->GetTitle()), QString("Constraint |C|"));
+        QCOMPARE(QString(actors->constraintBar()->GetTitle()),
+                 QString("Constraint |C| (m)\n(bending: rad)"));
         double range[2];
         lines->GetCellData()->GetScalars()->GetRange(range);
         QVERIFY(range[0] >= 0);
@@ -326,7 +327,8 @@ private slots:
         }
         QVERIFY(std::abs(range[1] - largest) < 1e-6 * largest + 1e-9);
         action(*w, "actionColourByLambda")->trigger();
-        QCOMPARE(QString(actors->constraintBar()->GetTitle()), QString("Constraint |lambda|"));
+        QCOMPARE(QString(actors->constraintBar()->GetTitle()),
+                 QString("Constraint |lambda| (N s^2)\n(bending: N m s^2)"));
         lines->GetCellData()->GetScalars()->GetRange(range);
         QVERIFY(range[1] > 0);
         if (attachments > 0) {
