@@ -757,11 +757,18 @@ void MainWindow::showSnapshot() {
             findChild<QAction*>(QStringLiteral("actionRecordFrames"))->setChecked(false);
         }
     }
-    simulationStatus_->setText(tr("t = %1 s · step %2 · %3 steps/s · %4 ms/step")
-                                   .arg(snapshot->time, 0, 'f', 3)
-                                   .arg(snapshot->steps)
-                                   .arg(snapshot->stepsPerSecond, 0, 'f', 0)
-                                   .arg(snapshot->lastStepMilliseconds, 0, 'f', 2));
+    QString status = tr("t = %1 s · step %2 · %3 steps/s · %4 ms/step")
+                         .arg(snapshot->time, 0, 'f', 3)
+                         .arg(snapshot->steps)
+                         .arg(snapshot->stepsPerSecond, 0, 'f', 0)
+                         .arg(snapshot->lastStepMilliseconds, 0, 'f', 2);
+    if (!scene_.air.empty()) {
+        status += tr("\nair: %1 inverted before solving, %2 after, %3 projections")
+                      .arg(snapshot->air.invertedBefore)
+                      .arg(snapshot->air.invertedAfter)
+                      .arg(snapshot->air.projections);
+    }
+    simulationStatus_->setText(status);
     viewport_->update();
 }
 

@@ -158,6 +158,7 @@ void SimulationWorker::publish(bool topologyChanged) {
     snapshot->lastStepMilliseconds = lastStepMs_;
     snapshot->stepsPerSecond = stepsPerSecond_;
     snapshot->convergence = convergence_;
+    snapshot->air = air_;
     if (recordConstraints_) {
         auto lines = std::make_shared<ConstraintLines>(constraintLines(*scene_, time_, contacts_));
         snapshot->constraints = std::move(lines);
@@ -315,6 +316,7 @@ void SimulationWorker::loop() {
             solver->setRecordConvergence(recordConvergence_);
             solver->step();
             convergence_ = solver->convergence();
+            air_ = solver->airStatistics();
             if (recordConstraints_) {
                 contacts_ = solver->contacts();
             } else {

@@ -6,6 +6,7 @@
 
 #include "core/Fields.h"
 #include "core/Scene.h"
+#include "core/Solver.h"
 
 #include <QObject>
 #include <QString>
@@ -30,6 +31,8 @@ struct SimulationSnapshot {
     double stepsPerSecond = 0;
     // Largest constraint error after each iteration of the step's last substep, when recorded.
     std::vector<Real> convergence;
+    // The air mesh in the last step (see core/Solver.h); all zero without air.
+    AirStatistics air;
     // When drawing constraints is on (setRecordConstraints).
     std::shared_ptr<const ConstraintLines> constraints;
 };
@@ -93,8 +96,9 @@ private:
     std::atomic<bool> recordConstraints_{false};
     bool republishRequested_ = false;
     std::vector<Contact> contacts_; // of the last step, owned by the worker thread
-    bool repace_ = true;            // restart the real-time clock at the next step
-    long pendingSteps_ = 0;         // < 0: run until paused
+    AirStatistics air_;
+    bool repace_ = true;    // restart the real-time clock at the next step
+    long pendingSteps_ = 0; // < 0: run until paused
     bool resetRequested_ = false;
     bool settingsChanged_ = false;
     SolverSettings newSettings_;

@@ -411,23 +411,30 @@ int simulate(const std::vector<std::string_view>& args) {
                           {"particles", body.particleCount},
                           {"triangles", triangles}});
     }
-    const json result = {
-        {"scene", scene.name},
-        {"settings", settingsJson(scene.solver)},
-        {"steps", steps},
-        {"time", solver.time()},
-        {"ms_per_step", totalMs / steps},
-        {"positions", positions},
-        {"bodies", bodies},
-        {"fields",
-         {{"tet_green_strain", rowsJson(fields.tetGreenStrain)},
-          {"tet_principal_stretch", rowsJson(fields.tetPrincipalStretch)},
-          {"tet_volume_ratio", fields.tetVolumeRatio},
-          {"inverted_tets", fields.invertedTets()},
-          {"triangle_green_strain", rowsJson(fields.triangleGreenStrain)},
-          {"triangle_principal_stretch", rowsJson(fields.trianglePrincipalStretch)},
-          {"triangle_area_ratio", fields.triangleAreaRatio}}},
-        {"constraints", constraints}};
+    json result = {{"scene", scene.name},
+                   {"settings", settingsJson(scene.solver)},
+                   {"steps", steps},
+                   {"time", solver.time()},
+                   {"ms_per_step", totalMs / steps},
+                   {"positions", positions},
+                   {"bodies", bodies},
+                   {"fields",
+                    {{"tet_green_strain", rowsJson(fields.tetGreenStrain)},
+                     {"tet_principal_stretch", rowsJson(fields.tetPrincipalStretch)},
+                     {"tet_volume_ratio", fields.tetVolumeRatio},
+                     {"inverted_tets", fields.invertedTets()},
+                     {"triangle_green_strain", rowsJson(fields.triangleGreenStrain)},
+                     {"triangle_principal_stretch", rowsJson(fields.trianglePrincipalStretch)},
+                     {"triangle_area_ratio", fields.triangleAreaRatio}}},
+                   {"constraints", constraints}};
+    if (!scene.air.empty()) {
+        const pbd::AirStatistics& a = solver.airStatistics();
+        result["air"] = {{"tets", scene.air.tets.size()},
+                         {"inverted_before", a.invertedBefore},
+                         {"inverted_after", a.invertedAfter},
+                         {"min_volume", a.minVolume},
+                         {"projections", a.projections}};
+    }
     if (o.out.empty()) {
         std::cout << result.dump() << '\n';
         return 0;
@@ -487,21 +494,25 @@ int bench(const std::vector<std::string_view>& args) {
         perType[std::string(pbd::toString(k.type))] = k.nanosecondsPerProjection;
         counts[std::string(pbd::toString(k.type))] = k.projections / 20;
     }
-    const json report = {{"scene", scene.name},
-                         {"threads", scene.solver.threads},
-                         {"steps", steps},
-                         {"substeps", scene.solver.substeps},
-                         {"iterations", scene.solver.iterations},
-                         {"method", std::string(pbd::toString(scene.solver.method))},
-                         {"particles", scene.particles.size()},
-                         {"colours", scene.constraints.colourCount},
-                         {"constraints", counts},
-                         {"ms_per_step", median},
-                         {"ms_per_step_min", sorted.front()},
-                         {"ms_per_step_mean", mean},
-                         {"ns_per_projection", perType}};
+    json full = {{"scene", scene.name},
+                 {"threads", scene.solver.threads},
+                 {"steps", steps},
+                 {"substeps", scene.solver.substeps},
+                 {"iterations", scene.solver.iterations},
+                 {"method", std::string(pbd::toString(scene.solver.method))},
+                 {"particles", scene.particles.size()},
+                 {"colours", scene.constraints.colourCount},
+                 {"constraints", counts},
+                 {"ms_per_step", median},
+                 {"ms_per_step_min", sorted.front()},
+                 {"ms_per_step_mean", mean},
+                 {"ns_per_projection", perType}};
+    if (!scene.air.empty()) {
+        full["air_tets"] = scene.air.tets.size();
+        full["ns_per_air_projection"] = solver.measureAirCheck(50);
+    }
     if (o.json) {
-        std::cout << report.dump(2) << '\n';
+        std::cout << full.dump(2) << '\n';
         return 0;
     }
     std::printf("%s: %d steps, %d substep(s) x %d iterations, %d thread(s)\n", scene.name.c_str(),
@@ -510,6 +521,11 @@ int bench(const std::vector<std::string_view>& args) {
     for (auto it = perType.begin(); it != perType.end(); ++it) {
         std::printf("  %-16s %8zu elements  %7.1f ns per projection\n", it.key().c_str(),
                     counts[it.key()].get<std::size_t>(), it.value().get<double>());
+    }
+    if (full.contains("air_tets")) {
+        std::printf("  %-16s %8zu elements  %7.2f ns per check\n", "air",
+                    full["air_tets"].get<std::size_t>(),
+                    full["ns_per_air_projection"].get<double>());
     }
     return 0;
 }

@@ -4,6 +4,7 @@
 #include "core/ConstraintKernels.h"
 #include "core/ConstraintVisit.h"
 #include "core/Damping.h"
+#include "core/Topology.h"
 
 #include <algorithm>
 #include <atomic>
@@ -130,6 +131,18 @@ void solvePressure(std::vector<PressureConstraint>& all, SolverParticle* P, Real
     }
 }
 
+// 6 V of an air tet at the predicted positions: (p1 - p0) . ((p2 - p0) x (p3 - p0)).
+inline Real airDet(const SolverParticle* P, const Tetrahedron& t) {
+    const SolverParticle& a = P[t[0]];
+    const SolverParticle& b = P[t[1]];
+    const SolverParticle& c = P[t[2]];
+    const SolverParticle& d = P[t[3]];
+    const Real bx = b.x - a.x, by = b.y - a.y, bz = b.z - a.z;
+    const Real cx = c.x - a.x, cy = c.y - a.y, cz = c.z - a.z;
+    const Real dx = d.x - a.x, dy = d.y - a.y, dz = d.z - a.z;
+    return bx * (cy * dz - cz * dy) + by * (cz * dx - cx * dz) + bz * (cx * dy - cy * dx);
+}
+
 int resolveThreads(int requested) {
     return requested > 0 ? requested : tbb::this_task_arena::max_concurrency();
 }
@@ -172,8 +185,28 @@ void Solver::step() {
         refreshPbdScales();
     }
     const Real h = s.timeStep / substeps;
+    airStatistics_ = AirStatistics{};
     for (int i = 0; i < substeps; ++i) {
         substep(h);
+    }
+    if (!scene_.air.empty()) {
+        const auto& x = scene_.particles.positions;
+        Real smallest = std::numeric_limits<Real>::infinity();
+        for (const Tetrahedron& t : scene_.air.tets) {
+            const Real v = signedVolume(x[t[0]], x[t[1]], x[t[2]], x[t[3]]);
+            smallest = std::min(smallest, v);
+            if (v < 0) {
+                // A projected tet is flat (C = 0) up to rounding; inverted means beyond that.
+                Real edge = 0;
+                for (int i = 0; i < 4; ++i) {
+                    for (int j = i + 1; j < 4; ++j) {
+                        edge = std::max(edge, (x[t[i]] - x[t[j]]).squaredNorm());
+                    }
+                }
+                airStatistics_.invertedAfter += v < -1e-9 * edge * std::sqrt(edge);
+            }
+        }
+        airStatistics_.minVolume = smallest;
     }
     tears_.clear();
     if (s.tearingStretch > 1) {
@@ -263,7 +296,7 @@ void Solver::runSubstepPhases(Real h) {
     const bool xpbd = s.method == SolverMethod::Xpbd;
     const bool hasForces = particles.forces.size() == n;
 
-    enum class Kind { Predict, Prepare, Contacts, Sweep, Serial, Velocity };
+    enum class Kind { Predict, Prepare, Contacts, Sweep, Serial, AirCheck, AirProject, Velocity };
     struct Phase {
         Kind kind;
         int parts;
@@ -278,9 +311,17 @@ void Solver::runSubstepPhases(Real h) {
     }
     contacts_.clear();
     selfContacts_.clear();
+    const bool air = !scene_.air.empty();
+    if (air) {
+        airInverted_.resize(std::size_t(T));
+    }
     for (int it = 0; it < iterations; ++it) {
         phases.push_back({Kind::Sweep, T, it});
         phases.push_back({Kind::Serial, 1, it});
+        if (air) { // last in every iteration: collisions win over elasticity (§4)
+            phases.push_back({Kind::AirCheck, T, it});
+            phases.push_back({Kind::AirProject, 1, it});
+        }
     }
     phases.push_back({Kind::Velocity, T, 0});
 
@@ -340,6 +381,19 @@ void Solver::runSubstepPhases(Real h) {
             }
             break;
         }
+        case Kind::AirCheck:
+            checkAir(part, T);
+            break;
+        case Kind::AirProject:
+            if (phase.iteration == 0) {
+                airStatistics_.invertedBefore = 0;
+                for (const auto& inverted : airInverted_) {
+                    airStatistics_.invertedBefore += inverted.size();
+                }
+            }
+            airStatistics_.checks += scene_.air.tets.size();
+            projectAir(phase.iteration == iterations - 1);
+            break;
         case Kind::Velocity: {
             // PBD Alg. 1 lines 12-15.
             const auto [begin, end] = particleRange(part, T, n);
@@ -396,6 +450,112 @@ void Solver::runSubstepPhases(Real h) {
 }
 
 // Serial part of the contact search: collider bounds, the cloth triangles and their hash.
+// The unilateral air constraint C = det[p1 - p0, p2 - p0, p3 - p0] >= 0 (Air Meshes eq. 2) is
+// free while positive, so the common case is a sign check: each part checks its share of the
+// air tets and remembers the inverted ones; projectAir then projects those in order.
+void Solver::checkAir(int part, int parts) {
+    const std::vector<Tetrahedron>& tets = scene_.air.tets;
+    const SolverParticle* P = predicted_.data();
+    const std::size_t n = tets.size();
+    const std::size_t begin = n * std::size_t(part) / std::size_t(parts);
+    const std::size_t end = n * std::size_t(part + 1) / std::size_t(parts);
+    std::vector<std::uint32_t>& inverted = airInverted_[std::size_t(part)];
+    inverted.clear();
+    for (std::size_t t = begin; t < end; ++t) {
+        if (!(airDet(P, tets[t]) >= 0)) { // flat is allowed: C >= 0
+            inverted.push_back(std::uint32_t(t));
+        }
+    }
+}
+
+double Solver::measureAirCheck(int sweeps) {
+    const std::vector<Tetrahedron>& tets = scene_.air.tets;
+    if (tets.empty() || sweeps < 1) {
+        return 0;
+    }
+    const std::size_t n = scene_.particles.size();
+    predicted_.resize(n);
+    for (std::size_t i = 0; i < n; ++i) {
+        const Vec3& p = scene_.particles.positions[i];
+        predicted_[i] = {p.x(), p.y(), p.z(), scene_.particles.inverseMasses[i]};
+    }
+    airInverted_.resize(std::max<std::size_t>(airInverted_.size(), 1));
+    std::size_t inverted = 0;
+    const auto t0 = std::chrono::steady_clock::now();
+    for (int k = 0; k < sweeps; ++k) {
+        checkAir(0, 1);
+        inverted += airInverted_[0].size();
+    }
+    const double ns =
+        std::chrono::duration<double, std::nano>(std::chrono::steady_clock::now() - t0).count();
+    airInverted_[0].clear();
+    return inverted == std::size_t(-1) ? 0 : ns / (double(sweeps) * double(tets.size()));
+}
+
+void Solver::projectAir(bool last) {
+    projectAirPasses();
+    if (!last || airStatistics_.projections == 0) {
+        return;
+    }
+    // After the last iteration no air tet may stay inverted: projections can invert neighbours
+    // that were fine when checked, so check everything again and project what is found.
+    for (int round = 0; round < 4; ++round) {
+        for (std::size_t k = 1; k < airInverted_.size(); ++k) {
+            airInverted_[k].clear();
+        }
+        checkAir(0, 1);
+        if (airInverted_[0].empty()) {
+            break;
+        }
+        projectAirPasses();
+    }
+}
+
+void Solver::projectAirPasses() {
+    const std::vector<Tetrahedron>& tets = scene_.air.tets;
+    SolverParticle* P = predicted_.data();
+    // Gauss-Seidel over the inverted tets; a projection moves corners of neighbours, so the
+    // list is swept again (a few times at most) until none of them is inverted.
+    constexpr int kMaxPasses = 8;
+    for (int pass = 0; pass < kMaxPasses; ++pass) {
+        std::size_t projected = 0;
+        for (const auto& part : airInverted_) {
+            for (std::uint32_t t : part) {
+                const Tetrahedron& tet = tets[t];
+                const Real C = airDet(P, tet);
+                if (C >= 0) {
+                    continue; // fine, or fixed by an earlier projection
+                }
+                const Vec3 p0(P[tet[0]].x, P[tet[0]].y, P[tet[0]].z);
+                const Vec3 e1 = Vec3(P[tet[1]].x, P[tet[1]].y, P[tet[1]].z) - p0;
+                const Vec3 e2 = Vec3(P[tet[2]].x, P[tet[2]].y, P[tet[2]].z) - p0;
+                const Vec3 e3 = Vec3(P[tet[3]].x, P[tet[3]].y, P[tet[3]].z) - p0;
+                const Vec3 g1 = e2.cross(e3), g2 = e3.cross(e1), g3 = e1.cross(e2);
+                const Vec3 g[4] = {-(g1 + g2 + g3), g1, g2, g3};
+                Real denom = 0;
+                for (int k = 0; k < 4; ++k) {
+                    denom += P[tet[k]].w * g[k].squaredNorm();
+                }
+                if (!(denom > 0)) {
+                    continue; // all four corners immovable
+                }
+                const Real s = -C / denom; // hard: projects onto C = 0
+                for (int k = 0; k < 4; ++k) {
+                    SolverParticle& q = P[tet[k]];
+                    q.x += s * q.w * g[k].x();
+                    q.y += s * q.w * g[k].y();
+                    q.z += s * q.w * g[k].z();
+                }
+                ++projected;
+            }
+        }
+        airStatistics_.projections += projected;
+        if (projected == 0) {
+            break;
+        }
+    }
+}
+
 void Solver::prepareContacts() {
     const auto& colliders = scene_.colliders;
     if (colliderBounds_.size() != colliders.size()) {

@@ -23,6 +23,18 @@ struct alignas(32) SolverParticle {
     Real x, y, z, w;
 };
 
+// The air mesh in the last step (Air Meshes §4): air tets with non-positive volume at the
+// predicted positions before the first iteration of the last substep; air tets inverted after
+// the step (negative beyond rounding: a projected tet is flat, C = 0); the smallest air tet
+// volume after the step (m^3); and the air projections done in the step.
+struct AirStatistics {
+    std::size_t invertedBefore = 0;
+    std::size_t invertedAfter = 0;
+    Real minVolume = 0;
+    std::size_t projections = 0;
+    std::size_t checks = 0; // air tets checked (tets x iterations x substeps)
+};
+
 struct KernelCost {
     ConstraintType type;
     std::size_t projections = 0; // element projections measured (a strain tet is one)
@@ -49,6 +61,10 @@ public:
     // Measures each constraint type's kernel alone, `sweeps` sweeps over all its colours on one
     // thread, on a scratch copy of the current state (the scene is not changed).
     std::vector<KernelCost> measureKernels(int sweeps) const;
+    // Nanoseconds per air constraint check (the sign of one air tet's determinant, the common
+    // case of the air projection) over `sweeps` sweeps of all air tets on one thread, at the
+    // current positions; 0 without air.
+    double measureAirCheck(int sweeps);
 
     const Scene& scene() const { return scene_; }
     // Contacts with colliders in the last substep.
@@ -60,6 +76,7 @@ public:
     const std::vector<Real>& convergence() const { return convergence_; }
     // The tears of the last step (PBD §5).
     const std::vector<TearEvent>& tears() const { return tears_; }
+    const AirStatistics& airStatistics() const { return airStatistics_; }
     // Cloth self-collision contacts in the last substep.
     const std::vector<SelfContact>& selfContacts() const { return selfContacts_; }
 
@@ -91,6 +108,11 @@ private:
     };
     std::vector<ContactPart> contactParts_;
     std::vector<TearEvent> tears_;
+    AirStatistics airStatistics_;
+    std::vector<std::vector<std::uint32_t>> airInverted_; // per part: tets found inverted
+    void checkAir(int part, int parts);
+    void projectAir(bool lastIteration);
+    void projectAirPasses();
     bool recordConvergence_ = false;
     std::vector<Real> convergence_;
     std::vector<Vec3> predictedPositions_;
