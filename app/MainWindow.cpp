@@ -4,6 +4,7 @@
 #include "core/SceneLibrary.h"
 #include "core/SurfaceFields.h"
 #include "core/Version.h"
+#include "meshing/AirScenes.h"
 #include "meshing/Export.h"
 #include "meshing/LibraryVersions.h"
 #include "meshing/MeshImport.h"
@@ -182,7 +183,7 @@ void MainWindow::createActions() {
     recentMenu_ = file->addMenu(tr("Open &Recent"));
     recentMenu_->setObjectName(QStringLiteral("menuRecent"));
     QMenu* samples = file->addMenu(tr("Open &Sample Scene"));
-    for (const SceneInfo& info : sceneCatalogue()) {
+    for (const SceneInfo& info : allScenes()) {
         QAction* a = samples->addAction(
             QString::fromStdString(info.name), this,
             [this, name = QString::fromStdString(info.name)] { loadGeneratedScene(name); });
@@ -1008,7 +1009,7 @@ void MainWindow::showScene(Scene scene) {
 }
 
 bool MainWindow::loadGeneratedScene(const QString& name, QString* error) {
-    Result<Scene> scene = makeScene(name.toStdString());
+    Result<Scene> scene = makeAnyScene(name.toStdString());
     if (!scene) {
         const QString message = QString::fromStdString(scene.error());
         reportError(message);

@@ -2,9 +2,9 @@
 
 #include "core/Fields.h"
 #include "core/Mass.h"
-#include "core/SceneLibrary.h"
 #include "core/Solver.h"
 #include "core/Version.h"
+#include "meshing/AirScenes.h"
 #include "meshing/Export.h"
 #include "meshing/LibraryVersions.h"
 #include "meshing/MeshImport.h"
@@ -53,10 +53,11 @@ Commands:
                                    .vtu, Gmsh .msh 4.1, TetGen .node/.ele/.face and a JSON
                                    report. Progress and the report go to stderr.
   simulate SCENE|PROJECT [--steps N] [--substeps S] [--iterations I] [--dt T] [--threads T]
-           [--method xpbd|pbd] [--out result.json]
+           [--method xpbd|pbd] [--squash-y] [--out result.json]
                                    Step a generated scene and write the final positions,
                                    per-element fields (Green strain, principal stretches,
                                    det F) and per-constraint residuals and lambdas as JSON
+                                   (--squash-y: every y set to the floor at step 0)
                                    (to stdout without --out).
   bench SCENE|PROJECT [--steps N] [--threads T] [--json]
                                    Time the solver on a generated scene: median ms per step
@@ -85,12 +86,12 @@ int listScenes(const std::vector<std::string_view>& args) {
     }
     if (asJson) {
         json list = json::array();
-        for (const pbd::SceneInfo& info : pbd::sceneCatalogue()) {
+        for (const pbd::SceneInfo& info : pbd::allScenes()) {
             list.push_back({{"name", info.name}, {"description", info.description}});
         }
         std::cout << list.dump(2) << '\n';
     } else {
-        for (const pbd::SceneInfo& info : pbd::sceneCatalogue()) {
+        for (const pbd::SceneInfo& info : pbd::allScenes()) {
             std::cout << info.name << "\t" << info.description << '\n';
         }
     }
@@ -135,7 +136,7 @@ int info(const std::vector<std::string_view>& args) {
 
     pbd::Scene scene;
     std::vector<std::string> warnings;
-    pbd::Result<pbd::Scene> generated = pbd::makeScene(input);
+    pbd::Result<pbd::Scene> generated = pbd::makeAnyScene(input);
     if (generated) {
         scene = std::move(generated).value();
     } else if (input.find('.') == std::string::npos && input.find('/') == std::string::npos) {
@@ -205,6 +206,7 @@ struct RunOptions {
     std::string method;
     std::string out;
     bool json = false;
+    bool squashY = false;
 };
 
 template <class T> bool parseNumber(std::string_view text, T& value) {
@@ -260,6 +262,8 @@ std::string parseRunOptions(std::string_view command, const std::vector<std::str
             }
         } else if (a == "--json") {
             o.json = true;
+        } else if (a == "--squash-y" && allowOut) {
+            o.squashY = true;
         } else if (a.starts_with("-")) {
             error = cmd + ": unknown option '" + std::string(a) + "'";
         } else if (o.scene.empty()) {
@@ -339,9 +343,12 @@ std::optional<pbd::Scene> sceneToRun(const RunOptions& o) {
         }
         pbd::Scene scene = std::move(project).value();
         applyRunOptions(o, scene.solver);
+        if (o.squashY) {
+            pbd::squashY(scene);
+        }
         return scene;
     }
-    pbd::Result<pbd::Scene> made = pbd::makeScene(o.scene);
+    pbd::Result<pbd::Scene> made = pbd::makeAnyScene(o.scene);
     if (!made) {
         if (o.scene.find_first_of("./") != std::string::npos) {
             // A mesh file has no constraints until it is prepared.
@@ -357,6 +364,9 @@ std::optional<pbd::Scene> sceneToRun(const RunOptions& o) {
     }
     pbd::Scene scene = std::move(made).value();
     applyRunOptions(o, scene.solver);
+    if (o.squashY) {
+        pbd::squashY(scene);
+    }
     return scene;
 }
 

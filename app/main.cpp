@@ -8,6 +8,7 @@
 #include "app/MainWindow.h"
 #include "core/SceneLibrary.h"
 #include "core/Version.h"
+#include "meshing/AirScenes.h"
 #include "widgets/VtkViewport.h"
 
 #include <QApplication>
@@ -52,7 +53,7 @@ int main(int argc, char** argv) {
     parser.addHelpOption();
     parser.addVersionOption();
     QStringList sceneNames;
-    for (const pbd::SceneInfo& info : pbd::sceneCatalogue()) {
+    for (const pbd::SceneInfo& info : pbd::allScenes()) {
         sceneNames << QString::fromStdString(info.name);
     }
     const QCommandLineOption sceneOption(
@@ -130,7 +131,7 @@ int main(int argc, char** argv) {
     } else {
         loaded = window.loadGeneratedScene(
             parser.isSet(sceneOption) ? parser.value(sceneOption)
-                                      : QString::fromStdString(pbd::sceneCatalogue().front().name),
+                                      : QString::fromStdString(pbd::allScenes().front().name),
             &error);
     }
     if (!loaded && batch) {

@@ -499,7 +499,7 @@ void Solver::projectAir(bool last) {
     }
     // After the last iteration no air tet may stay inverted: projections can invert neighbours
     // that were fine when checked, so check everything again and project what is found.
-    for (int round = 0; round < 4; ++round) {
+    for (int round = 0; round < 16; ++round) {
         for (std::size_t k = 1; k < airInverted_.size(); ++k) {
             airInverted_[k].clear();
         }
@@ -539,7 +539,20 @@ void Solver::projectAirPasses() {
                 if (!(denom > 0)) {
                     continue; // all four corners immovable
                 }
-                const Real s = -C / denom; // hard: projects onto C = 0
+                Real s = -C / denom; // hard: projects onto C = 0
+                // A nearly degenerate tet (a needle: gradients ~ l^2 but C ~ l^3) asks for steps
+                // far longer than itself; no corner moves more than twice the longest edge.
+                const Real longest = std::max({e1.squaredNorm(), e2.squaredNorm(), e3.squaredNorm(),
+                                               (e2 - e1).squaredNorm(), (e3 - e1).squaredNorm(),
+                                               (e3 - e2).squaredNorm()});
+                Real largestStep = 0;
+                for (int k = 0; k < 4; ++k) {
+                    largestStep = std::max(largestStep, s * P[tet[k]].w * g[k].norm());
+                }
+                const Real limit = 2 * std::sqrt(longest);
+                if (largestStep > limit) {
+                    s *= limit / largestStep;
+                }
                 for (int k = 0; k < 4; ++k) {
                     SolverParticle& q = P[tet[k]];
                     q.x += s * q.w * g[k].x();

@@ -4,6 +4,7 @@
 
 #include "core/Solver.h"
 #include "core/Topology.h"
+#include "meshing/AirScenes.h"
 #include "meshing/Prepare.h"
 
 #include "../meshing/MeshingFixtures.h"
@@ -108,6 +109,47 @@ private slots:
         const Vec3& p = scene.particles.positions[3];
         QVERIFY(std::abs(p.z()) < 1e-12);
         QVERIFY(std::abs(p.x() - 0.2) < 1e-12 && std::abs(p.y() - 0.2) < 1e-12);
+    }
+
+    void airBoxesSettleInTheirContainerOfAir() {
+        Result<Scene> made = makeAirScene("air-boxes");
+        QVERIFY2(made.ok(), made.error().c_str());
+        Scene scene = std::move(made).value();
+        QVERIFY(scene.tetCount() >= 200 && scene.tetCount() <= 300);             // paper: 250
+        QVERIFY(scene.air.tets.size() >= 2300 && scene.air.tets.size() <= 3300); // paper: 2775
+        auto heights = [&] {
+            std::vector<Real> y;
+            for (const Body& b : scene.bodies) {
+                Real sum = 0;
+                for (Index i = b.firstParticle; i < b.firstParticle + b.particleCount; ++i) {
+                    sum += scene.particles.positions[i].y() / b.particleCount;
+                }
+                y.push_back(sum);
+            }
+            return y;
+        };
+        const std::vector<Real> start = heights();
+        const Real floor = scene.bounds().min.y(); // before the container's own air particles
+        Solver solver(scene);
+        for (int step = 0; step < 300; ++step) {
+            solver.step();
+        }
+        const std::vector<Real> end = heights();
+        // They fell onto the container's floor and onto each other, kept apart by the air
+        // alone, and kept their layers.
+        for (std::size_t a = 0; a < end.size(); ++a) {
+            QVERIFY(end[a] < start[a]);
+            QVERIFY(end[a] > floor - 0.3); // the container's floor is 0.3 m lower at most
+            for (std::size_t b = 0; b < end.size(); ++b) {
+                if (start[a] > start[b] + 0.2) {
+                    QVERIFY(end[a] > end[b] + 0.2);
+                }
+            }
+        }
+        for (const Vec3& p : scene.particles.positions) {
+            QVERIFY(p.allFinite());
+        }
+        QCOMPARE(solver.airStatistics().invertedAfter, std::size_t(0));
     }
 
     void theAirIsDeterministicForAnyThreadCount() {

@@ -1,0 +1,129 @@
+#include "meshing/AirScenes.h"
+
+#include "core/PrimitiveMeshes.h"
+#include "meshing/Prepare.h"
+
+#include <unordered_map>
+
+namespace pbd {
+
+namespace {
+
+// Appends the boundary surface of a generated tet box as a bare surface body.
+void addBoxSurface(Scene& scene, const Vec3& center, const Vec3& size, const std::string& name) {
+    Particles scratch;
+    TetBoxSpec spec;
+    spec.vertices = {3, 3, 2};
+    spec.size = size;
+    spec.center = center;
+    const Body solid = makeTetBox(scratch, spec, name);
+    Body body;
+    body.name = name;
+    body.kind = BodyKind::Surface;
+    body.firstParticle = Index(scene.particles.size());
+    std::unordered_map<Index, Index> local;
+    for (const Triangle& t : solid.triangles) {
+        Triangle out;
+        for (int k = 0; k < 3; ++k) {
+            auto [it, inserted] = local.try_emplace(t[k], Index(scene.particles.size()));
+            if (inserted) {
+                scene.particles.add(scratch.positions[t[k]], 0.0);
+            }
+            out[k] = it->second;
+        }
+        body.triangles.push_back(out);
+    }
+    body.particleCount = Index(scene.particles.size()) - body.firstParticle;
+    scene.bodies.push_back(std::move(body));
+}
+
+Result<Scene> airBoxes() {
+    // Ten boxes in a loose pyramid (4, 3, 2, 1), each layer shifted a little, like Fig. 5.
+    Scene raw;
+    raw.name = "air-boxes";
+    const Real size = 0.4;
+    const Real gap = 0.06;
+    int n = 0;
+    for (int layer = 0; layer < 4; ++layer) {
+        const int count = 4 - layer;
+        for (int i = 0; i < count; ++i) {
+            const Real x = (i - (count - 1) / 2.0) * (size + gap) + 0.03 * ((layer % 2) ? 1 : -1);
+            const Real y = size / 2 + gap + layer * (size + gap);
+            addBoxSurface(raw, Vec3(x, y, 0), Vec3::Constant(size), "box-" + std::to_string(++n));
+        }
+    }
+    PrepareOptions options;
+    options.tetrahedralize = true;
+    options.tet.radiusEdgeRatio = 0; // the boxes as TetGen meshes them: about 25 tets each
+    options.air = true;
+    options.airOptions.margin = 0.15;
+    options.airOptions.boxSubdivisions = 10;
+    options.defaultConstraints = true;
+    PrepareResult r = prepareScene(raw, options);
+    if (!r.report.ok()) {
+        return Error{"air-boxes: " + r.report.error};
+    }
+    Scene scene = std::move(r.scene);
+    scene.name = "air-boxes";
+    scene.description = "Ten boxes of tets in a loose pyramid inside a container of air: the "
+                        "air keeps them apart and remembers their order (Air Meshes, Fig. 5)";
+    scene.solver.timeStep = 0.005;
+    scene.solver.iterations = 10;
+    return scene;
+}
+
+} // namespace
+
+const std::vector<SceneInfo>& airSceneCatalogue() {
+    static const std::vector<SceneInfo> scenes = {
+        {"air-boxes", "Ten boxes of tets stacked in a container of air (Air Meshes, Fig. 5)"},
+    };
+    return scenes;
+}
+
+Result<Scene> makeAirScene(std::string_view name) {
+    if (name == "air-boxes") {
+        return airBoxes();
+    }
+    return Error{"unknown air scene '" + std::string(name) + "'"};
+}
+
+const std::vector<SceneInfo>& allScenes() {
+    static const std::vector<SceneInfo> all = [] {
+        std::vector<SceneInfo> v = sceneCatalogue();
+        const auto& air = airSceneCatalogue();
+        v.insert(v.end(), air.begin(), air.end());
+        return v;
+    }();
+    return all;
+}
+
+Result<Scene> makeAnyScene(std::string_view name) {
+    for (const SceneInfo& info : airSceneCatalogue()) {
+        if (info.name == name) {
+            return makeAirScene(name);
+        }
+    }
+    Result<Scene> core = makeScene(name);
+    if (core || name.find_first_of("./") != std::string_view::npos) {
+        return core;
+    }
+    std::string names;
+    for (const SceneInfo& info : allScenes()) {
+        names += (names.empty() ? "" : ", ") + info.name;
+    }
+    return Error{"unknown scene '" + std::string(name) + "' (PBD Lab generates " + names + ")"};
+}
+
+void squashY(Scene& scene) {
+    Real floor = std::numeric_limits<Real>::infinity();
+    for (const Vec3& p : scene.particles.positions) {
+        floor = std::min(floor, p.y());
+    }
+    for (std::size_t i = 0; i < scene.particles.size(); ++i) {
+        scene.particles.positions[i].y() = floor;
+        scene.particles.velocities[i] = Vec3::Zero();
+    }
+}
+
+} // namespace pbd
