@@ -492,6 +492,11 @@ double Solver::measureAirCheck(int sweeps) {
     return inverted == std::size_t(-1) ? 0 : ns / (double(sweeps) * double(tets.size()));
 }
 
+namespace {
+constexpr int kAirRounds = 16; // full re-checks after the last iteration, at most
+constexpr int kAirPasses = 8;  // sweeps over the inverted tets per check, at most
+} // namespace
+
 void Solver::projectAir(bool last) {
     projectAirPasses();
     if (!last || airStatistics_.projections == 0) {
@@ -499,7 +504,7 @@ void Solver::projectAir(bool last) {
     }
     // After the last iteration no air tet may stay inverted: projections can invert neighbours
     // that were fine when checked, so check everything again and project what is found.
-    for (int round = 0; round < 16; ++round) {
+    for (int round = 0; round < kAirRounds; ++round) {
         for (std::size_t k = 1; k < airInverted_.size(); ++k) {
             airInverted_[k].clear();
         }
@@ -516,7 +521,7 @@ void Solver::projectAirPasses() {
     SolverParticle* P = predicted_.data();
     // Gauss-Seidel over the inverted tets; a projection moves corners of neighbours, so the
     // list is swept again (a few times at most) until none of them is inverted.
-    constexpr int kMaxPasses = 8;
+    const int kMaxPasses = kAirPasses;
     for (int pass = 0; pass < kMaxPasses; ++pass) {
         std::size_t projected = 0;
         for (const auto& part : airInverted_) {
@@ -539,17 +544,25 @@ void Solver::projectAirPasses() {
                 if (!(denom > 0)) {
                     continue; // all four corners immovable
                 }
-                Real s = -C / denom; // hard: projects onto C = 0
-                // A nearly degenerate tet (a needle: gradients ~ l^2 but C ~ l^3) asks for steps
-                // far longer than itself; no corner moves more than twice the longest edge.
+                // A degenerate tet (its corners nearly on a line: every face of near-zero area)
+                // has gradients too small to say which way is out; projecting it would take an
+                // unbounded step. Its neighbours carry the constraint instead.
                 const Real longest = std::max({e1.squaredNorm(), e2.squaredNorm(), e3.squaredNorm(),
                                                (e2 - e1).squaredNorm(), (e3 - e1).squaredNorm(),
                                                (e3 - e2).squaredNorm()});
+                Real gradients = 0;
+                for (int k = 0; k < 4; ++k) {
+                    gradients += g[k].squaredNorm();
+                }
+                if (gradients < 1e-6 * longest * longest) {
+                    continue;
+                }
+                Real s = -C / denom; // hard: projects onto C = 0
                 Real largestStep = 0;
                 for (int k = 0; k < 4; ++k) {
                     largestStep = std::max(largestStep, s * P[tet[k]].w * g[k].norm());
                 }
-                const Real limit = 2 * std::sqrt(longest);
+                const Real limit = 2 * std::sqrt(longest); // never further than the tet is long
                 if (largestStep > limit) {
                     s *= limit / largestStep;
                 }

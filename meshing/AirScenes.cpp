@@ -116,13 +116,19 @@ Result<Scene> makeAnyScene(std::string_view name) {
 }
 
 void squashY(Scene& scene) {
+    // The bodies are squashed onto the lowest body vertex; the container (the air's own,
+    // pinned particles) stays, or there would be no room to recover into.
     Real floor = std::numeric_limits<Real>::infinity();
-    for (const Vec3& p : scene.particles.positions) {
-        floor = std::min(floor, p.y());
+    for (const Body& b : scene.bodies) {
+        for (Index i = b.firstParticle; i < b.firstParticle + b.particleCount; ++i) {
+            floor = std::min(floor, scene.particles.positions[i].y());
+        }
     }
-    for (std::size_t i = 0; i < scene.particles.size(); ++i) {
-        scene.particles.positions[i].y() = floor;
-        scene.particles.velocities[i] = Vec3::Zero();
+    for (const Body& b : scene.bodies) {
+        for (Index i = b.firstParticle; i < b.firstParticle + b.particleCount; ++i) {
+            scene.particles.positions[i].y() = floor;
+            scene.particles.velocities[i] = Vec3::Zero();
+        }
     }
 }
 

@@ -18,8 +18,8 @@ Result<Scene> makeAirScene(std::string_view name);
 const std::vector<SceneInfo>& allScenes();
 Result<Scene> makeAnyScene(std::string_view name);
 
-// Sets every particle's y to the lowest y of the scene (the paper's memory experiment: the
-// scene squashed flat at step 0) and stops all motion.
+// Sets the y of every body particle to the lowest body y (the paper's memory experiment: the
+// scene squashed flat at step 0) and stops them. The air's own particles (the container) stay.
 void squashY(Scene& scene);
 
 } // namespace pbd
