@@ -330,10 +330,13 @@ void Solver::runSubstepPhases(Real h) {
         case Kind::Predict: {
             // PBD Alg. 1 lines 5-7; gravity in the prediction (XPBD eq. 1).
             const auto [begin, end] = particleRange(part, T, n);
+            // The air's own free points are air, not matter: no gravity, no forces.
+            const std::size_t airBegin = scene_.air.firstParticle;
+            const std::size_t airEnd = airBegin + scene_.air.particleCount;
             for (std::size_t i = begin; i < end; ++i) {
                 const Real w = particles.inverseMasses[i];
                 Vec3& v = particles.velocities[i];
-                if (w > 0) {
+                if (w > 0 && (i < airBegin || i >= airEnd)) {
                     v += h * s.gravity;
                     if (hasForces) {
                         v += (h * w) * particles.forces[i];

@@ -375,7 +375,7 @@ Result<AirReport> tessellateAir(Scene& scene, const AirOptions& options,
     run.fault = options.fault;
     run.progress = subProgress(progress, 0.0, 0.9, "air: ");
     Result<TetgenOutput> out =
-        runTetgen(input, switchesFor("pYJ", options.radiusEdgeRatio, 0), run);
+        runTetgen(input, switchesFor("pYJ", options.radiusEdgeRatio, options.maxVolume), run);
     if (!out) {
         return out.error() == kCancelledMessage ? Error{kCancelledMessage}
                                                 : Error{"air: " + out.error()};

@@ -49,6 +49,7 @@ struct AirOptions {
     double margin = 0.25;       // box margin as a fraction of the scene's largest extent
     int boxSubdivisions = 4;    // segments per box edge
     double radiusEdgeRatio = 0; // quality for air tets; 0 keeps the air as coarse as TetGen can
+    double maxVolume = 0;       // m^3 per air tet; 0 = no limit (refining adds free air points)
     // Local air meshes: keep only air tets whose centroid or a corner lies within this distance
     // (m) of the surfaces of `localBodies` (all bodies when empty). 0 keeps all the air.
     double localDistance = 0;

@@ -202,6 +202,21 @@ private slots:
         QCOMPARE(solver.airStatistics().invertedAfter, std::size_t(0));
     }
 
+    void airDancerScaleHasThePapersSize() {
+        Result<Scene> made = makeAirScene("air-dancer-scale");
+        QVERIFY2(made.ok(), made.error().c_str());
+        Scene scene = std::move(made).value();
+        QVERIFY(scene.air.tets.size() >= 150000 && scene.air.tets.size() <= 180000); // 165,000
+        QVERIFY(validateScene(scene).empty());
+        scene.solver.threads = 2;
+        Solver solver(scene);
+        for (int step = 0; step < 3; ++step) {
+            solver.step();
+        }
+        QCOMPARE(solver.airStatistics().checks, scene.air.tets.size() * 20);
+        QCOMPARE(solver.airStatistics().invertedAfter, std::size_t(0));
+    }
+
     void theAirIsDeterministicForAnyThreadCount() {
         std::vector<Vec3> result[2];
         for (int threads : {1, 2}) {
