@@ -3,6 +3,8 @@
 #include "core/PrimitiveMeshes.h"
 #include "meshing/Prepare.h"
 
+#include <cmath>
+#include <map>
 #include <unordered_map>
 
 namespace pbd {
@@ -72,6 +74,115 @@ Result<Scene> airBoxes() {
     return scene;
 }
 
+// A closed icosphere surface (an icosahedron subdivided `levels` times) as a surface body.
+void addSphereSurface(Scene& scene, const Vec3& center, Real radius, int levels,
+                      const std::string& name) {
+    const Real t = (1 + std::sqrt(5.0)) / 2;
+    std::vector<Vec3> v = {{-1, t, 0}, {1, t, 0}, {-1, -t, 0}, {1, -t, 0},
+                           {0, -1, t}, {0, 1, t}, {0, -1, -t}, {0, 1, -t},
+                           {t, 0, -1}, {t, 0, 1}, {-t, 0, -1}, {-t, 0, 1}};
+    std::vector<Triangle> f = {{0, 11, 5}, {0, 5, 1},  {0, 1, 7},   {0, 7, 10}, {0, 10, 11},
+                               {1, 5, 9},  {5, 11, 4}, {11, 10, 2}, {10, 7, 6}, {7, 1, 8},
+                               {3, 9, 4},  {3, 4, 2},  {3, 2, 6},   {3, 6, 8},  {3, 8, 9},
+                               {4, 9, 5},  {2, 4, 11}, {6, 2, 10},  {8, 6, 7},  {9, 8, 1}};
+    for (Vec3& p : v) {
+        p.normalize();
+    }
+    for (int level = 0; level < levels; ++level) {
+        std::map<std::pair<Index, Index>, Index> middle;
+        auto mid = [&](Index a, Index b) {
+            const auto key = std::minmax(a, b);
+            auto [it, inserted] = middle.try_emplace({key.first, key.second}, Index(v.size()));
+            if (inserted) {
+                v.push_back((v[a] + v[b]).normalized());
+            }
+            return it->second;
+        };
+        std::vector<Triangle> finer;
+        for (const Triangle& tri : f) {
+            const Index ab = mid(tri[0], tri[1]), bc = mid(tri[1], tri[2]),
+                        ca = mid(tri[2], tri[0]);
+            finer.push_back({tri[0], ab, ca});
+            finer.push_back({tri[1], bc, ab});
+            finer.push_back({tri[2], ca, bc});
+            finer.push_back({ab, bc, ca});
+        }
+        f = std::move(finer);
+    }
+    Body body;
+    body.name = name;
+    body.kind = BodyKind::Surface;
+    body.firstParticle = Index(scene.particles.size());
+    for (const Vec3& p : v) {
+        scene.particles.add(center + radius * p, 0.0);
+    }
+    for (Triangle tri : f) {
+        for (Index& i : tri) {
+            i += body.firstParticle;
+        }
+        body.triangles.push_back(tri);
+    }
+    body.particleCount = Index(v.size());
+    scene.bodies.push_back(std::move(body));
+}
+
+// Four bodies of different shapes stacked like the Bremen town musicians: a wide box, a lying
+// torus, a ball and a small box on top.
+Result<Scene> bremen() {
+    Scene raw;
+    raw.name = "bremen";
+    addBoxSurface(raw, Vec3(0, 0.25, 0), Vec3(1.2, 0.4, 0.8), "donkey");
+    {
+        Particles scratch;
+        TetTorusSpec spec;
+        spec.majorRadius = 0.3;
+        spec.minorRadius = 0.1;
+        spec.segments = 16;
+        spec.sides = 8;
+        spec.rings = 1;
+        spec.center = Vec3(0, 0.62, 0);
+        const Body solid = makeTetTorus(scratch, spec, "dog");
+        Body body;
+        body.name = "dog";
+        body.kind = BodyKind::Surface;
+        body.firstParticle = Index(raw.particles.size());
+        std::unordered_map<Index, Index> local;
+        for (const Triangle& t : solid.triangles) {
+            Triangle out;
+            for (int k = 0; k < 3; ++k) {
+                auto [it, inserted] = local.try_emplace(t[k], Index(raw.particles.size()));
+                if (inserted) {
+                    raw.particles.add(scratch.positions[t[k]], 0.0);
+                }
+                out[k] = it->second;
+            }
+            body.triangles.push_back(out);
+        }
+        body.particleCount = Index(raw.particles.size()) - body.firstParticle;
+        raw.bodies.push_back(std::move(body));
+    }
+    addSphereSurface(raw, Vec3(0, 0.98, 0), 0.22, 1, "cat");
+    addBoxSurface(raw, Vec3(0, 1.36, 0), Vec3(0.25, 0.25, 0.25), "rooster");
+    PrepareOptions options;
+    options.tetrahedralize = true;
+    options.tet.radiusEdgeRatio = 0;
+    options.air = true;
+    options.airOptions.margin = 0.15;
+    options.airOptions.boxSubdivisions = 8;
+    options.defaultConstraints = true;
+    PrepareResult r = prepareScene(raw, options);
+    if (!r.report.ok()) {
+        return Error{"bremen: " + r.report.error};
+    }
+    Scene scene = std::move(r.scene);
+    scene.name = "bremen";
+    scene.description = "Four bodies of different shapes stacked (a box, a torus, a ball, a small "
+                        "box) with air between them: squash them and they come back in order";
+    scene.solver.timeStep = 0.005;
+    scene.solver.iterations = 10;
+    return scene;
+}
+
 // A synthetic benchmark at the scale of the paper's dancer (165,000 air tets): 64 small boxes in
 // a 4 x 4 x 4 lattice, the air refined by a volume bound until it has that many tets.
 Result<Scene> airDancerScale() {
@@ -112,6 +223,7 @@ Result<Scene> airDancerScale() {
 const std::vector<SceneInfo>& airSceneCatalogue() {
     static const std::vector<SceneInfo> scenes = {
         {"air-boxes", "Ten boxes of tets stacked in a container of air (Air Meshes, Fig. 5)"},
+        {"bremen", "Four stacked bodies of different shapes in air (Air Meshes, Fig. 8)"},
         {"air-dancer-scale", "64 boxes in about 165,000 air tets: the air at the paper's "
                              "dancer's scale, for benchmarks"},
     };
@@ -121,6 +233,9 @@ const std::vector<SceneInfo>& airSceneCatalogue() {
 Result<Scene> makeAirScene(std::string_view name) {
     if (name == "air-boxes") {
         return airBoxes();
+    }
+    if (name == "bremen") {
+        return bremen();
     }
     if (name == "air-dancer-scale") {
         return airDancerScale();
