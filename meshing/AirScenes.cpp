@@ -2,6 +2,7 @@
 
 #include "core/PrimitiveMeshes.h"
 #include "meshing/Prepare.h"
+#include "meshing/SurfaceAssembly.h"
 
 #include <cmath>
 #include <map>
@@ -11,32 +12,14 @@ namespace pbd {
 
 namespace {
 
-// Appends the boundary surface of a generated tet box as a bare surface body.
+// Appends the surface of a generated tet box as a bare surface body.
 void addBoxSurface(Scene& scene, const Vec3& center, const Vec3& size, const std::string& name) {
     Particles scratch;
     TetBoxSpec spec;
     spec.vertices = {3, 3, 2};
     spec.size = size;
     spec.center = center;
-    const Body solid = makeTetBox(scratch, spec, name);
-    Body body;
-    body.name = name;
-    body.kind = BodyKind::Surface;
-    body.firstParticle = Index(scene.particles.size());
-    std::unordered_map<Index, Index> local;
-    for (const Triangle& t : solid.triangles) {
-        Triangle out;
-        for (int k = 0; k < 3; ++k) {
-            auto [it, inserted] = local.try_emplace(t[k], Index(scene.particles.size()));
-            if (inserted) {
-                scene.particles.add(scratch.positions[t[k]], 0.0);
-            }
-            out[k] = it->second;
-        }
-        body.triangles.push_back(out);
-    }
-    body.particleCount = Index(scene.particles.size()) - body.firstParticle;
-    scene.bodies.push_back(std::move(body));
+    appendSurfaceOf(scene, makeTetBox(scratch, spec, name), scratch, name);
 }
 
 Result<Scene> airBoxes() {
@@ -141,25 +124,7 @@ Result<Scene> bremen() {
         spec.sides = 8;
         spec.rings = 1;
         spec.center = Vec3(0, 0.62, 0);
-        const Body solid = makeTetTorus(scratch, spec, "dog");
-        Body body;
-        body.name = "dog";
-        body.kind = BodyKind::Surface;
-        body.firstParticle = Index(raw.particles.size());
-        std::unordered_map<Index, Index> local;
-        for (const Triangle& t : solid.triangles) {
-            Triangle out;
-            for (int k = 0; k < 3; ++k) {
-                auto [it, inserted] = local.try_emplace(t[k], Index(raw.particles.size()));
-                if (inserted) {
-                    raw.particles.add(scratch.positions[t[k]], 0.0);
-                }
-                out[k] = it->second;
-            }
-            body.triangles.push_back(out);
-        }
-        body.particleCount = Index(raw.particles.size()) - body.firstParticle;
-        raw.bodies.push_back(std::move(body));
+        appendSurfaceOf(raw, makeTetTorus(scratch, spec, "dog"), scratch, "dog");
     }
     addSphereSurface(raw, Vec3(0, 0.98, 0), 0.22, 1, "cat");
     addBoxSurface(raw, Vec3(0, 1.36, 0), Vec3(0.25, 0.25, 0.25), "rooster");

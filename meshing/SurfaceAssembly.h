@@ -4,6 +4,7 @@
 
 #include "core/Body.h"
 #include "core/Particles.h"
+#include "core/Scene.h"
 
 #include <string>
 #include <vector>
@@ -27,5 +28,11 @@ struct AssemblyReport {
 // diagonal become one vertex.
 Body assembleBody(Particles& particles, const TriangleSoup& soup, double relativeTolerance,
                   AssemblyReport& report);
+
+// Appends the boundary surface of a generated solid (its triangles, with particles from `from`)
+// to `scene` as a bare surface body named `name`: the particles become the surface's vertices
+// only, as an importer would deliver them. Returns the new body.
+Body& appendSurfaceOf(Scene& scene, const Body& solid, const Particles& from,
+                      const std::string& name);
 
 } // namespace pbd

@@ -4,33 +4,10 @@
 
 #include "core/PrimitiveMeshes.h"
 #include "core/Scene.h"
+#include "meshing/SurfaceAssembly.h"
 
-#include <unordered_map>
 
 namespace pbd::test {
-
-// Keeps only the surface of a generated tet body: its particles become the surface vertices.
-inline void appendSurfaceOf(Scene& scene, const Body& solid, const Particles& from,
-                            const std::string& name) {
-    Body body;
-    body.name = name;
-    body.kind = BodyKind::Surface;
-    body.firstParticle = Index(scene.particles.size());
-    std::unordered_map<Index, Index> local;
-    for (const Triangle& t : solid.triangles) {
-        Triangle out;
-        for (int k = 0; k < 3; ++k) {
-            auto [it, inserted] = local.try_emplace(t[k], Index(scene.particles.size()));
-            if (inserted) {
-                scene.particles.add(from.positions[t[k]], 0.0);
-            }
-            out[k] = it->second;
-        }
-        body.triangles.push_back(out);
-    }
-    body.particleCount = Index(scene.particles.size()) - body.firstParticle;
-    scene.bodies.push_back(std::move(body));
-}
 
 inline void addBoxSurface(Scene& scene, const Vec3& center, const Vec3& size,
                           const std::string& name, int cells = 2) {
