@@ -22,6 +22,32 @@ void addBoxSurface(Scene& scene, const Vec3& center, const Vec3& size, const std
     appendSurfaceOf(scene, makeTetBox(scratch, spec, name), scratch, name);
 }
 
+// Tetrahedralizes the raw surfaces (as TetGen meshes them, no quality refinement), tessellates
+// the air with `air`, adds masses and default constraints, and names the scene after its
+// catalogue entry. The air scenes differ only in their bodies and air options.
+Result<Scene> prepareAirScene(const Scene& raw, const AirOptions& air, int iterations) {
+    PrepareOptions options;
+    options.tetrahedralize = true;
+    options.tet.radiusEdgeRatio = 0;
+    options.air = true;
+    options.airOptions = air;
+    options.defaultConstraints = true;
+    PrepareResult r = prepareScene(raw, options);
+    if (!r.report.ok()) {
+        return Error{raw.name + ": " + r.report.error};
+    }
+    Scene scene = std::move(r.scene);
+    scene.name = raw.name;
+    for (const SceneInfo& info : airSceneCatalogue()) {
+        if (info.name == raw.name) {
+            scene.description = info.description;
+        }
+    }
+    scene.solver.timeStep = 0.005;
+    scene.solver.iterations = iterations;
+    return scene;
+}
+
 Result<Scene> airBoxes() {
     // Ten boxes in a loose pyramid (4, 3, 2, 1), each layer shifted a little, like Fig. 5.
     Scene raw;
@@ -37,24 +63,10 @@ Result<Scene> airBoxes() {
             addBoxSurface(raw, Vec3(x, y, 0), Vec3::Constant(size), "box-" + std::to_string(++n));
         }
     }
-    PrepareOptions options;
-    options.tetrahedralize = true;
-    options.tet.radiusEdgeRatio = 0; // the boxes as TetGen meshes them: about 25 tets each
-    options.air = true;
-    options.airOptions.margin = 0.15;
-    options.airOptions.boxSubdivisions = 10;
-    options.defaultConstraints = true;
-    PrepareResult r = prepareScene(raw, options);
-    if (!r.report.ok()) {
-        return Error{"air-boxes: " + r.report.error};
-    }
-    Scene scene = std::move(r.scene);
-    scene.name = "air-boxes";
-    scene.description = "Ten boxes of tets in a loose pyramid inside a container of air: the "
-                        "air keeps them apart and remembers their order (Air Meshes, Fig. 5)";
-    scene.solver.timeStep = 0.005;
-    scene.solver.iterations = 10;
-    return scene;
+    AirOptions air;
+    air.margin = 0.15;
+    air.boxSubdivisions = 10;
+    return prepareAirScene(raw, air, 10);
 }
 
 // A closed icosphere surface (an icosahedron subdivided `levels` times) as a surface body.
@@ -128,24 +140,10 @@ Result<Scene> bremen() {
     }
     addSphereSurface(raw, Vec3(0, 0.98, 0), 0.22, 1, "cat");
     addBoxSurface(raw, Vec3(0, 1.36, 0), Vec3(0.25, 0.25, 0.25), "rooster");
-    PrepareOptions options;
-    options.tetrahedralize = true;
-    options.tet.radiusEdgeRatio = 0;
-    options.air = true;
-    options.airOptions.margin = 0.15;
-    options.airOptions.boxSubdivisions = 8;
-    options.defaultConstraints = true;
-    PrepareResult r = prepareScene(raw, options);
-    if (!r.report.ok()) {
-        return Error{"bremen: " + r.report.error};
-    }
-    Scene scene = std::move(r.scene);
-    scene.name = "bremen";
-    scene.description = "Four bodies of different shapes stacked (a box, a torus, a ball, a small "
-                        "box) with air between them: squash them and they come back in order";
-    scene.solver.timeStep = 0.005;
-    scene.solver.iterations = 10;
-    return scene;
+    AirOptions air;
+    air.margin = 0.15;
+    air.boxSubdivisions = 8;
+    return prepareAirScene(raw, air, 10);
 }
 
 // A synthetic benchmark at the scale of the paper's dancer (165,000 air tets): 64 small boxes in
@@ -162,25 +160,11 @@ Result<Scene> airDancerScale() {
             }
         }
     }
-    PrepareOptions options;
-    options.tetrahedralize = true;
-    options.tet.radiusEdgeRatio = 0;
-    options.air = true;
-    options.airOptions.margin = 0.2;
-    options.airOptions.boxSubdivisions = 16;
-    options.airOptions.maxVolume = 1.05e-4;
-    options.defaultConstraints = true;
-    PrepareResult r = prepareScene(raw, options);
-    if (!r.report.ok()) {
-        return Error{"air-dancer-scale: " + r.report.error};
-    }
-    Scene scene = std::move(r.scene);
-    scene.name = "air-dancer-scale";
-    scene.description = "64 boxes in a lattice inside a fine air mesh of the paper's dancer's "
-                        "size (about 165,000 air tets), for benchmarking the air";
-    scene.solver.timeStep = 0.005;
-    scene.solver.iterations = 20;
-    return scene;
+    AirOptions air;
+    air.margin = 0.2;
+    air.boxSubdivisions = 16;
+    air.maxVolume = 1.05e-4;
+    return prepareAirScene(raw, air, 20);
 }
 
 } // namespace

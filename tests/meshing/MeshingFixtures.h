@@ -6,7 +6,6 @@
 #include "core/Scene.h"
 #include "meshing/SurfaceAssembly.h"
 
-
 namespace pbd::test {
 
 inline void addBoxSurface(Scene& scene, const Vec3& center, const Vec3& size,
