@@ -53,15 +53,20 @@ Commands:
                                    .vtu, Gmsh .msh 4.1, TetGen .node/.ele/.face and a JSON
                                    report. Progress and the report go to stderr.
   simulate SCENE|PROJECT [--steps N] [--substeps S] [--iterations I] [--dt T] [--threads T]
-           [--method xpbd|pbd] [--squash-y] [--out result.json]
+           [--method xpbd|pbd] [--air-optimization K] [--air-threshold Q] [--squash-y]
+           [--out result.json]
                                    Step a generated scene and write the final positions,
                                    per-element fields (Green strain, principal stretches,
                                    det F) and per-constraint residuals and lambdas as JSON
                                    (--squash-y: every y set to the floor at step 0)
-                                   (to stdout without --out).
-  bench SCENE|PROJECT [--steps N] [--threads T] [--json]
+                                   (to stdout without --out). With air: an air-mesh
+                                   optimisation pass every K steps (0 = off) on the air tets
+                                   of quality below Q.
+  bench SCENE|PROJECT [--steps N] [--threads T] [--air-optimization K] [--air-threshold Q]
+        [--json]
                                    Time the solver on a generated scene: median ms per step
-                                   and ns per projection of each constraint type.
+                                   and ns per projection of each constraint type; with air,
+                                   ns per air check and ms per optimisation pass.
 
 Options:
   -h, --help                       Show this help and exit.
@@ -207,6 +212,8 @@ struct RunOptions {
     std::string out;
     bool json = false;
     bool squashY = false;
+    int airOptimization = -1;
+    double airThreshold = -1;
 };
 
 template <class T> bool parseNumber(std::string_view text, T& value) {
@@ -248,6 +255,19 @@ std::string parseRunOptions(std::string_view command, const std::vector<std::str
             const std::string_view v = value();
             if (!parseNumber(v, o.dt) || !(o.dt > 0) || !std::isfinite(o.dt)) {
                 error = cmd + ": --dt needs a positive time step in seconds, not '" +
+                        std::string(v) + "'";
+            }
+        } else if (a == "--air-optimization") {
+            const std::string_view v = value();
+            if (!parseNumber(v, o.airOptimization) || o.airOptimization < 0) {
+                error = cmd + ": --air-optimization needs a step interval (0 = off), not '" +
+                        std::string(v) + "'";
+            }
+        } else if (a == "--air-threshold") {
+            const std::string_view v = value();
+            if (!parseNumber(v, o.airThreshold) || !(o.airThreshold > 0) ||
+                !(o.airThreshold <= 1)) {
+                error = cmd + ": --air-threshold needs a quality in (0, 1], not '" +
                         std::string(v) + "'";
             }
         } else if (a == "--method") {
@@ -293,6 +313,12 @@ void applyRunOptions(const RunOptions& o, pbd::SolverSettings& s) {
     }
     if (o.threads > 0) {
         s.threads = o.threads;
+    }
+    if (o.airOptimization >= 0) {
+        s.airOptimizationInterval = o.airOptimization;
+    }
+    if (o.airThreshold > 0) {
+        s.airQualityThreshold = o.airThreshold;
     }
     if (!o.method.empty()) {
         s.method = o.method == "pbd" ? pbd::SolverMethod::Pbd : pbd::SolverMethod::Xpbd;
@@ -443,7 +469,10 @@ int simulate(const std::vector<std::string_view>& args) {
                          {"inverted_before", a.invertedBefore},
                          {"inverted_after", a.invertedAfter},
                          {"min_volume", a.minVolume},
-                         {"projections", a.projections}};
+                         {"projections", a.projections},
+                         {"optimisation_interval", scene.solver.airOptimizationInterval},
+                         {"optimisation_passes", solver.airOptimizationPasses()},
+                         {"optimisation_ms", solver.airOptimizationMilliseconds()}};
     }
     if (o.out.empty()) {
         std::cout << result.dump() << '\n';
@@ -481,10 +510,16 @@ int bench(const std::vector<std::string_view>& args) {
         solver.step();
     }
     std::vector<double> ms;
+    const std::size_t passesBefore = solver.airOptimizationPasses();
+    const double passMsBefore = solver.airOptimizationMilliseconds();
+    std::size_t changes = 0;
     for (int i = 0; i < steps; ++i) {
         solver.step();
         ms.push_back(solver.lastStepMilliseconds());
+        changes += solver.airOptimization().changes();
     }
+    const std::size_t passes = solver.airOptimizationPasses() - passesBefore;
+    const double passMs = solver.airOptimizationMilliseconds() - passMsBefore;
     if (const std::string d = divergence(scene); !d.empty()) {
         std::fprintf(stderr, "pbdlab-cli: %s\n", d.c_str());
         return 1;
@@ -520,6 +555,22 @@ int bench(const std::vector<std::string_view>& args) {
     if (!scene.air.empty()) {
         full["air_tets"] = scene.air.tets.size();
         full["ns_per_air_projection"] = solver.measureAirCheck(50);
+        full["air_optimisation_interval"] = scene.solver.airOptimizationInterval;
+        full["optimisation_passes"] = passes;
+        full["optimisation_changes"] = changes;
+        if (passes > 0) {
+            full["ms_per_optimisation_pass"] = passMs / double(passes);
+        } else {
+            // Optimisation off in the run: time a pass on a copy of the final state, after one
+            // pass that builds the adjacency (the run's passes keep theirs between passes).
+            pbd::Scene copy = scene;
+            pbd::AirOptimizer optimizer;
+            pbd::AirOptimizationOptions options;
+            options.qualityThreshold = scene.solver.airQualityThreshold;
+            optimizer.optimize(copy, options);
+            full["ms_per_optimisation_pass"] = optimizer.optimize(copy, options).milliseconds;
+            full["optimisation_measured_on_copy"] = true;
+        }
     }
     if (o.json) {
         std::cout << full.dump(2) << '\n';
@@ -536,6 +587,15 @@ int bench(const std::vector<std::string_view>& args) {
         std::printf("  %-16s %8zu elements  %7.2f ns per check\n", "air",
                     full["air_tets"].get<std::size_t>(),
                     full["ns_per_air_projection"].get<double>());
+        if (passes > 0) {
+            std::printf("  air optimisation every %d step(s): %.3f ms per pass, %zu changes in "
+                        "%zu passes\n",
+                        scene.solver.airOptimizationInterval, passMs / double(passes), changes,
+                        passes);
+        } else {
+            std::printf("  air optimisation off; a pass on a copy of the final state: %.3f ms\n",
+                        full["ms_per_optimisation_pass"].get<double>());
+        }
     }
     return 0;
 }

@@ -186,9 +186,29 @@ void Solver::step() {
     }
     const Real h = s.timeStep / substeps;
     airStatistics_ = AirStatistics{};
+    if (!scene_.air.empty() && (s.airContactDistance > 0 || s.airFriction > 0) &&
+        airPairsVersion_ != airTopologyVersion_) {
+        airPairs_ = airContactPairs(scene_);
+        airPairGap_.assign(airPairs_.size(), 0);
+        airPairsVersion_ = airTopologyVersion_;
+    }
+    if (!scene_.air.empty() && particleOwner_.size() != scene_.particles.size()) {
+        // Who each particle belongs to, for the air's contacts: a body, the container (the
+        // air's immovable points) or the air itself (its free points).
+        particleOwner_.assign(scene_.particles.size(), kNoOwner);
+        for (std::size_t b = 0; b < scene_.bodies.size(); ++b) {
+            const Body& body = scene_.bodies[b];
+            std::fill_n(particleOwner_.begin() + body.firstParticle, body.particleCount, int(b));
+        }
+        for (Index i = 0; i < scene_.air.particleCount; ++i) {
+            const Index p = scene_.air.firstParticle + i;
+            particleOwner_[p] = scene_.particles.inverseMasses[p] > 0 ? kFreeAir : kContainer;
+        }
+    }
     for (int i = 0; i < substeps; ++i) {
         substep(h);
     }
+    optimizeAir();
     if (!scene_.air.empty()) {
         const auto& x = scene_.particles.positions;
         Real smallest = std::numeric_limits<Real>::infinity();
@@ -222,6 +242,25 @@ void Solver::step() {
     ++steps_;
     lastStepMs_ =
         std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
+}
+
+void Solver::optimizeAir() {
+    airOptimization_ = AirOptimizationStatistics{};
+    const int interval = scene_.solver.airOptimizationInterval;
+    if (scene_.air.empty() || interval <= 0 || (steps_ + 1) % std::size_t(interval) != 0) {
+        return;
+    }
+    if (!airOptimizer_) {
+        airOptimizer_ = std::make_unique<AirOptimizer>();
+    }
+    AirOptimizationOptions options;
+    options.qualityThreshold = scene_.solver.airQualityThreshold;
+    airOptimization_ = airOptimizer_->optimize(scene_, options);
+    ++airOptimizationPasses_;
+    airOptimizationMs_ += airOptimization_.milliseconds;
+    if (airOptimization_.changes() > 0) {
+        ++airTopologyVersion_;
+    }
 }
 
 void Solver::substep(Real h) {
@@ -500,7 +539,14 @@ constexpr int kAirPasses = 8;  // sweeps over the inverted tets per check, at mo
 
 void Solver::projectAir(bool last) {
     projectAirPasses();
-    if (!last || airStatistics_.projections == 0) {
+    const SolverSettings& s = scene_.solver;
+    if (!airPairs_.empty() && s.airContactDistance > 0) {
+        keepAirDistance();
+    }
+    if (last) {
+        applyAirFriction();
+    }
+    if (!last || (airStatistics_.projections == 0 && airStatistics_.contacts == 0)) {
         return;
     }
     // After the last iteration no air tet may stay inverted: projections can invert neighbours
@@ -517,12 +563,243 @@ void Solver::projectAir(bool last) {
     }
 }
 
+namespace {
+// The point of plane (f0, f1, f2) nearest p in barycentric coordinates, for normal n of the
+// face (its length twice the area).
+Vec3 planeBarycentric(const Vec3& p, const Vec3& f0, const Vec3& f1, const Vec3& f2,
+                      const Vec3& n) {
+    const Real n2 = n.squaredNorm();
+    const Real b1 = (f0 - p).cross(f2 - p).dot(n) / n2;
+    const Real b2 = (f1 - p).cross(f0 - p).dot(n) / n2;
+    return Vec3(1 - b1 - b2, b1, b2);
+}
+Vec3 at(const SolverParticle& q) {
+    return Vec3(q.x, q.y, q.z);
+}
+void move(SolverParticle& q, const Vec3& d) {
+    q.x += d.x();
+    q.y += d.y();
+    q.z += d.z();
+}
+} // namespace
+
+// The second pass (Air Meshes §4.3): C = (p - f0) . n_hat - epsilon >= 0 for each vertex-face
+// pair across the air whose vertex lies over its face (PBD eq. 12-13 with the face's point held
+// by its barycentric coordinates, as in cloth self-collision). Counts the separation added per
+// pair for friction.
+void Solver::keepAirDistance() {
+    const Real epsilon = scene_.solver.airContactDistance;
+    SolverParticle* P = predicted_.data();
+    for (std::size_t k = 0; k < airPairs_.size(); ++k) {
+        const AirContactPair& pair = airPairs_[k];
+        SolverParticle& q = P[pair.particle];
+        SolverParticle* f[3] = {&P[pair.face[0]], &P[pair.face[1]], &P[pair.face[2]]};
+        const Vec3 p = at(q), f0 = at(*f[0]), f1 = at(*f[1]), f2 = at(*f[2]);
+        const Vec3 n = (f1 - f0).cross(f2 - f0);
+        const Real length = n.norm();
+        if (!(length > 0)) {
+            continue;
+        }
+        const Vec3 un = -n / length; // toward the particle's side: (p, face) is positive
+        const Real C = (p - f0).dot(un) - epsilon;
+        if (C >= 0) {
+            continue;
+        }
+        const Vec3 b = planeBarycentric(p, f0, f1, f2, n);
+        if (b.minCoeff() < -0.05) {
+            continue; // beside the face, not over it: other pairs hold it
+        }
+        const Real W = q.w + b[0] * b[0] * f[0]->w + b[1] * b[1] * f[1]->w + b[2] * b[2] * f[2]->w;
+        if (!(W > 0)) {
+            continue;
+        }
+        const Real dl = -C / W;
+        move(q, (q.w * dl) * un);
+        for (int i = 0; i < 3; ++i) {
+            move(*f[i], (-f[i]->w * b[i] * dl) * un);
+        }
+        airPairGap_[k] -= C;
+    }
+}
+
+// Coulomb friction on the pairs the second pass held (position-based: the relative tangential
+// motion of the substep is taken back up to mu times the separation added, all of it while it
+// is smaller: static friction).
+void Solver::applyAirFriction() {
+    const Real mu = scene_.solver.airFriction;
+    SolverParticle* P = predicted_.data();
+    const std::vector<Vec3>& x = scene_.particles.positions; // the start of the substep
+    std::size_t acted = 0;
+    for (std::size_t k = 0; k < airPairs_.size(); ++k) {
+        const Real gap = k < airPairGap_.size() ? airPairGap_[k] : 0;
+        if (!(gap > 0)) {
+            continue;
+        }
+        airPairGap_[k] = 0;
+        ++acted;
+        if (!(mu > 0)) {
+            continue;
+        }
+        const AirContactPair& pair = airPairs_[k];
+        SolverParticle& q = P[pair.particle];
+        SolverParticle* f[3] = {&P[pair.face[0]], &P[pair.face[1]], &P[pair.face[2]]};
+        const Vec3 p = at(q), f0 = at(*f[0]), f1 = at(*f[1]), f2 = at(*f[2]);
+        const Vec3 n = (f1 - f0).cross(f2 - f0);
+        if (!(n.squaredNorm() > 0)) {
+            continue;
+        }
+        const Vec3 un = n.normalized();
+        const Vec3 b = planeBarycentric(p, f0, f1, f2, n).cwiseMax(0.0);
+        const Real sum = b.sum();
+        const Vec3 bb = sum > 0 ? Vec3(b / sum) : Vec3(1.0 / 3, 1.0 / 3, 1.0 / 3);
+        const Vec3 rel = (p - x[pair.particle]) - bb[0] * (f0 - x[pair.face[0]]) -
+                         bb[1] * (f1 - x[pair.face[1]]) - bb[2] * (f2 - x[pair.face[2]]);
+        const Vec3 tangential = rel - rel.dot(un) * un;
+        const Real slide = tangential.norm();
+        if (!(slide > 0)) {
+            continue;
+        }
+        const Vec3 take = tangential * (std::min(slide, mu * gap) / slide);
+        const Real W =
+            q.w + bb[0] * bb[0] * f[0]->w + bb[1] * bb[1] * f[1]->w + bb[2] * bb[2] * f[2]->w;
+        if (!(W > 0)) {
+            continue;
+        }
+        move(q, (-q.w / W) * take);
+        for (int i = 0; i < 3; ++i) {
+            move(*f[i], (f[i]->w * bb[i] / W) * take);
+        }
+    }
+    // The contacts the air projection made: the same friction between the two solids' corners,
+    // each side moving as one (by the mean of its corners' displacements).
+    for (std::uint32_t t : airContactTets_) {
+        const Real gap = airContactGap_[t];
+        airContactGap_[t] = 0;
+        ++acted;
+        if (!(mu > 0) || !(gap > 0)) {
+            continue;
+        }
+        const Tetrahedron& tet = scene_.air.tets[t];
+        const int first = particleOwner_[tet[0]];
+        Vec3 pA = Vec3::Zero(), pB = Vec3::Zero(), dA = Vec3::Zero(), dB = Vec3::Zero();
+        Real wA = 0, wB = 0;
+        int nA = 0, nB = 0;
+        for (int k = 0; k < 4; ++k) {
+            const SolverParticle& q = P[tet[k]];
+            const Vec3 d = at(q) - x[tet[k]];
+            if (particleOwner_[tet[k]] == first) {
+                pA += at(q), dA += d, wA += q.w, ++nA;
+            } else {
+                pB += at(q), dB += d, wB += q.w, ++nB;
+            }
+        }
+        wA /= nA;
+        wB /= nB;
+        if (!(wA + wB > 0)) {
+            continue;
+        }
+        // The normal now: from the far side's corners toward the near side's.
+        const Vec3 p0 = at(P[tet[0]]), p1 = at(P[tet[1]]), p2 = at(P[tet[2]]), p3 = at(P[tet[3]]);
+        const Vec3 e1 = p1 - p0, e2 = p2 - p0, e3 = p3 - p0;
+        const Vec3 g1 = e2.cross(e3), g2 = e3.cross(e1), g3 = e1.cross(e2);
+        const Vec3 g[4] = {-(g1 + g2 + g3), g1, g2, g3};
+        Vec3 gA = Vec3::Zero();
+        for (int k = 0; k < 4; ++k) {
+            if (particleOwner_[tet[k]] == first) {
+                gA += g[k];
+            }
+        }
+        if (!(gA.squaredNorm() > 0)) {
+            continue;
+        }
+        const Vec3 n = gA.normalized();
+        const Vec3 rel = dA / nA - dB / nB;
+        const Vec3 tangential = rel - rel.dot(n) * n;
+        const Real slide = tangential.norm();
+        if (!(slide > 0)) {
+            continue;
+        }
+        const Vec3 take = tangential * (std::min(slide, mu * gap) / slide);
+        for (int k = 0; k < 4; ++k) {
+            SolverParticle& q = P[tet[k]];
+            if (!(q.w > 0)) {
+                continue;
+            }
+            if (particleOwner_[tet[k]] == first) {
+                move(q, (-wA / (wA + wB)) * take);
+            } else {
+                move(q, (wB / (wA + wB)) * take);
+            }
+        }
+    }
+    airContactTets_.clear();
+    airStatistics_.contacts = acted;
+    airStatistics_.contactPairs = airPairs_.size();
+}
+
+// A projected air tet whose corners belong to exactly two solids (two bodies, or a body and
+// the container) is a contact between them: the normal is the direction that moving the first
+// solid's corners grows the tet, and the separation the projection added along it is summed
+// for friction (applyAirFriction).
+void Solver::noteAirContact(std::uint32_t t, const Vec3 (&g)[4], Real s) {
+    const Tetrahedron& tet = scene_.air.tets[t];
+    int owner[4];
+    int first = kNoOwner, second = kNoOwner;
+    for (int k = 0; k < 4; ++k) {
+        owner[k] = particleOwner_[tet[k]];
+        if (owner[k] == kFreeAir) {
+            return; // the air's own free point: no surface on that side
+        }
+        if (first == kNoOwner || owner[k] == first) {
+            first = owner[k];
+        } else if (second == kNoOwner || owner[k] == second) {
+            second = owner[k];
+        } else {
+            return; // three solids meet: no single contact normal
+        }
+    }
+    if (second == kNoOwner) {
+        return;
+    }
+    Vec3 gA = Vec3::Zero(), dA = Vec3::Zero(), dB = Vec3::Zero();
+    int nA = 0, nB = 0;
+    const SolverParticle* P = predicted_.data();
+    for (int k = 0; k < 4; ++k) {
+        const Vec3 d = (s * P[tet[k]].w) * g[k];
+        if (owner[k] == first) {
+            gA += g[k];
+            dA += d;
+            ++nA;
+        } else {
+            dB += d;
+            ++nB;
+        }
+    }
+    const Real length = gA.norm();
+    if (!(length > 0)) {
+        return;
+    }
+    const Vec3 n = gA / length;
+    const Real gap = (dA / nA - dB / nB).dot(n);
+    if (!(gap > 0)) {
+        return;
+    }
+    if (airContactGap_.size() != scene_.air.tets.size()) {
+        airContactGap_.assign(scene_.air.tets.size(), 0);
+    }
+    if (airContactGap_[t] == 0) {
+        airContactTets_.push_back(t);
+    }
+    airContactGap_[t] += gap;
+}
+
 void Solver::projectAirPasses() {
     const std::vector<Tetrahedron>& tets = scene_.air.tets;
     SolverParticle* P = predicted_.data();
     // Gauss-Seidel over the inverted tets; a projection moves corners of neighbours, so the
     // list is swept again (a few times at most) until none of them is inverted.
     const int kMaxPasses = kAirPasses;
+    const bool friction = scene_.solver.airFriction > 0;
     for (int pass = 0; pass < kMaxPasses; ++pass) {
         std::size_t projected = 0;
         for (const auto& part : airInverted_) {
@@ -572,6 +849,9 @@ void Solver::projectAirPasses() {
                     q.x += s * q.w * g[k].x();
                     q.y += s * q.w * g[k].y();
                     q.z += s * q.w * g[k].z();
+                }
+                if (friction) {
+                    noteAirContact(t, g, s);
                 }
                 ++projected;
             }

@@ -6,6 +6,7 @@
 // damping. Results are bitwise identical run to run and for any thread count, because a colour's
 // elements touch disjoint particles and every reduction runs in a fixed order.
 
+#include "core/AirOptimizer.h"
 #include "core/Constraints.h"
 #include "core/Scene.h"
 #include "core/SelfCollision.h"
@@ -33,6 +34,10 @@ struct AirStatistics {
     Real minVolume = 0;
     std::size_t projections = 0;
     std::size_t checks = 0; // air tets checked (tets x iterations x substeps)
+    // The second pass: vertex-face pairs across the air, and those that acted (held at the
+    // contact distance) in the last substep.
+    std::size_t contactPairs = 0;
+    std::size_t contacts = 0;
 };
 
 struct KernelCost {
@@ -77,6 +82,13 @@ public:
     // The tears of the last step (PBD §5).
     const std::vector<TearEvent>& tears() const { return tears_; }
     const AirStatistics& airStatistics() const { return airStatistics_; }
+    // The air-mesh optimisation: the last pass (all zero if none ran in the last step), the
+    // passes so far and their total wall time, and a counter that changes whenever a pass
+    // changed the air tets (views redraw the air when it moves).
+    const AirOptimizationStatistics& airOptimization() const { return airOptimization_; }
+    std::size_t airOptimizationPasses() const { return airOptimizationPasses_; }
+    double airOptimizationMilliseconds() const { return airOptimizationMs_; }
+    std::uint64_t airTopologyVersion() const { return airTopologyVersion_; }
     // Cloth self-collision contacts in the last substep.
     const std::vector<SelfContact>& selfContacts() const { return selfContacts_; }
 
@@ -109,6 +121,23 @@ private:
     std::vector<ContactPart> contactParts_;
     std::vector<TearEvent> tears_;
     AirStatistics airStatistics_;
+    std::unique_ptr<AirOptimizer> airOptimizer_;
+    AirOptimizationStatistics airOptimization_;
+    std::size_t airOptimizationPasses_ = 0;
+    double airOptimizationMs_ = 0;
+    std::uint64_t airTopologyVersion_ = 0;
+    void optimizeAir();
+    std::vector<AirContactPair> airPairs_;
+    std::vector<Real> airPairGap_; // per pair: normal separation added in the substep
+    std::uint64_t airPairsVersion_ = ~std::uint64_t(0);
+    void keepAirDistance();
+    void applyAirFriction();
+    // Per particle: its body's index, or kContainer / kFreeAir for the air's own points.
+    static constexpr int kNoOwner = -3, kFreeAir = -2, kContainer = -1;
+    std::vector<int> particleOwner_;
+    std::vector<Real> airContactGap_;           // per air tet: separation added this substep
+    std::vector<std::uint32_t> airContactTets_; // the air tets with a gap this substep
+    void noteAirContact(std::uint32_t t, const Vec3 (&g)[4], Real s);
     std::vector<std::vector<std::uint32_t>> airInverted_; // per part: tets found inverted
     void checkAir(int part, int parts);
     void projectAir(bool lastIteration);

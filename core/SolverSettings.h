@@ -33,6 +33,16 @@ struct SolverSettings {
     // vertex, at most maxTearsPerStep per step; 0 = off.
     Real tearingStretch = 0;
     int maxTearsPerStep = 8;
+    // Air-mesh optimisation (Air Meshes §4): a pass of edge and multi-face removals every this
+    // many steps, so the air does not lock when bodies turn or slide; 0 = off (layered cloth,
+    // skin, where rotations are small). Air tets below the quality threshold are improved.
+    int airOptimizationInterval = 1;
+    Real airQualityThreshold = 0.3;
+    // The second, conventional pass after the air projection (Air Meshes §4.3): a body's
+    // particle facing a surface across the air keeps this distance from it, m (0 = off), and
+    // slides on it with Coulomb friction mu (0 = frictionless).
+    Real airContactDistance = 0.002;
+    Real airFriction = 0.5;
     // Worker threads for the parallel solve; 0 = all cores.
     int threads = 1;
 };

@@ -12,24 +12,6 @@ namespace pbd {
 
 namespace fs = std::filesystem;
 
-Real tetQuality(const Vec3& a, const Vec3& b, const Vec3& c, const Vec3& d) {
-    const Real l2 = ((b - a).squaredNorm() + (c - a).squaredNorm() + (d - a).squaredNorm() +
-                     (c - b).squaredNorm() + (d - b).squaredNorm() + (d - c).squaredNorm()) /
-                    6.0;
-    if (!(l2 > 0)) {
-        return 0;
-    }
-    return 12.0 / std::sqrt(2.0) * signedVolume(a, b, c, d) / (l2 * std::sqrt(l2));
-}
-
-Real triangleQuality(const Vec3& a, const Vec3& b, const Vec3& c) {
-    const Real sum = (b - a).squaredNorm() + (c - b).squaredNorm() + (a - c).squaredNorm();
-    if (!(sum > 0)) {
-        return 0;
-    }
-    return 4.0 * std::sqrt(3.0) * 0.5 * (b - a).cross(c - a).norm() / sum;
-}
-
 namespace {
 
 // The cells of the export, in order: body tets, air tets, then loose triangles.

@@ -6,17 +6,12 @@
 
 #include "core/Result.h"
 #include "core/Scene.h"
+#include "core/Topology.h" // tetQuality, triangleQuality (the quality arrays)
 
 #include <filesystem>
 #include <string>
 
 namespace pbd {
-
-// Element quality, 1 for the regular element and 0 for a flat one: tets
-// q = 12/sqrt(2) V / l_rms^3, triangles q = 4 sqrt(3) A / (l1^2 + l2^2 + l3^2) (Air Meshes
-// eq. 3 and 4 with the errata of ALGORITHMS.md §4). Negative for an inverted tet.
-Real tetQuality(const Vec3& a, const Vec3& b, const Vec3& c, const Vec3& d);
-Real triangleQuality(const Vec3& a, const Vec3& b, const Vec3& c);
 
 Result<bool> exportVtu(const Scene& scene, const std::filesystem::path& path);
 Result<bool> exportMsh(const Scene& scene, const std::filesystem::path& path);

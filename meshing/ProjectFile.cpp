@@ -352,6 +352,8 @@ json solverToJson(const SolverSettings& s) {
                 {"clothThickness", s.clothThickness},
                 {"tearingStretch", s.tearingStretch},
                 {"maxTearsPerStep", s.maxTearsPerStep},
+                {"airOptimizationInterval", s.airOptimizationInterval},
+                {"airQualityThreshold", s.airQualityThreshold},
                 {"threads", s.threads}};
 }
 
@@ -369,6 +371,9 @@ SolverSettings solverFromJson(const json& j, const std::string& w) {
     s.clothThickness = getOr<Real>(j, "clothThickness", s.clothThickness, w);
     s.tearingStretch = getOr<Real>(j, "tearingStretch", s.tearingStretch, w);
     s.maxTearsPerStep = getOr<int>(j, "maxTearsPerStep", s.maxTearsPerStep, w);
+    s.airOptimizationInterval =
+        getOr<int>(j, "airOptimizationInterval", s.airOptimizationInterval, w);
+    s.airQualityThreshold = getOr<Real>(j, "airQualityThreshold", s.airQualityThreshold, w);
     s.threads = getOr<int>(j, "threads", s.threads, w);
     return s;
 }

@@ -59,9 +59,12 @@ private slots:
         Solver solver(scene);
         std::size_t everInverted = 0;
         for (int step = 0; step < 300; ++step) { // 1.5 s: it would fall 11 m
+            // Checked in every iteration are the tets the step began with (the optimisation
+            // pass at its end may change their number).
+            const std::size_t tets = scene.air.tets.size();
             solver.step();
             const AirStatistics& a = solver.airStatistics();
-            QCOMPARE(a.checks, scene.air.tets.size() * std::size_t(scene.solver.iterations));
+            QCOMPARE(a.checks, tets * std::size_t(scene.solver.iterations));
             everInverted = std::max(everInverted, a.invertedBefore);
         }
         // The air between the boxes was squeezed (inverted tets were found and projected) ...
@@ -160,11 +163,14 @@ private slots:
 
     void squashedScenesRecoverTheirVolumeAndOrder() {
         // The paper's memory experiment: squash every body flat onto the floor, release, and
-        // the air (which never inverts) brings back each body in its place.
+        // the air (which never inverts) brings back each body in its place. The memory is the
+        // air's connectivity, so the optimisation is off: re-meshing the squashed air loses it
+        // (with it on, the recovered piles later rearrange; see the README).
         QFETCH(QString, name);
         Result<Scene> made = makeAirScene(name.toStdString());
         QVERIFY2(made.ok(), made.error().c_str());
         Scene scene = std::move(made).value();
+        scene.solver.airOptimizationInterval = 0;
         auto measure = [&](std::vector<Real>& volume, std::vector<Real>& height) {
             volume.clear();
             height.clear();
