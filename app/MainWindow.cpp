@@ -33,6 +33,7 @@
 #include <QFileDialog>
 #include <QFileInfo>
 #include <QFormLayout>
+#include <QGroupBox>
 #include <QHBoxLayout>
 #include <QImageWriter>
 #include <QLabel>
@@ -41,6 +42,7 @@
 #include <QMimeData>
 #include <QProgressDialog>
 #include <QPushButton>
+#include <QScrollArea>
 #include <QSettings>
 #include <QSlider>
 #include <QSpinBox>
@@ -146,7 +148,14 @@ void MainWindow::createDocks() {
                                            properties_, Qt::LeftDockWidgetArea);
     QDockWidget* logDock =
         makeDock(tr("Log"), QStringLiteral("logDock"), log_, Qt::BottomDockWidgetArea);
-    makeDock(tr("Simulation"), QStringLiteral("simulationDock"), createSimulationPanel(),
+    // Scrolls rather than growing the window when the dock is short.
+    auto* simulationScroll = new QScrollArea(this);
+    simulationScroll->setObjectName(QStringLiteral("simulationScroll"));
+    simulationScroll->setWidgetResizable(true);
+    simulationScroll->setFrameShape(QFrame::NoFrame);
+    simulationScroll->setHorizontalScrollBarPolicy(Qt::ScrollBarAlwaysOff);
+    simulationScroll->setWidget(createSimulationPanel());
+    makeDock(tr("Simulation"), QStringLiteral("simulationDock"), simulationScroll,
              Qt::RightDockWidgetArea);
     auto* history = new QUndoView(undoStack_, this);
     history->setEmptyLabel(tr("<loaded scene>"));
@@ -423,6 +432,54 @@ QWidget* MainWindow::createSimulationPanel() {
     form->addRow(tr("Substeps"), substeps_);
     form->addRow(tr("Iterations"), iterations_);
     form->addRow(tr("Threads"), threads_);
+    // The air (Air Meshes §4): how often it is re-meshed and how bodies meet across it.
+    airSettings_ = new QGroupBox(tr("Air mesh"), panel);
+    airSettings_->setObjectName(QStringLiteral("airSettings"));
+    airSettings_->setToolTip(tr("Only scenes with air (prepared with Air, or the air scenes)"));
+    auto* airForm = new QFormLayout(airSettings_);
+    airInterval_ = new QSpinBox(airSettings_);
+    airInterval_->setObjectName(QStringLiteral("airInterval"));
+    airInterval_->setRange(0, 10000);
+    airInterval_->setSpecialValueText(tr("off"));
+    airInterval_->setPrefix(tr("every "));
+    airInterval_->setSuffix(tr(" step(s)"));
+    airInterval_->setToolTip(
+        tr("Re-mesh the air (edge and multi-face removal) every k steps so bodies can turn and "
+           "slide; off keeps the air's memory of where everything was (layered cloth, the "
+           "squash experiment)"));
+    airThreshold_ = new QDoubleSpinBox(airSettings_);
+    airThreshold_->setObjectName(QStringLiteral("airThreshold"));
+    airThreshold_->setRange(0.01, 1.0);
+    airThreshold_->setDecimals(2);
+    airThreshold_->setSingleStep(0.05);
+    airThreshold_->setToolTip(tr("Air tets of a quality below this are improved (1 = regular)"));
+    airDistance_ = new QDoubleSpinBox(airSettings_);
+    airDistance_->setObjectName(QStringLiteral("airDistance"));
+    airDistance_->setRange(0, 100);
+    airDistance_->setDecimals(2);
+    airDistance_->setSuffix(tr(" mm"));
+    airDistance_->setToolTip(tr("Bodies facing each other across the air keep this far apart "
+                                "(0 = off)"));
+    airFriction_ = new QDoubleSpinBox(airSettings_);
+    airFriction_->setObjectName(QStringLiteral("airFriction"));
+    airFriction_->setRange(0, 5);
+    airFriction_->setDecimals(2);
+    airFriction_->setSingleStep(0.1);
+    airFriction_->setToolTip(tr("Coulomb friction between bodies in contact through the air"));
+    for (QWidget* w :
+         std::initializer_list<QWidget*>{airInterval_, airThreshold_, airDistance_, airFriction_}) {
+        w->setSizePolicy(QSizePolicy::Ignored, QSizePolicy::Fixed); // never widen the dock
+    }
+    airForm->addRow(tr("Optimise"), airInterval_);
+    airForm->addRow(tr("Below quality"), airThreshold_);
+    airForm->addRow(tr("Contact distance"), airDistance_);
+    airForm->addRow(tr("Friction"), airFriction_);
+    airSettings_->setEnabled(false);
+    form->addRow(airSettings_);
+    connect(airInterval_, &QSpinBox::valueChanged, this, &MainWindow::applyAirSettings);
+    for (QDoubleSpinBox* box : {airThreshold_, airDistance_, airFriction_}) {
+        connect(box, &QDoubleSpinBox::valueChanged, this, &MainWindow::applyAirSettings);
+    }
     simulationStatus_ = new QLabel(panel);
     simulationStatus_->setObjectName(QStringLiteral("simulationStatus"));
     form->addRow(simulationStatus_);
@@ -557,6 +614,19 @@ void MainWindow::showConvergence(const std::vector<Real>& errors) {
     convergenceSeries_->replace(points);
     convergenceAxisX_->setRange(1, std::max<double>(2, double(errors.size())));
     convergenceAxisY_->setRange(lo / 2, hi * 2);
+}
+
+void MainWindow::applyAirSettings() {
+    if (!worker_ || !airInterval_) {
+        return;
+    }
+    worker_->setAirSettings(airInterval_->value(), airThreshold_->value(),
+                            airDistance_->value() / 1000.0, airFriction_->value());
+    // The scene the window shows (and saves) carries them too.
+    scene_.solver.airOptimizationInterval = airInterval_->value();
+    scene_.solver.airQualityThreshold = airThreshold_->value();
+    scene_.solver.airContactDistance = airDistance_->value() / 1000.0;
+    scene_.solver.airFriction = airFriction_->value();
 }
 
 void MainWindow::applySimulationSettings() {
@@ -728,6 +798,11 @@ void MainWindow::showSnapshot() {
     if (!snapshot) {
         return;
     }
+    const bool airMoved = snapshot->airTets && snapshot->airVersion != shownAirVersion_;
+    if (airMoved) {
+        scene_.air.tets = *snapshot->airTets;
+        shownAirVersion_ = snapshot->airVersion;
+    }
     if (snapshot->topologyVersion != shownTopology_ && snapshot->bodies) {
         scene_.bodies = *snapshot->bodies;
         scene_.particles.positions = snapshot->positions;
@@ -739,6 +814,9 @@ void MainWindow::showSnapshot() {
         shownTopology_ = snapshot->topologyVersion;
     } else if (snapshot->positions.size() == scene_.particles.positions.size()) {
         scene_.particles.positions = snapshot->positions;
+        if (airMoved) {
+            actors_->setAirTets(scene_);
+        }
         actors_->updatePositions(scene_);
     }
     applyField();
@@ -768,6 +846,17 @@ void MainWindow::showSnapshot() {
                       .arg(snapshot->air.invertedBefore)
                       .arg(snapshot->air.invertedAfter)
                       .arg(snapshot->air.projections);
+        if (snapshot->air.contacts > 0) {
+            status += tr(", %1 contacts").arg(snapshot->air.contacts);
+        }
+        if (scene_.solver.airOptimizationInterval <= 0) {
+            status += tr("\nair optimisation off");
+        } else if (snapshot->airOptimizationPasses > 0) {
+            status += tr("\nair optimisation: %1 tets, %2 changes in the last pass (%3 ms)")
+                          .arg(scene_.air.tets.size())
+                          .arg(snapshot->airOptimization.changes())
+                          .arg(snapshot->airOptimization.milliseconds, 0, 'f', 2);
+        }
     }
     simulationStatus_->setText(status);
     viewport_->update();
@@ -833,14 +922,14 @@ void MainWindow::applyField() {
         fieldValues_.clear();
         return;
     }
-    if (field == SurfaceField::AirVolume) {
+    if (isAirField(field)) {
         // On the air mesh: the bodies go plain, the air is shown (translucent) and coloured.
         actors_->clearFields();
         fieldValues_.clear();
         if (actors_->airMode() == SceneActors::AirMode::Hidden && !scene_.air.empty()) {
             findChild<QAction*>(QStringLiteral("actionAirTransparent"))->trigger();
         }
-        const std::vector<Real> air = fieldEvaluator_->evaluateAir(scene_);
+        const std::vector<Real> air = fieldEvaluator_->evaluateAir(scene_, field);
         double m = 0;
         for (Real v : air) {
             m = std::max(m, std::isfinite(v) ? std::abs(v) : 0.0);
@@ -998,12 +1087,26 @@ void MainWindow::showScene(Scene scene) {
     for (QWidget* w : std::initializer_list<QWidget*>{timeStep_, substeps_, iterations_}) {
         w->blockSignals(false);
     }
+    for (QWidget* w :
+         std::initializer_list<QWidget*>{airInterval_, airThreshold_, airDistance_, airFriction_}) {
+        w->blockSignals(true);
+    }
+    airInterval_->setValue(scene_.solver.airOptimizationInterval);
+    airThreshold_->setValue(scene_.solver.airQualityThreshold);
+    airDistance_->setValue(scene_.solver.airContactDistance * 1000.0);
+    airFriction_->setValue(scene_.solver.airFriction);
+    for (QWidget* w :
+         std::initializer_list<QWidget*>{airInterval_, airThreshold_, airDistance_, airFriction_}) {
+        w->blockSignals(false);
+    }
+    airSettings_->setEnabled(!scene_.air.empty());
     fieldEvaluator_ = std::make_unique<SurfaceFieldEvaluator>(scene_);
     applyField();
     Scene simulated = scene_;
     simulated.solver.threads = threads_->value();
     worker_->load(simulated);
     shownTopology_ = worker_->latest()->topologyVersion;
+    shownAirVersion_ = worker_->latest()->airVersion;
     shownSteps_ = 0;
     simulationStatus_->setText(tr("Paused · Space: play · .: step · Home: reset"));
 }

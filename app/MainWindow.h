@@ -23,6 +23,7 @@ class QValueAxis;
 class QComboBox;
 class QDockWidget;
 class QDoubleSpinBox;
+class QGroupBox;
 class QLabel;
 class QMenu;
 class QUndoStack;
@@ -158,6 +159,13 @@ private:
 
     SimulationWorker* worker_ = nullptr;
     std::size_t shownTopology_ = 0;
+    std::size_t shownAirVersion_ = 0;
+    QGroupBox* airSettings_ = nullptr;
+    QSpinBox* airInterval_ = nullptr;
+    QDoubleSpinBox* airThreshold_ = nullptr;
+    QDoubleSpinBox* airDistance_ = nullptr;
+    QDoubleSpinBox* airFriction_ = nullptr;
+    void applyAirSettings();
     std::size_t shownSteps_ = 0;
     QDoubleSpinBox* timeStep_ = nullptr;
     QSpinBox* substeps_ = nullptr;

@@ -99,6 +99,19 @@ void SimulationWorker::setSettings(Real timeStep, int substeps, int iterations, 
     wake_.notify_all();
 }
 
+void SimulationWorker::setAirSettings(int optimizationInterval, Real qualityThreshold,
+                                      Real contactDistance, Real friction) {
+    {
+        std::lock_guard lock(mutex_);
+        newSettings_.airOptimizationInterval = std::max(0, optimizationInterval);
+        newSettings_.airQualityThreshold = qualityThreshold;
+        newSettings_.airContactDistance = std::max<Real>(0, contactDistance);
+        newSettings_.airFriction = std::max<Real>(0, friction);
+        settingsChanged_ = true;
+    }
+    wake_.notify_all();
+}
+
 SolverSettings SimulationWorker::settings() const {
     std::lock_guard lock(mutex_);
     return newSettings_;
@@ -159,6 +172,14 @@ void SimulationWorker::publish(bool topologyChanged) {
     snapshot->stepsPerSecond = stepsPerSecond_;
     snapshot->convergence = convergence_;
     snapshot->air = air_;
+    snapshot->airOptimization = airOptimization_;
+    snapshot->airOptimizationPasses = airOptimizationPasses_;
+    const bool airChanged = airChanged_;
+    if (airChanged) {
+        snapshot->airTets = std::make_shared<std::vector<Tetrahedron>>(scene_->air.tets);
+        snapshot->airVersion = ++airCounter_;
+        airChanged_ = false;
+    }
     if (recordConstraints_) {
         auto lines = std::make_shared<ConstraintLines>(constraintLines(*scene_, time_, contacts_));
         snapshot->constraints = std::move(lines);
@@ -172,6 +193,10 @@ void SimulationWorker::publish(bool topologyChanged) {
         if (!topologyChanged && snapshot_) {
             snapshot->bodies = snapshot_->bodies;
             snapshot->topologyVersion = snapshot_->topologyVersion;
+        }
+        if (!airChanged && snapshot_) {
+            snapshot->airTets = snapshot_->airTets;
+            snapshot->airVersion = snapshot_->airVersion;
         }
         snapshot_ = std::move(snapshot);
     }
@@ -283,6 +308,9 @@ void SimulationWorker::loop() {
         };
         if (newState) {
             keepGood();
+            airChanged_ = true; // another scene, or the loaded one's air again
+            airOptimization_ = AirOptimizationStatistics{};
+            airOptimizationPasses_ = 0;
         }
         if (republish) {
             publish(true);
@@ -317,6 +345,9 @@ void SimulationWorker::loop() {
             solver->step();
             convergence_ = solver->convergence();
             air_ = solver->airStatistics();
+            airOptimization_ = solver->airOptimization();
+            airOptimizationPasses_ = solver->airOptimizationPasses();
+            airChanged_ = airChanged_ || airOptimization_.changes() > 0;
             if (recordConstraints_) {
                 contacts_ = solver->contacts();
             } else {

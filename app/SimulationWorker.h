@@ -33,6 +33,12 @@ struct SimulationSnapshot {
     std::vector<Real> convergence;
     // The air mesh in the last step (see core/Solver.h); all zero without air.
     AirStatistics air;
+    // The air tets, under a new version whenever the optimisation re-meshed them (or a reset
+    // or a new scene brought others); the last step's optimisation pass and the passes so far.
+    std::shared_ptr<const std::vector<Tetrahedron>> airTets;
+    std::size_t airVersion = 0;
+    AirOptimizationStatistics airOptimization;
+    std::size_t airOptimizationPasses = 0;
     // When drawing constraints is on (setRecordConstraints).
     std::shared_ptr<const ConstraintLines> constraints;
 };
@@ -53,6 +59,10 @@ public:
     void reset();
     // New time step (s), substeps, iterations and threads, taken at the next step boundary.
     void setSettings(Real timeStep, int substeps, int iterations, int threads);
+    // New air settings (core/SolverSettings.h): optimisation interval (0 = off) and quality
+    // threshold, contact distance (m) and friction; taken at the next step boundary.
+    void setAirSettings(int optimizationInterval, Real qualityThreshold, Real contactDistance,
+                        Real friction);
     // Play in real time (simulated time keeps pace with the clock; the default) or as fast as
     // the solver goes.
     void setRealTime(bool on);
@@ -97,6 +107,10 @@ private:
     bool republishRequested_ = false;
     std::vector<Contact> contacts_; // of the last step, owned by the worker thread
     AirStatistics air_;
+    AirOptimizationStatistics airOptimization_;
+    std::size_t airOptimizationPasses_ = 0;
+    bool airChanged_ = false; // the air tets changed since the last snapshot
+    std::size_t airCounter_ = 0;
     bool repace_ = true;    // restart the real-time clock at the next step
     long pendingSteps_ = 0; // < 0: run until paused
     bool resetRequested_ = false;

@@ -53,17 +53,18 @@ Commands:
                                    .vtu, Gmsh .msh 4.1, TetGen .node/.ele/.face and a JSON
                                    report. Progress and the report go to stderr.
   simulate SCENE|PROJECT [--steps N] [--substeps S] [--iterations I] [--dt T] [--threads T]
-           [--method xpbd|pbd] [--air-optimization K] [--air-threshold Q] [--squash-y]
-           [--out result.json]
+           [--method xpbd|pbd] [--air-optimization K] [--air-threshold Q]
+           [--air-distance D] [--air-friction MU] [--squash-y] [--out result.json]
                                    Step a generated scene and write the final positions,
                                    per-element fields (Green strain, principal stretches,
                                    det F) and per-constraint residuals and lambdas as JSON
                                    (--squash-y: every y set to the floor at step 0)
                                    (to stdout without --out). With air: an air-mesh
                                    optimisation pass every K steps (0 = off) on the air tets
-                                   of quality below Q.
+                                   of quality below Q; bodies facing each other across the
+                                   air keep D m apart and slide with friction MU.
   bench SCENE|PROJECT [--steps N] [--threads T] [--air-optimization K] [--air-threshold Q]
-        [--json]
+        [--air-distance D] [--air-friction MU] [--json]
                                    Time the solver on a generated scene: median ms per step
                                    and ns per projection of each constraint type; with air,
                                    ns per air check and ms per optimisation pass.
@@ -214,6 +215,8 @@ struct RunOptions {
     bool squashY = false;
     int airOptimization = -1;
     double airThreshold = -1;
+    double airDistance = -1;
+    double airFriction = -1;
 };
 
 template <class T> bool parseNumber(std::string_view text, T& value) {
@@ -270,6 +273,13 @@ std::string parseRunOptions(std::string_view command, const std::vector<std::str
                 error = cmd + ": --air-threshold needs a quality in (0, 1], not '" +
                         std::string(v) + "'";
             }
+        } else if (a == "--air-distance" || a == "--air-friction") {
+            const std::string_view v = value();
+            double& target = a == "--air-distance" ? o.airDistance : o.airFriction;
+            if (!parseNumber(v, target) || !(target >= 0) || !std::isfinite(target)) {
+                error = cmd + ": " + std::string(a) + " needs a number >= 0, not '" +
+                        std::string(v) + "'";
+            }
         } else if (a == "--method") {
             o.method = value();
             if (o.method != "xpbd" && o.method != "pbd") {
@@ -319,6 +329,12 @@ void applyRunOptions(const RunOptions& o, pbd::SolverSettings& s) {
     }
     if (o.airThreshold > 0) {
         s.airQualityThreshold = o.airThreshold;
+    }
+    if (o.airDistance >= 0) {
+        s.airContactDistance = o.airDistance;
+    }
+    if (o.airFriction >= 0) {
+        s.airFriction = o.airFriction;
     }
     if (!o.method.empty()) {
         s.method = o.method == "pbd" ? pbd::SolverMethod::Pbd : pbd::SolverMethod::Xpbd;
@@ -470,6 +486,10 @@ int simulate(const std::vector<std::string_view>& args) {
                          {"inverted_after", a.invertedAfter},
                          {"min_volume", a.minVolume},
                          {"projections", a.projections},
+                         {"contact_pairs", a.contactPairs},
+                         {"contacts", a.contacts},
+                         {"contact_distance", scene.solver.airContactDistance},
+                         {"friction", scene.solver.airFriction},
                          {"optimisation_interval", scene.solver.airOptimizationInterval},
                          {"optimisation_passes", solver.airOptimizationPasses()},
                          {"optimisation_ms", solver.airOptimizationMilliseconds()}};

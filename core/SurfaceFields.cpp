@@ -31,6 +31,8 @@ std::string_view toString(SurfaceField field) {
         return "volume_ratio";
     case SurfaceField::AirVolume:
         return "air_volume";
+    case SurfaceField::AirQuality:
+        return "air_quality";
     }
     return "none";
 }
@@ -55,6 +57,8 @@ std::string_view labelOf(SurfaceField field) {
         return "Volume ratio det F";
     case SurfaceField::AirVolume:
         return "Air volume ratio V/V0";
+    case SurfaceField::AirQuality:
+        return "Air tet quality";
     }
     return "None";
 }
@@ -62,17 +66,25 @@ std::string_view labelOf(SurfaceField field) {
 bool isSigned(SurfaceField field) {
     return field == SurfaceField::StrainU || field == SurfaceField::StrainV ||
            field == SurfaceField::StrainW || field == SurfaceField::Shear ||
-           field == SurfaceField::AirVolume; // centred on zero: inverted air is the other colour
+           isAirField(field); // centred on zero: inverted air is the other colour
 }
 
-std::vector<Real> SurfaceFieldEvaluator::evaluateAir(const Scene& scene) const {
+std::vector<Real> SurfaceFieldEvaluator::evaluateAir(const Scene& scene, SurfaceField field) const {
     const auto& x = scene.particles.positions;
+    const auto& x0 = restPositions_;
     std::vector<Real> values(scene.air.tets.size(), 0.0);
-    for (std::size_t t = 0; t < values.size() && t < airRestVolume_.size(); ++t) {
+    for (std::size_t t = 0; t < values.size(); ++t) {
         const Tetrahedron& tet = scene.air.tets[t];
-        if (airRestVolume_[t] > 0) {
-            values[t] =
-                signedVolume(x[tet[0]], x[tet[1]], x[tet[2]], x[tet[3]]) / airRestVolume_[t];
+        if (field == SurfaceField::AirQuality) {
+            values[t] = tetQuality(x[tet[0]], x[tet[1]], x[tet[2]], x[tet[3]]);
+            continue;
+        }
+        if (std::max({tet[0], tet[1], tet[2], tet[3]}) >= x0.size()) {
+            continue;
+        }
+        const Real rest = signedVolume(x0[tet[0]], x0[tet[1]], x0[tet[2]], x0[tet[3]]);
+        if (rest > 0) {
+            values[t] = signedVolume(x[tet[0]], x[tet[1]], x[tet[2]], x[tet[3]]) / rest;
         }
     }
     return values;
@@ -80,8 +92,8 @@ std::vector<Real> SurfaceFieldEvaluator::evaluateAir(const Scene& scene) const {
 
 SurfaceFieldEvaluator::SurfaceFieldEvaluator(const Scene& rest) {
     const auto& x = rest.particles.positions;
-    for (const Tetrahedron& t : rest.air.tets) {
-        airRestVolume_.push_back(signedVolume(x[t[0]], x[t[1]], x[t[2]], x[t[3]]));
+    if (!rest.air.empty()) {
+        restPositions_ = x;
     }
     for (const Body& body : rest.bodies) {
         BodyRest r;
@@ -148,7 +160,7 @@ std::vector<Real> SurfaceFieldEvaluator::evaluate(const Scene& scene, std::size_
     const Body& body = scene.bodies.at(b);
     const BodyRest& r = bodies_.at(b);
     const auto& x = scene.particles.positions;
-    if (field == SurfaceField::AirVolume) {
+    if (isAirField(field)) {
         return {};
     }
     std::vector<Real> values(body.triangles.size(), 0.0);
@@ -212,6 +224,8 @@ std::vector<Real> SurfaceFieldEvaluator::evaluate(const Scene& scene, std::size_
             values[t] = volume;
             break;
         case SurfaceField::None:
+        case SurfaceField::AirVolume: // on the air mesh (evaluateAir)
+        case SurfaceField::AirQuality:
             break;
         }
     }

@@ -20,11 +20,17 @@ enum class SurfaceField {
     MinStretch,  // smallest principal stretch
     VolumeRatio, // det F for tets, area ratio for triangles; negative: inverted
     AirVolume,   // V / V0 of each air tet (on the air mesh, not the bodies); negative: inverted
+    AirQuality,  // quality 12/sqrt(2) V / l_rms^3 of each air tet (what the optimisation raises)
 };
 inline constexpr SurfaceField kSurfaceFields[] = {
     SurfaceField::None,       SurfaceField::StrainU,     SurfaceField::StrainV,
     SurfaceField::StrainW,    SurfaceField::Shear,       SurfaceField::MaxStretch,
-    SurfaceField::MinStretch, SurfaceField::VolumeRatio, SurfaceField::AirVolume};
+    SurfaceField::MinStretch, SurfaceField::VolumeRatio, SurfaceField::AirVolume,
+    SurfaceField::AirQuality};
+// The fields that live on the air mesh rather than on the bodies' surfaces.
+inline bool isAirField(SurfaceField field) {
+    return field == SurfaceField::AirVolume || field == SurfaceField::AirQuality;
+}
 
 std::string_view toString(SurfaceField field); // "strain_u", ... (command-line names)
 std::string_view labelOf(SurfaceField field);  // "Green strain u", ... (with units)
@@ -36,10 +42,13 @@ public:
     // Captures the rest shape of every surface element of `rest`.
     explicit SurfaceFieldEvaluator(const Scene& rest);
     // One value per triangle of scene.bodies[body] at the scene's current positions.
-    // (Empty for AirVolume, which lives on the air mesh.)
+    // (Empty for the air fields, which live on the air mesh.)
     std::vector<Real> evaluate(const Scene& scene, std::size_t body, SurfaceField field) const;
-    // V / V0 of every air tet of the scene (AirVolume).
-    std::vector<Real> evaluateAir(const Scene& scene) const;
+    // AirVolume or AirQuality of every air tet of the scene. V0 is the tet's volume at the
+    // rest positions, so the ratio stays defined when the optimisation re-meshes the air (a
+    // new tet that would be flat or inverted at rest gets 0).
+    std::vector<Real> evaluateAir(const Scene& scene,
+                                  SurfaceField field = SurfaceField::AirVolume) const;
 
 private:
     struct BodyRest {
@@ -50,7 +59,7 @@ private:
         std::vector<bool> valid;
     };
     std::vector<BodyRest> bodies_;
-    std::vector<Real> airRestVolume_;
+    std::vector<Vec3> restPositions_;
 };
 
 } // namespace pbd

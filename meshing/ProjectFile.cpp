@@ -354,6 +354,8 @@ json solverToJson(const SolverSettings& s) {
                 {"maxTearsPerStep", s.maxTearsPerStep},
                 {"airOptimizationInterval", s.airOptimizationInterval},
                 {"airQualityThreshold", s.airQualityThreshold},
+                {"airContactDistance", s.airContactDistance},
+                {"airFriction", s.airFriction},
                 {"threads", s.threads}};
 }
 
@@ -374,6 +376,8 @@ SolverSettings solverFromJson(const json& j, const std::string& w) {
     s.airOptimizationInterval =
         getOr<int>(j, "airOptimizationInterval", s.airOptimizationInterval, w);
     s.airQualityThreshold = getOr<Real>(j, "airQualityThreshold", s.airQualityThreshold, w);
+    s.airContactDistance = getOr<Real>(j, "airContactDistance", s.airContactDistance, w);
+    s.airFriction = getOr<Real>(j, "airFriction", s.airFriction, w);
     s.threads = getOr<int>(j, "threads", s.threads, w);
     return s;
 }

@@ -513,6 +513,25 @@ void SceneActors::writeAirScalars() {
     airGrid_->Modified();
 }
 
+void SceneActors::setAirTets(const Scene& scene) {
+    if (!airGrid_ || scene.air.tets.empty()) {
+        return;
+    }
+    airTets_ = scene.air.tets;
+    vtkNew<vtkCellArray> cells;
+    cells->AllocateExact(vtkIdType(airTets_.size()), 4 * vtkIdType(airTets_.size()));
+    for (const Tetrahedron& t : airTets_) {
+        const vtkIdType ids[4] = {vtkIdType(t[0]), vtkIdType(t[1]), vtkIdType(t[2]),
+                                  vtkIdType(t[3])};
+        cells->InsertNextCell(4, ids);
+    }
+    airGrid_->SetCells(VTK_TETRA, cells);
+    if (airField_.size() != airTets_.size()) {
+        airField_.clear(); // a stale field would colour the wrong tets: the caller sets anew
+    }
+    updateAir(scene);
+}
+
 void SceneActors::setAirField(const std::vector<double>& values) {
     airField_ = values;
     if (!airActor_) {

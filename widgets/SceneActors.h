@@ -79,6 +79,8 @@ public:
     // Colours the air tets by `values` through the field colour map (setFieldMap); empty goes
     // back to the healthy / inverted colours.
     void setAirField(const std::vector<double>& values);
+    // The air tets changed (the optimisation re-meshed the air): draws the scene's air tets.
+    void setAirTets(const Scene& scene);
 
     // A clip plane through the tet bodies: tets whose centroid lies on the positive side of
     // the plane (normal n, through `origin`) are removed and the faces of the rest drawn, so the

@@ -289,6 +289,44 @@ private slots:
         QCOMPARE(j["constraints"]["distance"].get<int>(), 7301);
         QCOMPARE(j["constraints"]["dihedral"].get<int>(), 7105);
     }
+
+    void cliAirOptionsReachTheSolver() {
+        // Bench reports the air figures; with the optimisation every 2 steps, 10 timed steps
+        // are 5 passes (the 10 warm-up steps come before).
+        Run r =
+            run(cli_, {"bench", "air-boxes", "--steps", "10", "--air-optimization", "2", "--json"});
+        QVERIFY2(r.exitCode == 0, qPrintable(r.err));
+        nlohmann::json j = nlohmann::json::parse(r.out.toStdString());
+        QVERIFY(j["air_tets"].get<int>() > 2000);
+        QVERIFY(j["ns_per_air_projection"].get<double>() > 0);
+        QCOMPARE(j["air_optimisation_interval"].get<int>(), 2);
+        QCOMPARE(j["optimisation_passes"].get<int>(), 5);
+        QVERIFY(j["ms_per_optimisation_pass"].get<double>() > 0);
+        // Off: the figure comes from a pass on a copy.
+        r = run(cli_, {"bench", "air-boxes", "--steps", "3", "--air-optimization", "0", "--json"});
+        QVERIFY2(r.exitCode == 0, qPrintable(r.err));
+        j = nlohmann::json::parse(r.out.toStdString());
+        QCOMPARE(j["optimisation_passes"].get<int>(), 0);
+        QVERIFY(j["optimisation_measured_on_copy"].get<bool>());
+        QVERIFY(j["ms_per_optimisation_pass"].get<double>() > 0);
+        // Simulate takes the contact distance and friction and reports them.
+        r = run(cli_, {"simulate", "air-boxes", "--steps", "60", "--air-distance", "0.004",
+                       "--air-friction", "0.8", "--air-threshold", "0.2"});
+        QVERIFY2(r.exitCode == 0, qPrintable(r.err));
+        j = nlohmann::json::parse(r.out.toStdString());
+        QCOMPARE(j["air"]["contact_distance"].get<double>(), 0.004);
+        QCOMPARE(j["air"]["friction"].get<double>(), 0.8);
+        QCOMPARE(j["air"]["optimisation_passes"].get<int>(), 60);
+        QVERIFY(j["air"]["contacts"].get<int>() > 0); // the boxes have landed
+        QCOMPARE(j["air"]["inverted_after"].get<int>(), 0);
+        for (const char* bad :
+             {"--air-optimization=-1", "--air-threshold=2", "--air-friction=-1"}) {
+            const QStringList parts = QString(bad).split('=');
+            r = run(cli_, {"simulate", "air-boxes", parts[0], parts[1]});
+            QCOMPARE(r.exitCode, 2);
+            QVERIFY2(r.err.contains(parts[0]), qPrintable(r.err));
+        }
+    }
 };
 
 int main(int argc, char** argv) {

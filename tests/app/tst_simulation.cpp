@@ -23,6 +23,7 @@
 #include <QElapsedTimer>
 #include <QFile>
 #include <QFileInfo>
+#include <QGroupBox>
 #include <QImage>
 #include <QLabel>
 #include <QMouseEvent>
@@ -39,6 +40,8 @@
 #include <vtkActor.h>
 #include <vtkCellData.h>
 #include <vtkDataArray.h>
+#include <vtkDataSet.h>
+#include <vtkDataSetMapper.h>
 #include <vtkLookupTable.h>
 #include <vtkMapper.h>
 #include <vtkPolyData.h>
@@ -385,6 +388,50 @@ private slots:
         QVERIFY(w->findChild<QLabel*>("simulationStatus")->text().contains("air: "));
         action(*w, "actionAirWireframe")->trigger();
         QVERIFY(w->log()->message(w->log()->messageCount() - 1).contains("Air mesh:"));
+    }
+
+    void theAirIsReMeshedWhileItRunsAndTheSettingsAreEditable() {
+        auto w = window("air-boxes");
+        auto* group = w->findChild<QGroupBox*>("airSettings");
+        auto* interval = w->findChild<QSpinBox*>("airInterval");
+        auto* friction = w->findChild<QDoubleSpinBox*>("airFriction");
+        QVERIFY(group && interval && friction);
+        QVERIFY(group->isEnabled());
+        QCOMPARE(interval->value(), 1); // the scene's own setting
+        QCOMPARE(friction->value(), 0.5);
+        const std::size_t loaded = w->scene().air.tets.size();
+        const auto drawnCells = [&] {
+            auto* mapper =
+                vtkDataSetMapper::SafeDownCast(w->sceneActors()->airActor()->GetMapper());
+            return std::size_t(mapper->GetInput()->GetNumberOfCells());
+        };
+        QCOMPARE(drawnCells(), loaded);
+        action(*w, "actionAirWireframe")->trigger();
+        QVERIFY(w->simulateSteps(10));
+        // The first passes improve TetGen's air: fewer tets, drawn as they are now.
+        const std::size_t optimised = w->scene().air.tets.size();
+        QVERIFY(optimised != loaded);
+        QCOMPARE(drawnCells(), optimised);
+        QCOMPARE(w->sceneActors()->invertedAirTets(), std::size_t(0));
+        QVERIFY(w->findChild<QLabel*>("simulationStatus")->text().contains("air optimisation"));
+        QString error;
+        QVERIFY2(w->setField("air_quality", &error), qPrintable(error));
+        QCOMPARE(QString(w->sceneActors()->scalarBar()->GetTitle()), QString("Air tet quality"));
+        // Off: the air keeps its tets from then on; the scene the window saves says so too.
+        interval->setValue(0);
+        QCOMPARE(w->scene().solver.airOptimizationInterval, 0);
+        const std::vector<Tetrahedron> frozen = w->scene().air.tets;
+        QVERIFY(w->simulateSteps(10));
+        QVERIFY(w->scene().air.tets == frozen);
+        QVERIFY(w->findChild<QLabel*>("simulationStatus")->text().contains("optimisation off"));
+        // Reset brings back the loaded air.
+        action(*w, "actionResetSimulation")->trigger();
+        QDeadlineTimer deadline(5000);
+        while (w->scene().air.tets.size() != loaded && !deadline.hasExpired()) {
+            QTest::qWait(20);
+        }
+        QCOMPARE(w->scene().air.tets.size(), loaded);
+        QCOMPARE(drawnCells(), loaded);
     }
 
     void preparingCanBeCancelledAndKeepsTheScene() {
