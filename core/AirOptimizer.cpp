@@ -251,8 +251,8 @@ struct AirOptimizer::Impl {
             }
         }
         const int m = int(ring.size());
-        if (m < 3 || !(ringAngle(*x, a, b, ring.data(), ring.size()) < 3 * kPi)) {
-            return; // the ring does not wind once around the edge: the air is folded here
+        if (m < 3) {
+            return;
         }
         // Klincsek's dynamic programme over the polygon r0 .. r(m-1): Q[i][j] is the best worst
         // quality of the triangulation of r_i .. r_j, each triangle (r_i, r_k, r_j) giving the
@@ -297,6 +297,9 @@ struct AirOptimizer::Impl {
         change.oldMin = oldMin;
         if (!(change.newMin > target)) {
             return;
+        }
+        if (!(ringAngle(*x, a, b, ring.data(), ring.size()) < 3 * kPi)) {
+            return; // the ring does not wind once around the edge: the air is folded here
         }
         change.edgeRemoval = true;
         change.size = std::size_t(m);
@@ -795,13 +798,19 @@ AirOptimizationStatistics AirOptimizer::optimize(Scene& scene,
     return stats;
 }
 
-std::vector<AirContactPair> airContactPairs(const Scene& scene) {
+std::vector<AirContactPair> airContactPairs(const Scene& scene,
+                                            const std::vector<std::int32_t>* adjacency) {
     std::vector<AirContactPair> pairs;
     const std::vector<Tetrahedron>& tets = scene.air.tets;
     if (tets.empty()) {
         return pairs;
     }
-    const std::vector<std::int32_t> neighbours = buildAdjacency(tets);
+    std::vector<std::int32_t> built;
+    if (!adjacency || adjacency->size() != 4 * tets.size()) {
+        built = buildAdjacency(tets);
+        adjacency = &built;
+    }
+    const std::vector<std::int32_t>& neighbours = *adjacency;
     std::vector<Triangle> cloth;
     for (const Body& body : scene.bodies) {
         if (body.kind == BodyKind::Cloth) {
@@ -818,15 +827,12 @@ std::vector<AirContactPair> airContactPairs(const Scene& scene) {
     };
     const auto freeAirPoint = [&](Index v) { return !solid(v); };
     // The body a particle belongs to, or -1 (the container).
-    const auto bodyOf = [&](Index v) {
-        for (std::size_t b = 0; b < scene.bodies.size(); ++b) {
-            const Body& body = scene.bodies[b];
-            if (v >= body.firstParticle && v < body.firstParticle + body.particleCount) {
-                return int(b);
-            }
-        }
-        return -1;
-    };
+    std::vector<int> owner(scene.particles.size(), -1);
+    for (std::size_t b = 0; b < scene.bodies.size(); ++b) {
+        const Body& body = scene.bodies[b];
+        std::fill_n(owner.begin() + body.firstParticle, body.particleCount, int(b));
+    }
+    const auto bodyOf = [&](Index v) { return owner[v]; };
     for (std::size_t t = 0; t < tets.size(); ++t) {
         const Tetrahedron& tet = tets[t];
         for (int i = 0; i < 4; ++i) {
@@ -851,6 +857,14 @@ std::vector<AirContactPair> airContactPairs(const Scene& scene) {
         }
     }
     return pairs;
+}
+
+const std::vector<std::int32_t>* AirOptimizer::adjacency(const Scene& scene) const {
+    const Impl& m = *impl_;
+    if (m.builtFor != scene.air.tets.size() || m.tets != &scene.air.tets) {
+        return nullptr;
+    }
+    return &m.neighbours;
 }
 
 std::vector<std::string> AirOptimizer::checkAdjacency(const Scene& scene) const {

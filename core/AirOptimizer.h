@@ -72,7 +72,10 @@ struct AirContactPair {
     Index particle = 0;
     Triangle face{};
 };
-std::vector<AirContactPair> airContactPairs(const Scene& scene);
+// `adjacency`, when given, is the air's face adjacency (AirOptimizer::adjacency), which saves
+// building it.
+std::vector<AirContactPair> airContactPairs(const Scene& scene,
+                                            const std::vector<std::int32_t>* adjacency = nullptr);
 
 class AirOptimizer {
 public:
@@ -89,6 +92,9 @@ public:
     // Everything inconsistent between the kept adjacency and scene.air.tets (neighbours that
     // do not point back or do not share the face); empty when consistent. For tests.
     std::vector<std::string> checkAdjacency(const Scene& scene) const;
+    // The kept face adjacency (4 entries per air tet: the tet across the face opposite each
+    // corner, -1 on the air's boundary) if it is the scene's current air's, else null.
+    const std::vector<std::int32_t>* adjacency(const Scene& scene) const;
     // How many times the adjacency was built from scratch.
     std::size_t rebuilds() const { return rebuilds_; }
 

@@ -188,7 +188,8 @@ void Solver::step() {
     airStatistics_ = AirStatistics{};
     if (!scene_.air.empty() && (s.airContactDistance > 0 || s.airFriction > 0) &&
         airPairsVersion_ != airTopologyVersion_) {
-        airPairs_ = airContactPairs(scene_);
+        airPairs_ = airContactPairs(
+            scene_, airOptimizer_ ? airOptimizer_->adjacency(scene_) : nullptr);
         airPairGap_.assign(airPairs_.size(), 0);
         airPairsVersion_ = airTopologyVersion_;
     }
