@@ -291,6 +291,33 @@ BuildReport addTriangleAreas(ConstraintSet& set, const Particles& particles, con
     return report;
 }
 
+BuildReport addPlanarAreas(ConstraintSet& set, const Particles& particles, const Body& body,
+                           Real modulus, Real pbdStiffness) {
+    BuildReport report;
+    auto& b = set.planarArea;
+    const auto& x = particles.positions;
+    for (std::size_t i = 0; i < body.triangles.size(); ++i) {
+        const Triangle& t = body.triangles[i];
+        const Vec3 a = x[t[1]] - x[t[0]];
+        const Vec3 c = x[t[2]] - x[t[0]];
+        const Real twice = a.x() * c.y() - a.y() * c.x();
+        if (!(twice > 0)) {
+            report.warnings.push_back(elementName(body, "triangle", i) +
+                                      " is not counter-clockwise in the xy plane and gets no "
+                                      "area constraint");
+            continue;
+        }
+        const std::size_t e = b.addElement(t);
+        b.restValue.push_back(twice);
+        // C = 2 (A - A0), so the energy k/2 A0 ((A - A0)/A0)^2 is C^2 / (2 alpha) with
+        // alpha = 4 A0 / k.
+        b.setMaterial(e, 0, complianceOf(modulus, 1.0 / (2.0 * twice)), pbdStiffness);
+        ++report.added;
+    }
+    set.colourCount = 0; // to be coloured again
+    return report;
+}
+
 Result<std::size_t> addPressure(ConstraintSet& set, const Particles& particles, const Body& body,
                                 Real pressure, Real compliance, Real pbdStiffness) {
     if (body.triangles.empty()) {

@@ -73,6 +73,10 @@ BuildReport addStrainTets(ConstraintSet& set, const Particles& particles, const 
 // rest volume, 1.2 swells the body by 20%).
 BuildReport addTetVolumes(ConstraintSet& set, const Particles& particles, const Body& body,
                           Real bulkModulus, Real pbdStiffness = 1, Real restScale = 1);
+// 2D scenes: a signed area constraint per triangle of a body lying in the xy plane (wound
+// counter-clockwise seen from +z), with the 2D modulus (N/m) like addTriangleAreas.
+BuildReport addPlanarAreas(ConstraintSet& set, const Particles& particles, const Body& body,
+                           Real modulus, Real pbdStiffness = 1);
 BuildReport addTriangleAreas(ConstraintSet& set, const Particles& particles, const Body& body,
                              Real modulus, Real pbdStiffness = 1);
 

@@ -312,6 +312,16 @@ void solve(AreaConstraints& b, SolverParticle* P, std::size_t begin, std::size_t
 }
 
 template <bool Xpbd>
+void solve(PlanarAreaConstraints& b, SolverParticle* P, std::size_t begin, std::size_t end,
+           Sweep sweep) {
+    forRange(b, P, begin, end, [&]<class T>(At e, V3<T>(&p)[3], T(&w)[3]) {
+        V3<T> g[3];
+        const T c = math::evaluatePlanarArea<T>(p, loadAt<T>(b.restValue, e), g);
+        apply<Xpbd>(b, 0, e, c, g, p, w, sweep);
+    });
+}
+
+template <bool Xpbd>
 void solve(VolumeConstraints& b, SolverParticle* P, std::size_t begin, std::size_t end,
            Sweep sweep) {
     forRange(b, P, begin, end, [&]<class T>(At e, V3<T>(&p)[4], T(&w)[4]) {

@@ -266,4 +266,17 @@ template <class T> PBD_KERNEL_INLINE T evaluateArea(const V3<T> (&p)[3], T rest,
     return norm2(n) - rest;
 }
 
+// C = ((p1 - p0) x (p2 - p0)).z - rest for a triangle in the xy plane (rest = 2 A0, signed):
+// the gradients lie in the plane, so the triangle stays in it.
+template <class T>
+PBD_KERNEL_INLINE T evaluatePlanarArea(const V3<T> (&p)[3], T rest, V3<T> (&g)[3]) {
+    const V3<T> a = p[1] - p[0];
+    const V3<T> b = p[2] - p[0];
+    const T zero = splat<T>(0.0);
+    g[1] = {b.y, zero - b.x, zero};
+    g[2] = {zero - a.y, a.x, zero};
+    g[0] = -(g[1] + g[2]);
+    return a.x * b.y - a.y * b.x - rest;
+}
+
 } // namespace pbd::math

@@ -76,6 +76,12 @@ void visitConstraints(const ConstraintSet& set, Position&& position, F&& f) {
         gather(v.particles[e], p);
         f(ConstraintType::Volume, v, 0, e, math::evaluateVolume<Real>(p, v.restValue[e], g), g);
     }
+    const auto& pa = set.planarArea;
+    for (std::size_t e = 0; e < pa.size(); ++e) {
+        gather(pa.particles[e], p3);
+        f(ConstraintType::PlanarArea, pa, 0, e,
+          math::evaluatePlanarArea<Real>(p3, pa.restValue[e], g3), g3);
+    }
 }
 
 } // namespace pbd

@@ -21,6 +21,8 @@ std::string_view toString(ConstraintType type) {
         return "area";
     case ConstraintType::Volume:
         return "volume";
+    case ConstraintType::PlanarArea:
+        return "planar_area";
     case ConstraintType::Attachment:
         return "attachment";
     case ConstraintType::Pressure:
@@ -182,6 +184,10 @@ void reorderElements(VolumeConstraints& b, const std::vector<Index>& o) {
     permuteCommon(b, o);
     permute(b.restValue, o);
 }
+void reorderElements(PlanarAreaConstraints& b, const std::vector<Index>& o) {
+    permuteCommon(b, o);
+    permute(b.restValue, o);
+}
 
 void DistanceConstraints::add(Index a, Index b, Real rest, Real alpha, Real k) {
     setMaterial(addElement({a, b}), 0, alpha, k);
@@ -221,7 +227,7 @@ void colourConstraints(ConstraintSet& set, std::size_t particleCount) {
     // Two passes: first-fit finds how many colours the constraints need; the second spreads them
     // evenly over that many, so no colour is a sliver that costs a synchronisation and does
     // little work. Expensive elements go first, with the relative costs of the kernels.
-    std::vector<int> cTets, cTris, cVol, cArea, cBend, cDist;
+    std::vector<int> cTets, cTris, cVol, cArea, cPlanar, cBend, cDist;
     int count = 0;
     int limit = 0;
     for (int pass = 0; pass < 2; ++pass) {
@@ -232,6 +238,7 @@ void colourConstraints(ConstraintSet& set, std::size_t particleCount) {
         colourBatch(set.volume, use, cVol, count, load, 3, limit);
         colourBatch(set.strainTriangles, use, cTris, count, load, 6, limit);
         colourBatch(set.area, use, cArea, count, load, 2, limit);
+        colourBatch(set.planarArea, use, cPlanar, count, load, 1, limit);
         colourBatch(set.bending, use, cBend, count, load, 4, limit);
         colourBatch(set.distance, use, cDist, count, load, 1, limit);
         limit = count;
@@ -240,6 +247,7 @@ void colourConstraints(ConstraintSet& set, std::size_t particleCount) {
     sortByColour(set.volume, cVol, count);
     sortByColour(set.strainTriangles, cTris, count);
     sortByColour(set.area, cArea, count);
+    sortByColour(set.planarArea, cPlanar, count);
     sortByColour(set.bending, cBend, count);
     sortByColour(set.distance, cDist, count);
     set.colourCount = count;

@@ -26,10 +26,11 @@ enum class ConstraintType {
     StrainTet,       // 6 constraints per tet: stretch x3, shear x3
     Area,
     Volume,
+    PlanarArea, // signed area of a triangle in the xy plane (2D scenes)
     Attachment, // soft attachment to a (moving) target point
     Pressure,   // the enclosed volume of a closed surface
 };
-inline constexpr int kConstraintTypeCount = 8;
+inline constexpr int kConstraintTypeCount = 9;
 std::string_view toString(ConstraintType type);
 
 // Fields shared by all batches of N particles and K scalar constraints per element.
@@ -98,6 +99,12 @@ struct AreaConstraints : ConstraintBatch<3, 1> {
     std::vector<Real> restValue; // |q1 x q2|^2
 };
 
+// 2D scenes (Air Meshes' proof of concept): C = ((p1 - p0) x (p2 - p0)).z - 2 A0, signed, so a
+// triangle squashed flat (or inverted) is pushed back to its rest area, counter-clockwise.
+struct PlanarAreaConstraints : ConstraintBatch<3, 1> {
+    std::vector<Real> restValue; // 2 A0, the rest area doubled
+};
+
 struct VolumeConstraints : ConstraintBatch<4, 1> {
     std::vector<Real> restValue; // det(Q) = 6 V0 (times s1 s2 s3 for a generalised rest)
 };
@@ -156,6 +163,7 @@ struct ConstraintSet {
     StrainTetConstraints strainTets;
     AreaConstraints area;
     VolumeConstraints volume;
+    PlanarAreaConstraints planarArea;
     Attachments attachments;
     std::vector<PressureConstraint> pressure;
     int colourCount = 0;              // 0 until coloured
@@ -173,7 +181,7 @@ struct ConstraintSet {
 
 // Calls f(batch) for each coloured batch (const or not, as the set is), in the fixed order the
 // solver, the colouring and ColourRegions use: distance, bending, strain triangles, strain tets,
-// area, volume.
+// area, volume, planar area.
 template <class Set, class F> void forEachBatch(Set& set, F&& f) {
     f(set.distance);
     f(set.bending);
@@ -181,6 +189,7 @@ template <class Set, class F> void forEachBatch(Set& set, F&& f) {
     f(set.strainTets);
     f(set.area);
     f(set.volume);
+    f(set.planarArea);
 }
 
 // Reorders a batch's elements: element i becomes the old element order[i]. A subset removes the
@@ -191,6 +200,7 @@ void reorderElements(StrainTriangleConstraints& b, const std::vector<Index>& ord
 void reorderElements(StrainTetConstraints& b, const std::vector<Index>& order);
 void reorderElements(AreaConstraints& b, const std::vector<Index>& order);
 void reorderElements(VolumeConstraints& b, const std::vector<Index>& order);
+void reorderElements(PlanarAreaConstraints& b, const std::vector<Index>& order);
 
 // Greedy colouring of all batches together (one colour may hold several types), then every
 // batch is sorted by colour, stably, so the order within a colour is the authoring order.
@@ -205,9 +215,9 @@ void colourConstraints(ConstraintSet& set, std::size_t particleCount);
 struct ColourRegions {
     int regions = 0; // 0 until partitioned
     int colours = 0;
-    // Per batch (distance, bending, strain triangles, strain tets, area, volume): the start of
-    // (class k, colour c) at k * colours + c, then the end of the batch.
-    std::array<std::vector<Index>, 6> offsets;
+    // Per batch (distance, bending, strain triangles, strain tets, area, volume, planar area):
+    // the start of (class k, colour c) at k * colours + c, then the end of the batch.
+    std::array<std::vector<Index>, 7> offsets;
     Index begin(int batch, int k, int colour) const {
         return offsets[batch][static_cast<std::size_t>(k) * colours + colour];
     }

@@ -104,6 +104,7 @@ std::vector<ConstraintResiduals> computeConstraintResiduals(const Scene& scene) 
     begin(ConstraintType::StrainTet, set.strainTets);
     begin(ConstraintType::Area, set.area);
     begin(ConstraintType::Volume, set.volume);
+    begin(ConstraintType::PlanarArea, set.planarArea);
     visitConstraints(
         set, [&](Index i) { return scene.particles.positions[i]; },
         [&](ConstraintType type, const auto& batch, int comp, std::size_t e, Real c,

@@ -157,6 +157,7 @@ std::vector<std::string> validateScene(const Scene& scene) {
     checkBatch(c.strainTets, ConstraintType::StrainTet);
     checkBatch(c.area, ConstraintType::Area);
     checkBatch(c.volume, ConstraintType::Volume);
+    checkBatch(c.planarArea, ConstraintType::PlanarArea);
     for (std::size_t a = 0; a < c.attachments.size(); ++a) {
         if (c.attachments.particle[a] >= n) {
             problems.push_back("attachment " + std::to_string(a) + " refers to particle " +

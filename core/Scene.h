@@ -18,10 +18,15 @@ namespace pbd {
 // box and any interior Steiner points) are [firstParticle, firstParticle + particleCount).
 struct AirMesh {
     std::vector<Tetrahedron> tets; // global particle indices; positive signed volume
+    // 2D scenes (everything in the xy plane, the paper's proof of concept): the air is
+    // triangles, counter-clockwise seen from +z.
+    std::vector<Triangle> triangles;
     Index firstParticle = 0;
     Index particleCount = 0;
 
-    bool empty() const { return tets.empty(); }
+    bool empty() const { return tets.empty() && triangles.empty(); }
+    // Air elements: the tets, then the triangles.
+    std::size_t size() const { return tets.size() + triangles.size(); }
 };
 
 struct Scene {

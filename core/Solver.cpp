@@ -143,6 +143,14 @@ inline Real airDet(const SolverParticle* P, const Tetrahedron& t) {
     return bx * (cy * dz - cz * dy) + by * (cz * dx - cx * dz) + bz * (cx * dy - cy * dx);
 }
 
+// 2 A of a 2D air triangle at the predicted positions: ((p1 - p0) x (p2 - p0)).z.
+inline Real airCross(const SolverParticle* P, const Triangle& t) {
+    const SolverParticle& a = P[t[0]];
+    const SolverParticle& b = P[t[1]];
+    const SolverParticle& c = P[t[2]];
+    return (b.x - a.x) * (c.y - a.y) - (b.y - a.y) * (c.x - a.x);
+}
+
 int resolveThreads(int requested) {
     return requested > 0 ? requested : tbb::this_task_arena::max_concurrency();
 }
@@ -188,8 +196,8 @@ void Solver::step() {
     airStatistics_ = AirStatistics{};
     if (!scene_.air.empty() && (s.airContactDistance > 0 || s.airFriction > 0) &&
         airPairsVersion_ != airTopologyVersion_) {
-        airPairs_ = airContactPairs(
-            scene_, airOptimizer_ ? airOptimizer_->adjacency(scene_) : nullptr);
+        airPairs_ =
+            airContactPairs(scene_, airOptimizer_ ? airOptimizer_->adjacency(scene_) : nullptr);
         airPairGap_.assign(airPairs_.size(), 0);
         airPairsVersion_ = airTopologyVersion_;
     }
@@ -227,6 +235,13 @@ void Solver::step() {
                 airStatistics_.invertedAfter += v < -1e-9 * edge * std::sqrt(edge);
             }
         }
+        for (const Triangle& t : scene_.air.triangles) {
+            const Vec3 a = x[t[1]] - x[t[0]], b = x[t[2]] - x[t[0]];
+            const Real area = 0.5 * (a.x() * b.y() - a.y() * b.x());
+            smallest = std::min(smallest, area);
+            const Real edge = std::max({a.squaredNorm(), b.squaredNorm(), (b - a).squaredNorm()});
+            airStatistics_.invertedAfter += area < -1e-9 * edge;
+        }
         airStatistics_.minVolume = smallest;
     }
     tears_.clear();
@@ -261,6 +276,9 @@ void Solver::optimizeAir() {
     airOptimizationMs_ += airOptimization_.milliseconds;
     if (airOptimization_.changes() > 0) {
         ++airTopologyVersion_;
+        // Contacts carried over to the next substep name air elements that may be gone.
+        airContactTets_.clear();
+        airContactGap_.assign(scene_.air.size(), 0);
     }
 }
 
@@ -434,7 +452,7 @@ void Solver::runSubstepPhases(Real h) {
                     airStatistics_.invertedBefore += inverted.size();
                 }
             }
-            airStatistics_.checks += scene_.air.tets.size();
+            airStatistics_.checks += scene_.air.size();
             projectAir(phase.iteration == iterations - 1);
             break;
         case Kind::Velocity: {
@@ -498,22 +516,28 @@ void Solver::runSubstepPhases(Real h) {
 // air tets and remembers the inverted ones; projectAir then projects those in order.
 void Solver::checkAir(int part, int parts) {
     const std::vector<Tetrahedron>& tets = scene_.air.tets;
+    const std::vector<Triangle>& triangles = scene_.air.triangles;
     const SolverParticle* P = predicted_.data();
-    const std::size_t n = tets.size();
+    const std::size_t nTets = tets.size();
+    const std::size_t n = scene_.air.size();
     const std::size_t begin = n * std::size_t(part) / std::size_t(parts);
     const std::size_t end = n * std::size_t(part + 1) / std::size_t(parts);
     std::vector<std::uint32_t>& inverted = airInverted_[std::size_t(part)];
     inverted.clear();
-    for (std::size_t t = begin; t < end; ++t) {
+    for (std::size_t t = begin; t < std::min(end, nTets); ++t) {
         if (!(airDet(P, tets[t]) >= 0)) { // flat is allowed: C >= 0
+            inverted.push_back(std::uint32_t(t));
+        }
+    }
+    for (std::size_t t = std::max(begin, nTets); t < end; ++t) {
+        if (!(airCross(P, triangles[t - nTets]) >= 0)) {
             inverted.push_back(std::uint32_t(t));
         }
     }
 }
 
 double Solver::measureAirCheck(int sweeps) {
-    const std::vector<Tetrahedron>& tets = scene_.air.tets;
-    if (tets.empty() || sweeps < 1) {
+    if (scene_.air.empty() || sweeps < 1) {
         return 0;
     }
     const std::size_t n = scene_.particles.size();
@@ -530,7 +554,7 @@ double Solver::measureAirCheck(int sweeps) {
     const double ns =
         std::chrono::duration<double, std::nano>(std::chrono::steady_clock::now() - t0).count();
     airInverted_[0].clear();
-    return ns / (double(sweeps) * double(tets.size()));
+    return ns / (double(sweeps) * double(scene_.air.size()));
 }
 
 namespace {
@@ -545,7 +569,7 @@ void Solver::projectAir(bool last) {
         keepAirDistance();
     }
     if (last) {
-        applyAirFriction();
+        airStatistics_.contacts = applyAirFriction();
     }
     if (!last || (airStatistics_.projections == 0 && airStatistics_.contacts == 0)) {
         return;
@@ -561,6 +585,11 @@ void Solver::projectAir(bool last) {
             break;
         }
         projectAirPasses();
+        // The contacts these projections made get their friction too (the slip of the whole
+        // substep, as for the others); the next round checks what that moved.
+        if (!airContactTets_.empty()) {
+            airStatistics_.contacts += applyAirFriction();
+        }
     }
 }
 
@@ -626,7 +655,7 @@ void Solver::keepAirDistance() {
 // Coulomb friction on the pairs the second pass held (position-based: the relative tangential
 // motion of the substep is taken back up to mu times the separation added, all of it while it
 // is smaller: static friction).
-void Solver::applyAirFriction() {
+std::size_t Solver::applyAirFriction() {
     const Real mu = scene_.solver.airFriction;
     SolverParticle* P = predicted_.data();
     const std::vector<Vec3>& x = scene_.particles.positions; // the start of the substep
@@ -680,37 +709,44 @@ void Solver::applyAirFriction() {
         if (!(mu > 0) || !(gap > 0)) {
             continue;
         }
-        const Tetrahedron& tet = scene_.air.tets[t];
+        // The element's corners and, now, the gradients of its C (a tet, or a 2D triangle).
+        Index tet[4];
+        Vec3 g[4];
+        int corners = 4;
+        const std::size_t nTets = scene_.air.tets.size();
+        if (t < nTets) {
+            std::copy(scene_.air.tets[t].begin(), scene_.air.tets[t].end(), tet);
+            const Vec3 p0 = at(P[tet[0]]);
+            const Vec3 e1 = at(P[tet[1]]) - p0, e2 = at(P[tet[2]]) - p0, e3 = at(P[tet[3]]) - p0;
+            g[1] = e2.cross(e3), g[2] = e3.cross(e1), g[3] = e1.cross(e2);
+            g[0] = -(g[1] + g[2] + g[3]);
+        } else {
+            const Triangle& tri = scene_.air.triangles[t - nTets];
+            std::copy(tri.begin(), tri.end(), tet);
+            corners = 3;
+            const Vec3 p0 = at(P[tet[0]]);
+            const Vec3 e1 = at(P[tet[1]]) - p0, e2 = at(P[tet[2]]) - p0;
+            g[1] = Vec3(e2.y(), -e2.x(), 0);
+            g[2] = Vec3(-e1.y(), e1.x(), 0);
+            g[0] = -(g[1] + g[2]);
+        }
         const int first = particleOwner_[tet[0]];
-        Vec3 pA = Vec3::Zero(), pB = Vec3::Zero(), dA = Vec3::Zero(), dB = Vec3::Zero();
+        Vec3 dA = Vec3::Zero(), dB = Vec3::Zero(), gA = Vec3::Zero();
         Real wA = 0, wB = 0;
         int nA = 0, nB = 0;
-        for (int k = 0; k < 4; ++k) {
+        for (int k = 0; k < corners; ++k) {
             const SolverParticle& q = P[tet[k]];
             const Vec3 d = at(q) - x[tet[k]];
             if (particleOwner_[tet[k]] == first) {
-                pA += at(q), dA += d, wA += q.w, ++nA;
+                dA += d, wA += q.w, gA += g[k], ++nA;
             } else {
-                pB += at(q), dB += d, wB += q.w, ++nB;
+                dB += d, wB += q.w, ++nB;
             }
         }
         wA /= nA;
         wB /= nB;
-        if (!(wA + wB > 0)) {
-            continue;
-        }
-        // The normal now: from the far side's corners toward the near side's.
-        const Vec3 p0 = at(P[tet[0]]), p1 = at(P[tet[1]]), p2 = at(P[tet[2]]), p3 = at(P[tet[3]]);
-        const Vec3 e1 = p1 - p0, e2 = p2 - p0, e3 = p3 - p0;
-        const Vec3 g1 = e2.cross(e3), g2 = e3.cross(e1), g3 = e1.cross(e2);
-        const Vec3 g[4] = {-(g1 + g2 + g3), g1, g2, g3};
-        Vec3 gA = Vec3::Zero();
-        for (int k = 0; k < 4; ++k) {
-            if (particleOwner_[tet[k]] == first) {
-                gA += g[k];
-            }
-        }
-        if (!(gA.squaredNorm() > 0)) {
+        // The normal: the direction moving the first solid's corners grows the element.
+        if (!(wA + wB > 0) || !(gA.squaredNorm() > 0)) {
             continue;
         }
         const Vec3 n = gA.normalized();
@@ -721,7 +757,7 @@ void Solver::applyAirFriction() {
             continue;
         }
         const Vec3 take = tangential * (std::min(slide, mu * gap) / slide);
-        for (int k = 0; k < 4; ++k) {
+        for (int k = 0; k < corners; ++k) {
             SolverParticle& q = P[tet[k]];
             if (!(q.w > 0)) {
                 continue;
@@ -734,19 +770,18 @@ void Solver::applyAirFriction() {
         }
     }
     airContactTets_.clear();
-    airStatistics_.contacts = acted;
     airStatistics_.contactPairs = airPairs_.size();
+    return acted;
 }
 
 // A projected air tet whose corners belong to exactly two solids (two bodies, or a body and
 // the container) is a contact between them: the normal is the direction that moving the first
 // solid's corners grows the tet, and the separation the projection added along it is summed
 // for friction (applyAirFriction).
-void Solver::noteAirContact(std::uint32_t t, const Vec3 (&g)[4], Real s) {
-    const Tetrahedron& tet = scene_.air.tets[t];
+void Solver::noteAirContact(std::uint32_t t, const Index* tet, const Vec3* g, int corners, Real s) {
     int owner[4];
     int first = kNoOwner, second = kNoOwner;
-    for (int k = 0; k < 4; ++k) {
+    for (int k = 0; k < corners; ++k) {
         owner[k] = particleOwner_[tet[k]];
         if (owner[k] == kFreeAir) {
             return; // the air's own free point: no surface on that side
@@ -765,7 +800,7 @@ void Solver::noteAirContact(std::uint32_t t, const Vec3 (&g)[4], Real s) {
     Vec3 gA = Vec3::Zero(), dA = Vec3::Zero(), dB = Vec3::Zero();
     int nA = 0, nB = 0;
     const SolverParticle* P = predicted_.data();
-    for (int k = 0; k < 4; ++k) {
+    for (int k = 0; k < corners; ++k) {
         const Vec3 d = (s * P[tet[k]].w) * g[k];
         if (owner[k] == first) {
             gA += g[k];
@@ -785,8 +820,8 @@ void Solver::noteAirContact(std::uint32_t t, const Vec3 (&g)[4], Real s) {
     if (!(gap > 0)) {
         return;
     }
-    if (airContactGap_.size() != scene_.air.tets.size()) {
-        airContactGap_.assign(scene_.air.tets.size(), 0);
+    if (airContactGap_.size() != scene_.air.size()) {
+        airContactGap_.assign(scene_.air.size(), 0);
     }
     if (airContactGap_[t] == 0) {
         airContactTets_.push_back(t);
@@ -796,6 +831,7 @@ void Solver::noteAirContact(std::uint32_t t, const Vec3 (&g)[4], Real s) {
 
 void Solver::projectAirPasses() {
     const std::vector<Tetrahedron>& tets = scene_.air.tets;
+    const std::size_t nTets = tets.size();
     SolverParticle* P = predicted_.data();
     // Gauss-Seidel over the inverted tets; a projection moves corners of neighbours, so the
     // list is swept again (a few times at most) until none of them is inverted.
@@ -805,54 +841,79 @@ void Solver::projectAirPasses() {
         std::size_t projected = 0;
         for (const auto& part : airInverted_) {
             for (std::uint32_t t : part) {
-                const Tetrahedron& tet = tets[t];
-                const Real C = airDet(P, tet);
-                if (C >= 0) {
-                    continue; // fine, or fixed by an earlier projection
+                // The element's corners and the gradients of its C: a tet, or (2D) a triangle.
+                Index corner[4];
+                Vec3 g[4];
+                int n = 4;
+                Real C = 0, longest = 0, gradients = 0;
+                if (t < nTets) {
+                    const Tetrahedron& tet = tets[t];
+                    C = airDet(P, tet);
+                    if (C >= 0) {
+                        continue; // fine, or fixed by an earlier projection
+                    }
+                    std::copy(tet.begin(), tet.end(), corner);
+                    const Vec3 p0 = at(P[tet[0]]);
+                    const Vec3 e1 = at(P[tet[1]]) - p0, e2 = at(P[tet[2]]) - p0,
+                               e3 = at(P[tet[3]]) - p0;
+                    const Vec3 g1 = e2.cross(e3), g2 = e3.cross(e1), g3 = e1.cross(e2);
+                    g[0] = -(g1 + g2 + g3), g[1] = g1, g[2] = g2, g[3] = g3;
+                    longest = std::max({e1.squaredNorm(), e2.squaredNorm(), e3.squaredNorm(),
+                                        (e2 - e1).squaredNorm(), (e3 - e1).squaredNorm(),
+                                        (e3 - e2).squaredNorm()});
+                    for (int k = 0; k < 4; ++k) {
+                        gradients += g[k].squaredNorm();
+                    }
+                    // A degenerate tet (its corners nearly on a line: every face of near-zero
+                    // area) has gradients too small to say which way is out; projecting it
+                    // would take an unbounded step. Its neighbours carry the constraint instead.
+                    if (gradients < 1e-6 * longest * longest) {
+                        continue;
+                    }
+                } else {
+                    const Triangle& tri = scene_.air.triangles[t - nTets];
+                    C = airCross(P, tri);
+                    if (C >= 0) {
+                        continue;
+                    }
+                    n = 3;
+                    std::copy(tri.begin(), tri.end(), corner);
+                    const Vec3 p0 = at(P[tri[0]]);
+                    const Vec3 e1 = at(P[tri[1]]) - p0, e2 = at(P[tri[2]]) - p0;
+                    g[1] = Vec3(e2.y(), -e2.x(), 0);
+                    g[2] = Vec3(-e1.y(), e1.x(), 0);
+                    g[0] = -(g[1] + g[2]);
+                    longest =
+                        std::max({e1.squaredNorm(), e2.squaredNorm(), (e2 - e1).squaredNorm()});
+                    for (int k = 0; k < 3; ++k) {
+                        gradients += g[k].squaredNorm();
+                    }
+                    if (gradients < 1e-6 * longest) { // corners (nearly) on one point
+                        continue;
+                    }
                 }
-                const Vec3 p0(P[tet[0]].x, P[tet[0]].y, P[tet[0]].z);
-                const Vec3 e1 = Vec3(P[tet[1]].x, P[tet[1]].y, P[tet[1]].z) - p0;
-                const Vec3 e2 = Vec3(P[tet[2]].x, P[tet[2]].y, P[tet[2]].z) - p0;
-                const Vec3 e3 = Vec3(P[tet[3]].x, P[tet[3]].y, P[tet[3]].z) - p0;
-                const Vec3 g1 = e2.cross(e3), g2 = e3.cross(e1), g3 = e1.cross(e2);
-                const Vec3 g[4] = {-(g1 + g2 + g3), g1, g2, g3};
                 Real denom = 0;
-                for (int k = 0; k < 4; ++k) {
-                    denom += P[tet[k]].w * g[k].squaredNorm();
+                for (int k = 0; k < n; ++k) {
+                    denom += P[corner[k]].w * g[k].squaredNorm();
                 }
                 if (!(denom > 0)) {
-                    continue; // all four corners immovable
+                    continue; // all corners immovable
                 }
-                // A degenerate tet (its corners nearly on a line: every face of near-zero area)
-                // has gradients too small to say which way is out; projecting it would take an
-                // unbounded step. Its neighbours carry the constraint instead.
-                const Real longest = std::max({e1.squaredNorm(), e2.squaredNorm(), e3.squaredNorm(),
-                                               (e2 - e1).squaredNorm(), (e3 - e1).squaredNorm(),
-                                               (e3 - e2).squaredNorm()});
-                Real gradients = 0;
-                for (int k = 0; k < 4; ++k) {
-                    gradients += g[k].squaredNorm();
-                }
-                if (gradients < 1e-6 * longest * longest) {
-                    continue;
-                }
-                Real s = -C / denom; // hard: projects onto C = 0
+                Real step = -C / denom; // hard: projects onto C = 0
                 Real largestStep = 0;
-                for (int k = 0; k < 4; ++k) {
-                    largestStep = std::max(largestStep, s * P[tet[k]].w * g[k].norm());
+                for (int k = 0; k < n; ++k) {
+                    largestStep = std::max(largestStep, step * P[corner[k]].w * g[k].norm());
                 }
-                const Real limit = 2 * std::sqrt(longest); // never further than the tet is long
+                const Real limit = 2 * std::sqrt(longest); // never further than it is long
                 if (largestStep > limit) {
-                    s *= limit / largestStep;
+                    step *= limit / largestStep;
                 }
-                for (int k = 0; k < 4; ++k) {
-                    SolverParticle& q = P[tet[k]];
-                    q.x += s * q.w * g[k].x();
-                    q.y += s * q.w * g[k].y();
-                    q.z += s * q.w * g[k].z();
+                for (int k = 0; k < n; ++k) {
+                    SolverParticle& q = P[corner[k]];
+                    move(q, (step * q.w) * g[k]);
                 }
                 if (friction) {
-                    noteAirContact(t, g, s);
+                    noteAirContact(t, corner, g, n, step);
                 }
                 ++projected;
             }
@@ -1046,7 +1107,8 @@ std::vector<KernelCost> Solver::measureKernels(int sweeps) const {
     std::vector<KernelCost> costs;
     const ConstraintType types[] = {ConstraintType::Distance,       ConstraintType::DihedralBending,
                                     ConstraintType::StrainTriangle, ConstraintType::StrainTet,
-                                    ConstraintType::Area,           ConstraintType::Volume};
+                                    ConstraintType::Area,           ConstraintType::Volume,
+                                    ConstraintType::PlanarArea};
     int typeIndex = 0;
     forEachBatch(set, [&](auto& b) {
         const int batch = typeIndex;

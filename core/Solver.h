@@ -27,7 +27,8 @@ struct alignas(32) SolverParticle {
 // The air mesh in the last step (Air Meshes §4): air tets with non-positive volume at the
 // predicted positions before the first iteration of the last substep; air tets inverted after
 // the step (negative beyond rounding: a projected tet is flat, C = 0); the smallest air tet
-// volume after the step (m^3); and the air projections done in the step.
+// volume after the step (m^3; in 2D scenes the smallest air triangle's area, m^2); and the air
+// projections done in the step.
 struct AirStatistics {
     std::size_t invertedBefore = 0;
     std::size_t invertedAfter = 0;
@@ -131,13 +132,13 @@ private:
     std::vector<Real> airPairGap_; // per pair: normal separation added in the substep
     std::uint64_t airPairsVersion_ = ~std::uint64_t(0);
     void keepAirDistance();
-    void applyAirFriction();
+    std::size_t applyAirFriction(); // returns the contacts that acted
     // Per particle: its body's index, or kContainer / kFreeAir for the air's own points.
     static constexpr int kNoOwner = -3, kFreeAir = -2, kContainer = -1;
     std::vector<int> particleOwner_;
     std::vector<Real> airContactGap_;           // per air tet: separation added this substep
     std::vector<std::uint32_t> airContactTets_; // the air tets with a gap this substep
-    void noteAirContact(std::uint32_t t, const Vec3 (&g)[4], Real s);
+    void noteAirContact(std::uint32_t element, const Index* corners, const Vec3* g, int n, Real s);
     std::vector<std::vector<std::uint32_t>> airInverted_; // per part: tets found inverted
     void checkAir(int part, int parts);
     void projectAir(bool lastIteration);

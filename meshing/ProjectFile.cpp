@@ -191,6 +191,9 @@ json constraintsToJson(const ConstraintSet& c) {
     json volume = batchCommon(c.volume);
     volume["restValue"] = c.volume.restValue;
     j["volume"] = volume;
+    json planarArea = batchCommon(c.planarArea);
+    planarArea["restValue"] = c.planarArea.restValue;
+    j["planarArea"] = planarArea;
     j["attachments"] = {{"particle", c.attachments.particle},
                         {"target", flat(c.attachments.target)},
                         {"targetVelocity", flat(c.attachments.targetVelocity)},
@@ -246,6 +249,12 @@ ConstraintSet constraintsFromJson(const json& j, const std::string& where) {
         readCommon(j["area"], c.area, w);
         c.area.restValue = get<std::vector<Real>>(j["area"], "restValue", w);
         checkSize(c.area.restValue, c.area.size(), w + ".restValue");
+    }
+    if (j.contains("planarArea")) {
+        const std::string w = where + ".planarArea";
+        readCommon(j["planarArea"], c.planarArea, w);
+        c.planarArea.restValue = get<std::vector<Real>>(j["planarArea"], "restValue", w);
+        checkSize(c.planarArea.restValue, c.planarArea.size(), w + ".restValue");
     }
     if (j.contains("volume")) {
         const std::string w = where + ".volume";

@@ -397,8 +397,8 @@ private slots:
         auto* friction = w->findChild<QDoubleSpinBox*>("airFriction");
         QVERIFY(group && interval && friction);
         QVERIFY(group->isEnabled());
-        QCOMPARE(interval->value(), 1); // the scene's own setting
-        QCOMPARE(friction->value(), 0.5);
+        QCOMPARE(interval->value(), 1);   // the scene's own setting
+        QCOMPARE(friction->value(), 1.0); // air-boxes is rough (see AirScenes)
         const std::size_t loaded = w->scene().air.tets.size();
         const auto drawnCells = [&] {
             auto* mapper =

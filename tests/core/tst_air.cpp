@@ -2,6 +2,7 @@
 // on it through the air alone (and falls through without), inverted air is projected back,
 // and the statistics count what happened. The air comes from the meshing pipeline.
 
+#include "core/ConstraintBuilders.h"
 #include "core/Solver.h"
 #include "core/Topology.h"
 #include "meshing/AirScenes.h"
@@ -275,6 +276,63 @@ private slots:
                 QVERIFY(violations > 0); // the post left the tubes behind, passing through them
             }
         }
+    }
+
+    void aSquashedPlanarTriangleComesBackInItsPlane() {
+        // 2D scenes: the signed area constraint pushes a triangle squashed flat (even past
+        // flat, inverted) back to its rest area, counter-clockwise, and never out of the plane.
+        Scene s;
+        Body body;
+        body.name = "square";
+        body.kind = BodyKind::Cloth;
+        s.particles.add(Vec3(0, 0, 0), 1);
+        s.particles.add(Vec3(1, 0, 0), 1);
+        s.particles.add(Vec3(1, 1, 0), 1);
+        s.particles.add(Vec3(0, 1, 0), 1);
+        body.particleCount = 4;
+        body.triangles = {{0, 1, 2}, {0, 2, 3}};
+        s.bodies.push_back(body);
+        QCOMPARE(addPlanarAreas(s.constraints, s.particles, s.bodies[0], kRigid).added,
+                 std::size_t(2));
+        QCOMPARE(s.constraints.planarArea.restValue[0], 1.0);
+        s.particles.positions[2].y() = -0.2; // past flat: triangle 0 inverted
+        s.particles.positions[3].y() = -0.1;
+        s.solver.gravity = Vec3::Zero();
+        s.solver.iterations = 20;
+        Solver solver(s);
+        for (int step = 0; step < 20; ++step) {
+            solver.step();
+        }
+        const auto& x = s.particles.positions;
+        Real area = 0;
+        for (const Triangle& t : s.bodies[0].triangles) {
+            const Vec3 a = x[t[1]] - x[t[0]], b = x[t[2]] - x[t[0]];
+            area += 0.5 * (a.x() * b.y() - a.y() * b.x());
+        }
+        QVERIFY2(std::abs(area - 1) < 1e-3, qPrintable(QString::number(area)));
+        for (const Vec3& p : x) {
+            QCOMPARE(p.z(), 0.0);
+        }
+    }
+
+    void anInvertedAirTriangleIsProjectedBack() {
+        // 2D air: C = ((p1 - p0) x (p2 - p0)).z >= 0; an inverted air triangle is made flat.
+        Scene s;
+        s.particles.add(Vec3(0, 0, 0), 0);
+        s.particles.add(Vec3(1, 0, 0), 0);
+        s.particles.add(Vec3(0.5, -0.2, 0), 1); // below the edge: clockwise
+        s.air.triangles = {{0, 1, 2}};
+        s.air.firstParticle = 0;
+        s.air.particleCount = 3;
+        s.solver.gravity = Vec3::Zero();
+        Solver solver(s);
+        solver.step();
+        QCOMPARE(solver.airStatistics().checks, std::size_t(s.solver.iterations));
+        QCOMPARE(solver.airStatistics().invertedBefore, std::size_t(1));
+        QCOMPARE(solver.airStatistics().invertedAfter, std::size_t(0));
+        const Vec3& p = s.particles.positions[2];
+        QVERIFY(std::abs(p.y()) < 1e-12); // onto the edge's line
+        QVERIFY(std::abs(p.x() - 0.5) < 1e-12 && p.z() == 0);
     }
 
     void airDancerScaleHasThePapersSize() {
