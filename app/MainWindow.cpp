@@ -801,6 +801,9 @@ void MainWindow::showSnapshot() {
     const bool airMoved = snapshot->airTets && snapshot->airVersion != shownAirVersion_;
     if (airMoved) {
         scene_.air.tets = *snapshot->airTets;
+        if (snapshot->airTriangles) {
+            scene_.air.triangles = *snapshot->airTriangles;
+        }
         shownAirVersion_ = snapshot->airVersion;
     }
     if (snapshot->topologyVersion != shownTopology_ && snapshot->bodies) {
@@ -1072,7 +1075,7 @@ void MainWindow::showScene(Scene scene) {
     actors_->setWireframe(findChild<QAction*>(QStringLiteral("actionWireframe"))->isChecked());
     sceneTree_->setScene(scene_);
     properties_->showScene(scene_);
-    viewport_->resetCamera();
+    viewport_->setPlanar(!scene_.air.triangles.empty()); // resets the camera
     setWindowTitle(QStringLiteral("%1 — PBD Lab").arg(QString::fromStdString(scene_.name)));
     for (const std::string& problem : validateScene(scene_)) {
         log_->append(Severity::Warning, QString::fromStdString(problem));

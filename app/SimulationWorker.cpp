@@ -177,6 +177,7 @@ void SimulationWorker::publish(bool topologyChanged) {
     const bool airChanged = airChanged_;
     if (airChanged) {
         snapshot->airTets = std::make_shared<std::vector<Tetrahedron>>(scene_->air.tets);
+        snapshot->airTriangles = std::make_shared<std::vector<Triangle>>(scene_->air.triangles);
         snapshot->airVersion = ++airCounter_;
         airChanged_ = false;
     }
@@ -196,6 +197,7 @@ void SimulationWorker::publish(bool topologyChanged) {
         }
         if (!airChanged && snapshot_) {
             snapshot->airTets = snapshot_->airTets;
+            snapshot->airTriangles = snapshot_->airTriangles;
             snapshot->airVersion = snapshot_->airVersion;
         }
         snapshot_ = std::move(snapshot);

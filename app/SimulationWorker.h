@@ -36,6 +36,7 @@ struct SimulationSnapshot {
     // The air tets, under a new version whenever the optimisation re-meshed them (or a reset
     // or a new scene brought others); the last step's optimisation pass and the passes so far.
     std::shared_ptr<const std::vector<Tetrahedron>> airTets;
+    std::shared_ptr<const std::vector<Triangle>> airTriangles; // 2D scenes
     std::size_t airVersion = 0;
     AirOptimizationStatistics airOptimization;
     std::size_t airOptimizationPasses = 0;

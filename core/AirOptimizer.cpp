@@ -708,8 +708,207 @@ struct AirOptimizer::Impl {
     }
 };
 
+namespace {
+
+// 2 A of a triangle in the xy plane, counter-clockwise positive.
+Real cross2(const std::vector<Vec3>& x, Index a, Index b, Index c) {
+    return (x[b].x() - x[a].x()) * (x[c].y() - x[a].y()) -
+           (x[b].y() - x[a].y()) * (x[c].x() - x[a].x());
+}
+
+// Quality of a triangle in the xy plane (Air Meshes eq. 3 with the erratum), signed:
+// 4 sqrt(3) A / (l1^2 + l2^2 + l3^2), negative when clockwise.
+Real planarQuality(const std::vector<Vec3>& x, Index a, Index b, Index c) {
+    const Real sum =
+        (x[b] - x[a]).squaredNorm() + (x[c] - x[b]).squaredNorm() + (x[a] - x[c]).squaredNorm();
+    if (!(sum > 0)) {
+        return 0;
+    }
+    return 4.0 * std::sqrt(3.0) * 0.5 * cross2(x, a, b, c) / sum;
+}
+
+// Edge adjacency of triangles: entry 3 t + i is the triangle across the edge opposite corner i.
+std::vector<std::int32_t> buildEdgeAdjacency(const std::vector<Triangle>& triangles) {
+    std::vector<std::int32_t> neighbours(3 * triangles.size(), kNone);
+    std::vector<std::pair<EdgeKey, std::int32_t>> edges;
+    edges.reserve(3 * triangles.size());
+    for (std::size_t t = 0; t < triangles.size(); ++t) {
+        for (int i = 0; i < 3; ++i) {
+            edges.emplace_back(edgeKey(triangles[t][std::size_t((i + 1) % 3)],
+                                       triangles[t][std::size_t((i + 2) % 3)]),
+                               std::int32_t(3 * t + std::size_t(i)));
+        }
+    }
+    std::sort(edges.begin(), edges.end());
+    for (std::size_t k = 0; k < edges.size();) {
+        std::size_t end = k + 1;
+        while (end < edges.size() && edges[end].first == edges[k].first) {
+            ++end;
+        }
+        if (end - k == 2) {
+            neighbours[std::size_t(edges[k].second)] = edges[k + 1].second / 3;
+            neighbours[std::size_t(edges[k + 1].second)] = edges[k].second / 3;
+        }
+        k = end;
+    }
+    return neighbours;
+}
+
+} // namespace
+
+// The 2D pass (the paper's proof of concept): flip the edge between two air triangles when
+// the two new triangles' worse quality beats the old ones' worse quality. The edge adjacency
+// is kept up to date flip by flip (a flip reuses the two triangles' slots).
+struct AirOptimizer::Planar {
+    std::vector<std::int32_t> neighbours;
+    std::vector<EdgeKey> fixedEdges; // body triangle edges and rope segments
+    std::size_t builtFor = std::numeric_limits<std::size_t>::max();
+
+    void build(const Scene& scene) {
+        neighbours = buildEdgeAdjacency(scene.air.triangles);
+        fixedEdges.clear();
+        for (const Body& body : scene.bodies) {
+            for (const Triangle& t : body.triangles) {
+                for (int k = 0; k < 3; ++k) {
+                    fixedEdges.push_back(edgeKey(t[std::size_t(k)], t[std::size_t((k + 1) % 3)]));
+                }
+            }
+            if (body.triangles.empty() && body.tets.empty()) { // a rope
+                for (Index i = body.firstParticle; i + 1 < body.firstParticle + body.particleCount;
+                     ++i) {
+                    fixedEdges.push_back(edgeKey(i, i + 1));
+                }
+            }
+        }
+        std::sort(fixedEdges.begin(), fixedEdges.end());
+        fixedEdges.erase(std::unique(fixedEdges.begin(), fixedEdges.end()), fixedEdges.end());
+        builtFor = scene.air.triangles.size();
+    }
+
+    AirOptimizationStatistics pass(Scene& scene, const AirOptimizationOptions& options) {
+        AirOptimizationStatistics stats;
+        std::vector<Triangle>& T = scene.air.triangles;
+        const std::vector<Vec3>& x = scene.particles.positions;
+        stats.tetsBefore = T.size();
+        std::vector<Real> quality(T.size());
+        std::vector<std::int32_t> candidates;
+        Real worst = kInfinity;
+        for (std::size_t t = 0; t < T.size(); ++t) {
+            quality[t] = planarQuality(x, T[t][0], T[t][1], T[t][2]);
+            worst = std::min(worst, quality[t]);
+            if (quality[t] < options.qualityThreshold) {
+                candidates.push_back(std::int32_t(t));
+            }
+        }
+        stats.minQualityBefore = worst;
+        stats.candidates = candidates.size();
+        std::sort(candidates.begin(), candidates.end(), [&](std::int32_t l, std::int32_t r) {
+            return quality[std::size_t(l)] < quality[std::size_t(r)] ||
+                   (quality[std::size_t(l)] == quality[std::size_t(r)] && l < r);
+        });
+        for (std::int32_t t : candidates) {
+            const Real q0 = quality[std::size_t(t)];
+            if (!(q0 < options.qualityThreshold) || q0 < options.worstRemovable) {
+                continue;
+            }
+            // The best flip of one of t's three edges.
+            int bestEdge = -1;
+            Real bestQuality = -kInfinity;
+            for (int i = 0; i < 3; ++i) {
+                const std::int32_t u = neighbours[3 * std::size_t(t) + std::size_t(i)];
+                if (u == kNone) {
+                    continue;
+                }
+                const Triangle& tt = T[std::size_t(t)];
+                const Index c = tt[std::size_t(i)], p = tt[std::size_t((i + 1) % 3)],
+                            q = tt[std::size_t((i + 2) % 3)];
+                if (std::binary_search(fixedEdges.begin(), fixedEdges.end(), edgeKey(p, q))) {
+                    continue;
+                }
+                const Index d = otherCorner(T[std::size_t(u)], p, q);
+                const Real oldMin = std::min(q0, quality[std::size_t(u)]);
+                if (d == kDead || oldMin < options.worstRemovable) {
+                    continue;
+                }
+                const Real newMin = std::min(planarQuality(x, c, p, d), planarQuality(x, c, d, q));
+                if (newMin > oldMin + options.minimumGain && newMin > options.worstMade &&
+                    newMin > bestQuality) {
+                    bestQuality = newMin;
+                    bestEdge = i;
+                }
+            }
+            if (bestEdge >= 0) {
+                flip(T, x, quality, t, bestEdge);
+                ++stats.edgeRemovals;
+            }
+        }
+        stats.tetsAfter = T.size();
+        stats.minQualityAfter =
+            quality.empty() ? 0 : *std::min_element(quality.begin(), quality.end());
+        return stats;
+    }
+
+    static Index otherCorner(const Triangle& t, Index p, Index q) {
+        for (Index v : t) {
+            if (v != p && v != q) {
+                return v;
+            }
+        }
+        return kDead;
+    }
+
+    // Triangle t = (c, p, q) (corner i = c) and u = (d, q, p) across pq become t = (c, p, d)
+    // and u = (c, d, q).
+    void flip(std::vector<Triangle>& T, const std::vector<Vec3>& x, std::vector<Real>& quality,
+              std::int32_t t, int i) {
+        const std::int32_t u = neighbours[3 * std::size_t(t) + std::size_t(i)];
+        const Triangle tt = T[std::size_t(t)], uu = T[std::size_t(u)];
+        const Index c = tt[std::size_t(i)], p = tt[std::size_t((i + 1) % 3)],
+                    q = tt[std::size_t((i + 2) % 3)];
+        const Index d = otherCorner(uu, p, q);
+        const auto across = [&](std::int32_t tri, const Triangle& corners, Index opposite) {
+            for (int k = 0; k < 3; ++k) {
+                if (corners[std::size_t(k)] == opposite) {
+                    return neighbours[3 * std::size_t(tri) + std::size_t(k)];
+                }
+            }
+            return kNone;
+        };
+        const std::int32_t tAcrossQ = across(t, tt, q); // edge (c, p)
+        const std::int32_t tAcrossP = across(t, tt, p); // edge (q, c)
+        const std::int32_t uAcrossQ = across(u, uu, q); // edge (p, d)
+        const std::int32_t uAcrossP = across(u, uu, p); // edge (d, q)
+        T[std::size_t(t)] = {c, p, d};
+        T[std::size_t(u)] = {c, d, q};
+        // Opposite c, p, d of t: (p, d) -> uAcrossQ, (d, c) -> u, (c, p) -> tAcrossQ.
+        neighbours[3 * std::size_t(t) + 0] = uAcrossQ;
+        neighbours[3 * std::size_t(t) + 1] = u;
+        neighbours[3 * std::size_t(t) + 2] = tAcrossQ;
+        // Opposite c, d, q of u: (d, q) -> uAcrossP, (q, c) -> tAcrossP, (c, d) -> t.
+        neighbours[3 * std::size_t(u) + 0] = uAcrossP;
+        neighbours[3 * std::size_t(u) + 1] = tAcrossP;
+        neighbours[3 * std::size_t(u) + 2] = t;
+        const auto repoint = [&](std::int32_t outer, std::int32_t from, std::int32_t to) {
+            if (outer == kNone) {
+                return;
+            }
+            for (int k = 0; k < 3; ++k) {
+                std::int32_t& n = neighbours[3 * std::size_t(outer) + std::size_t(k)];
+                if (n == from) {
+                    n = to;
+                }
+            }
+        };
+        repoint(uAcrossQ, u, t); // edge (p, d) now belongs to t
+        repoint(tAcrossP, t, u); // edge (q, c) now belongs to u
+        quality[std::size_t(t)] = planarQuality(x, c, p, d);
+        quality[std::size_t(u)] = planarQuality(x, c, d, q);
+    }
+};
+
 AirOptimizer::AirOptimizer()
-    : impl_(std::make_unique<Impl>()) {}
+    : impl_(std::make_unique<Impl>())
+    , planar_(std::make_unique<Planar>()) {}
 
 AirOptimizer::~AirOptimizer() = default;
 
@@ -717,6 +916,17 @@ AirOptimizationStatistics AirOptimizer::optimize(Scene& scene,
                                                  const AirOptimizationOptions& options) {
     const auto start = std::chrono::steady_clock::now();
     AirOptimizationStatistics stats;
+    if (scene.air.tets.empty() && !scene.air.triangles.empty()) {
+        if (planar_->builtFor != scene.air.triangles.size()) {
+            planar_->build(scene);
+            ++rebuilds_;
+        }
+        stats = planar_->pass(scene, options);
+        stats.milliseconds =
+            std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start)
+                .count();
+        return stats;
+    }
     Impl& m = *impl_;
     std::vector<Tetrahedron>& T = scene.air.tets;
     stats.tetsBefore = T.size();
@@ -869,6 +1079,23 @@ const std::vector<std::int32_t>* AirOptimizer::adjacency(const Scene& scene) con
 
 std::vector<std::string> AirOptimizer::checkAdjacency(const Scene& scene) const {
     std::vector<std::string> problems;
+    if (scene.air.tets.empty() && !scene.air.triangles.empty()) {
+        const Planar& p = *planar_;
+        const std::vector<std::int32_t> fresh = buildEdgeAdjacency(scene.air.triangles);
+        if (p.neighbours.size() != fresh.size()) {
+            problems.push_back("the adjacency was built for another air");
+            return problems;
+        }
+        for (std::size_t k = 0; k < fresh.size() && problems.size() < 10; ++k) {
+            if (fresh[k] != p.neighbours[k]) {
+                problems.push_back("air triangle " + std::to_string(k / 3) + " edge " +
+                                   std::to_string(k % 3) + ": kept neighbour " +
+                                   std::to_string(p.neighbours[k]) + ", rebuilt " +
+                                   std::to_string(fresh[k]));
+            }
+        }
+        return problems;
+    }
     const Impl& m = *impl_;
     if (m.builtFor != scene.air.tets.size() || m.neighbours.size() != 4 * scene.air.tets.size()) {
         problems.push_back("the adjacency was built for " + std::to_string(m.builtFor) +

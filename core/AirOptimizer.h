@@ -14,6 +14,10 @@
 // every tet made is positive and the air's total volume is unchanged (the new tets fill exactly
 // the cavity of the old ones).
 //
+// In a 2D scene (air triangles in the xy plane) a pass flips the edge between two air
+// triangles where that raises their worse quality q = 4 sqrt(3) A / (l1^2 + l2^2 + l3^2)
+// (Air Meshes eq. 3), never a body's edge or a rope's segment.
+//
 // The optimiser keeps the face adjacency of the air tets up to date flip by flip; a pass only
 // compacts the array at its end. It works on scene.air.tets in place and rebuilds its
 // adjacency only when the air it was built for changed in size behind its back.
@@ -101,6 +105,8 @@ public:
 private:
     struct Impl;
     std::unique_ptr<Impl> impl_;
+    struct Planar; // the 2D pass
+    std::unique_ptr<Planar> planar_;
     std::size_t rebuilds_ = 0;
 };
 

@@ -11,7 +11,8 @@ namespace pbd {
 
 enum class BodyKind {
     Cloth,    // a triangle sheet
-    TetBody,  // a deformable solid: tetrahedra plus their boundary surface
+    TetBody,  // a deformable solid: tetrahedra plus their boundary surface (in a 2D scene, its
+              // triangles in the xy plane)
     Collider, // static or animated geometry that others collide with
     Surface,  // an imported triangle surface whose role (cloth, tet body, collider) is not set yet
 };

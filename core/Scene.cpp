@@ -136,6 +136,24 @@ std::vector<std::string> validateScene(const Scene& scene) {
             problems.push_back(s.str());
         }
     }
+    if (!air.tets.empty() && !air.triangles.empty()) {
+        problems.push_back("the air mesh has both tets and (2D) triangles");
+    }
+    for (std::size_t t = 0; t < air.triangles.size(); ++t) {
+        const Triangle& tri = air.triangles[t];
+        if (std::any_of(tri.begin(), tri.end(), [&](Index i) { return i >= p.size(); })) {
+            problems.push_back("air triangle " + std::to_string(t) +
+                               " refers to a particle beyond the scene's " +
+                               std::to_string(p.size()));
+            break;
+        }
+        const Vec3 a = p.positions[tri[1]] - p.positions[tri[0]];
+        const Vec3 b = p.positions[tri[2]] - p.positions[tri[0]];
+        if (!(a.x() * b.y() - a.y() * b.x() > 0)) {
+            problems.push_back("air triangle " + std::to_string(t) +
+                               " is not counter-clockwise in the xy plane");
+        }
+    }
     // Constraints must refer to existing particles; a solver would read out of range otherwise.
     const std::size_t n = p.size();
     auto checkBatch = [&](const auto& batch, ConstraintType type) {

@@ -558,7 +558,7 @@ double Solver::measureAirCheck(int sweeps) {
 }
 
 namespace {
-constexpr int kAirRounds = 16; // full re-checks after the last iteration, at most
+constexpr int kAirRounds = 64; // full re-checks after the last iteration, at most
 constexpr int kAirPasses = 8;  // sweeps over the inverted tets per check, at most
 } // namespace
 

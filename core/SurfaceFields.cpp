@@ -72,8 +72,23 @@ bool isSigned(SurfaceField field) {
 std::vector<Real> SurfaceFieldEvaluator::evaluateAir(const Scene& scene, SurfaceField field) const {
     const auto& x = scene.particles.positions;
     const auto& x0 = restPositions_;
-    std::vector<Real> values(scene.air.tets.size(), 0.0);
-    for (std::size_t t = 0; t < values.size(); ++t) {
+    std::vector<Real> values(scene.air.size(), 0.0);
+    for (std::size_t k = 0; k < scene.air.triangles.size() && scene.air.tets.empty(); ++k) {
+        // 2D: area ratio, or the triangle's signed quality.
+        const Triangle& t = scene.air.triangles[k];
+        const auto twice = [&](const std::vector<Vec3>& p) {
+            const Vec3 a = p[t[1]] - p[t[0]], b = p[t[2]] - p[t[0]];
+            return a.x() * b.y() - a.y() * b.x();
+        };
+        if (field == SurfaceField::AirQuality) {
+            const Real sum = (x[t[1]] - x[t[0]]).squaredNorm() + (x[t[2]] - x[t[1]]).squaredNorm() +
+                             (x[t[0]] - x[t[2]]).squaredNorm();
+            values[k] = sum > 0 ? 2.0 * std::sqrt(3.0) * twice(x) / sum : 0.0;
+        } else if (std::max({t[0], t[1], t[2]}) < x0.size() && twice(x0) > 0) {
+            values[k] = twice(x) / twice(x0);
+        }
+    }
+    for (std::size_t t = 0; t < scene.air.tets.size(); ++t) {
         const Tetrahedron& tet = scene.air.tets[t];
         if (field == SurfaceField::AirQuality) {
             values[t] = tetQuality(x[tet[0]], x[tet[1]], x[tet[2]], x[tet[3]]);

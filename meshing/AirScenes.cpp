@@ -1,6 +1,8 @@
 #include "meshing/AirScenes.h"
 
+#include "core/ConstraintBuilders.h"
 #include "core/PrimitiveMeshes.h"
+#include "meshing/AirMeshing2D.h"
 #include "meshing/Prepare.h"
 #include "meshing/SurfaceAssembly.h"
 
@@ -260,12 +262,74 @@ Result<Scene> layeredCloth() {
     return scene;
 }
 
+// The paper's 2D proof of concept (Fig. 2): 60 soft boxes (two triangles each, signed area and
+// edge constraints) in ten columns and six rows, and a rope pinned at both ends above them,
+// all in the xy plane, with the air between them as triangles.
+Result<Scene> airBoxes2D() {
+    Scene scene;
+    scene.name = "air-boxes-2d";
+    const Real size = 0.1, gap = 0.03;
+    const Real density = 100; // kg/m^2
+    int n = 0;
+    for (int row = 0; row < 6; ++row) {
+        for (int column = 0; column < 10; ++column) {
+            const Real x = column * (size + gap) + (row % 2 ? 0.02 : -0.02);
+            const Real y = gap + row * (size + gap);
+            Body box;
+            box.name = "box-" + std::to_string(++n);
+            box.kind = BodyKind::TetBody; // a 2D solid: its triangles
+            box.firstParticle = Index(scene.particles.size());
+            const Real inverseMass = 4.0 / (density * size * size);
+            for (const Vec3& corner : {Vec3(x, y, 0), Vec3(x + size, y, 0),
+                                       Vec3(x + size, y + size, 0), Vec3(x, y + size, 0)}) {
+                scene.particles.add(corner, inverseMass);
+            }
+            box.particleCount = 4;
+            const Index f = box.firstParticle;
+            box.triangles = {{f, f + 1, f + 2}, {f, f + 2, f + 3}};
+            scene.bodies.push_back(box);
+            addEdgeDistances(scene.constraints, scene.particles, scene.bodies.back(), 1e-6);
+            addPlanarAreas(scene.constraints, scene.particles, scene.bodies.back(), 1e5);
+        }
+    }
+    RopeSpec rope;
+    rope.particles = 40;
+    const Real top = 6 * (size + gap) + 0.1;
+    rope.start = Vec3(-0.05, top, 0);
+    rope.end = Vec3(10 * (size + gap) + 0.02, top, 0);
+    rope.mass = 0.5;
+    scene.bodies.push_back(makeRope(scene.particles, rope, "rope"));
+    const Body& r = scene.bodies.back();
+    const Real segment = (rope.end - rope.start).norm() / (rope.particles - 1);
+    for (Index i = r.firstParticle; i + 1 < r.firstParticle + r.particleCount; ++i) {
+        scene.constraints.distance.add(i, i + 1, 1.4 * segment, 1e-6); // slack: it drapes
+    }
+    scene.particles.inverseMasses[r.firstParticle] = 0; // pinned at both ends
+    scene.particles.inverseMasses[r.firstParticle + r.particleCount - 1] = 0;
+    Air2DOptions air;
+    air.margin = 0.08;
+    air.boxSubdivisions = 12;
+    if (Result<Air2DReport> made = tessellateAir2D(scene, air); !made) {
+        return Error{scene.name + ": " + made.error()};
+    }
+    for (const SceneInfo& info : airSceneCatalogue()) {
+        if (info.name == scene.name) {
+            scene.description = info.description;
+        }
+    }
+    scene.solver.timeStep = 0.005;
+    scene.solver.iterations = 20;
+    return scene;
+}
+
 } // namespace
 
 const std::vector<SceneInfo>& airSceneCatalogue() {
     static const std::vector<SceneInfo> scenes = {
         {"air-boxes", "Ten boxes of tets stacked in a container of air (Air Meshes, Fig. 5)"},
         {"bremen", "Four stacked bodies of different shapes in air (Air Meshes, Fig. 8)"},
+        {"air-boxes-2d", "60 boxes and a rope in a rectangle, in the plane: the paper's 2D "
+                         "proof of concept (Air Meshes, Fig. 2)"},
         {"layered-cloth", "Three cloth tubes in air around a post driven sideways (Air Meshes "
                           "§4: layered cloth, optimisation off)"},
         {"air-dancer-scale", "64 boxes in about 165,000 air tets: the air at the paper's "
@@ -283,6 +347,9 @@ Result<Scene> makeAirScene(std::string_view name) {
     }
     if (name == "air-dancer-scale") {
         return airDancerScale();
+    }
+    if (name == "air-boxes-2d") {
+        return airBoxes2D();
     }
     if (name == "layered-cloth") {
         return layeredCloth();
@@ -328,6 +395,9 @@ void squashY(Scene& scene) {
     }
     for (const Body& b : scene.bodies) {
         for (Index i = b.firstParticle; i < b.firstParticle + b.particleCount; ++i) {
+            if (!(scene.particles.inverseMasses[i] > 0)) {
+                continue; // pinned (a rope's ends): it could never come back
+            }
             scene.particles.positions[i].y() = floor;
             scene.particles.velocities[i] = Vec3::Zero();
         }

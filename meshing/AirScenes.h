@@ -19,7 +19,8 @@ const std::vector<SceneInfo>& allScenes();
 Result<Scene> makeAnyScene(std::string_view name);
 
 // Sets the y of every body particle to the lowest body y (the paper's memory experiment: the
-// scene squashed flat at step 0) and stops them. The air's own particles (the container) stay.
+// scene squashed flat at step 0) and stops them. The air's own particles (the container) and
+// pinned particles stay.
 void squashY(Scene& scene);
 
 } // namespace pbd

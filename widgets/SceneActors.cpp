@@ -197,6 +197,7 @@ void SceneActors::clear() {
     airField_.clear();
     airHealth_ = nullptr;
     airTets_.clear();
+    airTriangles_.clear();
     invertedAir_ = 0;
     if (pinActor_) {
         renderer_->RemoveActor(pinActor_);
@@ -275,14 +276,10 @@ void SceneActors::setScene(const Scene& scene) {
     }
     addColliders(scene);
     airTets_ = scene.air.tets;
-    if (!airTets_.empty()) {
+    airTriangles_ = scene.air.triangles;
+    if (!scene.air.empty()) {
         airGrid_ = vtkSmartPointer<vtkUnstructuredGrid>::New();
-        airGrid_->Allocate(vtkIdType(airTets_.size()));
-        for (const Tetrahedron& t : airTets_) {
-            const vtkIdType ids[4] = {vtkIdType(t[0]), vtkIdType(t[1]), vtkIdType(t[2]),
-                                      vtkIdType(t[3])};
-            airGrid_->InsertNextCell(VTK_TETRA, 4, ids);
-        }
+        writeAirCells();
         updateAir(scene);
         airHealthColours_ = vtkSmartPointer<vtkLookupTable>::New();
         vtkLookupTable* healthColours = airHealthColours_;
@@ -482,7 +479,7 @@ void SceneActors::setAirMode(AirMode mode) {
     if (!airActor_) {
         return;
     }
-    airActor_->SetVisibility(mode != AirMode::Hidden && !airTets_.empty());
+    airActor_->SetVisibility(mode != AirMode::Hidden && airCells() > 0);
     vtkProperty* p = airActor_->GetProperty();
     if (mode == AirMode::Wireframe) {
         p->SetRepresentationToWireframe();
@@ -499,7 +496,7 @@ void SceneActors::writeAirScalars() {
     if (!airGrid_) {
         return;
     }
-    if (!airField_.empty() && airField_.size() == airTets_.size()) {
+    if (!airField_.empty() && airField_.size() == airCells()) {
         vtkNew<vtkDoubleArray> field;
         field->SetName("air_field");
         field->SetNumberOfValues(vtkIdType(airField_.size()));
@@ -513,20 +510,38 @@ void SceneActors::writeAirScalars() {
     airGrid_->Modified();
 }
 
+void SceneActors::writeAirCells() {
+    vtkNew<vtkCellArray> cells;
+    if (!airTets_.empty()) {
+        cells->AllocateExact(vtkIdType(airTets_.size()), 4 * vtkIdType(airTets_.size()));
+        for (const Tetrahedron& t : airTets_) {
+            const vtkIdType ids[4] = {vtkIdType(t[0]), vtkIdType(t[1]), vtkIdType(t[2]),
+                                      vtkIdType(t[3])};
+            cells->InsertNextCell(4, ids);
+        }
+        airGrid_->SetCells(VTK_TETRA, cells);
+    } else {
+        cells->AllocateExact(vtkIdType(airTriangles_.size()), 3 * vtkIdType(airTriangles_.size()));
+        for (const Triangle& t : airTriangles_) {
+            const vtkIdType ids[3] = {vtkIdType(t[0]), vtkIdType(t[1]), vtkIdType(t[2])};
+            cells->InsertNextCell(3, ids);
+        }
+        airGrid_->SetCells(VTK_TRIANGLE, cells);
+    }
+}
+
+std::size_t SceneActors::airCells() const {
+    return airTets_.empty() ? airTriangles_.size() : airTets_.size();
+}
+
 void SceneActors::setAirTets(const Scene& scene) {
-    if (!airGrid_ || scene.air.tets.empty()) {
+    if (!airGrid_ || scene.air.empty()) {
         return;
     }
     airTets_ = scene.air.tets;
-    vtkNew<vtkCellArray> cells;
-    cells->AllocateExact(vtkIdType(airTets_.size()), 4 * vtkIdType(airTets_.size()));
-    for (const Tetrahedron& t : airTets_) {
-        const vtkIdType ids[4] = {vtkIdType(t[0]), vtkIdType(t[1]), vtkIdType(t[2]),
-                                  vtkIdType(t[3])};
-        cells->InsertNextCell(4, ids);
-    }
-    airGrid_->SetCells(VTK_TETRA, cells);
-    if (airField_.size() != airTets_.size()) {
+    airTriangles_ = scene.air.triangles;
+    writeAirCells();
+    if (airField_.size() != airCells()) {
         airField_.clear(); // a stale field would colour the wrong tets: the caller sets anew
     }
     updateAir(scene);
@@ -549,7 +564,7 @@ void SceneActors::setAirField(const std::vector<double>& values) {
 }
 
 void SceneActors::updateAir(const Scene& scene) {
-    if (!airGrid_ || airTets_.empty()) {
+    if (!airGrid_ || airCells() == 0) {
         return;
     }
     const auto& x = scene.particles.positions;
@@ -560,16 +575,39 @@ void SceneActors::updateAir(const Scene& scene) {
         points->SetPoint(vtkIdType(i), x[i].x(), x[i].y(), x[i].z());
     }
     airGrid_->SetPoints(points);
-    // 1 for a healthy air tet, 0 for an inverted (or flat) one: drawn red.
+    // 1 for a healthy air element, 0 for an inverted one: drawn red.
     vtkNew<vtkUnsignedCharArray> healthy;
     healthy->SetName("air_positive");
-    healthy->SetNumberOfValues(vtkIdType(airTets_.size()));
+    healthy->SetNumberOfValues(vtkIdType(airCells()));
     invertedAir_ = 0;
+    const auto valid = [&](auto const& element) {
+        return std::all_of(element.begin(), element.end(), [&](Index i) { return i < x.size(); });
+    };
+    // Inverted beyond rounding, as the solver counts it: a projected (contact) element is flat.
     for (std::size_t t = 0; t < airTets_.size(); ++t) {
         const Tetrahedron& tet = airTets_[t];
-        const bool positive = tet[0] < x.size() && tet[1] < x.size() && tet[2] < x.size() &&
-                              tet[3] < x.size() &&
-                              signedVolume(x[tet[0]], x[tet[1]], x[tet[2]], x[tet[3]]) > 0;
+        bool positive = valid(tet);
+        if (positive) {
+            Real edge = 0;
+            for (int i = 0; i < 4; ++i) {
+                for (int j = i + 1; j < 4; ++j) {
+                    edge = std::max(edge, (x[tet[i]] - x[tet[j]]).squaredNorm());
+                }
+            }
+            positive = signedVolume(x[tet[0]], x[tet[1]], x[tet[2]], x[tet[3]]) >=
+                       -1e-9 * edge * std::sqrt(edge);
+        }
+        healthy->SetValue(vtkIdType(t), positive ? 1 : 0);
+        invertedAir_ += !positive;
+    }
+    for (std::size_t t = 0; t < airTriangles_.size() && airTets_.empty(); ++t) {
+        const Triangle& tri = airTriangles_[t];
+        bool positive = valid(tri);
+        if (positive) {
+            const Vec3 a = x[tri[1]] - x[tri[0]], b = x[tri[2]] - x[tri[0]];
+            const Real edge = std::max({a.squaredNorm(), b.squaredNorm(), (b - a).squaredNorm()});
+            positive = 0.5 * (a.x() * b.y() - a.y() * b.x()) >= -1e-9 * edge;
+        }
         healthy->SetValue(vtkIdType(t), positive ? 1 : 0);
         invertedAir_ += !positive;
     }

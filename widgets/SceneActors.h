@@ -69,8 +69,8 @@ public:
     std::size_t pinnedCount() const { return pinned_.size(); }
     vtkActor* pinActor() const { return pinActor_; }
 
-    // The air mesh (Air Meshes §4): hidden, wireframe edges, or translucent faces. Air tets with
-    // non-positive volume are drawn red in both modes.
+    // The air mesh (Air Meshes §4): hidden, wireframe edges, or translucent faces. Air tets (or
+    // 2D triangles) inverted beyond rounding are drawn red in both modes.
     enum class AirMode { Hidden, Wireframe, Transparent };
     void setAirMode(AirMode mode);
     AirMode airMode() const { return airMode_; }
@@ -79,7 +79,8 @@ public:
     // Colours the air tets by `values` through the field colour map (setFieldMap); empty goes
     // back to the healthy / inverted colours.
     void setAirField(const std::vector<double>& values);
-    // The air tets changed (the optimisation re-meshed the air): draws the scene's air tets.
+    // The air changed (the optimisation re-meshed it): draws the scene's air tets or (2D)
+    // triangles.
     void setAirTets(const Scene& scene);
 
     // A clip plane through the tet bodies: tets whose centroid lies on the positive side of
@@ -130,6 +131,9 @@ private:
     vtkSmartPointer<vtkActor> pinActor_;
     AirMode airMode_ = AirMode::Hidden;
     std::vector<Tetrahedron> airTets_;
+    std::vector<Triangle> airTriangles_; // 2D scenes
+    void writeAirCells();
+    std::size_t airCells() const; // air tets, or (2D) air triangles
     vtkSmartPointer<vtkUnstructuredGrid> airGrid_;
     vtkSmartPointer<vtkActor> airActor_;
     std::size_t invertedAir_ = 0;

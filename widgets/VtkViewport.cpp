@@ -236,13 +236,23 @@ QImage VtkViewport::renderImage(const QSize& pixelSize) {
 void VtkViewport::resetCamera() {
     vtkCamera* cam = renderer_->GetActiveCamera();
     cam->SetFocalPoint(0, 0, 0);
-    cam->SetPosition(0.55, 0.45, 1.0); // front, a little right and above: y up
+    if (planar_) {
+        cam->SetPosition(0, 0, 1); // straight at the plane
+    } else {
+        cam->SetPosition(0.55, 0.45, 1.0); // front, a little right and above: y up
+    }
+    cam->SetParallelProjection(planar_);
     cam->SetViewUp(0, 1, 0);
     cam->SetViewAngle(30);
     renderer_->ResetCamera();
     cam->Zoom(1.15);
     emit cameraChanged();
     update();
+}
+
+void VtkViewport::setPlanar(bool planar) {
+    planar_ = planar;
+    resetCamera();
 }
 
 void VtkViewport::setAxesVisible(bool visible) {
@@ -319,7 +329,12 @@ void VtkViewport::zoomCamera(double factor) {
     if (!(factor > 0)) {
         return;
     }
-    renderer_->GetActiveCamera()->Dolly(factor);
+    vtkCamera* cam = renderer_->GetActiveCamera();
+    if (cam->GetParallelProjection()) {
+        cam->Zoom(factor); // a parallel view zooms by its scale: dollying would change nothing
+    } else {
+        cam->Dolly(factor);
+    }
     emit cameraChanged();
     update();
 }

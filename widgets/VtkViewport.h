@@ -40,6 +40,10 @@ public:
 
     // Looks at everything visible from the default direction (front, slightly above).
     void resetCamera();
+    // 2D scenes (everything in the xy plane): the camera looks straight at the plane, in
+    // parallel projection, and Reset Camera comes back to that.
+    void setPlanar(bool planar);
+    bool planar() const { return planar_; }
     void setAxesVisible(bool visible);
     bool axesVisible() const;
     void setBackground(const QColor& bottom, const QColor& top);
@@ -111,6 +115,7 @@ private:
     Qt::KeyboardModifiers pressModifiers_;
     bool pressMoved_ = false;
     QTimer* hoverTimer_ = nullptr;
+    bool planar_ = false;
 };
 
 } // namespace pbd

@@ -38,6 +38,7 @@
 #include <QtCharts/QLineSeries>
 
 #include <vtkActor.h>
+#include <vtkCamera.h>
 #include <vtkCellData.h>
 #include <vtkDataArray.h>
 #include <vtkDataSet.h>
@@ -432,6 +433,34 @@ private slots:
         }
         QCOMPARE(w->scene().air.tets.size(), loaded);
         QCOMPARE(drawnCells(), loaded);
+    }
+
+    void aPlanarSceneIsShownFlatWithItsAirTriangles() {
+        auto w = window("air-boxes-2d");
+        QVERIFY(w->viewport()->planar());
+        vtkCamera* camera = w->viewport()->camera();
+        QVERIFY(camera->GetParallelProjection());
+        double direction[3];
+        camera->GetDirectionOfProjection(direction);
+        QVERIFY(std::abs(direction[2] + 1) < 1e-9); // looking down -z at the plane
+        const auto drawnCells = [&] {
+            auto* mapper =
+                vtkDataSetMapper::SafeDownCast(w->sceneActors()->airActor()->GetMapper());
+            return std::size_t(mapper->GetInput()->GetNumberOfCells());
+        };
+        QCOMPARE(drawnCells(), w->scene().air.triangles.size());
+        action(*w, "actionAirWireframe")->trigger();
+        const QImage before = w->viewport()->renderImage(QSize(320, 200));
+        QVERIFY(w->simulateSteps(40));
+        QCOMPARE(drawnCells(), w->scene().air.triangles.size());
+        QCOMPARE(w->sceneActors()->invertedAirTets(), std::size_t(0));
+        QVERIFY(differingPixels(before, w->viewport()->renderImage(QSize(320, 200))) > 100);
+        QString error;
+        QVERIFY2(w->setField("air_quality", &error), qPrintable(error));
+        // A 3D scene afterwards gets the perspective camera back.
+        QVERIFY(w->loadGeneratedScene("air-boxes"));
+        QVERIFY(!w->viewport()->planar());
+        QVERIFY(!w->viewport()->camera()->GetParallelProjection());
     }
 
     void preparingCanBeCancelledAndKeepsTheScene() {

@@ -335,6 +335,117 @@ private slots:
         QVERIFY(std::abs(p.x() - 0.5) < 1e-12 && p.z() == 0);
     }
 
+    void airBoxes2DIsThePapersProofOfConcept() {
+        Result<Scene> made = makeAirScene("air-boxes-2d");
+        QVERIFY2(made.ok(), made.error().c_str());
+        const Scene scene = std::move(made).value();
+        std::size_t boxes = 0, boxTriangles = 0, ropes = 0;
+        for (const Body& b : scene.bodies) {
+            boxes += !b.triangles.empty();
+            boxTriangles += b.triangles.size();
+            ropes += b.triangles.empty();
+        }
+        QCOMPARE(boxes, std::size_t(60));
+        QCOMPARE(boxTriangles, std::size_t(120)); // the paper: 120 object elements
+        QCOMPARE(ropes, std::size_t(1));
+        QVERIFY(scene.air.tets.empty());
+        QVERIFY2(scene.air.triangles.size() >= 300 && scene.air.triangles.size() <= 700,
+                 qPrintable(QString::number(scene.air.triangles.size()))); // the paper: 416
+        QVERIFY(validateScene(scene).empty());
+        // The air and the boxes tile the container exactly.
+        Real area = 0;
+        const auto& x = scene.particles.positions;
+        Bounds bounds;
+        for (const Vec3& p : x) {
+            bounds.add(p);
+        }
+        const auto twice = [&](const Triangle& t) {
+            const Vec3 a = x[t[1]] - x[t[0]], b = x[t[2]] - x[t[0]];
+            return a.x() * b.y() - a.y() * b.x();
+        };
+        for (const Triangle& t : scene.air.triangles) {
+            area += 0.5 * twice(t);
+        }
+        for (const Body& b : scene.bodies) {
+            for (const Triangle& t : b.triangles) {
+                area += 0.5 * twice(t);
+            }
+        }
+        const Vec3 size = bounds.max - bounds.min;
+        QVERIFY2(std::abs(area - size.x() * size.y()) < 1e-9,
+                 qPrintable(QString("%1 vs %2").arg(area).arg(size.x() * size.y())));
+        for (const Vec3& p : x) {
+            QCOMPARE(p.z(), 0.0);
+        }
+    }
+
+    void squashedAirBoxes2DRecoverTheirAreaAndOrder() {
+        // The paper's 2D memory experiment (Fig. 2): every box squashed flat onto the floor
+        // and the rope's free points with them, then released: the boxes come back to their
+        // area and stack in their old order over each other; the air stays in the plane.
+        Scene scene = makeAirScene("air-boxes-2d").value();
+        scene.solver.airOptimizationInterval = 0; // the memory is the air's connectivity
+        const auto& x = scene.particles.positions;
+        struct Box {
+            Real area, height, left, right;
+        };
+        auto measure = [&] {
+            std::vector<Box> boxes;
+            for (const Body& b : scene.bodies) {
+                if (b.triangles.empty()) {
+                    continue;
+                }
+                Box box{0, 0, std::numeric_limits<Real>::infinity(),
+                        -std::numeric_limits<Real>::infinity()};
+                for (const Triangle& t : b.triangles) {
+                    const Vec3 u = x[t[1]] - x[t[0]], v = x[t[2]] - x[t[0]];
+                    box.area += 0.5 * (u.x() * v.y() - u.y() * v.x());
+                }
+                for (Index i = b.firstParticle; i < b.firstParticle + b.particleCount; ++i) {
+                    box.height += x[i].y() / b.particleCount;
+                    box.left = std::min(box.left, x[i].x());
+                    box.right = std::max(box.right, x[i].x());
+                }
+                boxes.push_back(box);
+            }
+            return boxes;
+        };
+        const std::vector<Box> rest = measure();
+        squashY(scene);
+        for (const Box& b : measure()) {
+            QVERIFY(std::abs(b.area) < 1e-12);
+        }
+        Solver solver(scene);
+        // While the boxes spring back and the rope is pulled over them, a few air triangles can
+        // stay inverted after a step; none stays so for long, and none is at the end.
+        int run = 0, longest = 0;
+        for (int step = 1; step <= 400; ++step) {
+            solver.step();
+            run = solver.airStatistics().invertedAfter > 0 ? run + 1 : 0;
+            longest = std::max(longest, run);
+        }
+        QVERIFY2(longest <= 20, qPrintable(QString::number(longest)));
+        QCOMPARE(solver.airStatistics().invertedAfter, std::size_t(0));
+        const std::vector<Box> now = measure();
+        for (std::size_t b = 0; b < now.size(); ++b) {
+            QVERIFY2(std::abs(now[b].area / rest[b].area - 1) < 0.05,
+                     qPrintable(
+                         QString("box %1: %2 of its area").arg(b).arg(now[b].area / rest[b].area)));
+        }
+        for (std::size_t a = 0; a < now.size(); ++a) {
+            for (std::size_t b = 0; b < now.size(); ++b) {
+                const bool over = rest[a].left < rest[b].right && rest[b].left < rest[a].right;
+                if (over && rest[a].height > rest[b].height + 0.05) {
+                    QVERIFY2(now[a].height > now[b].height,
+                             qPrintable(QString("box %1 fell below box %2").arg(a).arg(b)));
+                }
+            }
+        }
+        for (const Vec3& p : x) {
+            QCOMPARE(p.z(), 0.0);
+        }
+    }
+
     void airDancerScaleHasThePapersSize() {
         Result<Scene> made = makeAirScene("air-dancer-scale");
         QVERIFY2(made.ok(), made.error().c_str());

@@ -16,6 +16,7 @@
 #include <QTest>
 
 #include <cmath>
+#include <map>
 #include <random>
 
 using namespace pbd;
@@ -338,6 +339,94 @@ private slots:
         }
         QVERIFY2(changes > 50, qPrintable(QString::number(changes)));
         QCOMPARE(optimizer.rebuilds(), std::size_t(1)); // incremental after the first pass
+        QVERIFY(validateScene(s).empty());
+    }
+
+    void planarFlipsKeepThe2DAirValid() {
+        // 2D: jiggle the movable points in the plane (never so far that a triangle turns),
+        // then flip; after every pass all air triangles counter-clockwise, the boundary of the
+        // air (box outlines, the container) and the rope's segments unchanged, the air's area
+        // unchanged, the kept adjacency right.
+        Scene s = makeAirScene("air-boxes-2d").value();
+        const auto& x = s.particles.positions;
+        const auto twice = [&](const Triangle& t) {
+            const Vec3 a = x[t[1]] - x[t[0]], b = x[t[2]] - x[t[0]];
+            return a.x() * b.y() - a.y() * b.x();
+        };
+        const auto airEdges = [&](int uses) { // edges used by `uses` air triangles
+            std::map<std::pair<Index, Index>, int> count;
+            for (const Triangle& t : s.air.triangles) {
+                for (int k = 0; k < 3; ++k) {
+                    const Index a = t[k], b = t[(k + 1) % 3];
+                    ++count[{std::min(a, b), std::max(a, b)}];
+                }
+            }
+            std::vector<std::pair<Index, Index>> edges;
+            for (const auto& [e, n] : count) {
+                if (n == uses) {
+                    edges.push_back(e);
+                }
+            }
+            return edges;
+        };
+        const auto boundary = airEdges(1);
+        const Body& rope = s.bodies.back();
+        std::mt19937 random(3);
+        std::uniform_real_distribution<Real> jiggle(-1, 1);
+        AirOptimizer optimizer;
+        AirOptimizationOptions options;
+        options.qualityThreshold = 0.6;
+        std::size_t changes = 0;
+        for (int pass = 0; pass < 20; ++pass) {
+            std::vector<std::vector<const Triangle*>> incident(s.particles.size());
+            for (const Triangle& t : s.air.triangles) {
+                for (Index v : t) {
+                    incident[v].push_back(&t);
+                }
+            }
+            for (const Body& b : s.bodies) {
+                for (const Triangle& t : b.triangles) {
+                    for (Index v : t) {
+                        incident[v].push_back(&t);
+                    }
+                }
+            }
+            auto& positions = s.particles.positions;
+            for (std::size_t i = 0; i < positions.size(); ++i) {
+                if (!(s.particles.inverseMasses[i] > 0)) {
+                    continue;
+                }
+                const Vec3 old = positions[i];
+                positions[i] += 0.01 * Vec3(jiggle(random), jiggle(random), 0);
+                for (const Triangle* t : incident[i]) {
+                    if (twice(*t) < 1e-6) {
+                        positions[i] = old;
+                        break;
+                    }
+                }
+            }
+            Real before = 0;
+            for (const Triangle& t : s.air.triangles) {
+                before += twice(t);
+            }
+            changes += optimizer.optimize(s, options).changes();
+            Real after = 0;
+            for (const Triangle& t : s.air.triangles) {
+                QVERIFY(twice(t) > 0);
+                after += twice(t);
+            }
+            QVERIFY(std::abs(after - before) < 1e-12 * before);
+            QVERIFY(airEdges(1) == boundary);
+            const auto inner = airEdges(2);
+            for (Index i = rope.firstParticle; i + 1 < rope.firstParticle + rope.particleCount;
+                 ++i) {
+                QVERIFY(std::binary_search(inner.begin(), inner.end(), std::pair{i, i + 1}));
+            }
+            const std::vector<std::string> problems = optimizer.checkAdjacency(s);
+            QVERIFY2(problems.empty(), problems.empty() ? "" : problems.front().c_str());
+        }
+        QVERIFY2(changes > 20, qPrintable(QString::number(changes)));
+        QCOMPARE(optimizer.rebuilds(), std::size_t(1));
         QVERIFY(validateScene(s).empty());
     }
 
