@@ -558,7 +558,7 @@ double Solver::measureAirCheck(int sweeps) {
 }
 
 namespace {
-constexpr int kAirRounds = 64; // full re-checks after the last iteration, at most
+constexpr int kAirRounds = 64; // re-checks after the last iteration, at most
 constexpr int kAirPasses = 8;  // sweeps over the inverted tets per check, at most
 } // namespace
 
@@ -575,22 +575,90 @@ void Solver::projectAir(bool last) {
         return;
     }
     // After the last iteration no air tet may stay inverted: projections can invert neighbours
-    // that were fine when checked, so check everything again and project what is found.
-    for (int round = 0; round < kAirRounds; ++round) {
-        for (std::size_t k = 1; k < airInverted_.size(); ++k) {
-            airInverted_[k].clear();
-        }
-        checkAir(0, 1);
-        if (airInverted_[0].empty()) {
-            break;
-        }
+    // that were fine when checked. One full check, then rounds that re-check only the elements
+    // around the corners the previous round moved (no other element can have changed sign).
+    refreshAirIncidence();
+    const std::size_t nTets = scene_.air.tets.size();
+    const SolverParticle* P = predicted_.data();
+    const auto inverted = [&](std::uint32_t e) {
+        return e < nTets ? !(airDet(P, scene_.air.tets[e]) >= 0)
+                         : !(airCross(P, scene_.air.triangles[e - nTets]) >= 0);
+    };
+    for (std::size_t k = 1; k < airInverted_.size(); ++k) {
+        airInverted_[k].clear();
+    }
+    checkAir(0, 1);
+    std::vector<std::uint32_t>& found = airInverted_[0];
+    for (int round = 0; round < kAirRounds && !found.empty(); ++round) {
         projectAirPasses();
+        airMoved_.assign(found.begin(), found.end());
         // The contacts these projections made get their friction too (the slip of the whole
-        // substep, as for the others); the next round checks what that moved.
+        // substep, as for the others); it moves their corners as well.
         if (!airContactTets_.empty()) {
+            airMoved_.insert(airMoved_.end(), airContactTets_.begin(), airContactTets_.end());
             airStatistics_.contacts += applyAirFriction();
         }
+        if (airSeen_.size() != scene_.air.size()) {
+            airSeen_.assign(scene_.air.size(), 0);
+        }
+        if (++airSeenStamp_ == 0) {
+            std::fill(airSeen_.begin(), airSeen_.end(), 0);
+            airSeenStamp_ = 1;
+        }
+        found.clear();
+        for (std::uint32_t e : airMoved_) {
+            const Index* corners =
+                e < nTets ? scene_.air.tets[e].data() : scene_.air.triangles[e - nTets].data();
+            const int n = e < nTets ? 4 : 3;
+            for (int k = 0; k < n; ++k) {
+                const Index v = corners[k];
+                for (std::uint32_t i = airIncidenceStart_[v]; i < airIncidenceStart_[v + 1]; ++i) {
+                    const std::uint32_t f = airIncidence_[i];
+                    if (airSeen_[f] != airSeenStamp_) {
+                        airSeen_[f] = airSeenStamp_;
+                        if (inverted(f)) {
+                            found.push_back(f);
+                        }
+                    }
+                }
+            }
+        }
+        std::sort(found.begin(), found.end()); // element order, as a full check gives
     }
+}
+
+// Particle -> air elements (tets, then 2D triangles) incidence, rebuilt when the air changed.
+void Solver::refreshAirIncidence() {
+    const std::size_t n = scene_.particles.size();
+    if (airIncidenceVersion_ == airTopologyVersion_ && airIncidenceElements_ == scene_.air.size() &&
+        airIncidenceStart_.size() == n + 1) {
+        return;
+    }
+    airIncidenceStart_.assign(n + 1, 0);
+    const auto visit = [&](auto&& f) {
+        std::uint32_t e = 0;
+        for (const Tetrahedron& t : scene_.air.tets) {
+            for (Index v : t) {
+                f(v, e);
+            }
+            ++e;
+        }
+        for (const Triangle& t : scene_.air.triangles) {
+            for (Index v : t) {
+                f(v, e);
+            }
+            ++e;
+        }
+    };
+    visit([&](Index v, std::uint32_t) { ++airIncidenceStart_[v + 1]; });
+    for (std::size_t i = 0; i < n; ++i) {
+        airIncidenceStart_[i + 1] += airIncidenceStart_[i];
+    }
+    airIncidence_.resize(airIncidenceStart_[n]);
+    std::vector<std::uint32_t> fill(airIncidenceStart_.begin(), airIncidenceStart_.end() - 1);
+    visit([&](Index v, std::uint32_t e) { airIncidence_[fill[v]++] = e; });
+    airIncidenceVersion_ = airTopologyVersion_;
+    airIncidenceElements_ = scene_.air.size();
 }
 
 namespace {

@@ -138,6 +138,13 @@ private:
     std::vector<int> particleOwner_;
     std::vector<Real> airContactGap_;           // per air tet: separation added this substep
     std::vector<std::uint32_t> airContactTets_; // the air tets with a gap this substep
+    // The final re-checks: particle -> air element incidence, and scratch.
+    std::vector<std::uint32_t> airIncidenceStart_, airIncidence_;
+    std::uint64_t airIncidenceVersion_ = ~std::uint64_t(0);
+    std::size_t airIncidenceElements_ = 0;
+    std::vector<std::uint32_t> airMoved_, airSeen_;
+    std::uint32_t airSeenStamp_ = 0;
+    void refreshAirIncidence();
     void noteAirContact(std::uint32_t element, const Index* corners, const Vec3* g, int n, Real s);
     std::vector<std::vector<std::uint32_t>> airInverted_; // per part: tets found inverted
     void checkAir(int part, int parts);

@@ -439,6 +439,9 @@ std::string projectToJson(const Scene& scene, int indent) {
     j["air"] = {{"firstParticle", scene.air.firstParticle},
                 {"particleCount", scene.air.particleCount},
                 {"tets", flat(scene.air.tets)}};
+    if (!scene.air.triangles.empty()) {
+        j["air"]["triangles"] = flat(scene.air.triangles); // a 2D scene's air
+    }
     json colliders = json::array();
     for (const Collider& c : scene.colliders) {
         colliders.push_back(colliderToJson(c));
@@ -518,6 +521,9 @@ Result<Scene> projectFromJson(const std::string& text, const std::string& origin
             scene.air.firstParticle = get<Index>(a, "firstParticle", w + ".air");
             scene.air.particleCount = get<Index>(a, "particleCount", w + ".air");
             scene.air.tets = toElements<4>(at(a, "tets", w + ".air"), w + ".air.tets");
+            if (a.contains("triangles")) {
+                scene.air.triangles = toElements<3>(a["triangles"], w + ".air.triangles");
+            }
         }
         if (j.contains("colliders")) {
             for (std::size_t i = 0; i < j["colliders"].size(); ++i) {

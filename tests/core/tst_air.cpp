@@ -417,15 +417,13 @@ private slots:
         }
         Solver solver(scene);
         // While the boxes spring back and the rope is pulled over them, a few air triangles can
-        // stay inverted after a step; none stays so for long, and none is at the end.
-        int run = 0, longest = 0;
+        // stay inverted after a step; once they are back (the second second), none.
         for (int step = 1; step <= 400; ++step) {
             solver.step();
-            run = solver.airStatistics().invertedAfter > 0 ? run + 1 : 0;
-            longest = std::max(longest, run);
+            if (step > 200) {
+                QCOMPARE(solver.airStatistics().invertedAfter, std::size_t(0));
+            }
         }
-        QVERIFY2(longest <= 20, qPrintable(QString::number(longest)));
-        QCOMPARE(solver.airStatistics().invertedAfter, std::size_t(0));
         const std::vector<Box> now = measure();
         for (std::size_t b = 0; b < now.size(); ++b) {
             QVERIFY2(std::abs(now[b].area / rest[b].area - 1) < 0.05,

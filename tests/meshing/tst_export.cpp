@@ -4,6 +4,7 @@
 
 #include "core/Mass.h"
 #include "core/Topology.h"
+#include "meshing/AirScenes.h"
 #include "meshing/Export.h"
 #include "meshing/Prepare.h"
 #include "meshing/ProjectFile.h"
@@ -187,6 +188,30 @@ private slots:
         Result<Scene> loaded = loadProject(path.toStdString());
         QVERIFY2(loaded.ok(), loaded.error().c_str());
         QCOMPARE(projectToJson(*loaded), json);
+    }
+
+    void a2DProjectRoundTripsWithItsAirAndSettings() {
+        // A 2D scene: air triangles, signed planar areas, a rope; and the air settings.
+        Result<Scene> made = makeAirScene("air-boxes-2d");
+        QVERIFY2(made.ok(), made.error().c_str());
+        Scene s = std::move(made).value();
+        s.solver.airOptimizationInterval = 3;
+        s.solver.airQualityThreshold = 0.25;
+        s.solver.airContactDistance = 0.004;
+        s.solver.airFriction = 0.8;
+        const std::string json = projectToJson(s);
+        Result<Scene> back = projectFromJson(json);
+        QVERIFY2(back.ok(), back.error().c_str());
+        QCOMPARE(projectToJson(*back), json);
+        QCOMPARE(back->air.triangles, s.air.triangles);
+        QVERIFY(back->air.tets.empty());
+        QCOMPARE(back->constraints.planarArea.restValue, s.constraints.planarArea.restValue);
+        QCOMPARE(back->constraints.planarArea.compliance, s.constraints.planarArea.compliance);
+        QCOMPARE(back->solver.airOptimizationInterval, 3);
+        QCOMPARE(back->solver.airQualityThreshold, 0.25);
+        QCOMPARE(back->solver.airContactDistance, 0.004);
+        QCOMPARE(back->solver.airFriction, 0.8);
+        QVERIFY(validateScene(*back).empty());
     }
 
     void brokenProjectsNameTheProblem() {
