@@ -14,7 +14,8 @@ namespace fs = std::filesystem;
 
 namespace {
 
-// The cells of the export, in order: body tets, air tets, then loose triangles.
+// The cells of the export, in order: body tets, air tets, loose triangles, then (2D) air
+// triangles.
 struct Cell {
     int corners = 4; // 4 tet, 3 triangle
     std::array<Index, 4> v{};
@@ -66,6 +67,14 @@ std::vector<Cell> collectCells(const Scene& scene) {
             c.quality = triangleQuality(x[tri[0]], x[tri[1]], x[tri[2]]);
             cells.push_back(c);
         }
+    }
+    for (const Triangle& tri : scene.air.triangles) { // a 2D scene's air
+        Cell c;
+        c.corners = 3;
+        c.v = {tri[0], tri[1], tri[2], 0};
+        c.region = -1;
+        c.quality = triangleQuality(x[tri[0]], x[tri[1]], x[tri[2]]);
+        cells.push_back(c);
     }
     return cells;
 }

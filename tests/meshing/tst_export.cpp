@@ -212,6 +212,19 @@ private slots:
         QCOMPARE(back->solver.airContactDistance, 0.004);
         QCOMPARE(back->solver.airFriction, 0.8);
         QVERIFY(validateScene(*back).empty());
+        // The .vtu has the air triangles as cells of region -1.
+        const QString vtu = dir_.filePath("air2d.vtu");
+        QVERIFY(exportVtu(s, vtu.toStdString()).ok());
+        vtkNew<vtkXMLUnstructuredGridReader> reader;
+        reader->SetFileName(vtu.toLocal8Bit().constData());
+        reader->Update();
+        vtkDataArray* region = reader->GetOutput()->GetCellData()->GetArray("region");
+        QVERIFY(region != nullptr);
+        std::size_t air = 0;
+        for (vtkIdType c = 0; c < region->GetNumberOfTuples(); ++c) {
+            air += region->GetTuple1(c) == -1;
+        }
+        QCOMPARE(air, s.air.triangles.size());
     }
 
     void brokenProjectsNameTheProblem() {
