@@ -25,29 +25,36 @@ void addBoxSurface(Scene& scene, const Vec3& center, const Vec3& size, const std
     appendSurfaceOf(scene, makeTetBox(scratch, spec, name), scratch, name);
 }
 
+// Names a generated scene after its catalogue entry and sets the step all air scenes use.
+void describe(Scene& scene, const std::string& name, int iterations) {
+    scene.name = name;
+    for (const SceneInfo& info : airSceneCatalogue()) {
+        if (info.name == name) {
+            scene.description = info.description;
+        }
+    }
+    scene.solver.timeStep = 0.005;
+    scene.solver.iterations = iterations;
+}
+
 // Tetrahedralizes the raw surfaces (as TetGen meshes them, no quality refinement), tessellates
-// the air with `air`, adds masses and default constraints, and names the scene after its
-// catalogue entry. The air scenes differ only in their bodies and air options.
-Result<Scene> prepareAirScene(const Scene& raw, const AirOptions& air, int iterations) {
+// the air with `air`, adds masses, material frames when asked (cloth with UVs) and default
+// constraints, and names the scene. The 3D air scenes differ only in their bodies and options.
+Result<Scene> prepareAirScene(const Scene& raw, const AirOptions& air, int iterations,
+                              bool frames = false) {
     PrepareOptions options;
     options.tetrahedralize = true;
     options.tet.radiusEdgeRatio = 0;
     options.air = true;
     options.airOptions = air;
+    options.frames = frames;
     options.defaultConstraints = true;
     PrepareResult r = prepareScene(raw, options);
     if (!r.report.ok()) {
         return Error{raw.name + ": " + r.report.error};
     }
     Scene scene = std::move(r.scene);
-    scene.name = raw.name;
-    for (const SceneInfo& info : airSceneCatalogue()) {
-        if (info.name == raw.name) {
-            scene.description = info.description;
-        }
-    }
-    scene.solver.timeStep = 0.005;
-    scene.solver.iterations = iterations;
+    describe(scene, raw.name, iterations);
     return scene;
 }
 
@@ -230,27 +237,14 @@ Result<Scene> layeredCloth() {
     for (int k = 0; k < 3; ++k) {
         addClothTube(raw, Vec3(0, 0, 0), radii[k], 0.5, 24, 8, "layer-" + std::to_string(k + 1));
     }
-    PrepareOptions options;
-    options.tetrahedralize = true;
-    options.tet.radiusEdgeRatio = 0;
-    options.air = true;
-    options.airOptions.margin = 0.6;
-    options.airOptions.boxSubdivisions = 6;
-    options.frames = true;
-    options.defaultConstraints = true;
-    PrepareResult r = prepareScene(raw, options);
-    if (!r.report.ok()) {
-        return Error{raw.name + ": " + r.report.error};
+    AirOptions air;
+    air.margin = 0.6;
+    air.boxSubdivisions = 6;
+    Result<Scene> made = prepareAirScene(raw, air, 10, true);
+    if (!made) {
+        return made;
     }
-    Scene scene = std::move(r.scene);
-    scene.name = raw.name;
-    for (const SceneInfo& info : airSceneCatalogue()) {
-        if (info.name == raw.name) {
-            scene.description = info.description;
-        }
-    }
-    scene.solver.timeStep = 0.005;
-    scene.solver.iterations = 10;
+    Scene scene = std::move(made).value();
     scene.solver.airOptimizationInterval = 0; // layered cloth: the air keeps the layers' order
     const Vec3 velocity(0.05, 0, 0);
     const Body& post = scene.bodies[0];
@@ -312,13 +306,7 @@ Result<Scene> airBoxes2D() {
     if (Result<Air2DReport> made = tessellateAir2D(scene, air); !made) {
         return Error{scene.name + ": " + made.error()};
     }
-    for (const SceneInfo& info : airSceneCatalogue()) {
-        if (info.name == scene.name) {
-            scene.description = info.description;
-        }
-    }
-    scene.solver.timeStep = 0.005;
-    scene.solver.iterations = 20;
+    describe(scene, scene.name, 20);
     return scene;
 }
 
