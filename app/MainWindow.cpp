@@ -24,6 +24,7 @@
 #include <QCheckBox>
 #include <QCloseEvent>
 #include <QComboBox>
+#include <QDateTime>
 #include <QDir>
 #include <QDockWidget>
 #include <QDoubleSpinBox>
@@ -117,10 +118,24 @@ MainWindow::MainWindow(bool persistSettings, QWidget* parent)
         }
     });
 
+    connect(undoStack_, &QUndoStack::cleanChanged, this, &MainWindow::updateModified);
+    if (persistSettings_) {
+        autosaveTimer_ = new QTimer(this);
+        autosaveTimer_->setObjectName(QStringLiteral("autosaveTimer"));
+        autosaveTimer_->setInterval(2 * 60 * 1000);
+        connect(autosaveTimer_, &QTimer::timeout, this, &MainWindow::autosave);
+        autosaveTimer_->start();
+    }
     statusBar()->showMessage(tr("Left drag: rotate · Shift+drag or middle drag: pan · wheel or "
                                 "right drag: zoom · R: reset camera"));
     if (persistSettings_) {
         restoreSettings();
+        if (QFileInfo::exists(autosavePath())) {
+            log_->append(Severity::Warning,
+                         tr("Unsaved work from %1 was autosaved: File ▸ Recover Autosave opens "
+                            "it.")
+                             .arg(QFileInfo(autosavePath()).lastModified().toString(Qt::ISODate)));
+        }
     }
 }
 
@@ -193,12 +208,28 @@ void MainWindow::createActions() {
     recentMenu_->setObjectName(QStringLiteral("menuRecent"));
     QMenu* samples = file->addMenu(tr("Open &Sample Scene"));
     for (const SceneInfo& info : allScenes()) {
-        QAction* a = samples->addAction(
-            QString::fromStdString(info.name), this,
-            [this, name = QString::fromStdString(info.name)] { loadGeneratedScene(name); });
+        QAction* a = samples->addAction(QString::fromStdString(info.name), this,
+                                        [this, name = QString::fromStdString(info.name)] {
+                                            if (maybeSave()) {
+                                                loadGeneratedScene(name);
+                                            }
+                                        });
         a->setToolTip(QString::fromStdString(info.description));
         a->setObjectName(QStringLiteral("actionScene_") + QString::fromStdString(info.name));
     }
+    file->addSeparator();
+    QAction* saveAction = file->addAction(tr("&Save"), this, &MainWindow::save);
+    saveAction->setObjectName(QStringLiteral("actionSave"));
+    saveAction->setShortcut(QKeySequence::Save);
+    QAction* saveAs = file->addAction(tr("Save &As…"), this, &MainWindow::saveAsWithDialog);
+    saveAs->setObjectName(QStringLiteral("actionSaveAs"));
+    saveAs->setShortcut(QKeySequence::SaveAs);
+    QAction* recover = file->addAction(tr("&Recover Autosave"), this, [this] {
+        if (maybeSave()) {
+            recoverAutosave();
+        }
+    });
+    recover->setObjectName(QStringLiteral("actionRecoverAutosave"));
     file->addSeparator();
     QAction* exportAction = file->addAction(tr("&Export…"), this, &MainWindow::exportWithDialog);
     exportAction->setObjectName(QStringLiteral("actionExport"));
@@ -206,7 +237,7 @@ void MainWindow::createActions() {
     QAction* shot =
         file->addAction(tr("Save &Screenshot…"), this, &MainWindow::screenshotWithDialog);
     shot->setObjectName(QStringLiteral("actionScreenshot"));
-    shot->setShortcut(QKeySequence(Qt::CTRL | Qt::SHIFT | Qt::Key_S));
+    shot->setShortcut(QKeySequence(Qt::CTRL | Qt::ALT | Qt::Key_S));
     file->addSeparator();
     QAction* quit = file->addAction(tr("&Quit"), this, &QWidget::close);
     quit->setObjectName(QStringLiteral("actionQuit"));
@@ -403,8 +434,140 @@ void MainWindow::saveSettings() const {
 }
 
 void MainWindow::closeEvent(QCloseEvent* event) {
+    if (!maybeSave()) {
+        event->ignore();
+        return;
+    }
+    QFile::remove(autosavePath()); // closed cleanly: nothing to recover
     saveSettings();
     event->accept();
+}
+
+Scene MainWindow::authoredScene() const {
+    Scene s = scene_;
+    if (restParticles_.size() == s.particles.size()) {
+        s.particles.positions = restParticles_.positions;
+        s.particles.velocities = restParticles_.velocities;
+    }
+    s.air = restAir_;
+    return s;
+}
+
+void MainWindow::markModified() {
+    settingsDirty_ = true;
+    updateModified();
+}
+
+void MainWindow::updateModified() {
+    setWindowModified(settingsDirty_ || !undoStack_->isClean());
+}
+
+bool MainWindow::saveProjectAs(const QString& path, QString* error) {
+    const Result<bool> written =
+        saveProject(authoredScene(), QDir::toNativeSeparators(path).toStdString());
+    if (!written) {
+        const QString message = QString::fromStdString(written.error());
+        reportError(message);
+        if (error) {
+            *error = message;
+        }
+        return false;
+    }
+    projectPath_ = path;
+    settingsDirty_ = false;
+    undoStack_->setClean();
+    updateModified();
+    QFile::remove(autosavePath());
+    addRecentFile(path);
+    log_->append(Severity::Info, tr("Saved %1").arg(QDir::toNativeSeparators(path)));
+    return true;
+}
+
+bool MainWindow::save() {
+    if (projectPath_.isEmpty()) {
+        saveAsWithDialog();
+        return !isModified() && !projectPath_.isEmpty();
+    }
+    return saveProjectAs(projectPath_);
+}
+
+void MainWindow::saveAsWithDialog() {
+    QString suggestion = projectPath_;
+    if (suggestion.isEmpty()) {
+        suggestion = QDir(lastDirectory_)
+                         .filePath(QString::fromStdString(scene_.name) + QStringLiteral(".json"));
+    }
+    QString path = QFileDialog::getSaveFileName(this, tr("Save Project"), suggestion,
+                                                tr("PBD Lab projects (*.json)"));
+    if (path.isEmpty()) {
+        return;
+    }
+    if (!path.endsWith(QStringLiteral(".json"), Qt::CaseInsensitive)) {
+        path += QStringLiteral(".json");
+    }
+    lastDirectory_ = QFileInfo(path).absolutePath();
+    saveProjectAs(path);
+}
+
+bool MainWindow::maybeSave() {
+    if (!isModified()) {
+        return true;
+    }
+    QMessageBox box(QMessageBox::Warning, tr("Unsaved Changes"),
+                    tr("Save the changes to %1?")
+                        .arg(projectPath_.isEmpty() ? QString::fromStdString(scene_.name)
+                                                    : QFileInfo(projectPath_).fileName()),
+                    QMessageBox::Save | QMessageBox::Discard | QMessageBox::Cancel, this);
+    box.setObjectName(QStringLiteral("unsavedChanges"));
+    box.setDefaultButton(QMessageBox::Save);
+    switch (box.exec()) {
+    case QMessageBox::Save:
+        return save();
+    case QMessageBox::Discard:
+        return true;
+    default:
+        return false;
+    }
+}
+
+QString MainWindow::autosavePath() const {
+    const QString dir = QStandardPaths::writableLocation(QStandardPaths::AppLocalDataLocation);
+    return QDir(dir).filePath(QStringLiteral("autosave.pbdlab.json"));
+}
+
+bool MainWindow::autosave() {
+    if (!isModified()) {
+        return false;
+    }
+    QDir().mkpath(QFileInfo(autosavePath()).absolutePath());
+    const Result<bool> written =
+        saveProject(authoredScene(), QDir::toNativeSeparators(autosavePath()).toStdString());
+    if (!written) {
+        log_->append(Severity::Warning,
+                     tr("Autosave failed: %1").arg(QString::fromStdString(written.error())));
+        return false;
+    }
+    return true;
+}
+
+bool MainWindow::recoverAutosave(QString* error) {
+    const QString path = autosavePath();
+    if (!QFileInfo::exists(path)) {
+        const QString message =
+            tr("There is no autosave to recover (%1).").arg(QDir::toNativeSeparators(path));
+        reportError(message);
+        if (error) {
+            *error = message;
+        }
+        return false;
+    }
+    if (!openFile(path, error)) {
+        return false;
+    }
+    projectPath_.clear(); // recovered work still needs a place of its own
+    markModified();
+    log_->append(Severity::Info, tr("Recovered the autosave: File ▸ Save As to keep it."));
+    return true;
 }
 
 QWidget* MainWindow::createSimulationPanel() {
@@ -627,6 +790,7 @@ void MainWindow::applyAirSettings() {
     scene_.solver.airQualityThreshold = airThreshold_->value();
     scene_.solver.airContactDistance = airDistance_->value() / 1000.0;
     scene_.solver.airFriction = airFriction_->value();
+    markModified();
 }
 
 void MainWindow::applySimulationSettings() {
@@ -635,6 +799,15 @@ void MainWindow::applySimulationSettings() {
     }
     worker_->setSettings(timeStep_->value() / 1000.0, substeps_->value(), iterations_->value(),
                          threads_->value());
+    // The scene the window saves carries them (not the threads: those belong to the machine).
+    if (scene_.solver.timeStep != timeStep_->value() / 1000.0 ||
+        scene_.solver.substeps != substeps_->value() ||
+        scene_.solver.iterations != iterations_->value()) {
+        scene_.solver.timeStep = timeStep_->value() / 1000.0;
+        scene_.solver.substeps = substeps_->value();
+        scene_.solver.iterations = iterations_->value();
+        markModified();
+    }
 }
 
 // Pins or unpins one particle; undo restores the inverse mass it had.
@@ -1068,7 +1241,12 @@ bool MainWindow::simulateSteps(int steps, QString* error) {
 void MainWindow::showScene(Scene scene) {
     findChild<QAction*>(QStringLiteral("actionPlay"))->setChecked(false);
     scene_ = std::move(scene);
+    restParticles_ = scene_.particles;
+    restAir_ = scene_.air;
+    projectPath_.clear();
+    settingsDirty_ = false;
     undoStack_->clear(); // edits of the previous scene cannot apply to this one
+    updateModified();
     actors_->setScene(scene_);
     refreshPins();
     applyClip();
@@ -1076,7 +1254,7 @@ void MainWindow::showScene(Scene scene) {
     sceneTree_->setScene(scene_);
     properties_->showScene(scene_);
     viewport_->setPlanar(!scene_.air.triangles.empty()); // resets the camera
-    setWindowTitle(QStringLiteral("%1 — PBD Lab").arg(QString::fromStdString(scene_.name)));
+    setWindowTitle(QStringLiteral("%1[*] — PBD Lab").arg(QString::fromStdString(scene_.name)));
     for (const std::string& problem : validateScene(scene_)) {
         log_->append(Severity::Warning, QString::fromStdString(problem));
     }
@@ -1208,6 +1386,7 @@ bool MainWindow::openFile(const QString& path, QString* error) {
             return fail(QString::fromStdString(project.error()));
         }
         showScene(std::move(project).value());
+        projectPath_ = path;
         log_->append(Severity::Info,
                      tr("Opened project %1: %2 bodies, %3 particles, %4 constraints")
                          .arg(native)
@@ -1257,6 +1436,9 @@ bool MainWindow::openFile(const QString& path, QString* error) {
 }
 
 void MainWindow::openFileInteractive(const QString& path) {
+    if (!maybeSave()) {
+        return;
+    }
     if (!path.endsWith(QStringLiteral(".json"), Qt::CaseInsensitive) && QFileInfo::exists(path)) {
         PrepareDialog dialog({path}, prepareOptions_, this);
         if (dialog.exec() != QDialog::Accepted) {

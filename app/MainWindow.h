@@ -60,6 +60,24 @@ public:
     // Writes the scene as .vtu, .msh, TetGen .node/.ele/.face (any of those suffixes) or a
     // project .json, by the path's suffix.
     bool exportScene(const QString& path, QString* error = nullptr);
+    // File ▸ Save As: writes the authored scene (the state Reset returns to, with its edits:
+    // pins, solver and air settings; not the simulated positions) as a project, atomically
+    // (a failed write leaves the previous file), and makes it the window's project file.
+    bool saveProjectAs(const QString& path, QString* error = nullptr);
+    // File ▸ Save: to the project file, or Save As when there is none. False if not saved.
+    bool save();
+    QString projectPath() const { return projectPath_; }
+    // Edits since the last load or save (also shown as * in the title).
+    bool isModified() const { return isWindowModified(); }
+    // The scene a save writes.
+    Scene authoredScene() const;
+    // Unsaved edits: asks Save / Discard / Cancel; true when it is fine to go on.
+    bool maybeSave();
+    // The autosave (every two minutes while there are unsaved edits, removed on save or a clean
+    // close) and its recovery (File ▸ Recover Autosave).
+    QString autosavePath() const;
+    bool autosave();
+    bool recoverAutosave(QString* error = nullptr);
     // Runs `steps` solver steps on the worker and waits for them (batch use); false with a
     // message when the run diverged.
     bool simulateSteps(int steps, QString* error = nullptr);
@@ -119,6 +137,14 @@ private:
     void addRecentFile(const QString& path);
     void rebuildRecentMenu();
     void openWithDialog();
+    void saveAsWithDialog();
+    void markModified();
+    void updateModified();
+    QString projectPath_;
+    bool settingsDirty_ = false;
+    Particles restParticles_; // the loaded state: what a save writes and Reset returns to
+    AirMesh restAir_;
+    QTimer* autosaveTimer_ = nullptr;
     void exportWithDialog();
     PrepareResult runPrepare(const QString& path, const PrepareOptions& options);
     void screenshotWithDialog();

@@ -1,6 +1,7 @@
 // app: the main window's actions, docks, file handling and persisted settings.
 
 #include "app/MainWindow.h"
+#include "meshing/ProjectFile.h"
 #include "widgets/LogPanel.h"
 #include "widgets/PropertiesPanel.h"
 #include "widgets/SceneActors.h"
@@ -10,17 +11,23 @@
 #include "../widgets/ImageChecks.h"
 #include "GuiTestMain.h"
 
+#include <QAbstractButton>
 #include <QAction>
 #include <QApplication>
 #include <QDeadlineTimer>
 #include <QDialog>
 #include <QDockWidget>
 #include <QFile>
+#include <QFileInfo>
 #include <QImageReader>
 #include <QMenu>
+#include <QMessageBox>
 #include <QSettings>
+#include <QSpinBox>
+#include <QStandardPaths>
 #include <QTemporaryDir>
 #include <QTimer>
+#include <QUndoStack>
 
 #include <vtkCamera.h>
 #include <vtkProperty.h>
@@ -68,6 +75,7 @@ private slots:
     void initTestCase() {
         QCoreApplication::setOrganizationName("PBD Lab Tests");
         QCoreApplication::setApplicationName("tst_app_mainwindow");
+        QStandardPaths::setTestModeEnabled(true); // the autosave goes to a test location
         QSettings().clear();
     }
 
@@ -125,6 +133,83 @@ private slots:
         QVERIFY(std::abs(now[0] - home[0]) + std::abs(now[1] - home[1]) +
                     std::abs(now[2] - home[2]) <
                 1e-9);
+    }
+
+    void saveWritesTheAuthoredSceneAndClearsTheModifiedMark() {
+        auto w = shownWindow();
+        w->loadGeneratedScene("cloth");
+        QVERIFY(!w->isModified());
+        QVERIFY(w->windowTitle().contains("[*]"));
+        const std::vector<Vec3> rest = w->scene().particles.positions;
+        // Edits: a pin (undoable) and a solver setting.
+        const Index pinned = 1234;
+        QVERIFY(!w->isPinned(pinned));
+        w->togglePin(pinned);
+        QVERIFY(w->isModified());
+        w->findChild<QSpinBox*>("iterations")->setValue(17);
+        QVERIFY(w->simulateSteps(10)); // the view moves on; the save does not
+        QTemporaryDir dir;
+        const QString path = dir.filePath("cloth.json");
+        QString error;
+        QVERIFY2(w->saveProjectAs(path, &error), qPrintable(error));
+        QVERIFY(!w->isModified());
+        QCOMPARE(w->projectPath(), path);
+        QCOMPARE(w->recentFiles().front(), path);
+        // Undoing the pin is an edit again; redoing it returns to the saved state.
+        w->undoStack()->undo();
+        QVERIFY(w->isModified());
+        w->undoStack()->redo();
+        QVERIFY(!w->isModified());
+
+        auto reopened = shownWindow();
+        QVERIFY2(reopened->openFile(path, &error), qPrintable(error));
+        QCOMPARE(reopened->projectPath(), path);
+        QVERIFY(!reopened->isModified());
+        const Scene& s = reopened->scene();
+        QCOMPARE(s.particles.positions, rest);
+        QVERIFY(reopened->isPinned(pinned));
+        QCOMPARE(s.solver.iterations, 17);
+        QCOMPARE(s.constraints.elementCount(), w->scene().constraints.elementCount());
+        // Save writes to the same file again.
+        reopened->findChild<QSpinBox*>("iterations")->setValue(9);
+        QVERIFY(reopened->isModified());
+        QVERIFY(reopened->save());
+        QCOMPARE(loadProject(path.toStdString())->solver.iterations, 9);
+    }
+
+    void closingWithUnsavedEditsAsksAndAutosaveRecovers() {
+        auto w = shownWindow();
+        w->loadGeneratedScene("rope");
+        w->togglePin(3);
+        QVERIFY(w->isModified());
+        // The autosave holds the edit, and recovery brings it back as unsaved work.
+        QFile::remove(w->autosavePath());
+        QVERIFY(w->autosave());
+        QVERIFY(QFileInfo::exists(w->autosavePath()));
+        auto other = shownWindow();
+        QString error;
+        QVERIFY2(other->recoverAutosave(&error), qPrintable(error));
+        QVERIFY(other->isPinned(3));
+        QVERIFY(other->isModified());
+        QVERIFY(other->projectPath().isEmpty());
+        // Closing asks; Cancel keeps the window, Discard closes it and drops the autosave.
+        const auto answer = [](QMessageBox::StandardButton button) {
+            QTimer::singleShot(0, [button] {
+                auto* box = qobject_cast<QMessageBox*>(QApplication::activeModalWidget());
+                QVERIFY(box != nullptr);
+                QCOMPARE(box->objectName(), QString("unsavedChanges"));
+                box->button(button)->click();
+            });
+        };
+        answer(QMessageBox::Cancel);
+        QVERIFY(!w->close());
+        QVERIFY(w->isVisible());
+        answer(QMessageBox::Discard);
+        QVERIFY(w->close());
+        QVERIFY(!QFileInfo::exists(w->autosavePath()));
+        // Nothing to recover now: a clear message.
+        QVERIFY(!other->recoverAutosave(&error));
+        QVERIFY(error.contains("no autosave"));
     }
 
     void screenshotWritesAPngOfTheRequestedSize() {
