@@ -71,6 +71,25 @@ bool isEven(int p0, int p1, int p2, int p3) {
     return inversions % 2 == 0;
 }
 
+// Links the elements whose sides (key, corners * element + side) are shared by exactly two
+// elements; a side of one element (the boundary) or of three or more stays kNone.
+template <class Key>
+void pairUp(std::vector<std::pair<Key, std::int32_t>>& sides, int corners,
+            std::vector<std::int32_t>& neighbours) {
+    std::sort(sides.begin(), sides.end());
+    for (std::size_t k = 0; k < sides.size();) {
+        std::size_t end = k + 1;
+        while (end < sides.size() && sides[end].first == sides[k].first) {
+            ++end;
+        }
+        if (end - k == 2) {
+            neighbours[std::size_t(sides[k].second)] = sides[k + 1].second / corners;
+            neighbours[std::size_t(sides[k + 1].second)] = sides[k].second / corners;
+        }
+        k = end;
+    }
+}
+
 // Face adjacency of tets: entry 4 t + i is the tet across the face opposite vertex i of tet t,
 // or kNone where the face is on the boundary of the air (a body, the container) or is shared by
 // more than two tets.
@@ -83,18 +102,7 @@ std::vector<std::int32_t> buildAdjacency(const std::vector<Tetrahedron>& tets) {
             faces.emplace_back(faceOpposite(tets[t], i), std::int32_t(4 * t + std::size_t(i)));
         }
     }
-    std::sort(faces.begin(), faces.end());
-    for (std::size_t k = 0; k < faces.size();) {
-        std::size_t end = k + 1;
-        while (end < faces.size() && faces[end].first == faces[k].first) {
-            ++end;
-        }
-        if (end - k == 2) {
-            neighbours[std::size_t(faces[k].second)] = faces[k + 1].second / 4;
-            neighbours[std::size_t(faces[k + 1].second)] = faces[k].second / 4;
-        }
-        k = end;
-    }
+    pairUp(faces, 4, neighbours);
     return neighbours;
 }
 
@@ -739,18 +747,7 @@ std::vector<std::int32_t> buildEdgeAdjacency(const std::vector<Triangle>& triang
                                std::int32_t(3 * t + std::size_t(i)));
         }
     }
-    std::sort(edges.begin(), edges.end());
-    for (std::size_t k = 0; k < edges.size();) {
-        std::size_t end = k + 1;
-        while (end < edges.size() && edges[end].first == edges[k].first) {
-            ++end;
-        }
-        if (end - k == 2) {
-            neighbours[std::size_t(edges[k].second)] = edges[k + 1].second / 3;
-            neighbours[std::size_t(edges[k + 1].second)] = edges[k].second / 3;
-        }
-        k = end;
-    }
+    pairUp(edges, 3, neighbours);
     return neighbours;
 }
 
