@@ -55,6 +55,8 @@ Commands:
   simulate SCENE|PROJECT [--steps N] [--substeps S] [--iterations I] [--dt T] [--threads T]
            [--method xpbd|pbd] [--air-optimization K] [--air-threshold Q]
            [--air-distance D] [--air-friction MU] [--squash-y] [--out result.json]
+           [--rigid-iterations N] [--warm-start on|off] [--sleeping on|off]
+           [--stabilisation off|shock-propagation|weight-amplification]
                                    Step a generated scene and write the final positions,
                                    per-element fields (Green strain, principal stretches,
                                    det F) and per-constraint residuals and lambdas as JSON
@@ -62,12 +64,17 @@ Commands:
                                    (to stdout without --out). With air: an air-mesh
                                    optimisation pass every K steps (0 = off) on the air tets
                                    of quality below Q; bodies facing each other across the
-                                   air keep D m apart and slide with friction MU.
+                                   air keep D m apart and slide with friction MU. With rigid
+                                   bodies: their transforms, velocities, total momentum and
+                                   energy (N PGS sweeps, warm starting, sleeping, stack
+                                   stabilisation).
   bench SCENE|PROJECT [--steps N] [--threads T] [--air-optimization K] [--air-threshold Q]
-        [--air-distance D] [--air-friction MU] [--json]
+        [--air-distance D] [--air-friction MU] [--rigid-iterations N] [--warm-start on|off]
+        [--sleeping on|off] [--stabilisation off|shock-propagation|weight-amplification] [--json]
                                    Time the solver on a generated scene: median ms per step
                                    and ns per projection of each constraint type; with air,
-                                   ns per air check and ms per optimisation pass.
+                                   ns per air check and ms per optimisation pass; with rigid
+                                   bodies, ms for contact detection and for the solve.
 
 Options:
   -h, --help                       Show this help and exit.
@@ -217,6 +224,10 @@ struct RunOptions {
     double airThreshold = -1;
     double airDistance = -1;
     double airFriction = -1;
+    int rigidIterations = -1;
+    std::string warmStart;     // on | off
+    std::string stabilisation; // off | shock-propagation | weight-amplification
+    std::string sleeping;      // on | off
 };
 
 template <class T> bool parseNumber(std::string_view text, T& value) {
@@ -280,6 +291,23 @@ std::string parseRunOptions(std::string_view command, const std::vector<std::str
                 error = cmd + ": " + std::string(a) + " needs a number >= 0, not '" +
                         std::string(v) + "'";
             }
+        } else if (a == "--rigid-iterations") {
+            error = positiveInt(o.rigidIterations);
+        } else if (a == "--warm-start" || a == "--sleeping") {
+            std::string& target = a == "--warm-start" ? o.warmStart : o.sleeping;
+            target = value();
+            if (target != "on" && target != "off") {
+                error = cmd + ": " + std::string(a) + " is on or off, not '" + target + "'";
+            }
+        } else if (a == "--stabilisation") {
+            o.stabilisation = value();
+            if (o.stabilisation != "off" && o.stabilisation != "shock-propagation" &&
+                o.stabilisation != "weight-amplification") {
+                error = cmd +
+                        ": --stabilisation is off, shock-propagation or "
+                        "weight-amplification, not '" +
+                        o.stabilisation + "'";
+            }
         } else if (a == "--method") {
             o.method = value();
             if (o.method != "xpbd" && o.method != "pbd") {
@@ -339,6 +367,21 @@ void applyRunOptions(const RunOptions& o, pbd::SolverSettings& s) {
     if (!o.method.empty()) {
         s.method = o.method == "pbd" ? pbd::SolverMethod::Pbd : pbd::SolverMethod::Xpbd;
     }
+    if (o.rigidIterations > 0) {
+        s.rigid.iterations = o.rigidIterations;
+    }
+    if (!o.warmStart.empty()) {
+        s.rigid.warmStart = o.warmStart == "on";
+    }
+    if (!o.sleeping.empty()) {
+        s.rigid.sleeping = o.sleeping == "on";
+    }
+    if (!o.stabilisation.empty()) {
+        s.rigid.stabilisation = o.stabilisation == "off" ? pbd::StackStabilisation::Off
+                                : o.stabilisation == "shock-propagation"
+                                    ? pbd::StackStabilisation::ShockPropagation
+                                    : pbd::StackStabilisation::WeightAmplification;
+    }
 }
 
 // The first particle with a non-finite position, as a message; "" when all are finite.
@@ -349,7 +392,69 @@ std::string divergence(const pbd::Scene& scene) {
                    " has a non-finite position";
         }
     }
+    for (const pbd::RigidBody& b : scene.rigidBodies) {
+        if (!b.x.allFinite() || !b.q.coeffs().allFinite() || !b.v.allFinite() || !b.L.allFinite()) {
+            return "the simulation diverged: rigid body '" + b.name +
+                   "' has a non-finite position or velocity";
+        }
+    }
     return "";
+}
+
+json vec(const pbd::Vec3& v) {
+    return {v.x(), v.y(), v.z()};
+}
+
+json rigidSettingsJson(const pbd::RigidSettings& r) {
+    return {{"iterations", r.iterations},
+            {"relax_iterations", r.relaxIterations},
+            {"slop", r.slop},
+            {"correction", r.correction},
+            {"warm_start", r.warmStart},
+            {"permute_rows", r.permuteRows},
+            {"stabilisation", std::string(pbd::toString(r.stabilisation))},
+            {"weight_amplification", r.weightAmplification},
+            {"sleeping", r.sleeping},
+            {"aggressive_sleep", r.aggressiveSleep}};
+}
+
+// The rigid bodies after a run: transforms, velocities, totals and the solver's figures.
+json rigidJson(const pbd::Scene& scene, const pbd::Solver& solver) {
+    json bodies = json::array();
+    for (const pbd::RigidBody& b : scene.rigidBodies) {
+        json shapes = json::array();
+        for (const pbd::RigidShape& s : b.shapes) {
+            shapes.push_back(std::string(pbd::toString(s.type)));
+        }
+        bodies.push_back({{"name", b.name},
+                          {"motion", std::string(pbd::toString(b.motion))},
+                          {"shapes", shapes},
+                          {"mass", b.mass},
+                          {"position", vec(b.x)},
+                          {"orientation", {b.q.w(), b.q.x(), b.q.y(), b.q.z()}},
+                          {"velocity", vec(b.v)},
+                          {"angular_velocity", vec(b.omega)},
+                          {"angular_momentum", vec(b.L)},
+                          {"sleeping", b.sleeping}});
+    }
+    const pbd::RigidTotals t = pbd::rigidTotals(scene.rigidBodies, scene.solver.gravity);
+    const pbd::RigidStatistics& st = solver.rigid().statistics();
+    return {{"bodies", bodies},
+            {"joints", scene.rigidJoints.size()},
+            {"linear_momentum", vec(t.linearMomentum)},
+            {"angular_momentum", vec(t.angularMomentum)},
+            {"kinetic_energy", t.kineticEnergy},
+            {"potential_energy", t.potentialEnergy},
+            {"energy", t.kineticEnergy + t.potentialEnergy},
+            {"contacts", st.points},
+            {"manifolds", st.manifolds},
+            {"warm_started", st.warmStarted},
+            {"awake", st.awakeBodies},
+            {"sleeping", st.sleepingBodies},
+            {"islands", st.islands},
+            {"max_height", st.maxHeight},
+            {"max_joint_error", solver.rigid().maxJointError()},
+            {"settings", rigidSettingsJson(scene.solver.rigid)}};
 }
 
 json settingsJson(const pbd::SolverSettings& s) {
@@ -479,6 +584,9 @@ int simulate(const std::vector<std::string_view>& args) {
                      {"triangle_principal_stretch", rowsJson(fields.trianglePrincipalStretch)},
                      {"triangle_area_ratio", fields.triangleAreaRatio}}},
                    {"constraints", constraints}};
+    if (!scene.rigidBodies.empty()) {
+        result["rigid"] = rigidJson(scene, solver);
+    }
     if (!scene.air.empty()) {
         const pbd::AirStatistics& a = solver.airStatistics();
         result["air"] = {{"tets", scene.air.tets.size()},
@@ -531,6 +639,7 @@ int bench(const std::vector<std::string_view>& args) {
         solver.step();
     }
     std::vector<double> ms;
+    double detectionMs = 0, rigidSolveMs = 0;
     const std::size_t passesBefore = solver.airOptimizationPasses();
     const double passMsBefore = solver.airOptimizationMilliseconds();
     std::size_t changes = 0;
@@ -538,6 +647,8 @@ int bench(const std::vector<std::string_view>& args) {
         solver.step();
         ms.push_back(solver.lastStepMilliseconds());
         changes += solver.airOptimization().changes();
+        detectionMs += solver.rigid().statistics().detectionMilliseconds;
+        rigidSolveMs += solver.rigid().statistics().solveMilliseconds;
     }
     const std::size_t passes = solver.airOptimizationPasses() - passesBefore;
     const double passMs = solver.airOptimizationMilliseconds() - passMsBefore;
@@ -573,6 +684,19 @@ int bench(const std::vector<std::string_view>& args) {
                  {"ms_per_step_min", sorted.front()},
                  {"ms_per_step_mean", mean},
                  {"ns_per_projection", perType}};
+    if (!scene.rigidBodies.empty()) {
+        const pbd::RigidStatistics& st = solver.rigid().statistics();
+        full["rigid_bodies"] = scene.rigidBodies.size();
+        full["rigid_contacts"] = st.points;
+        full["rigid_rows"] = st.rows;
+        full["rigid_awake"] = st.awakeBodies;
+        full["rigid_sleeping"] = st.sleepingBodies;
+        // Per substep, averaged over the timed steps.
+        const double substeps = double(steps) * std::max(1, scene.solver.substeps);
+        full["ms_rigid_detection"] = detectionMs / substeps;
+        full["ms_rigid_solve"] = rigidSolveMs / substeps;
+        full["rigid_settings"] = rigidSettingsJson(scene.solver.rigid);
+    }
     if (!scene.air.empty()) {
         full["air_tets"] = scene.air.tets.size();
         full["air_triangles"] = scene.air.triangles.size();
@@ -604,6 +728,14 @@ int bench(const std::vector<std::string_view>& args) {
     for (auto it = perType.begin(); it != perType.end(); ++it) {
         std::printf("  %-16s %8zu elements  %7.1f ns per projection\n", it.key().c_str(),
                     counts[it.key()].get<std::size_t>(), it.value().get<double>());
+    }
+    if (full.contains("rigid_bodies")) {
+        std::printf("  rigid: %zu bodies (%zu awake), %zu contact points, %zu rows; per substep "
+                    "%.3f ms detection, %.3f ms solve\n",
+                    scene.rigidBodies.size(), full["rigid_awake"].get<std::size_t>(),
+                    full["rigid_contacts"].get<std::size_t>(),
+                    full["rigid_rows"].get<std::size_t>(), full["ms_rigid_detection"].get<double>(),
+                    full["ms_rigid_solve"].get<double>());
     }
     if (full.contains("air_tets")) {
         std::printf("  %-16s %8zu elements  %7.2f ns per check\n", "air", scene.air.size(),

@@ -13,6 +13,17 @@ Bounds Scene::bounds() const {
     for (const Body& body : bodies) {
         b.add(bounds(body));
     }
+    // Rigid bodies that move; static ones (a ground) only when nothing else is there, so that
+    // a 200 m ground does not set the view.
+    Bounds fixed;
+    for (const RigidBody& r : rigidBodies) {
+        for (const RigidShape& shape : r.shapes) {
+            (r.motion == RigidMotion::Static ? fixed : b).add(shapeBounds(r, shape));
+        }
+    }
+    if (b.empty()) {
+        b.add(fixed);
+    }
     return b;
 }
 
@@ -190,6 +201,31 @@ std::vector<std::string> validateScene(const Scene& scene) {
                                    std::to_string(i) + " of " + std::to_string(n));
                 break;
             }
+        }
+    }
+    for (std::size_t i = 0; i < scene.rigidBodies.size(); ++i) {
+        const RigidBody& r = scene.rigidBodies[i];
+        const std::string name = "rigid body " + std::to_string(i) + " '" + r.name + "'";
+        if (r.shapes.empty()) {
+            problems.push_back(name + " has no shape");
+        }
+        if (!r.x.allFinite() || !r.q.coeffs().allFinite() || !r.v.allFinite() || !r.L.allFinite() ||
+            !r.omega.allFinite()) {
+            problems.push_back(name + " has a non-finite position, orientation or velocity");
+        }
+        if (r.isDynamic() && !(r.mass > 0 && std::isfinite(r.mass))) {
+            problems.push_back(name + " is dynamic but has no mass (density " +
+                               std::to_string(r.density) + ")");
+        }
+    }
+    for (std::size_t j = 0; j < scene.rigidJoints.size(); ++j) {
+        const RigidJoint& joint = scene.rigidJoints[j];
+        const int count = int(scene.rigidBodies.size());
+        if (joint.bodyA < -1 || joint.bodyA >= count || joint.bodyB < -1 || joint.bodyB >= count ||
+            joint.bodyA == joint.bodyB) {
+            problems.push_back("joint " + std::to_string(j) + " refers to bodies " +
+                               std::to_string(joint.bodyA) + " and " + std::to_string(joint.bodyB) +
+                               " of " + std::to_string(count));
         }
     }
     const SolverSettings& s = scene.solver;

@@ -6,6 +6,7 @@
 #include "core/Colliders.h"
 #include "core/Constraints.h"
 #include "core/Particles.h"
+#include "core/RigidBody.h"
 #include "core/SolverSettings.h"
 
 #include <string>
@@ -37,6 +38,9 @@ struct Scene {
     ConstraintSet constraints;
     std::vector<Collider> colliders;
     AirMesh air;
+    // Rigid bodies (§5) and the joints between them; stepped with the particles, each substep.
+    std::vector<RigidBody> rigidBodies;
+    std::vector<RigidJoint> rigidJoints;
     SolverSettings solver;
 
     Bounds bounds() const;

@@ -2,6 +2,7 @@
 
 #include "core/ConstraintBuilders.h"
 #include "core/PrimitiveMeshes.h"
+#include "core/RigidScenes.h"
 
 namespace pbd {
 
@@ -205,6 +206,17 @@ const std::vector<Entry>& entries() {
           "A cloth falling onto a sphere on the ground: colliders with friction, self-collision"},
          &makeDrape},
         {{"tear", "A sheet pulled apart by its two edges until it tears"}, &makeTear},
+        {{"pyramid", "A wall pyramid of 210 boxes (base 20) on the ground: rigid stacking"},
+         [] { return makeRigidPyramid(20); }},
+        {{"pyramid-100", "A wall pyramid of 5,050 boxes (base 100): the rigid benchmark"},
+         [] { return makeRigidPyramid(100); }},
+        {{"stack", "A vertical stack of 10 boxes on the ground"},
+         [] { return makeRigidStack(10); }},
+        {{"chain", "10 capsule links on ball joints with a weight 100 times a link's mass"},
+         [] { return makeRigidChain(10, 100); }},
+        {{"spinning-top",
+          "A T-handle spinning about its intermediate axis in zero gravity (Dzhanibekov)"},
+         &makeSpinningTop},
     };
     return list;
 }

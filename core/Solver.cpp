@@ -300,6 +300,9 @@ void Solver::substep(Real h) {
         th.regions = partitionColours(set, particles.size(), th.count);
     }
     convergence_.clear();
+    if (!scene_.rigidBodies.empty()) {
+        rigid_.step(scene_.rigidBodies, scene_.rigidJoints, s.rigid, s.gravity, h);
+    }
     runSubstepPhases(h);
     applyContactVelocities(h);
     if (s.constraintDamping > 0) {

@@ -8,6 +8,7 @@
 
 #include "core/AirOptimizer.h"
 #include "core/Constraints.h"
+#include "core/RigidSolver.h"
 #include "core/Scene.h"
 #include "core/SelfCollision.h"
 #include "core/Tearing.h"
@@ -90,6 +91,8 @@ public:
     std::size_t airOptimizationPasses() const { return airOptimizationPasses_; }
     double airOptimizationMilliseconds() const { return airOptimizationMs_; }
     std::uint64_t airTopologyVersion() const { return airTopologyVersion_; }
+    // The rigid-body solver: contacts and statistics of the last substep.
+    const RigidSolver& rigid() const { return rigid_; }
     // Cloth self-collision contacts in the last substep.
     const std::vector<SelfContact>& selfContacts() const { return selfContacts_; }
 
@@ -99,6 +102,7 @@ private:
     void runSubstepPhases(Real h);
 
     Scene& scene_;
+    RigidSolver rigid_;
     void prepareContacts();
     void findContacts(int part, int parts);
     void mergeContacts();

@@ -2,6 +2,7 @@
 // How a scene is stepped: the integration and solver parameters that travel with the scene.
 
 #include "core/LinearAlgebra.h"
+#include "core/RigidSettings.h"
 
 #include <string_view>
 
@@ -43,6 +44,8 @@ struct SolverSettings {
     // slides on it with Coulomb friction mu (0 = frictionless).
     Real airContactDistance = 0.002;
     Real airFriction = 0.5;
+    // Rigid bodies (§5): the projected Gauss-Seidel solve and its stabilisation.
+    RigidSettings rigid;
     // Worker threads for the parallel solve; 0 = all cores.
     int threads = 1;
 };

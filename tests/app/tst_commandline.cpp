@@ -327,6 +327,54 @@ private slots:
             QVERIFY2(r.err.contains(parts[0]), qPrintable(r.err));
         }
     }
+
+    void cliRigidScenesReportBodiesMomentumAndEnergy() {
+        // The spinning top in zero gravity: momentum and energy are reported and kept.
+        Run r = run(cli_, {"simulate", "spinning-top", "--steps", "240"});
+        QVERIFY2(r.exitCode == 0, qPrintable(r.err));
+        nlohmann::json j = nlohmann::json::parse(r.out.toStdString());
+        const nlohmann::json& rigid = j["rigid"];
+        QCOMPARE(rigid["bodies"].size(), std::size_t(1));
+        QCOMPARE(rigid["bodies"][0]["shapes"].size(), std::size_t(2));
+        const auto L = rigid["angular_momentum"].get<std::vector<double>>();
+        const auto bodyL = rigid["bodies"][0]["angular_momentum"].get<std::vector<double>>();
+        QVERIFY(std::abs(L[0] - bodyL[0]) < 1e-12); // at rest at the origin's height: L only
+        QVERIFY(std::abs(rigid["kinetic_energy"].get<double>() - 0.8513) < 1e-3);
+        const auto q = rigid["bodies"][0]["orientation"].get<std::vector<double>>();
+        QCOMPARE(q.size(), std::size_t(4));
+        QVERIFY(std::abs(q[0] * q[0] + q[1] * q[1] + q[2] * q[2] + q[3] * q[3] - 1) < 1e-12);
+
+        // The stack with the options: warm starting off and shock propagation are applied and
+        // reported; the stack still stands after a second.
+        r = run(cli_,
+                {"simulate", "stack", "--steps", "60", "--warm-start", "off", "--stabilisation",
+                 "shock-propagation", "--rigid-iterations", "30", "--sleeping", "off"});
+        QVERIFY2(r.exitCode == 0, qPrintable(r.err));
+        j = nlohmann::json::parse(r.out.toStdString());
+        QCOMPARE(j["rigid"]["settings"]["warm_start"].get<bool>(), false);
+        QCOMPARE(j["rigid"]["settings"]["iterations"].get<int>(), 30);
+        QCOMPARE(j["rigid"]["settings"]["stabilisation"].get<std::string>(),
+                 std::string("shock-propagation"));
+        QCOMPARE(j["rigid"]["bodies"].size(), std::size_t(11));
+        QCOMPARE(j["rigid"]["contacts"].get<int>(), 40);
+        QVERIFY(j["rigid"]["bodies"][10]["position"][1].get<double>() > 9.4);
+
+        // Bench reports the rigid figures.
+        r = run(cli_, {"bench", "pyramid", "--steps", "5", "--json"});
+        QVERIFY2(r.exitCode == 0, qPrintable(r.err));
+        j = nlohmann::json::parse(r.out.toStdString());
+        QCOMPARE(j["rigid_bodies"].get<int>(), 211);
+        QVERIFY(j["rigid_contacts"].get<int>() >= 4 * 210);
+        QVERIFY(j["ms_rigid_solve"].get<double>() > 0);
+
+        for (const char* bad :
+             {"--warm-start=maybe", "--stabilisation=magic", "--rigid-iterations=0"}) {
+            const QStringList parts = QString(bad).split('=');
+            r = run(cli_, {"simulate", "stack", parts[0], parts[1]});
+            QCOMPARE(r.exitCode, 2);
+            QVERIFY2(r.err.contains(parts[0]), qPrintable(r.err));
+        }
+    }
 };
 
 int main(int argc, char** argv) {

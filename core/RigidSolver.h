@@ -1,0 +1,98 @@
+#pragma once
+// The rigid-body step (ALGORITHMS §5, source 004). Stages: apply gravity to v and torque to L
+// and set omega = I^-1 L; detect contacts; wake touched islands; build the velocity
+// constraints (contact normal rows [0, inf), two friction rows bounded by mu·lambda_n, joint
+// rows); warm-start them; projected Gauss-Seidel sweeps in a random row order seeded per step;
+// shock propagation (if chosen); integrate x += h v and R += h [omega]x R (as a quaternion,
+// normalised); put resting islands to sleep. Serial and deterministic: same input, same result.
+
+#include "core/RigidCollision.h"
+#include "core/RigidSettings.h"
+
+#include <cstdint>
+#include <vector>
+
+namespace pbd {
+
+// A contact point as solved in the last step: for views (glyphs, the contact force field) and
+// tests. Impulses are N·s over the step; divided by h they are forces.
+struct RigidContact {
+    int bodyA = 0, bodyB = 0; // bodyA may be a static body; never -1
+    Vec3 position = Vec3::Zero();
+    Vec3 normal = Vec3::UnitY(); // from A to B
+    Real separation = 0;
+    Real normalImpulse = 0;
+    Vec3 frictionImpulse = Vec3::Zero();
+    std::uint32_t feature = 0;
+};
+
+struct RigidStatistics {
+    std::size_t candidatePairs = 0; // pairs whose bounds overlap
+    std::size_t manifolds = 0;      // touching shape pairs solved
+    std::size_t points = 0;
+    std::size_t rows = 0;            // scalar rows (a joint's block counts its rows)
+    std::size_t warmStarted = 0;     // points that found their last impulse
+    std::size_t reusedManifolds = 0; // kept from the last step by aggressive sleep
+    std::size_t awakeBodies = 0;
+    std::size_t sleepingBodies = 0;
+    std::size_t islands = 0; // islands of dynamic bodies (awake and asleep)
+    int maxHeight = 0;       // contact-graph distance of the highest body from a fixed one
+    double detectionMilliseconds = 0;
+    double solveMilliseconds = 0;
+};
+
+class RigidSolver {
+public:
+    RigidSolver();
+    ~RigidSolver();
+    RigidSolver(RigidSolver&&) noexcept;
+    RigidSolver& operator=(RigidSolver&&) noexcept;
+
+    // Advances the bodies by h. Joint indices refer to `bodies`.
+    void step(std::vector<RigidBody>& bodies, const std::vector<RigidJoint>& joints,
+              const RigidSettings& settings, const Vec3& gravity, Real h);
+    // Forgets the cached contacts (warm start, aggressive sleep) and the step count that seeds
+    // the row order; for a scene reset.
+    void reset();
+
+    const std::vector<RigidContact>& contacts() const { return contacts_; }
+    const RigidStatistics& statistics() const { return stats_; }
+    // The largest distance between a joint's two anchors after the last step, m.
+    Real maxJointError() const { return maxJointError_; }
+
+private:
+    struct CachedManifold {
+        std::uint64_t key = 0;
+        RigidManifold manifold;
+        std::array<Real, 4> normalImpulse{};
+        Vec3 frictionImpulse = Vec3::Zero(); // along t1, t2 and the twist about n
+    };
+    struct SolverBody {
+        Vec3 v = Vec3::Zero();
+        Vec3 w = Vec3::Zero();
+        Real inverseMass = 0;
+        Mat3 inverseInertia = Mat3::Zero();
+    };
+    struct PointConstraint;
+    struct FrictionConstraint;
+    struct JointConstraint;
+
+    void detect(std::vector<RigidBody>& bodies, const std::vector<RigidJoint>& joints,
+                const RigidSettings& settings);
+    void computeHeights(const std::vector<RigidBody>& bodies);
+
+    std::vector<CachedManifold> manifolds_; // this step's, sorted by key; next step's cache
+    std::vector<CachedManifold> previous_;
+    std::vector<SolverBody> solverBodies_;
+    std::vector<int> heights_;
+    std::vector<RigidContact> contacts_;
+    std::vector<std::uint32_t> order_;
+    std::vector<PointConstraint> points_;
+    std::vector<FrictionConstraint> frictions_;
+    std::vector<JointConstraint> jointRows_;
+    RigidStatistics stats_;
+    Real maxJointError_ = 0;
+    std::uint64_t steps_ = 0;
+};
+
+} // namespace pbd
