@@ -12,6 +12,7 @@
 #include "widgets/LogPanel.h"
 #include "widgets/PrepareDialog.h"
 #include "widgets/PropertiesPanel.h"
+#include "widgets/RigidActors.h"
 #include "widgets/SceneActors.h"
 #include "widgets/SceneTreePanel.h"
 #include "widgets/ScreenshotDialog.h"
@@ -87,6 +88,7 @@ MainWindow::MainWindow(bool persistSettings, QWidget* parent)
     viewport_->setObjectName(QStringLiteral("viewport"));
     setCentralWidget(viewport_);
     actors_ = std::make_unique<SceneActors>(viewport_->renderer());
+    rigidActors_ = std::make_unique<RigidActors>(viewport_->renderer());
     worker_ = new SimulationWorker(this);
     undoStack_ = new QUndoStack(this);
     frameTimer_.setSingleShot(true);
@@ -285,6 +287,17 @@ void MainWindow::createActions() {
         actors_->setFrameGlyphs(scene_, on);
         viewport_->update();
     });
+    QAction* rigidContacts = view->addAction(tr("Rigid Contacts and &Joints"));
+    rigidContacts->setObjectName(QStringLiteral("actionRigidContacts"));
+    rigidContacts->setCheckable(true);
+    rigidContacts->setChecked(true);
+    rigidContacts->setShortcut(QKeySequence(Qt::Key_J));
+    rigidContacts->setToolTip(tr("Rigid contact points along their normals, coloured by the "
+                                 "contact force, and joint anchors with their frames"));
+    connect(rigidContacts, &QAction::toggled, this, [this](bool on) {
+        rigidActors_->setContactsShown(on);
+        viewport_->update();
+    });
     // Constraints drawn as lines coloured by how hard they fight.
     QMenu* constraints = view->addMenu(tr("&Constraints"));
     const std::pair<const char*, const char*> kinds[] = {{"Distance", "&Distance Edges"},
@@ -450,6 +463,9 @@ Scene MainWindow::authoredScene() const {
         s.particles.velocities = restParticles_.velocities;
     }
     s.air = restAir_;
+    if (restRigid_.size() == s.rigidBodies.size()) {
+        s.rigidBodies = restRigid_;
+    }
     return s;
 }
 
@@ -995,6 +1011,19 @@ void MainWindow::showSnapshot() {
         }
         actors_->updatePositions(scene_);
     }
+    if (snapshot->rigidPoses.size() == scene_.rigidBodies.size() && !scene_.rigidBodies.empty()) {
+        for (std::size_t i = 0; i < scene_.rigidBodies.size(); ++i) {
+            RigidBody& b = scene_.rigidBodies[i];
+            const SimulationSnapshot::RigidPose& p = snapshot->rigidPoses[i];
+            b.x = p.x;
+            b.q = p.q;
+            b.v = p.v;
+            b.omega = p.omega;
+            b.sleeping = p.sleeping;
+        }
+        shownRigidContacts_ = snapshot->rigidContacts;
+        rigidActors_->update(scene_, shownRigidContacts_, snapshot->rigidSubstep);
+    }
     applyField();
     if (snapshot->constraints) {
         drawConstraints(*snapshot->constraints);
@@ -1243,11 +1272,17 @@ void MainWindow::showScene(Scene scene) {
     scene_ = std::move(scene);
     restParticles_ = scene_.particles;
     restAir_ = scene_.air;
+    restRigid_ = scene_.rigidBodies;
+    shownRigidContacts_.clear();
     projectPath_.clear();
     settingsDirty_ = false;
     undoStack_->clear(); // edits of the previous scene cannot apply to this one
     updateModified();
     actors_->setScene(scene_);
+    rigidActors_->setScene(scene_);
+    if (const auto* shown = findChild<QAction*>(QStringLiteral("actionRigidContacts"))) {
+        rigidActors_->setContactsShown(shown->isChecked());
+    }
     refreshPins();
     applyClip();
     actors_->setWireframe(findChild<QAction*>(QStringLiteral("actionWireframe"))->isChecked());

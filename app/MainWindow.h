@@ -3,6 +3,7 @@
 // View and Help menus. Window geometry, dock layout, view toggles and recent files persist.
 
 #include "core/Fields.h"
+#include "core/RigidSolver.h"
 #include "core/Scene.h"
 #include "meshing/Prepare.h"
 
@@ -35,6 +36,7 @@ namespace pbd {
 class LogPanel;
 class PropertiesPanel;
 class SceneActors;
+class RigidActors;
 class SceneTreePanel;
 class SimulationWorker;
 class SurfaceFieldEvaluator;
@@ -109,6 +111,9 @@ public:
     QUndoStack* undoStack() const { return undoStack_; }
     VtkViewport* viewport() const { return viewport_; }
     SceneActors* sceneActors() const { return actors_.get(); }
+    RigidActors* rigidActors() const { return rigidActors_.get(); }
+    // The rigid contacts drawn now (the last shown step's last substep).
+    const std::vector<RigidContact>& rigidContacts() const { return shownRigidContacts_; }
     SceneTreePanel* sceneTree() const { return sceneTree_; }
     PropertiesPanel* properties() const { return properties_; }
     LogPanel* log() const { return log_; }
@@ -175,6 +180,9 @@ private:
     bool preparing_ = false;
     VtkViewport* viewport_ = nullptr;
     std::unique_ptr<SceneActors> actors_;
+    std::unique_ptr<RigidActors> rigidActors_;
+    std::vector<RigidBody> restRigid_; // the rigid bodies as loaded: what Save writes
+    std::vector<RigidContact> shownRigidContacts_;
     SceneTreePanel* sceneTree_ = nullptr;
     PropertiesPanel* properties_ = nullptr;
     LogPanel* log_ = nullptr;

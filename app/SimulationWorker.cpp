@@ -174,6 +174,14 @@ void SimulationWorker::publish(bool topologyChanged) {
     snapshot->air = air_;
     snapshot->airOptimization = airOptimization_;
     snapshot->airOptimizationPasses = airOptimizationPasses_;
+    snapshot->rigidPoses.reserve(scene_->rigidBodies.size());
+    for (const RigidBody& b : scene_->rigidBodies) {
+        snapshot->rigidPoses.push_back({b.x, b.q, b.v, b.omega, b.sleeping});
+    }
+    snapshot->rigidContacts = rigidContacts_;
+    snapshot->rigidSubstep = scene_->solver.timeStep / std::max(1, scene_->solver.substeps);
+    snapshot->rigidStatistics = rigidStatistics_;
+    snapshot->rigidJointError = rigidJointError_;
     const bool airChanged = airChanged_;
     if (airChanged) {
         snapshot->airTets = std::make_shared<std::vector<Tetrahedron>>(scene_->air.tets);
@@ -313,6 +321,9 @@ void SimulationWorker::loop() {
             airChanged_ = true; // another scene, or the loaded one's air again
             airOptimization_ = AirOptimizationStatistics{};
             airOptimizationPasses_ = 0;
+            rigidContacts_.clear();
+            rigidStatistics_ = RigidStatistics{};
+            rigidJointError_ = 0;
         }
         if (republish) {
             publish(true);
@@ -350,6 +361,11 @@ void SimulationWorker::loop() {
             airOptimization_ = solver->airOptimization();
             airOptimizationPasses_ = solver->airOptimizationPasses();
             airChanged_ = airChanged_ || airOptimization_.changes() > 0;
+            if (!scene_->rigidBodies.empty()) {
+                rigidContacts_ = solver->rigid().contacts();
+                rigidStatistics_ = solver->rigid().statistics();
+                rigidJointError_ = solver->rigid().maxJointError();
+            }
             if (recordConstraints_) {
                 contacts_ = solver->contacts();
             } else {

@@ -42,6 +42,20 @@ struct SimulationSnapshot {
     std::size_t airOptimizationPasses = 0;
     // When drawing constraints is on (setRecordConstraints).
     std::shared_ptr<const ConstraintLines> constraints;
+    // Rigid bodies (§5): every body's pose and sleep state, the last substep's contacts (with
+    // that substep's length, to turn impulses into forces) and the solver's figures.
+    struct RigidPose {
+        Vec3 x;
+        Quat q;
+        Vec3 v;
+        Vec3 omega;
+        bool sleeping;
+    };
+    std::vector<RigidPose> rigidPoses;
+    std::vector<RigidContact> rigidContacts;
+    Real rigidSubstep = 0;
+    RigidStatistics rigidStatistics;
+    Real rigidJointError = 0;
 };
 
 class SimulationWorker : public QObject {
@@ -107,6 +121,9 @@ private:
     std::atomic<bool> recordConstraints_{false};
     bool republishRequested_ = false;
     std::vector<Contact> contacts_; // of the last step, owned by the worker thread
+    std::vector<RigidContact> rigidContacts_;
+    RigidStatistics rigidStatistics_;
+    Real rigidJointError_ = 0;
     AirStatistics air_;
     AirOptimizationStatistics airOptimization_;
     std::size_t airOptimizationPasses_ = 0;

@@ -43,7 +43,7 @@ Scene makeRigidPyramid(int base) {
                              "A wall pyramid of " + std::to_string(base * (base + 1) / 2) +
                                  " boxes (1 m) on the ground, " + std::to_string(base) +
                                  " in the bottom row");
-    scene.rigidBodies.push_back(rigidGround(std::max<Real>(100, base)));
+    scene.rigidBodies.push_back(rigidGround(0.6 * base + 4));
     // Placed as they rest: each contact pressed in by the slop.
     const Real h = 0.5, gap = 0.04, slop = scene.solver.rigid.slop;
     for (int row = 0; row < base; ++row) {
@@ -62,7 +62,7 @@ Scene makeRigidPyramid(int base) {
 Scene makeRigidStack(int count) {
     Scene scene = rigidScene("stack", "A vertical stack of " + std::to_string(count) +
                                           " boxes (1 m) on the ground");
-    scene.rigidBodies.push_back(rigidGround());
+    scene.rigidBodies.push_back(rigidGround(5));
     for (int i = 0; i < count; ++i) {
         const Real slop = scene.solver.rigid.slop;
         scene.rigidBodies.push_back(boxBody("box " + std::to_string(i), Vec3::Constant(0.5),

@@ -6,6 +6,7 @@
 #include "core/SceneLibrary.h"
 #include "core/SurfaceFields.h"
 #include "widgets/LogPanel.h"
+#include "widgets/RigidActors.h"
 #include "widgets/SceneActors.h"
 #include "widgets/VtkViewport.h"
 
@@ -45,6 +46,7 @@
 #include <vtkDataSetMapper.h>
 #include <vtkLookupTable.h>
 #include <vtkMapper.h>
+#include <vtkMatrix4x4.h>
 #include <vtkPolyData.h>
 #include <vtkRenderer.h>
 #include <vtkScalarBarActor.h>
@@ -461,6 +463,57 @@ private slots:
         QVERIFY(w->loadGeneratedScene("air-boxes"));
         QVERIFY(!w->viewport()->planar());
         QVERIFY(!w->viewport()->camera()->GetParallelProjection());
+    }
+
+    void rigidBodiesAreDrawnWithContactsJointsAndSleep() {
+        // The stack: eleven bodies drawn where they are, the contacts as glyphs coloured by
+        // force with their bar, and after a while the resting stack greyed as asleep.
+        auto w = window("stack");
+        RigidActors* rigid = w->rigidActors();
+        QCOMPARE(rigid->bodyCount(), std::size_t(11));
+        QVERIFY(w->simulateSteps(10));
+        const RigidBody& top = w->scene().rigidBodies.back();
+        vtkMatrix4x4* pose = rigid->actor(10)->GetUserMatrix();
+        QVERIFY(pose != nullptr);
+        QVERIFY(std::abs(pose->GetElement(1, 3) - top.x.y()) < 1e-12);
+        QVERIFY(top.x.y() > 9.4); // standing
+        QCOMPARE(std::size_t(rigid->contactGlyphs()->GetNumberOfCells()), std::size_t(40));
+        vtkDataArray* force = rigid->contactGlyphs()->GetCellData()->GetScalars();
+        QVERIFY(force != nullptr);
+        double range[2];
+        force->GetRange(range);
+        // The ground carries more than the top box does. (Weight amplification lets a lower box
+        // feel only part of the weight above it, so not the full stack's weight.)
+        Real top4 = 0, ground4 = 0;
+        QCOMPARE(w->rigidContacts().size(), std::size_t(force->GetNumberOfTuples()));
+        for (vtkIdType c = 0; c < force->GetNumberOfTuples(); ++c) {
+            const RigidContact& contact = w->rigidContacts()[std::size_t(c)];
+            if (contact.bodyA == 0) {
+                ground4 += force->GetTuple1(c);
+            } else if (contact.bodyB == 10) {
+                top4 += force->GetTuple1(c);
+            }
+        }
+        QVERIFY2(top4 > 0.9 * 1000 * 9.81 && top4 < 1.1 * 1000 * 9.81,
+                 qPrintable(QString::number(top4)));
+        QVERIFY(ground4 > 2 * top4);
+        QVERIFY(rigid->forceBar()->GetVisibility());
+        QCOMPARE(rigid->bodyColour(10), RigidActors::colourFor(RigidMotion::Dynamic, false));
+        // View > Rigid Contacts and Joints (J) hides the glyphs.
+        action(*w, "actionRigidContacts")->trigger();
+        QVERIFY(!rigid->forceBar()->GetVisibility());
+        action(*w, "actionRigidContacts")->trigger();
+        // At rest for half a second the island sleeps and is drawn grey-blue.
+        QVERIFY(w->simulateSteps(60));
+        QVERIFY(w->scene().rigidBodies.back().sleeping);
+        QCOMPARE(rigid->bodyColour(10), RigidActors::colourFor(RigidMotion::Dynamic, true));
+
+        // The chain: joint frames at every anchor (three axes and the gap line each).
+        QVERIFY(w->loadGeneratedScene("chain"));
+        QVERIFY(w->simulateSteps(5));
+        QCOMPARE(std::size_t(rigid->jointGlyphs()->GetNumberOfCells()),
+                 4 * w->scene().rigidJoints.size());
+        QCOMPARE(rigid->bodyCount(), w->scene().rigidBodies.size());
     }
 
     void preparingCanBeCancelledAndKeepsTheScene() {
