@@ -154,6 +154,15 @@ struct RigidJoint {
     bool collideConnected = false;
 };
 
+// A particle held at a point of a rigid body (body frame), hard or with XPBD compliance
+// (core/RigidCoupling.h).
+struct RigidAttachment {
+    Index particle = 0;
+    int body = 0;
+    Vec3 local = Vec3::Zero();
+    Real compliance = 0; // m/N; 0 = hard
+};
+
 // Joints made at a world anchor (and axis), from the bodies' current poses.
 RigidJoint ballJoint(const std::vector<RigidBody>& bodies, int a, int b, const Vec3& anchor);
 RigidJoint hingeJoint(const std::vector<RigidBody>& bodies, int a, int b, const Vec3& anchor,

@@ -1,5 +1,11 @@
 #include "core/RigidScenes.h"
 
+#include "core/ConstraintBuilders.h"
+#include "core/PrimitiveMeshes.h"
+#include "core/RigidCoupling.h"
+
+#include <cmath>
+#include <limits>
 #include <string>
 
 namespace pbd {
@@ -129,6 +135,64 @@ Scene makeSpinningTop() {
     finishRigidBody(t);
     t.setAngularVelocity(Vec3(10, 1, 0));
     scene.rigidBodies.push_back(t);
+    return scene;
+}
+
+Scene makeClothOnRigid() {
+    Scene scene = rigidScene("cloth-on-rigid",
+                             "A cloth hung from a carrier bar moving sideways, draped over a "
+                             "block and weighted by a ball at a far corner: particles and "
+                             "rigid bodies coupled both ways");
+    scene.solver.timeStep = 1.0 / 120.0;
+    scene.solver.substeps = 2;
+    scene.solver.iterations = 10;
+    scene.rigidBodies.push_back(rigidGround(4));
+    RigidBody block = boxBody("block", Vec3(0.3, 0.3, 0.3), Vec3(0, 0.3 - 0.002, 0.1));
+    scene.rigidBodies.push_back(block);
+    RigidBody carrier;
+    carrier.name = "carrier";
+    carrier.motion = RigidMotion::Kinematic;
+    carrier.shapes.push_back(RigidShape::box(Vec3(0.9, 0.04, 0.04)));
+    carrier.x = Vec3(0, 1.25, -0.65);
+    finishRigidBody(carrier);
+    carrier.v = Vec3(0.15, 0, 0);
+    scene.rigidBodies.push_back(carrier);
+    const int carrierIndex = 2;
+
+    ClothSheetSpec sheet;
+    sheet.columns = 30;
+    sheet.rows = 30;
+    sheet.width = 1.6;
+    sheet.depth = 1.6;
+    sheet.center = Vec3(0, 1.2, 0.2);
+    scene.bodies.push_back(makeClothSheet(scene.particles, sheet, "cloth"));
+    const Body& cloth = scene.bodies.back();
+    addEdgeDistances(scene.constraints, scene.particles, cloth, 0.0);
+    addDihedralBending(scene.constraints, scene.particles, cloth, 5e3, 0.1);
+
+    // The row nearest the carrier hangs from it; a far corner carries a ball.
+    Real nearZ = std::numeric_limits<Real>::infinity(), farZ = -nearZ;
+    for (Index i = cloth.firstParticle; i < cloth.firstParticle + cloth.particleCount; ++i) {
+        nearZ = std::min(nearZ, scene.particles.positions[i].z());
+        farZ = std::max(farZ, scene.particles.positions[i].z());
+    }
+    RigidBody ball;
+    ball.name = "ball";
+    ball.shapes.push_back(RigidShape::sphere(0.08));
+    ball.density = 1500; // 3.2 kg
+    ball.x = Vec3(0.8 + 0.1, 1.2, farZ);
+    finishRigidBody(ball);
+    scene.rigidBodies.push_back(ball);
+    const int ballIndex = 3;
+    for (Index i = cloth.firstParticle; i < cloth.firstParticle + cloth.particleCount; ++i) {
+        const Vec3& p = scene.particles.positions[i];
+        if (p.z() < nearZ + 1e-9) {
+            scene.rigidAttachments.push_back(attachToRigidBody(scene, i, carrierIndex));
+        } else if (p.z() > farZ - 1e-9 && p.x() > 0.79) {
+            scene.rigidAttachments.push_back(attachToRigidBody(scene, i, ballIndex));
+        }
+    }
+    scene.solver.rigid.sleeping = false; // a moving carrier keeps everything going
     return scene;
 }
 

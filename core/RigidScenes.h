@@ -20,5 +20,8 @@ Scene makeRigidChain(int links, Real massRatio, bool hinged = false);
 // A T-handle spinning about its intermediate axis with omega = (10, 1, 0) rad/s in zero
 // gravity: it flips over and over (the Dzhanibekov effect).
 Scene makeSpinningTop();
+// A cloth hanging from a kinematic bar that moves sideways, draped over a dynamic block and
+// weighted at a far corner by a dynamic ball: attachments and contacts both ways.
+Scene makeClothOnRigid();
 
 } // namespace pbd

@@ -41,6 +41,8 @@ struct Scene {
     // Rigid bodies (§5) and the joints between them; stepped with the particles, each substep.
     std::vector<RigidBody> rigidBodies;
     std::vector<RigidJoint> rigidJoints;
+    // Particles held at points of rigid bodies (two-way: the bodies feel the pull).
+    std::vector<RigidAttachment> rigidAttachments;
     SolverSettings solver;
 
     Bounds bounds() const;

@@ -217,6 +217,9 @@ const std::vector<Entry>& entries() {
         {{"spinning-top",
           "A T-handle spinning about its intermediate axis in zero gravity (Dzhanibekov)"},
          &makeSpinningTop},
+        {{"cloth-on-rigid", "A cloth hung from a moving bar, draped over a block and weighted by "
+                            "a ball: particles and rigid bodies coupled both ways"},
+         &makeClothOnRigid},
     };
     return list;
 }

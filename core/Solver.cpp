@@ -304,6 +304,9 @@ void Solver::substep(Real h) {
         rigid_.step(scene_.rigidBodies, scene_.rigidJoints, s.rigid, s.gravity, h);
     }
     runSubstepPhases(h);
+    if (!scene_.rigidBodies.empty() && !particles.positions.empty()) {
+        coupling_.applyImpulses(scene_, h);
+    }
     applyContactVelocities(h);
     if (s.constraintDamping > 0) {
         // With the substep's inverse masses: hard-attached particles (w = 0) are not moved.
@@ -357,7 +360,17 @@ void Solver::runSubstepPhases(Real h) {
     const bool xpbd = s.method == SolverMethod::Xpbd;
     const bool hasForces = particles.forces.size() == n;
 
-    enum class Kind { Predict, Prepare, Contacts, Sweep, Serial, AirCheck, AirProject, Velocity };
+    enum class Kind {
+        Predict,
+        Prepare,
+        Contacts,
+        Coupling,
+        Sweep,
+        Serial,
+        AirCheck,
+        AirProject,
+        Velocity
+    };
     struct Phase {
         Kind kind;
         int parts;
@@ -369,6 +382,10 @@ void Solver::runSubstepPhases(Real h) {
     if (contacts) {
         phases.push_back({Kind::Prepare, 1, 0});
         phases.push_back({Kind::Contacts, T, 0});
+    }
+    const bool coupled = !scene_.rigidBodies.empty() && n > 0;
+    if (coupled) {
+        phases.push_back({Kind::Coupling, 1, 0});
     }
     contacts_.clear();
     selfContacts_.clear();
@@ -423,6 +440,9 @@ void Solver::runSubstepPhases(Real h) {
         case Kind::Contacts:
             findContacts(part, T);
             break;
+        case Kind::Coupling:
+            coupling_.begin(scene_, P, s.collisionMargin);
+            break;
         case Kind::Sweep: {
             const kernels::Sweep sweep{invH2, phase.iteration == 0};
             xpbd ? solveRegion<true>(set, th.regions, P, part, sweep)
@@ -440,6 +460,9 @@ void Solver::runSubstepPhases(Real h) {
             solvePressure(set.pressure, P, invH2, xpbd, iterations, scratchGradient_);
             solveSelfContacts();
             solveContacts();
+            if (coupled) {
+                coupling_.project(scene_, P, h);
+            }
             if (recordConvergence_) {
                 convergence_.push_back(largestConstraintError(set, P, invH2, xpbd));
             }

@@ -8,6 +8,7 @@
 
 #include "core/AirOptimizer.h"
 #include "core/Constraints.h"
+#include "core/RigidCoupling.h"
 #include "core/RigidSolver.h"
 #include "core/Scene.h"
 #include "core/SelfCollision.h"
@@ -93,6 +94,7 @@ public:
     std::uint64_t airTopologyVersion() const { return airTopologyVersion_; }
     // The rigid-body solver: contacts and statistics of the last substep.
     const RigidSolver& rigid() const { return rigid_; }
+    const RigidCoupling& rigidCoupling() const { return coupling_; }
     // Cloth self-collision contacts in the last substep.
     const std::vector<SelfContact>& selfContacts() const { return selfContacts_; }
 
@@ -103,6 +105,7 @@ private:
 
     Scene& scene_;
     RigidSolver rigid_;
+    RigidCoupling coupling_;
     void prepareContacts();
     void findContacts(int part, int parts);
     void mergeContacts();

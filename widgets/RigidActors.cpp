@@ -151,7 +151,8 @@ QColor RigidActors::colourFor(RigidMotion motion, bool sleeping) {
     case RigidMotion::Dynamic:
         break;
     }
-    return sleeping ? QColor(120, 130, 160) : QColor(225, 140, 60);
+    // Awake: a steel blue unlike the cloth's orange; asleep: dimmed and greyed.
+    return sleeping ? QColor(95, 105, 135) : QColor(100, 155, 215);
 }
 
 QColor RigidActors::bodyColour(std::size_t body) const {
