@@ -228,6 +228,16 @@ std::vector<std::string> validateScene(const Scene& scene) {
                                " of " + std::to_string(count));
         }
     }
+    for (std::size_t a = 0; a < scene.rigidAttachments.size(); ++a) {
+        const RigidAttachment& r = scene.rigidAttachments[a];
+        if (r.particle >= p.size() || r.body < 0 ||
+            std::size_t(r.body) >= scene.rigidBodies.size()) {
+            problems.push_back("rigid attachment " + std::to_string(a) + " joins particle " +
+                               std::to_string(r.particle) + " of " + std::to_string(p.size()) +
+                               " to rigid body " + std::to_string(r.body) + " of " +
+                               std::to_string(scene.rigidBodies.size()));
+        }
+    }
     const SolverSettings& s = scene.solver;
     if (!(s.timeStep > 0) || !std::isfinite(s.timeStep) || s.substeps < 1 || s.iterations < 1) {
         problems.push_back("solver settings need a positive time step, substeps and iterations");

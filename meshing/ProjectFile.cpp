@@ -660,6 +660,14 @@ std::string projectToJson(const Scene& scene, int indent) {
             rigidJoints.push_back(rigidJointToJson(r));
         }
         j["rigidJoints"] = rigidJoints;
+        json attachments = json::array();
+        for (const RigidAttachment& a : scene.rigidAttachments) {
+            attachments.push_back(json{{"particle", a.particle},
+                                       {"body", a.body},
+                                       {"local", vec(a.local)},
+                                       {"compliance", a.compliance}});
+        }
+        j["rigidAttachments"] = attachments;
     }
     j["constraints"] = constraintsToJson(scene.constraints);
     j["solver"] = solverToJson(scene.solver);
@@ -755,6 +763,15 @@ Result<Scene> projectFromJson(const std::string& text, const std::string& origin
             for (std::size_t i = 0; i < j["rigidJoints"].size(); ++i) {
                 scene.rigidJoints.push_back(rigidJointFromJson(
                     j["rigidJoints"][i], w + ".rigidJoints[" + std::to_string(i) + "]"));
+            }
+        }
+        if (j.contains("rigidAttachments")) {
+            for (std::size_t i = 0; i < j["rigidAttachments"].size(); ++i) {
+                const std::string aw = w + ".rigidAttachments[" + std::to_string(i) + "]";
+                const json& a = j["rigidAttachments"][i];
+                scene.rigidAttachments.push_back(
+                    {get<Index>(a, "particle", aw), get<int>(a, "body", aw),
+                     toVec(at(a, "local", aw), aw + ".local"), get<Real>(a, "compliance", aw)});
             }
         }
         if (j.contains("constraints")) {

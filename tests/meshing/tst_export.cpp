@@ -283,6 +283,25 @@ private slots:
                  broken.error().c_str());
     }
 
+    void clothOnRigidProjectKeepsItsAttachments() {
+        Result<Scene> made = makeScene("cloth-on-rigid");
+        QVERIFY2(made.ok(), made.error().c_str());
+        const std::string json = projectToJson(*made);
+        Result<Scene> back = projectFromJson(json);
+        QVERIFY2(back.ok(), back.error().c_str());
+        QCOMPARE(back->rigidAttachments.size(), made->rigidAttachments.size());
+        QVERIFY(back->rigidAttachments.size() > 30);
+        QCOMPARE(projectToJson(*back), json);
+        Scene a = *made;
+        Solver sa(a), sb(*back);
+        for (int i = 0; i < 30; ++i) {
+            sa.step();
+            sb.step();
+        }
+        QCOMPARE(back->particles.positions, a.particles.positions);
+        QCOMPARE(back->rigidBodies[3].x, a.rigidBodies[3].x);
+    }
+
     void brokenProjectsNameTheProblem() {
         const std::string good = projectToJson(preparedScene());
         QVERIFY(projectFromJson("{not json", "x.json").error().find("x.json is not valid JSON") ==
