@@ -238,6 +238,8 @@ void RigidSolver::detect(std::vector<RigidBody>& bodies, const std::vector<Rigid
         m.shapeA = c.sa;
         m.shapeB = c.sb;
         const RigidBody &A = bodies[c.a], &B = bodies[c.b];
+        out.xA = A.x;
+        out.xB = B.x;
         const RigidShape &sA = A.shapes[c.sa], &sB = B.shapes[c.sb];
         return collideShapes(sA, shapePose(A, sA), sB, shapePose(B, sB), settings.contactMargin, m);
     };
@@ -254,7 +256,18 @@ void RigidSolver::detect(std::vector<RigidBody>& bodies, const std::vector<Rigid
         done[i] = 1;
         if (settings.aggressiveSleep && resting(c.a) && resting(c.b)) {
             if (const CachedManifold* old = cached(c.key)) {
-                found.push_back(*old);
+                // The same points, normal and lever arms; only the separations follow the
+                // bodies' small moves since, so the slop is kept.
+                CachedManifold kept = *old;
+                const Vec3 moveA = bodies[c.a].x - old->xA, moveB = bodies[c.b].x - old->xB;
+                RigidManifold& m = kept.manifold;
+                for (int k = 0; k < m.count; ++k) {
+                    m.points[k].separation += m.normal.dot(moveB - moveA);
+                    m.points[k].position += 0.5 * (moveA + moveB);
+                }
+                kept.xA = bodies[c.a].x;
+                kept.xB = bodies[c.b].x;
+                found.push_back(kept);
                 ++stats_.reusedManifolds;
                 continue;
             }

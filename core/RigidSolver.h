@@ -65,7 +65,8 @@ private:
         std::uint64_t key = 0;
         RigidManifold manifold;
         std::array<Real, 4> normalImpulse{};
-        Vec3 frictionImpulse = Vec3::Zero(); // along t1, t2 and the twist about n
+        Vec3 frictionImpulse = Vec3::Zero();       // along t1, t2 and the twist about n
+        Vec3 xA = Vec3::Zero(), xB = Vec3::Zero(); // the bodies' positions when it was made
     };
     struct SolverBody {
         Vec3 v = Vec3::Zero();

@@ -450,6 +450,33 @@ private slots:
         QVERIFY(scene.rigidBodies[2].x.y() > 1.4); // resting on the first box, not through it
     }
 
+    void aggressiveSleepReusesContactsOfRestingBodies() {
+        // The pyramid with sleeping off and aggressive sleep on: once its boxes rest, their
+        // contacts are kept from step to step instead of detected, and it still stands.
+        Result<Scene> made = makeScene("pyramid");
+        QVERIFY(made.ok());
+        Scene& scene = *made;
+        scene.solver.rigid.sleeping = false;
+        scene.solver.rigid.aggressiveSleep = true;
+        const std::vector<Vec3> start = positionsOf(scene.rigidBodies);
+        Solver solver(scene);
+        std::size_t reused = 0;
+        for (int i = 0; i < 120; ++i) {
+            solver.step();
+            reused = solver.rigid().statistics().reusedManifolds;
+        }
+        QVERIFY2(
+            reused > 0.9 * double(solver.rigid().statistics().manifolds),
+            qPrintable(QString("%1 of %2").arg(reused).arg(solver.rigid().statistics().manifolds)));
+        QVERIFY(maxDisplacement(scene.rigidBodies, start) < 0.01);
+        // A knocked box is no longer at rest: from the next step its contacts are detected
+        // again.
+        scene.rigidBodies[150].v = Vec3(0, 3, 0);
+        solver.step();
+        solver.step();
+        QVERIFY(solver.rigid().statistics().reusedManifolds < reused);
+    }
+
     void hingeMotorAndLimit() {
         Scene scene;
         scene.solver.timeStep = 1.0 / 60.0;
