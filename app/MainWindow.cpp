@@ -611,6 +611,53 @@ QWidget* MainWindow::createSimulationPanel() {
     form->addRow(tr("Substeps"), substeps_);
     form->addRow(tr("Iterations"), iterations_);
     form->addRow(tr("Threads"), threads_);
+    // Rigid bodies (§5): the projected Gauss-Seidel solve and its stabilisation, each switch
+    // taking effect at the next step, so its effect on a stack can be watched.
+    rigidSettings_ = new QGroupBox(tr("Rigid bodies"), panel);
+    rigidSettings_->setObjectName(QStringLiteral("rigidSettings"));
+    rigidSettings_->setToolTip(tr("Only scenes with rigid bodies"));
+    auto* rigidForm = new QFormLayout(rigidSettings_);
+    rigidIterations_ = new QSpinBox(rigidSettings_);
+    rigidIterations_->setObjectName(QStringLiteral("rigidIterations"));
+    rigidIterations_->setRange(1, 1000);
+    rigidIterations_->setToolTip(tr("Projected Gauss-Seidel sweeps per substep"));
+    rigidWarmStart_ = new QCheckBox(tr("Warm start"), rigidSettings_);
+    rigidWarmStart_->setObjectName(QStringLiteral("rigidWarmStart"));
+    rigidWarmStart_->setToolTip(tr("Start each step from the last step's contact impulses, "
+                                   "matched by feature (vertex of one body on face of the other)"));
+    rigidStabilisation_ = new QComboBox(rigidSettings_);
+    rigidStabilisation_->setObjectName(QStringLiteral("rigidStabilisation"));
+    rigidStabilisation_->addItem(tr("Off"), int(StackStabilisation::Off));
+    rigidStabilisation_->addItem(tr("Shock propagation"),
+                                 int(StackStabilisation::ShockPropagation));
+    rigidStabilisation_->addItem(tr("Weight amplification"),
+                                 int(StackStabilisation::WeightAmplification));
+    rigidStabilisation_->setToolTip(
+        tr("What keeps stacks standing: the lower body of a contact held (shock propagation) or "
+           "counted 1.4 times heavier (weight amplification)"));
+    rigidSleeping_ = new QCheckBox(tr("Sleeping"), rigidSettings_);
+    rigidSleeping_->setObjectName(QStringLiteral("rigidSleeping"));
+    rigidSleeping_->setToolTip(tr("Islands at rest for half a second stop being simulated until "
+                                  "something touches them (drawn grey-blue)"));
+    rigidAggressiveSleep_ = new QCheckBox(tr("Aggressive sleep"), rigidSettings_);
+    rigidAggressiveSleep_->setObjectName(QStringLiteral("rigidAggressiveSleep"));
+    rigidAggressiveSleep_->setToolTip(
+        tr("Bodies at rest keep their last contacts instead of detecting them again"));
+    rigidIterations_->setSizePolicy(QSizePolicy::Ignored, QSizePolicy::Fixed);
+    rigidStabilisation_->setSizePolicy(QSizePolicy::Ignored, QSizePolicy::Fixed);
+    rigidForm->addRow(tr("Sweeps"), rigidIterations_);
+    rigidForm->addRow(tr("Stacks"), rigidStabilisation_);
+    rigidForm->addRow(rigidWarmStart_);
+    rigidForm->addRow(rigidSleeping_);
+    rigidForm->addRow(rigidAggressiveSleep_);
+    rigidSettings_->setEnabled(false);
+    form->addRow(rigidSettings_);
+    connect(rigidIterations_, &QSpinBox::valueChanged, this, &MainWindow::applyRigidSettings);
+    connect(rigidStabilisation_, &QComboBox::currentIndexChanged, this,
+            &MainWindow::applyRigidSettings);
+    for (QCheckBox* box : {rigidWarmStart_, rigidSleeping_, rigidAggressiveSleep_}) {
+        connect(box, &QCheckBox::toggled, this, &MainWindow::applyRigidSettings);
+    }
     // The air (Air Meshes §4): how often it is re-meshed and how bodies meet across it.
     airSettings_ = new QGroupBox(tr("Air mesh"), panel);
     airSettings_->setObjectName(QStringLiteral("airSettings"));
@@ -806,6 +853,20 @@ void MainWindow::applyAirSettings() {
     scene_.solver.airQualityThreshold = airThreshold_->value();
     scene_.solver.airContactDistance = airDistance_->value() / 1000.0;
     scene_.solver.airFriction = airFriction_->value();
+    markModified();
+}
+
+void MainWindow::applyRigidSettings() {
+    if (!worker_ || !rigidIterations_) {
+        return;
+    }
+    RigidSettings& r = scene_.solver.rigid; // the scene the window shows and saves
+    r.iterations = rigidIterations_->value();
+    r.warmStart = rigidWarmStart_->isChecked();
+    r.stabilisation = StackStabilisation(rigidStabilisation_->currentData().toInt());
+    r.sleeping = rigidSleeping_->isChecked();
+    r.aggressiveSleep = rigidAggressiveSleep_->isChecked();
+    worker_->setRigidSettings(r);
     markModified();
 }
 
@@ -1316,6 +1377,22 @@ void MainWindow::showScene(Scene scene) {
         w->blockSignals(false);
     }
     airSettings_->setEnabled(!scene_.air.empty());
+    const std::initializer_list<QWidget*> rigidWidgets{rigidIterations_, rigidWarmStart_,
+                                                       rigidStabilisation_, rigidSleeping_,
+                                                       rigidAggressiveSleep_};
+    for (QWidget* w : rigidWidgets) {
+        w->blockSignals(true);
+    }
+    const RigidSettings& rigid = scene_.solver.rigid;
+    rigidIterations_->setValue(rigid.iterations);
+    rigidWarmStart_->setChecked(rigid.warmStart);
+    rigidStabilisation_->setCurrentIndex(rigidStabilisation_->findData(int(rigid.stabilisation)));
+    rigidSleeping_->setChecked(rigid.sleeping);
+    rigidAggressiveSleep_->setChecked(rigid.aggressiveSleep);
+    for (QWidget* w : rigidWidgets) {
+        w->blockSignals(false);
+    }
+    rigidSettings_->setEnabled(!scene_.rigidBodies.empty());
     fieldEvaluator_ = std::make_unique<SurfaceFieldEvaluator>(scene_);
     applyField();
     Scene simulated = scene_;

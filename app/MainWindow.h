@@ -194,6 +194,13 @@ private:
     SimulationWorker* worker_ = nullptr;
     std::size_t shownTopology_ = 0;
     std::size_t shownAirVersion_ = 0;
+    QGroupBox* rigidSettings_ = nullptr;
+    QSpinBox* rigidIterations_ = nullptr;
+    QCheckBox* rigidWarmStart_ = nullptr;
+    QComboBox* rigidStabilisation_ = nullptr;
+    QCheckBox* rigidSleeping_ = nullptr;
+    QCheckBox* rigidAggressiveSleep_ = nullptr;
+    void applyRigidSettings();
     QGroupBox* airSettings_ = nullptr;
     QSpinBox* airInterval_ = nullptr;
     QDoubleSpinBox* airThreshold_ = nullptr;

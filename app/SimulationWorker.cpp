@@ -112,6 +112,15 @@ void SimulationWorker::setAirSettings(int optimizationInterval, Real qualityThre
     wake_.notify_all();
 }
 
+void SimulationWorker::setRigidSettings(const RigidSettings& rigid) {
+    {
+        std::lock_guard lock(mutex_);
+        newSettings_.rigid = rigid;
+        settingsChanged_ = true;
+    }
+    wake_.notify_all();
+}
+
 SolverSettings SimulationWorker::settings() const {
     std::lock_guard lock(mutex_);
     return newSettings_;

@@ -95,6 +95,8 @@ public:
     void setInverseMass(Index particle, Real inverseMass);
 
     bool isRunning() const { return running_.load(); }
+    // New rigid-body solver settings (core/RigidSettings.h), taken at the next step boundary.
+    void setRigidSettings(const RigidSettings& rigid);
     SolverSettings settings() const;
     // The newest published state; never null after load().
     std::shared_ptr<const SimulationSnapshot> latest() const;

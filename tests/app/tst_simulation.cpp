@@ -508,6 +508,30 @@ private slots:
         QVERIFY(w->scene().rigidBodies.back().sleeping);
         QCOMPARE(rigid->bodyColour(10), RigidActors::colourFor(RigidMotion::Dynamic, true));
 
+        // The Simulation dock's Rigid bodies group shows the scene's settings; edits reach the
+        // solver and the scene the window saves, and mark it modified.
+        auto* group = w->findChild<QGroupBox*>("rigidSettings");
+        auto* sweeps = w->findChild<QSpinBox*>("rigidIterations");
+        auto* warm = w->findChild<QCheckBox*>("rigidWarmStart");
+        auto* stacks = w->findChild<QComboBox*>("rigidStabilisation");
+        auto* sleeping = w->findChild<QCheckBox*>("rigidSleeping");
+        QVERIFY(group && sweeps && warm && stacks && sleeping);
+        QVERIFY(group->isEnabled());
+        QCOMPARE(sweeps->value(), 20);
+        QVERIFY(warm->isChecked());
+        QCOMPARE(stacks->currentText(), QString("Weight amplification"));
+        sweeps->setValue(12);
+        stacks->setCurrentIndex(stacks->findText("Shock propagation"));
+        warm->setChecked(false);
+        QCOMPARE(w->scene().solver.rigid.iterations, 12);
+        QVERIFY(w->scene().solver.rigid.stabilisation == StackStabilisation::ShockPropagation);
+        QVERIFY(!w->scene().solver.rigid.warmStart);
+        QVERIFY(w->isWindowModified());
+        QCOMPARE(w->simulation()->settings().rigid.iterations, 12);
+        QVERIFY(!w->simulation()->settings().rigid.warmStart);
+        QVERIFY(w->simulateSteps(2));
+        QVERIFY(!w->findChild<QGroupBox*>("airSettings")->isEnabled());
+
         // The chain: joint frames at every anchor (three axes and the gap line each).
         QVERIFY(w->loadGeneratedScene("chain"));
         QVERIFY(w->simulateSteps(5));
