@@ -87,17 +87,15 @@ struct UnionFind {
 
 } // namespace
 
-// One contact point's normal row.
+// One contact point's normal row (the bodies, normal and inverse masses are its manifold's,
+// in its FrictionConstraint).
 struct RigidSolver::PointConstraint {
-    int a, b; // solver bodies
-    int manifold, point;
-    Vec3 n;
     Vec3 raN, rbN; // r x n
     Vec3 iaN, ibN; // I^-1 (r x n), scaled
-    Real wa, wb;   // inverse masses, scaled
     Real massN;
     Real bias;
     Real lambdaN;
+    int manifold, point;
 };
 
 // The friction of one manifold, at the centre of its points: two tangent rows bounded by
@@ -505,16 +503,11 @@ void RigidSolver::step(std::vector<RigidBody>& bodies, const std::vector<RigidJo
             const RigidContactPoint& p = m.points[k];
             centre += p.position / Real(m.count);
             PointConstraint c;
-            c.a = m.bodyA;
-            c.b = m.bodyB;
             c.manifold = mi;
             c.point = k;
-            c.n = m.normal;
             const Vec3 ra = p.position - A.x, rb = p.position - B.x;
-            c.wa = wa;
-            c.wb = wb;
-            c.raN = ra.cross(c.n);
-            c.rbN = rb.cross(c.n);
+            c.raN = ra.cross(m.normal);
+            c.rbN = rb.cross(m.normal);
             c.iaN = ia * c.raN;
             c.ibN = ib * c.rbN;
             c.massN = effectiveMass(wa, wb, c.raN, c.iaN, c.rbN, c.ibN);
@@ -677,7 +670,12 @@ void RigidSolver::step(std::vector<RigidBody>& bodies, const std::vector<RigidJo
         }
     }
 
-    std::vector<SolverBody>& sb = solverBodies_;
+    // The sweeps touch only the velocities: kept apart, they stay in the cache.
+    std::vector<Velocity>& sb = velocities_;
+    sb.resize(std::size_t(n) + 1);
+    for (int i = 0; i <= n; ++i) {
+        sb[std::size_t(i)] = {solverBodies_[std::size_t(i)].v, solverBodies_[std::size_t(i)].w};
+    }
     const auto applyImpulse = [&](int a, int b, Real wa, Real wb, const Vec3& dir, const Vec3& ia,
                                   const Vec3& ib, Real impulse) {
         sb[a].v -= wa * impulse * dir;
@@ -688,10 +686,10 @@ void RigidSolver::step(std::vector<RigidBody>& bodies, const std::vector<RigidJo
     const auto relative = [&](int a, int b, const Vec3& dir, const Vec3& ja, const Vec3& jb) {
         return dir.dot(sb[b].v - sb[a].v) + jb.dot(sb[b].w) - ja.dot(sb[a].w);
     };
-    const auto solveNormal = [&](PointConstraint& c) {
-        const Real vn = relative(c.a, c.b, c.n, c.raN, c.rbN);
+    const auto solveNormal = [&](const FrictionConstraint& f, PointConstraint& c) {
+        const Real vn = relative(f.a, f.b, f.n, c.raN, c.rbN);
         const Real next = std::max<Real>(c.lambdaN - c.massN * (vn - c.bias), 0);
-        applyImpulse(c.a, c.b, c.wa, c.wb, c.n, c.iaN, c.ibN, next - c.lambdaN);
+        applyImpulse(f.a, f.b, f.wa, f.wb, f.n, c.iaN, c.ibN, next - c.lambdaN);
         c.lambdaN = next;
     };
     const auto solveFriction = [&](FrictionConstraint& f, int which) {
@@ -777,12 +775,13 @@ void RigidSolver::step(std::vector<RigidBody>& bodies, const std::vector<RigidJo
     };
 
     // Warm start (source 004, Warm Start).
-    for (PointConstraint& c : points) {
-        if (c.lambdaN != 0) {
-            applyImpulse(c.a, c.b, c.wa, c.wb, c.n, c.iaN, c.ibN, c.lambdaN);
-        }
-    }
     for (FrictionConstraint& f : frictions) {
+        for (int k = 0; k < f.pointCount; ++k) {
+            const PointConstraint& c = points[f.firstPoint + k];
+            if (c.lambdaN != 0) {
+                applyImpulse(f.a, f.b, f.wa, f.wb, f.n, c.iaN, c.ibN, c.lambdaN);
+            }
+        }
         applyImpulse(f.a, f.b, f.wa, f.wb, f.t1, f.iaT1, f.ibT1, f.lambdaT1);
         applyImpulse(f.a, f.b, f.wa, f.wb, f.t2, f.iaT2, f.ibT2, f.lambdaT2);
         applyImpulse(f.a, f.b, 0, 0, f.n, f.iaTwist, f.ibTwist, f.lambdaTwist);
@@ -807,7 +806,7 @@ void RigidSolver::step(std::vector<RigidBody>& bodies, const std::vector<RigidJo
         for (int k = 0; k < f.rowCount; ++k) {
             const int r = f.rows[k];
             if (r < 4) {
-                solveNormal(points[f.firstPoint + r]);
+                solveNormal(f, points[f.firstPoint + r]);
             } else {
                 solveFriction(f, r - 3);
             }
@@ -849,20 +848,21 @@ void RigidSolver::step(std::vector<RigidBody>& bodies, const std::vector<RigidJo
                 for (std::size_t k = begin; k < end; ++k) {
                     FrictionConstraint& f = frictions[byLevel[k]];
                     const int side = manifoldLower[byLevel[k]];
+                    const FrictionConstraint heldF = held(f, side);
                     for (int p = 0; p < f.pointCount; ++p) {
                         PointConstraint& original = points[f.firstPoint + p];
-                        PointConstraint c = held(original, side);
+                        PointConstraint c = original;
                         if (side == 1) {
                             c.iaN.setZero();
                         } else if (side == 2) {
                             c.ibN.setZero();
                         }
-                        c.massN = effectiveMass(c.wa, c.wb, c.raN, c.iaN, c.rbN, c.ibN);
-                        solveNormal(c);
+                        c.massN = effectiveMass(heldF.wa, heldF.wb, c.raN, c.iaN, c.rbN, c.ibN);
+                        solveNormal(heldF, c);
                         original.lambdaN = c.lambdaN;
                     }
                     if (f.mu > 0) {
-                        FrictionConstraint g = held(f, side);
+                        FrictionConstraint g = heldF;
                         if (side == 1) {
                             g.iaT1.setZero();
                             g.iaT2.setZero();
@@ -950,7 +950,7 @@ void RigidSolver::step(std::vector<RigidBody>& bodies, const std::vector<RigidJo
             const RigidContactPoint& p = cm.manifold.points[c.point];
             const Real share = support > 0 ? c.lambdaN / support : 1.0 / f.pointCount;
             contacts_.push_back(
-                {c.a, c.b, p.position, c.n, p.separation, c.lambdaN, share * friction, p.feature});
+                {f.a, f.b, p.position, f.n, p.separation, c.lambdaN, share * friction, p.feature});
         }
     }
 
@@ -962,7 +962,7 @@ void RigidSolver::step(std::vector<RigidBody>& bodies, const std::vector<RigidJo
         if (!awake(i)) {
             continue;
         }
-        const SolverBody& s = sb[i];
+        const Velocity& s = sb[i];
         b.v = s.v;
         if (s.w != omegaBefore[i]) {
             b.L += inertiaBefore[i] * (s.w - omegaBefore[i]);

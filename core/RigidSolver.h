@@ -74,6 +74,9 @@ private:
         Real inverseMass = 0;
         Mat3 inverseInertia = Mat3::Zero();
     };
+    struct Velocity {
+        Vec3 v, w;
+    };
     struct PointConstraint;
     struct FrictionConstraint;
     struct JointConstraint;
@@ -85,6 +88,7 @@ private:
     std::vector<CachedManifold> manifolds_; // this step's, sorted by key; next step's cache
     std::vector<CachedManifold> previous_;
     std::vector<SolverBody> solverBodies_;
+    std::vector<Velocity> velocities_;
     std::vector<int> heights_;
     std::vector<RigidContact> contacts_;
     std::vector<std::uint32_t> order_;
