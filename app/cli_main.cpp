@@ -41,6 +41,7 @@ Commands:
           [--quality Q] [--max-volume V] [--air-margin F] [--air-subdivisions N]
           [--air-quality Q] [--local-air D] [--local-air-bodies NAME,...] [--scale S]
           [--no-repair] [--constraints] [--density D] [--areal-density D] [--timeout S]
+          [--rigid [--ground]]
           [-o project.json] [--vtu F] [--msh F] [--tetgen PREFIX] [--report report.json]
           [--quiet]
                                    Import, check and repair meshes; tetrahedralize closed
@@ -51,7 +52,9 @@ Commands:
                                    --local-air); material frames from UVs; masses and, with
                                    --constraints, default constraints. Writes a project file,
                                    .vtu, Gmsh .msh 4.1, TetGen .node/.ele/.face and a JSON
-                                   report. Progress and the report go to stderr.
+                                   report. Progress and the report go to stderr. With --rigid
+                                   every body becomes a rigid body, its convex hull, of
+                                   density D (--ground: on a static ground).
   simulate SCENE|PROJECT [--steps N] [--substeps S] [--iterations I] [--dt T] [--threads T]
            [--method xpbd|pbd] [--air-optimization K] [--air-threshold Q]
            [--air-distance D] [--air-friction MU] [--squash-y] [--out result.json]
@@ -844,6 +847,10 @@ int prepare(const std::vector<std::string_view>& args) {
             options.repair = false;
         } else if (a == "--constraints") {
             options.defaultConstraints = true;
+        } else if (a == "--rigid") {
+            options.rigidHulls = true;
+        } else if (a == "--ground") {
+            options.rigidGround = true;
         } else if (a == "--density") {
             error = number(options.density, false);
         } else if (a == "--areal-density") {

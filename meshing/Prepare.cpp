@@ -5,6 +5,7 @@
 #include "core/Topology.h"
 
 #include <chrono>
+#include <limits>
 #include <nlohmann/json.hpp>
 
 namespace pbd {
@@ -216,6 +217,60 @@ PrepareResult prepareScene(const Scene& input, const PrepareOptions& options,
     }
     for (const std::string& p : report.surfaces.problems) {
         line(report, ReportSeverity::Warning, p);
+    }
+
+    if (options.rigidHulls) {
+        if (meshing) {
+            return fail(std::move(result),
+                        "rigid bodies are convex hulls: they are not tetrahedralized and have no "
+                        "air; choose one or the other");
+        }
+        Stopwatch watch(report, "hulls");
+        Real lowest = std::numeric_limits<Real>::infinity();
+        Bounds all;
+        for (const Body& body : scene.bodies) {
+            std::vector<Vec3> points(scene.particles.positions.begin() + body.firstParticle,
+                                     scene.particles.positions.begin() + body.firstParticle +
+                                         body.particleCount);
+            Result<RigidShape> hull = RigidShape::hull(points);
+            if (!hull) {
+                return fail(std::move(result),
+                            "body '" + body.name + "' cannot be a rigid body: " + hull.error());
+            }
+            RigidBody rigid;
+            rigid.name = body.name;
+            rigid.density = options.density;
+            rigid.shapes.push_back(std::move(hull).value());
+            finishRigidBody(rigid);
+            for (const Vec3& p : points) {
+                lowest = std::min(lowest, p.y());
+                all.add(p);
+            }
+            line(report, ReportSeverity::Info,
+                 "body '" + body.name + "': rigid convex hull of " +
+                     std::to_string(rigid.shapes[0].polyhedron->vertices.size()) + " vertices, " +
+                     std::to_string(rigid.shapes[0].polyhedron->faces.size()) + " faces, " +
+                     std::to_string(rigid.mass) + " kg");
+            scene.rigidBodies.push_back(std::move(rigid));
+        }
+        if (options.rigidGround && !scene.bodies.empty()) {
+            RigidBody ground;
+            ground.name = "ground";
+            ground.motion = RigidMotion::Static;
+            const Real half = std::max<Real>(1.0, all.size().maxCoeff() * 2);
+            ground.shapes.push_back(RigidShape::box(Vec3(half, 0.05 * half, half)));
+            ground.x = Vec3(all.center().x(), lowest - 0.05 * half, all.center().z());
+            finishRigidBody(ground);
+            scene.rigidBodies.insert(scene.rigidBodies.begin(), std::move(ground));
+            line(report, ReportSeverity::Info,
+                 "a static ground under the bodies, its top at y = " + std::to_string(lowest));
+        }
+        scene.bodies.clear();
+        scene.particles = Particles{};
+        scene.solver.timeStep = 1.0 / 60.0;
+        report.bodies = scene.rigidBodies.size();
+        keepGoing(progress, 1.0, "done");
+        return result;
     }
 
     // Roles: open surfaces are cloth; closed ones become tet bodies when tetrahedralizing.

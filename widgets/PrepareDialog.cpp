@@ -49,7 +49,9 @@ PrepareDialog::PrepareDialog(const QStringList& files, const PrepareOptions& opt
     , scale_(spin(this, "prepareScale", 1e-6, 1e6, 6, 0.1))
     , density_(spin(this, "prepareDensity", 0.001, 1e6, 3, 100, tr(" kg/m³")))
     , arealDensity_(spin(this, "prepareArealDensity", 0.0001, 1e4, 4, 0.05, tr(" kg/m²")))
-    , constraints_(new QCheckBox(tr("Add default &constraints (strain, bending, volume)"), this)) {
+    , constraints_(new QCheckBox(tr("Add default &constraints (strain, bending, volume)"), this))
+    , rigid_(new QCheckBox(tr("Make every body a ri&gid body (its convex hull)"), this))
+    , ground_(new QCheckBox(tr("On a static &ground"), this)) {
     setWindowTitle(tr("Prepare Mesh"));
     setObjectName(QStringLiteral("prepareDialog"));
     repair_->setObjectName(QStringLiteral("prepareRepair"));
@@ -58,6 +60,11 @@ PrepareDialog::PrepareDialog(const QStringList& files, const PrepareOptions& opt
     frames_->setObjectName(QStringLiteral("prepareFrames"));
     tetFrames_->setObjectName(QStringLiteral("prepareTetFrames"));
     constraints_->setObjectName(QStringLiteral("prepareConstraints"));
+    rigid_->setObjectName(QStringLiteral("prepareRigid"));
+    ground_->setObjectName(QStringLiteral("prepareGround"));
+    rigid_->setToolTip(tr("Each body becomes one dynamic rigid body: the convex hull of its "
+                          "vertices, of the density below (no tets, air or constraints)"));
+    ground_->setToolTip(tr("A static ground whose top touches the lowest vertex"));
     airSubdivisions_->setObjectName(QStringLiteral("prepareAirSubdivisions"));
     airSubdivisions_->setRange(1, 64);
     quality_->setSpecialValueText(tr("off"));
@@ -89,6 +96,8 @@ PrepareDialog::PrepareDialog(const QStringList& files, const PrepareOptions& opt
     density_->setValue(options.density);
     arealDensity_->setValue(options.arealDensity);
     constraints_->setChecked(options.defaultConstraints);
+    rigid_->setChecked(options.rigidHulls);
+    ground_->setChecked(options.rigidGround);
 
     QStringList names;
     for (const QString& f : files) {
@@ -120,6 +129,11 @@ PrepareDialog::PrepareDialog(const QStringList& files, const PrepareOptions& opt
     materialForm->addRow(tr("&Areal density (cloth):"), arealDensity_);
     materialForm->addRow(constraints_);
 
+    auto* rigid = new QGroupBox(tr("Rigid bodies"), this);
+    auto* rigidForm = new QFormLayout(rigid);
+    rigidForm->addRow(rigid_);
+    rigidForm->addRow(ground_);
+
     auto* buttons = new QDialogButtonBox(QDialogButtonBox::Ok | QDialogButtonBox::Cancel, this);
     buttons->button(QDialogButtonBox::Ok)->setText(tr("&Prepare"));
     connect(buttons, &QDialogButtonBox::accepted, this, &QDialog::accept);
@@ -130,11 +144,13 @@ PrepareDialog::PrepareDialog(const QStringList& files, const PrepareOptions& opt
     layout->addWidget(input);
     layout->addWidget(tets);
     layout->addWidget(materials);
+    layout->addWidget(rigid);
     layout->addWidget(buttons);
 
     connect(tetrahedralize_, &QCheckBox::toggled, this, &PrepareDialog::updateEnabled);
     connect(air_, &QCheckBox::toggled, this, &PrepareDialog::updateEnabled);
     connect(frames_, &QCheckBox::toggled, this, &PrepareDialog::updateEnabled);
+    connect(rigid_, &QCheckBox::toggled, this, &PrepareDialog::updateEnabled);
     updateEnabled();
 }
 
@@ -145,6 +161,21 @@ void PrepareDialog::updateEnabled() {
     airSubdivisions_->setEnabled(air_->isChecked());
     localAir_->setEnabled(air_->isChecked());
     tetFrames_->setEnabled(frames_->isChecked() && tetrahedralize_->isChecked());
+    // Rigid hulls are neither tetrahedralized nor given air or constraints.
+    const bool rigid = rigid_->isChecked();
+    for (QWidget* w : std::initializer_list<QWidget*>{tetrahedralize_, air_, frames_, constraints_,
+                                                      arealDensity_}) {
+        w->setEnabled(!rigid);
+    }
+    if (rigid) {
+        quality_->setEnabled(false);
+        maxVolume_->setEnabled(false);
+        airMargin_->setEnabled(false);
+        airSubdivisions_->setEnabled(false);
+        localAir_->setEnabled(false);
+        tetFrames_->setEnabled(false);
+    }
+    ground_->setEnabled(rigid);
 }
 
 PrepareOptions PrepareDialog::options() const {
@@ -164,6 +195,11 @@ PrepareOptions PrepareDialog::options() const {
     o.density = density_->value();
     o.arealDensity = arealDensity_->value();
     o.defaultConstraints = constraints_->isChecked();
+    o.rigidHulls = rigid_->isChecked();
+    o.rigidGround = ground_->isChecked(); // used with rigidHulls only
+    if (o.rigidHulls) {
+        o.tetrahedralize = o.air = o.frames = o.defaultConstraints = false;
+    }
     return o;
 }
 
@@ -172,6 +208,7 @@ PrepareOptions PrepareDialog::defaultOptions() {
     o.tetrahedralize = true;
     o.frames = true;
     o.defaultConstraints = true;
+    o.rigidGround = true;
     return o;
 }
 
@@ -197,6 +234,8 @@ PrepareOptions PrepareDialog::savedOptions() {
     o.density = s.value(QStringLiteral("density"), o.density).toDouble();
     o.arealDensity = s.value(QStringLiteral("arealDensity"), o.arealDensity).toDouble();
     o.defaultConstraints = s.value(QStringLiteral("constraints"), o.defaultConstraints).toBool();
+    o.rigidHulls = s.value(QStringLiteral("rigid"), o.rigidHulls).toBool();
+    o.rigidGround = s.value(QStringLiteral("ground"), o.rigidGround).toBool();
     s.endGroup();
     return o;
 }
@@ -218,6 +257,8 @@ void PrepareDialog::saveOptions(const PrepareOptions& o) {
     s.setValue(QStringLiteral("density"), o.density);
     s.setValue(QStringLiteral("arealDensity"), o.arealDensity);
     s.setValue(QStringLiteral("constraints"), o.defaultConstraints);
+    s.setValue(QStringLiteral("rigid"), o.rigidHulls);
+    s.setValue(QStringLiteral("ground"), o.rigidGround);
     s.endGroup();
 }
 

@@ -47,6 +47,8 @@ private:
     QDoubleSpinBox* density_;
     QDoubleSpinBox* arealDensity_;
     QCheckBox* constraints_;
+    QCheckBox* rigid_;
+    QCheckBox* ground_;
 };
 
 } // namespace pbd

@@ -6,6 +6,7 @@
 #include "core/SceneLibrary.h"
 #include "core/SurfaceFields.h"
 #include "widgets/LogPanel.h"
+#include "widgets/PrepareDialog.h"
 #include "widgets/RigidActors.h"
 #include "widgets/SceneActors.h"
 #include "widgets/VtkViewport.h"
@@ -463,6 +464,40 @@ private slots:
         QVERIFY(w->loadGeneratedScene("air-boxes"));
         QVERIFY(!w->viewport()->planar());
         QVERIFY(!w->viewport()->camera()->GetParallelProjection());
+    }
+
+    void aMeshOpensAsRigidHullsThatFallOntoTheGround() {
+        // The Prepare dialog's Rigid bodies box: ticking it greys out the tet, air and
+        // constraint choices; the options it gives make hulls on a ground.
+        PrepareDialog dialog({QStringLiteral("rock.obj")}, PrepareDialog::defaultOptions());
+        auto* rigidBox = dialog.findChild<QCheckBox*>("prepareRigid");
+        auto* tets = dialog.findChild<QCheckBox*>("prepareTetrahedralize");
+        QVERIFY(rigidBox && tets && tets->isEnabled());
+        rigidBox->setChecked(true);
+        QVERIFY(!tets->isEnabled());
+        const PrepareOptions chosen = dialog.options();
+        QVERIFY(chosen.rigidHulls && chosen.rigidGround && !chosen.tetrahedralize);
+
+        // A rock (a cube with a corner cut off) opened with those options, then played.
+        const QString path = dir_.filePath("rock.obj");
+        QFile f(path);
+        QVERIFY(f.open(QIODevice::WriteOnly));
+        f.write("o rock\nv 0 1 0\nv 1 1 0\nv 1 2 0\nv 0 2 0\nv 0 1 1\nv 1 1 1\nv 0.5 2 1\n"
+                "v 0 2 1\nv 1 1.5 1\n"
+                "f 1 4 3 2\nf 5 6 9 7 8\nf 1 2 6 5\nf 4 8 7 3\nf 1 5 8 4\nf 2 3 9 6\nf 3 7 9\n");
+        f.close();
+        auto w = window("sample");
+        w->setPrepareOptions(chosen);
+        QString error;
+        QVERIFY2(w->openFile(path, &error), qPrintable(error));
+        QCOMPARE(w->scene().rigidBodies.size(), std::size_t(2)); // the ground and the rock
+        QCOMPARE(w->rigidActors()->bodyCount(), std::size_t(2));
+        QVERIFY(w->scene().particles.size() == 0);
+        const Real start = w->scene().rigidBodies[1].x.y();
+        QVERIFY(w->findChild<QGroupBox*>("rigidSettings")->isEnabled());
+        QVERIFY(w->simulateSteps(30));
+        QVERIFY(w->scene().rigidBodies[1].x.y() < start); // it fell onto its ground
+        QVERIFY(w->scene().rigidBodies[1].x.y() > 1.0 - 0.01 - 0.5);
     }
 
     void rigidBodiesAreDrawnWithContactsJointsAndSleep() {

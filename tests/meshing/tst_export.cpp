@@ -302,6 +302,54 @@ private slots:
         QCOMPARE(back->rigidBodies[3].x, a.rigidBodies[3].x);
     }
 
+    void meshesBecomeRigidHullsOnAGround() {
+        // A box and a torus prepared as rigid bodies: each the convex hull of its vertices, of
+        // the density given, on a static ground; stepped, they come to rest on it.
+        Scene input;
+        addBoxSurface(input, Vec3(0, 1, 0), Vec3(0.4, 0.2, 0.6), "box");
+        addTorusSurface(input, Vec3(2, 0.5, 0), "torus");
+        PrepareOptions options;
+        options.rigidHulls = true;
+        options.rigidGround = true;
+        options.density = 500;
+        PrepareResult prepared = prepareScene(input, options);
+        QVERIFY2(prepared.report.ok(), prepared.report.error.c_str());
+        Scene& scene = prepared.scene;
+        QCOMPARE(scene.rigidBodies.size(), std::size_t(3));
+        QVERIFY(scene.particles.size() == 0 && scene.bodies.empty());
+        QVERIFY(scene.rigidBodies[0].motion == RigidMotion::Static);
+        const RigidBody& box = scene.rigidBodies[1];
+        QCOMPARE(box.name, std::string("box"));
+        QCOMPARE(box.shapes[0].polyhedron->faces.size(), std::size_t(6));
+        QVERIFY(std::abs(box.mass - 500 * 0.4 * 0.2 * 0.6) < 1e-9);
+        QVERIFY((box.x - Vec3(0, 1, 0)).norm() < 1e-12);
+        const RigidBody& torus = scene.rigidBodies[2];
+        // The hull of a torus is larger than the torus: more than the tube's volume.
+        const Real tube = 2 * M_PI * M_PI * 0.5 * 0.2 * 0.2;
+        QVERIFY(torus.mass > 500 * tube);
+        QVERIFY(std::any_of(prepared.report.lines.begin(), prepared.report.lines.end(),
+                            [](const ReportLine& l) {
+                                return l.text.find("rigid convex hull") != std::string::npos;
+                            }));
+        Solver solver(scene);
+        for (int i = 0; i < 180; ++i) {
+            solver.step();
+        }
+        QVERIFY(std::abs(scene.rigidBodies[1].x.y() - (input.bounds().min.y() + 0.1 - 0.002)) <
+                0.01);
+        QVERIFY(scene.rigidBodies[1].v.norm() < 0.01);
+        // Flat bodies cannot be hulls, and hulls are not tetrahedralized: both named.
+        Scene flat;
+        addSheet(flat, Vec3::Zero(), 1.0, 5, "sheet");
+        PrepareResult refused = prepareScene(flat, options);
+        QVERIFY(!refused.report.ok());
+        QVERIFY2(refused.report.error.find("body 'sheet' cannot be a rigid body") !=
+                     std::string::npos,
+                 refused.report.error.c_str());
+        options.tetrahedralize = true;
+        QVERIFY(!prepareScene(input, options).report.ok());
+    }
+
     void brokenProjectsNameTheProblem() {
         const std::string good = projectToJson(preparedScene());
         QVERIFY(projectFromJson("{not json", "x.json").error().find("x.json is not valid JSON") ==
