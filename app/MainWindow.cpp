@@ -192,6 +192,8 @@ void MainWindow::createDocks() {
 
     connect(sceneTree_, &SceneTreePanel::bodySelected, this,
             [this](int body) { properties_->showBody(scene_, body); });
+    connect(sceneTree_, &SceneTreePanel::rigidBodySelected, this,
+            [this](int index) { properties_->showRigidBody(scene_, index); });
     connect(sceneTree_, &SceneTreePanel::bodyVisibilityToggled, this,
             [this](int body, bool visible) {
                 if (body >= 0 && std::size_t(body) < actors_->bodyCount()) {

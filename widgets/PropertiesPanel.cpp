@@ -72,6 +72,34 @@ void PropertiesPanel::showBody(const Scene& scene, int index) {
          {tr("Size"), formatBounds(b)}});
 }
 
+void PropertiesPanel::showRigidBody(const Scene& scene, int index) {
+    if (index < 0 || std::size_t(index) >= scene.rigidBodies.size()) {
+        showScene(scene);
+        return;
+    }
+    const RigidBody& b = scene.rigidBodies[std::size_t(index)];
+    QStringList shapes;
+    for (const RigidShape& s : b.shapes) {
+        shapes << QString::fromUtf8(toString(s.type).data(), toString(s.type).size());
+    }
+    const Vec3 inertia = b.inertiaBody.diagonal();
+    const Eigen::AngleAxisd turn(b.q);
+    setRows(
+        {{tr("Rigid body"), QString::fromStdString(b.name)},
+         {tr("Motion"), QString::fromUtf8(toString(b.motion).data(), toString(b.motion).size())},
+         {tr("Shapes"), shapes.join(QStringLiteral(" + "))},
+         {tr("Mass"), QStringLiteral("%1 kg").arg(b.mass, 0, 'g', 4)},
+         {tr("Inertia I'"), QStringLiteral("%1 kg m²").arg(formatVector(inertia))},
+         {tr("Friction"), QString::number(b.friction)},
+         {tr("Position"), QStringLiteral("%1 m").arg(formatVector(b.x))},
+         {tr("Rotation"), QStringLiteral("%1° about %2")
+                              .arg(turn.angle() * 180.0 / M_PI, 0, 'f', 1)
+                              .arg(formatVector(turn.axis()))},
+         {tr("Velocity"), QStringLiteral("%1 m/s").arg(formatVector(b.v))},
+         {tr("Angular velocity"), QStringLiteral("%1 rad/s").arg(formatVector(b.omega))},
+         {tr("Sleeping"), b.sleeping ? tr("yes") : tr("no")}});
+}
+
 QString PropertiesPanel::value(const QString& property) const {
     for (int r = 0; r < rowCount(); ++r) {
         if (item(r, 0)->text() == property) {

@@ -14,6 +14,8 @@ public:
 
     void showScene(const Scene& scene);
     void showBody(const Scene& scene, int body);
+    // A rigid body (§5): motion, shapes, mass and inertia, pose and velocities as shown now.
+    void showRigidBody(const Scene& scene, int index);
     // The value shown for a property name, or a null string.
     QString value(const QString& property) const;
 

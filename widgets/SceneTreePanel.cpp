@@ -6,7 +6,8 @@ namespace pbd {
 
 namespace {
 constexpr int kBodyRole = Qt::UserRole + 1;
-}
+constexpr int kRigidRole = Qt::UserRole + 2; // the rigid body an item shows
+} // namespace
 
 SceneTreePanel::SceneTreePanel(QWidget* parent)
     : QTreeWidget(parent) {
@@ -15,8 +16,14 @@ SceneTreePanel::SceneTreePanel(QWidget* parent)
     setHeaderLabels({tr("Name"), tr("Contents")});
     header()->setSectionResizeMode(0, QHeaderView::ResizeToContents);
     header()->setStretchLastSection(true);
-    connect(this, &QTreeWidget::itemSelectionChanged, this,
-            [this] { emit bodySelected(selectedBody()); });
+    connect(this, &QTreeWidget::itemSelectionChanged, this, [this] {
+        const QList<QTreeWidgetItem*> items = selectedItems();
+        if (!items.isEmpty() && items.front()->data(0, kRigidRole).isValid()) {
+            emit rigidBodySelected(items.front()->data(0, kRigidRole).toInt());
+            return;
+        }
+        emit bodySelected(selectedBody());
+    });
     connect(this, &QTreeWidget::itemChanged, this, [this](QTreeWidgetItem* item, int column) {
         if (populating_ || column != 0 || item->parent() == nullptr ||
             item->parent()->parent() != nullptr) {
@@ -58,8 +65,43 @@ void SceneTreePanel::setScene(const Scene& scene) {
             addChild(tr("tetrahedra"), QString::number(body.tets.size()));
         }
     }
+    if (!scene.rigidBodies.empty()) {
+        // After the particle bodies, so that those keep their child indices.
+        auto* group =
+            new QTreeWidgetItem(root, {tr("rigid bodies"), tr("%1 bodies, %2 joints")
+                                                               .arg(scene.rigidBodies.size())
+                                                               .arg(scene.rigidJoints.size())});
+        group->setData(0, kBodyRole, -1);
+        for (std::size_t i = 0; i < scene.rigidBodies.size(); ++i) {
+            const RigidBody& b = scene.rigidBodies[i];
+            QStringList shapes;
+            for (const RigidShape& shape : b.shapes) {
+                shapes << QString::fromUtf8(toString(shape.type).data(),
+                                            toString(shape.type).size());
+            }
+            auto* item = new QTreeWidgetItem(
+                group, {QString::fromStdString(b.name),
+                        QStringLiteral("%1 %2").arg(
+                            QString::fromUtf8(toString(b.motion).data(), toString(b.motion).size()),
+                            shapes.join(QStringLiteral(" + ")))});
+            item->setData(0, kBodyRole, -1);
+            item->setData(0, kRigidRole, int(i));
+        }
+    }
     expandToDepth(0);
     populating_ = false;
+}
+
+QTreeWidgetItem* SceneTreePanel::rigidBodyItem(int index) const {
+    QTreeWidgetItem* root = topLevelItem(0);
+    if (root == nullptr || root->childCount() == 0) {
+        return nullptr;
+    }
+    QTreeWidgetItem* group = root->child(root->childCount() - 1);
+    return group->data(0, kRigidRole).isValid() || index < 0 || index >= group->childCount() ||
+                   !group->child(index)->data(0, kRigidRole).isValid()
+               ? nullptr
+               : group->child(index);
 }
 
 int SceneTreePanel::selectedBody() const {

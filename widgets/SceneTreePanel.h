@@ -17,9 +17,12 @@ public:
     int selectedBody() const;
     void selectBody(int body);
     QTreeWidgetItem* bodyItem(int body) const;
+    // The item of rigid body `index` (under "rigid bodies"), or null.
+    QTreeWidgetItem* rigidBodyItem(int index) const;
 
 signals:
     void bodySelected(int body); // -1: the scene itself
+    void rigidBodySelected(int index);
     void bodyVisibilityToggled(int body, bool visible);
 
 private:

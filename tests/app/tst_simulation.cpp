@@ -7,8 +7,10 @@
 #include "core/SurfaceFields.h"
 #include "widgets/LogPanel.h"
 #include "widgets/PrepareDialog.h"
+#include "widgets/PropertiesPanel.h"
 #include "widgets/RigidActors.h"
 #include "widgets/SceneActors.h"
+#include "widgets/SceneTreePanel.h"
 #include "widgets/VtkViewport.h"
 
 #include "../widgets/ImageChecks.h"
@@ -36,6 +38,7 @@
 #include <QTemporaryDir>
 #include <QThread>
 #include <QTimer>
+#include <QTreeWidgetItem>
 #include <QUndoStack>
 #include <QtCharts/QLineSeries>
 
@@ -534,6 +537,16 @@ private slots:
         QVERIFY(ground4 > 2 * top4);
         QVERIFY(rigid->forceBar()->GetVisibility());
         QCOMPARE(rigid->bodyColour(10), RigidActors::colourFor(RigidMotion::Dynamic, false));
+        // The Scene dock lists the rigid bodies; selecting one shows it in Properties.
+        QTreeWidgetItem* topItem = w->sceneTree()->rigidBodyItem(10);
+        QVERIFY(topItem != nullptr);
+        QCOMPARE(topItem->text(0), QString("box 9"));
+        QCOMPARE(topItem->text(1), QString("dynamic box"));
+        w->sceneTree()->setCurrentItem(topItem);
+        QCOMPARE(w->properties()->value("Rigid body"), QString("box 9"));
+        QCOMPARE(w->properties()->value("Mass"), QString("1000 kg"));
+        QCOMPARE(w->properties()->value("Motion"), QString("dynamic"));
+        QVERIFY(w->properties()->value("Position").endsWith(" m"));
         // View > Rigid Contacts and Joints (J) hides the glyphs.
         action(*w, "actionRigidContacts")->trigger();
         QVERIFY(!rigid->forceBar()->GetVisibility());
