@@ -214,6 +214,9 @@ const std::vector<Entry>& entries() {
          [] { return makeRigidStack(10); }},
         {{"chain", "10 capsule links on ball joints with a weight 100 times a link's mass"},
          [] { return makeRigidChain(10, 100); }},
+        {{"chain-hinged", "The chain on hinges about z (a planar swing), the weight 100 times a "
+                          "link's mass"},
+         [] { return makeRigidChain(10, 100, true); }},
         {{"spinning-top",
           "A T-handle spinning about its intermediate axis in zero gravity (Dzhanibekov)"},
          &makeSpinningTop},
