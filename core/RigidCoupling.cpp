@@ -96,6 +96,37 @@ void RigidCoupling::project(const Scene& scene, SolverParticle* P, Real h) {
 
 void RigidCoupling::applyImpulses(Scene& scene, Real h) {
     lastImpulse_ = 0;
+    // Coulomb friction on the contacts, after the velocity update (as for colliders, PBD §3.4):
+    // the particle's sliding velocity relative to the body's surface there is reduced by at
+    // most mu times the normal velocity change the contact made; the body takes the opposite.
+    for (Link& l : links_) {
+        const Real w = scene.particles.inverseMasses[l.particle];
+        if (!l.contact || w <= 0 || l.moved.squaredNorm() == 0) {
+            continue;
+        }
+        RigidBody& b = scene.rigidBodies[std::size_t(l.body)];
+        if (!(b.friction > 0)) {
+            continue;
+        }
+        const Vec3 n = b.q * l.normal;
+        const Vec3& at = scene.particles.positions[l.particle];
+        Vec3& v = scene.particles.velocities[l.particle];
+        const Vec3 relative = v - b.velocityAt(at);
+        const Vec3 sliding = relative - relative.dot(n) * n;
+        const Real speed = sliding.norm();
+        if (speed < 1e-12) {
+            continue;
+        }
+        const Real normalChange = std::abs(l.moved.dot(n)) / h;
+        const Vec3 dv = -std::min(speed, b.friction * normalChange) * (sliding / speed);
+        v += dv;
+        if (b.isDynamic()) {
+            const Vec3 impulse = dv / w; // given to the particle
+            b.v -= b.inverseMass * impulse;
+            b.L -= (at - b.x).cross(impulse);
+            b.omega = b.inverseInertiaWorld() * b.L;
+        }
+    }
     for (const Link& l : links_) {
         const Real w = scene.particles.inverseMasses[l.particle];
         if (w <= 0 || l.moved.squaredNorm() == 0) {

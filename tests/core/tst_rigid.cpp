@@ -422,6 +422,55 @@ private slots:
         QVERIFY(lowest > 0.25); // on the box's top face, not through it
     }
 
+    void aConveyorCarriesACloth_data() {
+        QTest::addColumn<double>("mu");
+        QTest::newRow("rough") << 0.6;
+        QTest::newRow("frictionless") << 0.0;
+    }
+
+    void aConveyorCarriesACloth() {
+        // A heavy cloth patch lying on a kinematic box that moves at 1 m/s: friction with the
+        // particles' contacts carries it along; without friction it stays behind.
+        QFETCH(double, mu);
+        Scene scene;
+        scene.solver.timeStep = 1.0 / 120.0;
+        scene.solver.iterations = 10;
+        RigidBody belt;
+        belt.name = "belt";
+        belt.motion = RigidMotion::Kinematic;
+        belt.shapes.push_back(RigidShape::box(Vec3(5, 0.1, 1)));
+        belt.x = Vec3(0, -0.1, 0);
+        belt.friction = mu;
+        finishRigidBody(belt);
+        belt.v = Vec3(1, 0, 0);
+        scene.rigidBodies.push_back(belt);
+        ClothSheetSpec sheet;
+        sheet.columns = 6;
+        sheet.rows = 6;
+        sheet.width = 0.3;
+        sheet.depth = 0.3;
+        sheet.center = Vec3(0, 0.001, 0);
+        sheet.arealDensity = 2;
+        scene.bodies.push_back(makeClothSheet(scene.particles, sheet, "patch"));
+        addEdgeDistances(scene.constraints, scene.particles, scene.bodies[0], 0.0);
+        Solver solver(scene);
+        for (int i = 0; i < 120; ++i) {
+            solver.step();
+        }
+        Real vx = 0, lowest = 1;
+        for (Index i = 0; i < scene.particles.size(); ++i) {
+            vx += scene.particles.velocities[i].x() / Real(scene.particles.size());
+            lowest = std::min(lowest, scene.particles.positions[i].y());
+        }
+        qInfo("conveyor, mu %.1f: the patch moves at %.3f m/s after 1 s", mu, vx);
+        QVERIFY(lowest > -0.001); // on the belt, not in it
+        if (mu > 0) {
+            QVERIFY(std::abs(vx - 1) < 0.02);
+        } else {
+            QVERIFY(std::abs(vx) < 1e-6);
+        }
+    }
+
     void sameInputSameResult() {
         Result<Scene> made = makeScene("pyramid");
         QVERIFY(made.ok());
