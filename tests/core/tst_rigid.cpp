@@ -105,6 +105,45 @@ private slots:
         QVERIFY(!RigidShape::hull({Vec3(0, 0, 0), Vec3(1, 0, 0)}).ok());
     }
 
+    void hullsRestOnTheirFaces() {
+        // Two tetrahedra (hulls), one placed just above the ground box and one dropped from
+        // 0.3 m: each comes to rest on its base face, its three corners at the slop.
+        Scene scene = groundScene();
+        const std::vector<Vec3> tetPoints = {Vec3(0, 0, 0), Vec3(0.6, 0, 0), Vec3(0, 0, 0.6),
+                                             Vec3(0.2, 0.5, 0.2)};
+        for (const Vec3& at : {Vec3(0, 0.05, 0), Vec3(2, 0.3, 0)}) {
+            RigidBody tet;
+            tet.name = "tet";
+            Result<RigidShape> hull = RigidShape::hull(tetPoints);
+            QVERIFY2(hull.ok(), hull.error().c_str());
+            tet.shapes.push_back(*hull);
+            tet.x = at;
+            finishRigidBody(tet);
+            scene.rigidBodies.push_back(tet);
+        }
+        scene.solver.rigid.sleeping = false;
+        Solver solver(scene);
+        for (int i = 0; i < 180; ++i) {
+            solver.step();
+        }
+        for (int b : {1, 2}) {
+            const RigidBody& tet = scene.rigidBodies[std::size_t(b)];
+            Real lowest = 1;
+            for (const Vec3& v : tet.shapes[0].polyhedron->vertices) {
+                lowest = std::min(
+                    lowest, tet.toWorld(tet.shapes[0].position + tet.shapes[0].rotation * v).y());
+            }
+            QVERIFY2(std::abs(lowest + scene.solver.rigid.slop) < 2e-4,
+                     qPrintable(QString::number(lowest)));
+            QVERIFY(tet.v.norm() < 1e-3);
+        }
+        std::size_t tetGround = 0;
+        for (const RigidContact& c : solver.rigid().contacts()) {
+            tetGround += c.bodyA == 0 && c.bodyB == 1;
+        }
+        QCOMPARE(tetGround, std::size_t(3)); // its three base corners
+    }
+
     void capsuleAndSphereMassProperties() {
         const RigidShape c = RigidShape::capsule(0.1, 0.3);
         const Real volume = M_PI * 0.01 * 0.6 + 4.0 / 3.0 * M_PI * 0.001;
