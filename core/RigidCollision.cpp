@@ -474,25 +474,106 @@ void reduceToFour(std::vector<ClipVertex>& points, std::vector<Real>& separation
     separations = std::move(keptSeparations);
 }
 
-bool polyhedronPolyhedron(const RigidShape& sa, const ShapePose& pa, const RigidShape& sb,
-                          const ShapePose& pb, Real margin, RigidManifold& m) {
-    thread_local WorldPolyhedron a, b;
-    a.set(sa, pa);
-    b.set(sb, pb);
-    const FaceQuery fa = queryFaces(a, b);
+// The box of each edge direction of a box polyhedron: which of its axes it runs along.
+int boxAxisOf(const Vec3& direction) {
+    int axis = 0;
+    direction.cwiseAbs().maxCoeff(&axis);
+    return axis;
+}
+
+// The same three queries for two boxes in closed form, in A's frame (Gottschalk's OBB test):
+// 15 axes at a few flops each instead of projecting every vertex. False when separated by more
+// than the margin.
+bool queryBoxes(const RigidShape& sa, const ShapePose& pa, const RigidShape& sb,
+                const ShapePose& pb, Real margin, FaceQuery& fa, FaceQuery& fb, EdgeQuery& e) {
+    const Vec3& ha = sa.halfExtents;
+    const Vec3& hb = sb.halfExtents;
+    const Mat3 R = pa.rotation.transpose() * pb.rotation;
+    const Mat3 absR = R.cwiseAbs();
+    const Vec3 t = pa.rotation.transpose() * (pb.position - pa.position);
+    fa = {};
+    for (int i = 0; i < 3; ++i) {
+        const Real sep = std::abs(t[i]) - ha[i] - hb.dot(absR.row(i));
+        if (sep > fa.separation) {
+            fa = {2 * i + (t[i] > 0 ? 1 : 0), sep};
+        }
+    }
     if (fa.separation > margin) {
         return false;
     }
-    const FaceQuery fb = queryFaces(b, a);
+    const Vec3 tb = R.transpose() * t; // A to B in B's frame
+    fb = {};
+    for (int j = 0; j < 3; ++j) {
+        const Real sep = std::abs(tb[j]) - hb[j] - ha.dot(absR.col(j));
+        if (sep > fb.separation) {
+            fb = {2 * j + (tb[j] < 0 ? 1 : 0), sep}; // B's face that looks at A
+        }
+    }
     if (fb.separation > margin) {
         return false;
     }
-    const EdgeQuery e = queryEdges(a, b);
-    if (e.separation > margin) {
-        return false;
+    e = {};
+    const auto& dirsA = sa.polyhedron->edgeDirections;
+    const auto& dirsB = sb.polyhedron->edgeDirections;
+    for (int k = 0; k < int(dirsA.size()); ++k) {
+        const int i = boxAxisOf(dirsA[k]);
+        const int i1 = (i + 1) % 3, i2 = (i + 2) % 3;
+        for (int l = 0; l < int(dirsB.size()); ++l) {
+            const int j = boxAxisOf(dirsB[l]);
+            const Real length = std::sqrt(std::max<Real>(0, 1 - R(i, j) * R(i, j)));
+            if (length < 1e-6) {
+                continue;
+            }
+            const int j1 = (j + 1) % 3, j2 = (j + 2) % 3;
+            const Real distance = t[i2] * R(i1, j) - t[i1] * R(i2, j);
+            const Real ra = ha[i1] * absR(i2, j) + ha[i2] * absR(i1, j);
+            const Real rb = hb[j1] * absR(i, j2) + hb[j2] * absR(i, j1);
+            const Real sep = (std::abs(distance) - ra - rb) / length;
+            if (sep > e.separation) {
+                // a_i x b_j in A's frame, oriented from A towards B.
+                Vec3 axis = Vec3::Unit(i).cross(R.col(j)) / length;
+                if (axis.dot(t) < 0) {
+                    axis = -axis;
+                }
+                e = {pa.rotation * axis, k, l, sep};
+            }
+        }
+    }
+    return e.separation <= margin;
+}
+
+bool polyhedronPolyhedron(const RigidShape& sa, const ShapePose& pa, const RigidShape& sb,
+                          const ShapePose& pb, Real margin, RigidManifold& m) {
+    thread_local WorldPolyhedron a, b;
+    FaceQuery fa, fb;
+    EdgeQuery e;
+    if (sa.type == RigidShapeType::Box && sb.type == RigidShapeType::Box) {
+        if (!queryBoxes(sa, pa, sb, pb, margin, fa, fb, e)) {
+            return false;
+        }
+        a.set(sa, pa);
+        b.set(sb, pb);
+    } else {
+        a.set(sa, pa);
+        b.set(sb, pb);
+        fa = queryFaces(a, b);
+        if (fa.separation > margin) {
+            return false;
+        }
+        fb = queryFaces(b, a);
+        if (fb.separation > margin) {
+            return false;
+        }
+        e = queryEdges(a, b);
+        if (e.separation > margin) {
+            return false;
+        }
     }
     // Faces are preferred (they give several points); an edge pair only when clearly better.
-    const Real size = std::min(sa.boundingRadius(), sb.boundingRadius());
+    const auto radius = [](const RigidShape& s) {
+        return s.type == RigidShapeType::Box ? s.halfExtents.norm() : s.boundingRadius();
+    };
+    const Real size = std::min(radius(sa), radius(sb));
     const Real tolerance = 0.005 * size;
     const Real faceSeparation = std::max(fa.separation, fb.separation);
     if (e.directionA >= 0 && e.separation > faceSeparation + tolerance) {

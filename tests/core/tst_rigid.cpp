@@ -192,6 +192,48 @@ private slots:
         }
     }
 
+    void boxFastPathMatchesTheGenericTest() {
+        // Two boxes met by the closed-form separating axis test give the same manifold as the
+        // same boxes given as hulls (the generic test), over many random poses.
+        const Vec3 ha(0.5, 0.3, 0.4), hb(0.2, 0.6, 0.35);
+        const RigidShape boxA = RigidShape::box(ha), boxB = RigidShape::box(hb);
+        const RigidShape hullA = *RigidShape::hull(boxPolyhedron(ha).vertices);
+        const RigidShape hullB = *RigidShape::hull(boxPolyhedron(hb).vertices);
+        std::uint64_t seed = 12345;
+        const auto uniform = [&] {
+            seed = seed * 6364136223846793005ull + 1442695040888963407ull;
+            return Real(seed >> 11) / Real(1ull << 53);
+        };
+        int touching = 0;
+        for (int trial = 0; trial < 500; ++trial) {
+            const Quat qa = Quat(uniform() - 0.5, uniform() - 0.5, uniform() - 0.5, uniform() - 0.5)
+                                .normalized();
+            const Quat qb = Quat(uniform() - 0.5, uniform() - 0.5, uniform() - 0.5, uniform() - 0.5)
+                                .normalized();
+            const ShapePose pa{Vec3::Zero(), qa.toRotationMatrix()};
+            const ShapePose pb{Vec3(uniform() - 0.5, uniform() - 0.5, uniform() - 0.5) * 2.2,
+                               qb.toRotationMatrix()};
+            RigidManifold fast, generic;
+            const bool hitFast = collideShapes(boxA, pa, boxB, pb, 0.02, fast);
+            const bool hitGeneric = collideShapes(hullA, pa, hullB, pb, 0.02, generic);
+            QCOMPARE(hitFast, hitGeneric);
+            if (!hitFast) {
+                continue;
+            }
+            ++touching;
+            QVERIFY2((fast.normal - generic.normal).norm() < 1e-9,
+                     qPrintable(QString::number(trial)));
+            QCOMPARE(fast.count, generic.count);
+            Real deepestFast = 1, deepestGeneric = 1;
+            for (int k = 0; k < fast.count; ++k) {
+                deepestFast = std::min(deepestFast, fast.points[k].separation);
+                deepestGeneric = std::min(deepestGeneric, generic.points[k].separation);
+            }
+            QVERIFY(std::abs(deepestFast - deepestGeneric) < 1e-9);
+        }
+        QVERIFY(touching > 100);
+    }
+
     void roundShapeManifolds() {
         const RigidShape box = RigidShape::box(Vec3(1, 0.5, 1));
         const ShapePose ground{Vec3::Zero(), Mat3::Identity()};
