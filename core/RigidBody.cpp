@@ -408,6 +408,7 @@ Real RigidShape::boundingRadius() const {
     case RigidShapeType::Capsule:
         return radius + halfHeight;
     case RigidShapeType::Box:
+        return halfExtents.norm();
     case RigidShapeType::Hull: {
         Real r = 0;
         for (const Vec3& v : polyhedron->vertices) {

@@ -570,10 +570,7 @@ bool polyhedronPolyhedron(const RigidShape& sa, const ShapePose& pa, const Rigid
         }
     }
     // Faces are preferred (they give several points); an edge pair only when clearly better.
-    const auto radius = [](const RigidShape& s) {
-        return s.type == RigidShapeType::Box ? s.halfExtents.norm() : s.boundingRadius();
-    };
-    const Real size = std::min(radius(sa), radius(sb));
+    const Real size = std::min(sa.boundingRadius(), sb.boundingRadius());
     const Real tolerance = 0.005 * size;
     const Real faceSeparation = std::max(fa.separation, fb.separation);
     if (e.directionA >= 0 && e.separation > faceSeparation + tolerance) {

@@ -402,25 +402,26 @@ void RigidSolver::step(std::vector<RigidBody>& bodies, const std::vector<RigidJo
     stats_.detectionMilliseconds = millisecondsSince(start);
     const Clock::time_point solveStart = Clock::now();
 
-    // Solver bodies; index n is the world.
+    // Solver bodies (inverse masses) and their velocities, apart: the sweeps touch only the
+    // velocities, which then stay in the cache. Index n is the world.
     solverBodies_.assign(n + 1, SolverBody{});
+    velocities_.assign(std::size_t(n) + 1, Velocity{Vec3::Zero(), Vec3::Zero()});
     std::vector<Vec3> omegaBefore(n, Vec3::Zero());
     std::vector<Mat3> inertiaBefore(n, Mat3::Zero());
     for (int i = 0; i < n; ++i) {
         const RigidBody& b = bodies[i];
         SolverBody& s = solverBodies_[i];
+        Velocity& u = velocities_[std::size_t(i)];
         if (b.isDynamic() && !b.sleeping) {
-            s.v = b.v;
-            s.w = b.omega;
+            u = {b.v, b.omega};
             s.inverseMass = b.inverseMass;
             s.inverseInertia = b.inverseInertiaWorld();
             inertiaBefore[i] = b.inertiaWorld();
             ++stats_.awakeBodies;
         } else if (b.motion == RigidMotion::Kinematic) {
-            s.v = b.v;
-            s.w = b.omega;
+            u = {b.v, b.omega};
         }
-        omegaBefore[i] = s.w;
+        omegaBefore[i] = u.w;
         if (b.isDynamic() && b.sleeping) {
             ++stats_.sleepingBodies;
         }
@@ -670,12 +671,7 @@ void RigidSolver::step(std::vector<RigidBody>& bodies, const std::vector<RigidJo
         }
     }
 
-    // The sweeps touch only the velocities: kept apart, they stay in the cache.
     std::vector<Velocity>& sb = velocities_;
-    sb.resize(std::size_t(n) + 1);
-    for (int i = 0; i <= n; ++i) {
-        sb[std::size_t(i)] = {solverBodies_[std::size_t(i)].v, solverBodies_[std::size_t(i)].w};
-    }
     const auto applyImpulse = [&](int a, int b, Real wa, Real wb, const Vec3& dir, const Vec3& ia,
                                   const Vec3& ib, Real impulse) {
         sb[a].v -= wa * impulse * dir;

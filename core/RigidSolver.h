@@ -69,8 +69,6 @@ private:
         Vec3 xA = Vec3::Zero(), xB = Vec3::Zero(); // the bodies' positions when it was made
     };
     struct SolverBody {
-        Vec3 v = Vec3::Zero();
-        Vec3 w = Vec3::Zero();
         Real inverseMass = 0;
         Mat3 inverseInertia = Mat3::Zero();
     };

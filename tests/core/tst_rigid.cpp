@@ -36,6 +36,22 @@ Scene groundScene() {
     return scene;
 }
 
+// A square cloth patch of n x n particles held together by edge distances.
+void addClothPatch(Scene& scene, int n, Real size, const Vec3& center, Real arealDensity,
+                   bool edges = true) {
+    ClothSheetSpec sheet;
+    sheet.columns = n;
+    sheet.rows = n;
+    sheet.width = size;
+    sheet.depth = size;
+    sheet.center = center;
+    sheet.arealDensity = arealDensity;
+    scene.bodies.push_back(makeClothSheet(scene.particles, sheet, "patch"));
+    if (edges) {
+        addEdgeDistances(scene.constraints, scene.particles, scene.bodies.back(), 0.0);
+    }
+}
+
 Real maxDisplacement(const std::vector<RigidBody>& now, const std::vector<Vec3>& start) {
     Real worst = 0;
     for (std::size_t i = 0; i < start.size(); ++i) {
@@ -416,17 +432,7 @@ private slots:
         box.v = Vec3(0.3, 0, 0.1);
         box.setAngularVelocity(Vec3(0.5, 1, 0));
         scene.rigidBodies.push_back(box);
-        ClothSheetSpec sheet;
-        sheet.columns = 8;
-        sheet.rows = 8;
-        sheet.width = 0.4;
-        sheet.depth = 0.4;
-        sheet.center = Vec3(0.4, 0, 0);
-        sheet.arealDensity = 20;
-        scene.bodies.push_back(makeClothSheet(scene.particles, sheet, "cloth"));
-        if (edges) {
-            addEdgeDistances(scene.constraints, scene.particles, scene.bodies[0], 0.0);
-        }
+        addClothPatch(scene, 8, 0.4, Vec3(0.4, 0, 0), 20, edges);
         for (Index i = 0; i < scene.particles.size(); ++i) {
             // Loose particles all hang from the box; the cloth by its near row.
             if (!edges || scene.particles.positions[i].x() < 0.2 + 1e-9) {
@@ -471,15 +477,7 @@ private slots:
         scene.solver.gravity = Vec3::Zero();
         scene.solver.rigid.sleeping = false;
         scene.rigidBodies.push_back(dynamicBox(Vec3::Constant(0.25), Vec3::Zero()));
-        ClothSheetSpec sheet;
-        sheet.columns = 6;
-        sheet.rows = 6;
-        sheet.width = 0.3;
-        sheet.depth = 0.3;
-        sheet.center = Vec3(0, 0.4, 0);
-        sheet.arealDensity = 1000;
-        scene.bodies.push_back(makeClothSheet(scene.particles, sheet, "patch"));
-        addEdgeDistances(scene.constraints, scene.particles, scene.bodies[0], 0.0);
+        addClothPatch(scene, 6, 0.3, Vec3(0, 0.4, 0), 1000);
         for (Vec3& v : scene.particles.velocities) {
             v = Vec3(0, -2, 0);
         }
@@ -525,15 +523,7 @@ private slots:
         finishRigidBody(belt);
         belt.v = Vec3(1, 0, 0);
         scene.rigidBodies.push_back(belt);
-        ClothSheetSpec sheet;
-        sheet.columns = 6;
-        sheet.rows = 6;
-        sheet.width = 0.3;
-        sheet.depth = 0.3;
-        sheet.center = Vec3(0, 0.001, 0);
-        sheet.arealDensity = 2;
-        scene.bodies.push_back(makeClothSheet(scene.particles, sheet, "patch"));
-        addEdgeDistances(scene.constraints, scene.particles, scene.bodies[0], 0.0);
+        addClothPatch(scene, 6, 0.3, Vec3(0, 0.001, 0), 2);
         Solver solver(scene);
         for (int i = 0; i < 120; ++i) {
             solver.step();
