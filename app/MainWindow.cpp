@@ -611,7 +611,14 @@ QWidget* MainWindow::createSimulationPanel() {
     threads_->setValue(std::max(1, QThread::idealThreadCount() - 1));
     form->addRow(tr("Time step"), timeStep_);
     form->addRow(tr("Substeps"), substeps_);
+    exactAngularMomentum_ = new QCheckBox(tr("Exact angular momentum"), panel);
+    exactAngularMomentum_->setObjectName(QStringLiteral("exactAngularMomentum"));
+    exactAngularMomentum_->setToolTip(
+        tr("Project distance constraints along their edge at the start of the substep (SHAKE) "
+           "instead of as it is now (PBD): spinning cloth and ropes, and cloth on rigid "
+           "bodies, then keep their angular momentum exactly"));
     form->addRow(tr("Iterations"), iterations_);
+    form->addRow(exactAngularMomentum_);
     form->addRow(tr("Threads"), threads_);
     // Rigid bodies (§5): the projected Gauss-Seidel solve and its stabilisation, each switch
     // taking effect at the next step, so its effect on a stack can be watched.
@@ -799,6 +806,14 @@ QWidget* MainWindow::createSimulationPanel() {
         connect(box, &QSpinBox::valueChanged, this, &MainWindow::applySimulationSettings);
     }
     connect(timeStep_, &QDoubleSpinBox::valueChanged, this, &MainWindow::applySimulationSettings);
+    connect(exactAngularMomentum_, &QCheckBox::toggled, this, [this](bool on) {
+        if (!worker_) {
+            return;
+        }
+        worker_->setExactAngularMomentum(on);
+        scene_.solver.exactAngularMomentum = on;
+        markModified();
+    });
     return panel;
 }
 
@@ -1357,13 +1372,16 @@ void MainWindow::showScene(Scene scene) {
         log_->append(Severity::Warning, QString::fromStdString(problem));
     }
     // The solver takes its own copy; the panel shows the scene's settings.
-    for (QWidget* w : std::initializer_list<QWidget*>{timeStep_, substeps_, iterations_}) {
+    for (QWidget* w : std::initializer_list<QWidget*>{timeStep_, substeps_, iterations_,
+                                                      exactAngularMomentum_}) {
         w->blockSignals(true);
     }
     timeStep_->setValue(scene_.solver.timeStep * 1000.0);
     substeps_->setValue(scene_.solver.substeps);
     iterations_->setValue(scene_.solver.iterations);
-    for (QWidget* w : std::initializer_list<QWidget*>{timeStep_, substeps_, iterations_}) {
+    exactAngularMomentum_->setChecked(scene_.solver.exactAngularMomentum);
+    for (QWidget* w : std::initializer_list<QWidget*>{timeStep_, substeps_, iterations_,
+                                                      exactAngularMomentum_}) {
         w->blockSignals(false);
     }
     for (QWidget* w :

@@ -211,6 +211,7 @@ private:
     QDoubleSpinBox* timeStep_ = nullptr;
     QSpinBox* substeps_ = nullptr;
     QSpinBox* iterations_ = nullptr;
+    QCheckBox* exactAngularMomentum_ = nullptr;
     QSpinBox* threads_ = nullptr;
     QLabel* simulationStatus_ = nullptr;
     QComboBox* fieldSelector_ = nullptr;

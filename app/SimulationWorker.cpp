@@ -121,6 +121,15 @@ void SimulationWorker::setRigidSettings(const RigidSettings& rigid) {
     wake_.notify_all();
 }
 
+void SimulationWorker::setExactAngularMomentum(bool on) {
+    {
+        std::lock_guard lock(mutex_);
+        newSettings_.exactAngularMomentum = on;
+        settingsChanged_ = true;
+    }
+    wake_.notify_all();
+}
+
 SolverSettings SimulationWorker::settings() const {
     std::lock_guard lock(mutex_);
     return newSettings_;

@@ -97,6 +97,8 @@ public:
     bool isRunning() const { return running_.load(); }
     // New rigid-body solver settings (core/RigidSettings.h), taken at the next step boundary.
     void setRigidSettings(const RigidSettings& rigid);
+    // Distances along their start-of-substep edges (SHAKE), from the next step.
+    void setExactAngularMomentum(bool on);
     SolverSettings settings() const;
     // The newest published state; never null after load().
     std::shared_ptr<const SimulationSnapshot> latest() const;

@@ -60,6 +60,7 @@ Commands:
            [--air-distance D] [--air-friction MU] [--squash-y] [--out result.json]
            [--rigid-iterations N] [--warm-start on|off] [--sleeping on|off]
            [--stabilisation off|shock-propagation|weight-amplification]
+           [--exact-angular-momentum on|off]
                                    Step a generated scene and write the final positions,
                                    per-element fields (Green strain, principal stretches,
                                    det F) and per-constraint residuals and lambdas as JSON
@@ -69,11 +70,14 @@ Commands:
                                    of quality below Q; bodies facing each other across the
                                    air keep D m apart and slide with friction MU. With rigid
                                    bodies: their transforms, velocities, total momentum and
-                                   energy (N PGS sweeps, warm starting, sleeping, stack
-                                   stabilisation).
+                                   energy, and the momenta with the particles (N PGS
+                                   sweeps, warm starting, sleeping, stack stabilisation).
+                                   --exact-angular-momentum on projects distances along
+                                   their edges at the start of the substep (SHAKE).
   bench SCENE|PROJECT [--steps N] [--threads T] [--air-optimization K] [--air-threshold Q]
         [--air-distance D] [--air-friction MU] [--rigid-iterations N] [--warm-start on|off]
-        [--sleeping on|off] [--stabilisation off|shock-propagation|weight-amplification] [--json]
+        [--sleeping on|off] [--stabilisation off|shock-propagation|weight-amplification]
+        [--exact-angular-momentum on|off] [--json]
                                    Time the solver on a generated scene: median ms per step
                                    and ns per projection of each constraint type; with air,
                                    ns per air check and ms per optimisation pass; with rigid
@@ -228,9 +232,10 @@ struct RunOptions {
     double airDistance = -1;
     double airFriction = -1;
     int rigidIterations = -1;
-    std::string warmStart;     // on | off
-    std::string stabilisation; // off | shock-propagation | weight-amplification
-    std::string sleeping;      // on | off
+    std::string warmStart;            // on | off
+    std::string stabilisation;        // off | shock-propagation | weight-amplification
+    std::string sleeping;             // on | off
+    std::string exactAngularMomentum; // on | off
 };
 
 template <class T> bool parseNumber(std::string_view text, T& value) {
@@ -296,8 +301,10 @@ std::string parseRunOptions(std::string_view command, const std::vector<std::str
             }
         } else if (a == "--rigid-iterations") {
             error = positiveInt(o.rigidIterations);
-        } else if (a == "--warm-start" || a == "--sleeping") {
-            std::string& target = a == "--warm-start" ? o.warmStart : o.sleeping;
+        } else if (a == "--warm-start" || a == "--sleeping" || a == "--exact-angular-momentum") {
+            std::string& target = a == "--warm-start" ? o.warmStart
+                                  : a == "--sleeping" ? o.sleeping
+                                                      : o.exactAngularMomentum;
             target = value();
             if (target != "on" && target != "off") {
                 error = cmd + ": " + std::string(a) + " is on or off, not '" + target + "'";
@@ -379,6 +386,9 @@ void applyRunOptions(const RunOptions& o, pbd::SolverSettings& s) {
     if (!o.sleeping.empty()) {
         s.rigid.sleeping = o.sleeping == "on";
     }
+    if (!o.exactAngularMomentum.empty()) {
+        s.exactAngularMomentum = o.exactAngularMomentum == "on";
+    }
     if (!o.stabilisation.empty()) {
         s.rigid.stabilisation = o.stabilisation == "off" ? pbd::StackStabilisation::Off
                                 : o.stabilisation == "shock-propagation"
@@ -442,10 +452,23 @@ json rigidJson(const pbd::Scene& scene, const pbd::Solver& solver) {
     }
     const pbd::RigidTotals t = pbd::rigidTotals(scene.rigidBodies, scene.solver.gravity);
     const pbd::RigidStatistics& st = solver.rigid().statistics();
+    // The whole system's momenta (about the origin): the bodies' and the particles'.
+    pbd::Vec3 linear = t.linearMomentum;
+    pbd::Vec3 angular = t.angularMomentum;
+    const pbd::Particles& p = scene.particles;
+    for (std::size_t i = 0; i < p.size(); ++i) {
+        if (p.inverseMasses[i] > 0) {
+            const pbd::Vec3 momentum = p.velocities[i] / p.inverseMasses[i];
+            linear += momentum;
+            angular += p.positions[i].cross(momentum);
+        }
+    }
     return {{"bodies", bodies},
             {"joints", scene.rigidJoints.size()},
             {"linear_momentum", vec(t.linearMomentum)},
             {"angular_momentum", vec(t.angularMomentum)},
+            {"linear_momentum_with_particles", vec(linear)},
+            {"angular_momentum_with_particles", vec(angular)},
             {"kinetic_energy", t.kineticEnergy},
             {"potential_energy", t.potentialEnergy},
             {"energy", t.kineticEnergy + t.potentialEnergy},
@@ -467,7 +490,8 @@ json settingsJson(const pbd::SolverSettings& s) {
             {"iterations", s.iterations},
             {"threads", s.threads},
             {"gravity", {s.gravity.x(), s.gravity.y(), s.gravity.z()}},
-            {"global_damping", s.globalDamping}};
+            {"global_damping", s.globalDamping},
+            {"exact_angular_momentum", s.exactAngularMomentum}};
 }
 
 template <class V> json rowsJson(const std::vector<V>& rows) {

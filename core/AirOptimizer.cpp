@@ -417,9 +417,9 @@ struct AirOptimizer::Impl {
             // change.added lists ring edges in tree order; chain them into ring order.
             std::vector<Index> ordered{change.added[0][2], change.added[0][3]};
             for (std::size_t k = 1; k + 1 < change.added.size(); ++k) {
-                for (const Tetrahedron& t : change.added) {
-                    if (t[2] == ordered.back()) {
-                        ordered.push_back(t[3]);
+                for (const Tetrahedron& ringTet : change.added) {
+                    if (ringTet[2] == ordered.back()) {
+                        ordered.push_back(ringTet[3]);
                         break;
                     }
                 }

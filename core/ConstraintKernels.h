@@ -16,9 +16,12 @@ using math::V3;
 // What a sweep needs besides the batch: 1/h^2 for alpha~ = alpha / h^2, and whether this is the
 // substep's first sweep, when lambda restarts from 0 (XPBD Alg. 1 line 4) -- done here rather
 // than in a pass of its own so each thread touches only its own region's lambdas.
+// With `start` (the particles' positions at the start of the substep), distance constraints
+// project along the edge as it was then (SHAKE) instead of as it is now; see the distance solve.
 struct Sweep {
     Real invH2;
     bool first;
+    const Vec3* start = nullptr;
 };
 
 // The elements a kernel call works on: e, e + 1, ..., e + active - 1 (active < kLanes only for
@@ -238,13 +241,67 @@ PBD_KERNEL_INLINE void applyStretch(Batch& b, int comp, At e, V3<T> (&p)[D + 1],
     storeAt<T>(b.lambda[comp], e, lambda + dl);
 }
 
+// The edge p0 - p1 of element(s) e at the start of the substep.
+template <class T>
+PBD_KERNEL_INLINE V3<T> startEdge(const DistanceConstraints& b, const Vec3* x, At e) {
+    if constexpr (std::is_same_v<T, Lanes>) {
+        V3<T> d;
+        for (int l = 0; l < kLanes; ++l) {
+            const auto& idx =
+                b.particles[e.e + static_cast<std::size_t>(std::min(l, e.active - 1))];
+            const Vec3 v = x[idx[0]] - x[idx[1]];
+            d.x[l] = v.x();
+            d.y[l] = v.y();
+            d.z[l] = v.z();
+        }
+        return d;
+    } else {
+        const auto& idx = b.particles[e.e];
+        const Vec3 v = x[idx[0]] - x[idx[1]];
+        return {v.x(), v.y(), v.z()};
+    }
+}
+
 template <bool Xpbd>
 void solve(DistanceConstraints& b, SolverParticle* P, std::size_t begin, std::size_t end,
            Sweep sweep) {
+    if (!sweep.start) {
+        forRange(b, P, begin, end, [&]<class T>(At e, V3<T>(&p)[2], T(&w)[2]) {
+            V3<T> g[2];
+            const T c = math::evaluateDistance<T>(p, loadAt<T>(b.restLength, e), g);
+            apply<Xpbd>(b, 0, e, c, g, p, w, sweep);
+        });
+        return;
+    }
+    // SHAKE (Ryckaert, Ciccotti & Berendsen 1977): the correction is along the edge x0 - x1 at
+    // the start of the substep, its size the Newton step of C = |p0 - p1| - d along it (the
+    // denominator has n.n0 for |g|^2). Each correction then has no torque about the start
+    // positions, from which v = (p' - x)/h measures: the particles' angular momentum changes by
+    // exactly none. Where the edge turned by more than 60 degrees within the substep the current
+    // direction is used (PBD's), which always converges.
     forRange(b, P, begin, end, [&]<class T>(At e, V3<T>(&p)[2], T(&w)[2]) {
         V3<T> g[2];
         const T c = math::evaluateDistance<T>(p, loadAt<T>(b.restLength, e), g);
-        apply<Xpbd>(b, 0, e, c, g, p, w, sweep);
+        const V3<T> d0 = startEdge<T>(b, sweep.start, e);
+        const V3<T> n0 = d0 * math::safeInverse(lanes::sqrtOf(math::norm2(d0)));
+        const T along = math::dot(g[0], n0);
+        const auto keep = along > 0.5;
+        const V3<T> n = {lanes::select(keep, n0.x, g[0].x), lanes::select(keep, n0.y, g[0].y),
+                         lanes::select(keep, n0.z, g[0].z)};
+        const T cosine = lanes::select(keep, along, math::splat<T>(1.0));
+        const T lambda = sweep.first ? math::splat<T>(0.0) : loadAt<T>(b.lambda[0], e);
+        T alphaTilde = math::splat<T>(0.0);
+        T scale = math::splat<T>(1.0);
+        if constexpr (Xpbd) {
+            alphaTilde = loadAt<T>(b.compliance[0], e) * sweep.invH2;
+        } else {
+            scale = loadAt<T>(b.pbdScale[0], e);
+        }
+        const T dl = scale * (-c - alphaTilde * lambda) *
+                     math::safeInverse((w[0] + w[1]) * cosine + alphaTilde);
+        p[0] += n * (w[0] * dl);
+        p[1] -= n * (w[1] * dl);
+        storeAt<T>(b.lambda[0], e, lambda + dl);
     });
 }
 

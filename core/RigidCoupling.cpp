@@ -16,9 +16,8 @@ void RigidCoupling::begin(const Scene& scene, const SolverParticle* P, Real marg
     links_.clear();
     contactCount_ = 0;
     for (const RigidAttachment& a : scene.rigidAttachments) {
-        const SolverParticle& p = P[a.particle];
         links_.push_back({a.particle, a.body, a.local, Vec3::Zero(), a.compliance, 0, Vec3::Zero(),
-                          false, scene.particles.positions[a.particle] - Vec3(p.x, p.y, p.z)});
+                          false, scene.particles.positions[a.particle]});
     }
     // Contacts at the predicted positions, with a little room so that a particle arriving
     // within the substep is caught: every particle inside a shape's bounds is tested.
@@ -48,7 +47,7 @@ void RigidCoupling::begin(const Scene& scene, const SolverParticle* P, Real marg
                 const Vec3 surface = at - d * normal;
                 links_.push_back({Index(i), bi, b.q.conjugate() * (surface - b.x),
                                   b.q.conjugate() * normal, 0, 0, Vec3::Zero(), true,
-                                  scene.particles.positions[i] - at});
+                                  scene.particles.positions[i]});
                 ++contactCount_;
             }
         }
@@ -139,9 +138,9 @@ void RigidCoupling::applyImpulses(Scene& scene, Real h) {
         if (!b.isDynamic()) {
             continue;
         }
-        // With v = (p' - x)/h the particle's angular momentum changed by r x impulse with
-        // r = p' - h v_predicted = p' + (x - p).
-        const Vec3 at = scene.particles.positions[l.particle] + l.base;
+        // With v = (p' - x)/h the particle's angular momentum x' x m v' changed by
+        // x x m dp/h (x' x x' = 0): the impulse acts at the start position x = p + (x - p).
+        const Vec3& at = l.start;
         b.v -= b.inverseMass * impulse;
         b.L -= (at - b.x).cross(impulse);
         b.omega = b.inverseInertiaWorld() * b.L;

@@ -3,10 +3,9 @@
 // and contacts of particles with rigid shapes. Within a substep the bodies are held where the
 // rigid step put them and the particles are projected onto them (position level, like the
 // colliders); afterwards every body receives the opposite of the momentum its attachments and
-// contacts gave the particles: the impulse m_i dp_i / h, applied at x_i + (p_i' - p_i) (start
-// position plus the substep's whole correction; the point about which the particle's angular
-// momentum changed by this impulse), so the coupling keeps the total linear and angular
-// momentum exactly.
+// contacts gave the particles: the impulse m_i dp_i / h, applied at the particle's start position
+// x_i (with v = (p' - x)/h the particle's angular momentum changes by x_i x m_i dp_i / h), so the
+// coupling keeps the total linear and angular momentum exactly.
 
 #include "core/RigidBody.h"
 
@@ -46,7 +45,7 @@ private:
         Real lambda;
         Vec3 moved; // the particle's total correction from this link in the substep
         bool contact;
-        Vec3 base; // x - p at the start of the iterations (position minus prediction)
+        Vec3 start; // the particle's position at the start of the substep
     };
     std::vector<Link> links_;
     std::size_t contactCount_ = 0;

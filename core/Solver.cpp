@@ -359,6 +359,8 @@ void Solver::runSubstepPhases(Real h) {
     const Real targetTime = time_ + h;
     const bool xpbd = s.method == SolverMethod::Xpbd;
     const bool hasForces = particles.forces.size() == n;
+    // The substep's start positions, for distances projected along their starting edge.
+    const Vec3* start = s.exactAngularMomentum ? particles.positions.data() : nullptr;
 
     enum class Kind {
         Predict,
@@ -444,7 +446,7 @@ void Solver::runSubstepPhases(Real h) {
             coupling_.begin(scene_, P, s.collisionMargin);
             break;
         case Kind::Sweep: {
-            const kernels::Sweep sweep{invH2, phase.iteration == 0};
+            const kernels::Sweep sweep{invH2, phase.iteration == 0, start};
             xpbd ? solveRegion<true>(set, th.regions, P, part, sweep)
                  : solveRegion<false>(set, th.regions, P, part, sweep);
             break;
@@ -453,7 +455,7 @@ void Solver::runSubstepPhases(Real h) {
             if (contacts && phase.iteration == 0) {
                 mergeContacts();
             }
-            const kernels::Sweep sweep{invH2, phase.iteration == 0};
+            const kernels::Sweep sweep{invH2, phase.iteration == 0, start};
             xpbd ? solveRegion<true>(set, th.regions, P, th.regions.regions, sweep)
                  : solveRegion<false>(set, th.regions, P, th.regions.regions, sweep);
             solveAttachments(set.attachments, P, targetTime, invH2, xpbd);

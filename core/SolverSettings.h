@@ -24,6 +24,11 @@ struct SolverSettings {
     Real globalDamping = 0;
     // Damping of each constraint's rate of change, k in [0, 1] per substep (SBD §3.9); 0 = off.
     Real constraintDamping = 0;
+    // Distance constraints project along their edge at the start of the substep (SHAKE) rather
+    // than as it is now (PBD): each correction then has no torque about the positions the
+    // velocity update measures from, so cloth, ropes and their coupling with rigid bodies keep
+    // the angular momentum exactly (PBD's own loses it to first order in h).
+    bool exactAngularMomentum = false;
     // Particles keep this far from colliders, m.
     Real collisionMargin = 0.002;
     // Cloth self-collision (PBD §4.3) between the triangles of all cloth bodies, and the cloth

@@ -555,6 +555,7 @@ json solverToJson(const SolverSettings& s) {
                 {"globalDamping", s.globalDamping},
                 {"constraintDamping", s.constraintDamping},
                 {"collisionMargin", s.collisionMargin},
+                {"exactAngularMomentum", s.exactAngularMomentum},
                 {"selfCollision", s.selfCollision},
                 {"clothThickness", s.clothThickness},
                 {"tearingStretch", s.tearingStretch},
@@ -577,6 +578,7 @@ SolverSettings solverFromJson(const json& j, const std::string& w) {
     s.globalDamping = getOr<Real>(j, "globalDamping", s.globalDamping, w);
     s.constraintDamping = getOr<Real>(j, "constraintDamping", s.constraintDamping, w);
     s.collisionMargin = getOr<Real>(j, "collisionMargin", s.collisionMargin, w);
+    s.exactAngularMomentum = getOr<bool>(j, "exactAngularMomentum", s.exactAngularMomentum, w);
     s.selfCollision = getOr<bool>(j, "selfCollision", s.selfCollision, w);
     s.clothThickness = getOr<Real>(j, "clothThickness", s.clothThickness, w);
     s.tearingStretch = getOr<Real>(j, "tearingStretch", s.tearingStretch, w);

@@ -359,6 +359,19 @@ private slots:
         QCOMPARE(j["rigid"]["contacts"].get<int>(), 40);
         QVERIFY(j["rigid"]["bodies"][10]["position"][1].get<double>() > 9.4);
 
+        // Cloth on rigid bodies with SHAKE distances: applied and reported, with the momenta
+        // of the whole system (bodies and particles).
+        r = run(cli_,
+                {"simulate", "cloth-on-rigid", "--steps", "5", "--exact-angular-momentum", "on"});
+        QVERIFY2(r.exitCode == 0, qPrintable(r.err));
+        j = nlohmann::json::parse(r.out.toStdString());
+        QVERIFY(j["settings"]["exact_angular_momentum"].get<bool>());
+        const auto withParticles =
+            j["rigid"]["linear_momentum_with_particles"].get<std::vector<double>>();
+        const auto bodiesOnly = j["rigid"]["linear_momentum"].get<std::vector<double>>();
+        QCOMPARE(withParticles.size(), std::size_t(3));
+        QVERIFY(std::abs(withParticles[1] - bodiesOnly[1]) > 1e-6); // the falling cloth counts
+
         // Bench reports the rigid figures.
         r = run(cli_, {"bench", "pyramid", "--steps", "5", "--json"});
         QVERIFY2(r.exitCode == 0, qPrintable(r.err));
@@ -367,8 +380,8 @@ private slots:
         QVERIFY(j["rigid_contacts"].get<int>() >= 4 * 210);
         QVERIFY(j["ms_rigid_solve"].get<double>() > 0);
 
-        for (const char* bad :
-             {"--warm-start=maybe", "--stabilisation=magic", "--rigid-iterations=0"}) {
+        for (const char* bad : {"--warm-start=maybe", "--stabilisation=magic",
+                                "--rigid-iterations=0", "--exact-angular-momentum=yes"}) {
             const QStringList parts = QString(bad).split('=');
             r = run(cli_, {"simulate", "stack", parts[0], parts[1]});
             QCOMPARE(r.exitCode, 2);

@@ -262,7 +262,7 @@ private slots:
         QVERIFY(cut != nullptr);
         const vtkIdType half = cut->GetNumberOfPolys();
         // Half a torus of tets shows more faces than half its surface: the cut face adds some.
-        QVERIFY(half > w->scene().bodies[0].triangles.size() / 2);
+        QVERIFY(std::size_t(half) > w->scene().bodies[0].triangles.size() / 2);
         QCOMPARE(actors->invertedClippedTets(), std::size_t(0));
         const QImage opened = w->viewport()->renderImage(QSize(320, 200));
         QVERIFY(differingPixels(whole, opened) > 500);
@@ -577,6 +577,11 @@ private slots:
         QVERIFY(w->isWindowModified());
         QCOMPARE(w->simulation()->settings().rigid.iterations, 12);
         QVERIFY(!w->simulation()->settings().rigid.warmStart);
+        auto* exact = w->findChild<QCheckBox*>("exactAngularMomentum");
+        QVERIFY(exact && !exact->isChecked());
+        exact->setChecked(true);
+        QVERIFY(w->scene().solver.exactAngularMomentum);
+        QVERIFY(w->simulation()->settings().exactAngularMomentum);
         QVERIFY(w->simulateSteps(2));
         QVERIFY(!w->findChild<QGroupBox*>("airSettings")->isEnabled());
 

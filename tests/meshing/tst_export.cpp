@@ -252,12 +252,14 @@ private slots:
         s.solver.rigid.stabilisation = StackStabilisation::ShockPropagation;
         s.solver.rigid.iterations = 12;
         s.solver.rigid.aggressiveSleep = true;
+        s.solver.exactAngularMomentum = true;
         Result<Scene> back = projectFromJson(projectToJson(s));
         QVERIFY2(back.ok(), back.error().c_str());
         QCOMPARE(back->rigidBodies.size(), s.rigidBodies.size());
         QCOMPARE(back->rigidJoints.size(), s.rigidJoints.size());
         QCOMPARE(back->solver.rigid.iterations, 12);
         QVERIFY(back->solver.rigid.aggressiveSleep);
+        QVERIFY(back->solver.exactAngularMomentum);
         QVERIFY(back->solver.rigid.stabilisation == StackStabilisation::ShockPropagation);
         QVERIFY(back->rigidJoints[3].limit);
         QCOMPARE(back->rigidBodies.back().shapes[0].polyhedron->faces.size(), std::size_t(6));
