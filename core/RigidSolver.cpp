@@ -1,9 +1,11 @@
 #include "core/RigidSolver.h"
 
 #include <algorithm>
+#include <bit>
 #include <chrono>
 #include <climits>
 #include <cmath>
+#include <cstring>
 #include <deque>
 #include <limits>
 #include <numeric>
@@ -116,6 +118,63 @@ struct RigidSolver::FrictionConstraint {
     // along t1, t2 and the twist.
     std::array<std::uint8_t, 7> rows;
     int rowCount;
+};
+
+// Four manifolds solved side by side, one per SIMD lane: within a colour no two manifolds share
+// a dynamic body, so the lanes are independent and the sweep is still Gauss-Seidel (in colour
+// order). Each lane holds one manifold's rows as FrictionConstraint and PointConstraint do;
+// slot s of a lane holds the point slotPoint[lane][s] (a padding slot has zero mass and never
+// pushes). All lanes sweep their rows in the batch's order `rows` (0-3 the normal slots, 4-6
+// friction along t1, t2 and the twist).
+namespace {
+constexpr int kRigidLanes = 4;
+using D4 = double __attribute__((vector_size(kRigidLanes * sizeof(double))));
+struct V4 {
+    D4 x, y, z;
+};
+inline V4 operator-(const V4& a, const V4& b) {
+    return {a.x - b.x, a.y - b.y, a.z - b.z};
+}
+inline V4& operator+=(V4& a, const V4& b) {
+    a.x += b.x;
+    a.y += b.y;
+    a.z += b.z;
+    return a;
+}
+inline V4& operator-=(V4& a, const V4& b) {
+    a.x -= b.x;
+    a.y -= b.y;
+    a.z -= b.z;
+    return a;
+}
+inline V4 operator*(const V4& a, D4 s) {
+    return {a.x * s, a.y * s, a.z * s};
+}
+inline D4 dot(const V4& a, const V4& b) {
+    return a.x * b.x + a.y * b.y + a.z * b.z;
+}
+inline D4 clampLanes(D4 v, D4 lo, D4 hi) {
+    v = v < lo ? lo : v;
+    return v > hi ? hi : v;
+}
+inline void setLane(V4& to, int l, const Vec3& v) {
+    to.x[l] = v.x();
+    to.y[l] = v.y();
+    to.z[l] = v.z();
+}
+} // namespace
+
+struct RigidSolver::LaneBatch {
+    int a[kRigidLanes], b[kRigidLanes];
+    int friction[kRigidLanes]; // the lane's FrictionConstraint, -1 for a padding lane
+    std::uint8_t slotPoint[kRigidLanes][4];
+    std::array<std::uint8_t, 7> rows;
+    D4 wa, wb, mu, twistRadius;
+    V4 n, t1, t2;
+    V4 raN[4], rbN[4], iaN[4], ibN[4];
+    D4 massN[4], bias[4], lambdaN[4];
+    V4 raT1, rbT1, raT2, rbT2, iaT1, ibT1, iaT2, ibT2, iaTwist, ibTwist;
+    D4 massT1, massT2, massTwist, lambdaT1, lambdaT2, lambdaTwist;
 };
 
 struct RigidSolver::JointConstraint {
@@ -430,8 +489,8 @@ void RigidSolver::step(std::vector<RigidBody>& bodies, const std::vector<RigidJo
 
     // The order the constraints are swept in, drawn once per step (source 004, Permutation:
     // the rows are permuted, then the solver starts): the manifolds and joints in a random
-    // order, and each manifold's rows in a random order. The constraints are laid out in that
-    // order, so the sweeps read them front to back.
+    // order (the order they take their colours in, and the joints' order), and each
+    // manifold's rows in a random order.
     SplitMix random{steps_ * 0x2545F4914F6CDD1Dull};
     const std::uint32_t manifoldCount = std::uint32_t(manifolds_.size());
     std::vector<std::uint32_t> groupOrder(manifoldCount + joints.size());
@@ -456,10 +515,20 @@ void RigidSolver::step(std::vector<RigidBody>& bodies, const std::vector<RigidJo
         const Real inverse = wa + wb + ja.dot(iaj) + jb.dot(ibj);
         return inverse > 0 ? 1 / inverse : 0;
     };
-    for (const std::uint32_t group : groupOrder) {
-        if (group >= manifoldCount) {
-            continue;
+    // Each manifold's entry in the last step's (both sorted by key: one merge).
+    std::vector<int> previousOf(manifoldCount, -1);
+    for (std::size_t i = 0, j = 0; i < manifoldCount && j < previous_.size();) {
+        if (manifolds_[i].key < previous_[j].key) {
+            ++i;
+        } else if (previous_[j].key < manifolds_[i].key) {
+            ++j;
+        } else {
+            previousOf[i++] = int(j++);
         }
+    }
+    // Built in the manifolds' own order (reading them front to back); the sweep order is
+    // groupOrder's, through the colours and batches below.
+    for (std::uint32_t group = 0; group < manifoldCount; ++group) {
         const int mi = int(group);
         CachedManifold& cm = manifolds_[mi];
         const RigidManifold& m = cm.manifold;
@@ -468,10 +537,9 @@ void RigidSolver::step(std::vector<RigidBody>& bodies, const std::vector<RigidJo
         }
         ++stats_.manifolds;
         // Warm start: the last step's impulses of the same features (source 004, Warm Start).
-        const auto old =
-            std::lower_bound(previous_.begin(), previous_.end(), cm.key,
-                             [](const CachedManifold& c, std::uint64_t k) { return c.key < k; });
-        const bool hasOld = settings.warmStart && old != previous_.end() && old->key == cm.key;
+        const bool hasOld = settings.warmStart && previousOf[std::size_t(mi)] >= 0;
+        const CachedManifold* old =
+            hasOld ? &previous_[std::size_t(previousOf[std::size_t(mi)])] : nullptr;
         const RigidBody &A = bodies[m.bodyA], &B = bodies[m.bodyB];
         const SolverBody &sa = solverBodies_[m.bodyA], &sb = solverBodies_[m.bodyB];
         Real scaleA = 1, scaleB = 1;
@@ -798,24 +866,264 @@ void RigidSolver::step(std::vector<RigidBody>& bodies, const std::vector<RigidJo
             }
             return;
         }
+        // A manifold's rows, with the two bodies' velocities held in locals for all of them.
         FrictionConstraint& f = frictions[entry];
+        Velocity& A = sb[f.a];
+        Velocity& B = sb[f.b];
+        Vec3 va = A.v, wa = A.w, vb = B.v, wb = B.w;
+        PointConstraint* pc = points.data() + f.firstPoint;
         for (int k = 0; k < f.rowCount; ++k) {
             const int r = f.rows[k];
             if (r < 4) {
-                solveNormal(f, points[f.firstPoint + r]);
-            } else {
-                solveFriction(f, r - 3);
+                PointConstraint& c = pc[r];
+                const Real vn = f.n.dot(vb - va) + c.rbN.dot(wb) - c.raN.dot(wa);
+                const Real next = std::max<Real>(c.lambdaN - c.massN * (vn - c.bias), 0);
+                const Real d = next - c.lambdaN;
+                c.lambdaN = next;
+                va -= (f.wa * d) * f.n;
+                wa -= d * c.iaN;
+                vb += (f.wb * d) * f.n;
+                wb += d * c.ibN;
+                continue;
+            }
+            Real support = 0;
+            for (int p = 0; p < f.pointCount; ++p) {
+                support += pc[p].lambdaN;
+            }
+            if (r == 6) {
+                // Twist: the relative spin about the normal, bounded by mu N times the patch's
+                // mean radius.
+                const Real spin = f.n.dot(wb - wa);
+                const Real bound = f.mu * support * f.twistRadius;
+                const Real next = std::clamp(f.lambdaTwist - f.massTwist * spin, -bound, bound);
+                const Real d = next - f.lambdaTwist;
+                f.lambdaTwist = next;
+                wa -= d * f.iaTwist;
+                wb += d * f.ibTwist;
+                continue;
+            }
+            const bool first = r == 4;
+            const Vec3& t = first ? f.t1 : f.t2;
+            Real& lambda = first ? f.lambdaT1 : f.lambdaT2;
+            const Real vt = t.dot(vb - va) + (first ? f.rbT1 : f.rbT2).dot(wb) -
+                            (first ? f.raT1 : f.raT2).dot(wa);
+            const Real bound = f.mu * support;
+            const Real next =
+                std::clamp(lambda - (first ? f.massT1 : f.massT2) * vt, -bound, bound);
+            const Real d = next - lambda;
+            lambda = next;
+            va -= (f.wa * d) * t;
+            wa -= d * (first ? f.iaT1 : f.iaT2);
+            vb += (f.wb * d) * t;
+            wb += d * (first ? f.ibT1 : f.ibT2);
+        }
+        A = {va, wa};
+        B = {vb, wb};
+    };
+    // Colours: each manifold, in the sweep order, takes the first colour in which neither of
+    // its dynamic bodies has a manifold yet (at most 64; the rest are swept one by one after
+    // them, with the joints). Then four manifolds of a colour to a batch.
+    colours_.assign(std::size_t(n) + 1, 0);
+    std::array<std::vector<std::uint32_t>, 64> byColour;
+    serial_.clear();
+    const auto movable = [&](int i) { return solverBodies_[std::size_t(i)].inverseMass > 0; };
+    for (const std::uint32_t entry : order_) {
+        if (entry & kJoint) {
+            serial_.push_back(entry);
+            continue;
+        }
+        const FrictionConstraint& f = frictions[entry];
+        const std::uint64_t used = (movable(f.a) ? colours_[std::size_t(f.a)] : 0) |
+                                   (movable(f.b) ? colours_[std::size_t(f.b)] : 0);
+        if (used == ~std::uint64_t(0)) {
+            serial_.push_back(entry);
+            continue;
+        }
+        const int colour = std::countr_one(used);
+        byColour[std::size_t(colour)].push_back(entry);
+        for (int body : {f.a, f.b}) {
+            if (movable(body)) {
+                colours_[std::size_t(body)] |= std::uint64_t(1) << colour;
+            }
+        }
+    }
+    batches_.clear();
+    for (const std::vector<std::uint32_t>& colour : byColour) {
+        for (std::size_t first = 0; first < colour.size(); first += kRigidLanes) {
+            LaneBatch& L = batches_.emplace_back();
+            std::memset(static_cast<void*>(&L), 0, sizeof(L));
+            // The rows' order (source 004, Permutation), shared by the four lanes; each lane's
+            // points are placed in the normal slots in an order of its own.
+            std::iota(L.rows.begin(), L.rows.end(), std::uint8_t(0));
+            if (settings.permuteRows) {
+                for (int i = 7; i > 1; --i) {
+                    std::swap(L.rows[std::size_t(i - 1)],
+                              L.rows[std::size_t(random.next() % std::uint64_t(i))]);
+                }
+            }
+            for (int l = 0; l < kRigidLanes; ++l) {
+                const bool used = first + std::size_t(l) < colour.size();
+                const int fi = used ? int(colour[first + std::size_t(l)]) : -1;
+                L.friction[l] = fi;
+                L.a[l] = L.b[l] = n; // a padding lane reads and writes nothing that moves
+                std::uint8_t* slots = L.slotPoint[l];
+                std::iota(slots, slots + 4, std::uint8_t(0));
+                if (!used) {
+                    continue;
+                }
+                const FrictionConstraint& f = frictions[std::size_t(fi)];
+                if (settings.permuteRows) {
+                    for (int i = 4; i > 1; --i) {
+                        std::swap(slots[i - 1], slots[random.next() % std::uint64_t(i)]);
+                    }
+                }
+                L.a[l] = f.a;
+                L.b[l] = f.b;
+                L.wa[l] = f.wa;
+                L.wb[l] = f.wb;
+                L.mu[l] = f.mu;
+                L.twistRadius[l] = f.twistRadius;
+                setLane(L.n, l, f.n);
+                setLane(L.t1, l, f.t1);
+                setLane(L.t2, l, f.t2);
+                for (int slot = 0; slot < 4; ++slot) {
+                    if (slots[slot] >= f.pointCount) {
+                        continue; // zero mass: never pushes
+                    }
+                    const PointConstraint& c = points[std::size_t(f.firstPoint + slots[slot])];
+                    setLane(L.raN[slot], l, c.raN);
+                    setLane(L.rbN[slot], l, c.rbN);
+                    setLane(L.iaN[slot], l, c.iaN);
+                    setLane(L.ibN[slot], l, c.ibN);
+                    L.massN[slot][l] = c.massN;
+                    L.bias[slot][l] = c.bias;
+                    L.lambdaN[slot][l] = c.lambdaN;
+                }
+                setLane(L.raT1, l, f.raT1);
+                setLane(L.rbT1, l, f.rbT1);
+                setLane(L.raT2, l, f.raT2);
+                setLane(L.rbT2, l, f.rbT2);
+                setLane(L.iaT1, l, f.iaT1);
+                setLane(L.ibT1, l, f.ibT1);
+                setLane(L.iaT2, l, f.iaT2);
+                setLane(L.ibT2, l, f.ibT2);
+                setLane(L.iaTwist, l, f.iaTwist);
+                setLane(L.ibTwist, l, f.ibTwist);
+                L.massT1[l] = f.massT1;
+                L.massT2[l] = f.massT2;
+                L.massTwist[l] = f.massTwist;
+                L.lambdaT1[l] = f.lambdaT1;
+                L.lambdaT2[l] = f.lambdaT2;
+                L.lambdaTwist[l] = f.lambdaTwist;
+            }
+        }
+    }
+    // The batches' impulses to and from the constraints (for shock propagation, which works on
+    // the constraints, the warm start of the next step and the contacts reported).
+    const auto syncImpulses = [&](bool toBatches) {
+        for (LaneBatch& L : batches_) {
+            for (int l = 0; l < kRigidLanes; ++l) {
+                if (L.friction[l] < 0) {
+                    continue;
+                }
+                FrictionConstraint& f = frictions[std::size_t(L.friction[l])];
+                for (int slot = 0; slot < 4; ++slot) {
+                    if (L.slotPoint[l][slot] < f.pointCount) {
+                        Real& lambda =
+                            points[std::size_t(f.firstPoint + L.slotPoint[l][slot])].lambdaN;
+                        toBatches ? void(L.lambdaN[slot][l] = lambda)
+                                  : void(lambda = L.lambdaN[slot][l]);
+                    }
+                }
+                if (toBatches) {
+                    L.lambdaT1[l] = f.lambdaT1;
+                    L.lambdaT2[l] = f.lambdaT2;
+                    L.lambdaTwist[l] = f.lambdaTwist;
+                } else {
+                    f.lambdaT1 = L.lambdaT1[l];
+                    f.lambdaT2 = L.lambdaT2[l];
+                    f.lambdaTwist = L.lambdaTwist[l];
+                }
+            }
+        }
+    };
+    const auto solveBatch = [&](LaneBatch& L) {
+        V4 va, wa, vb, wb;
+        for (int l = 0; l < kRigidLanes; ++l) {
+            const Velocity& A = sb[std::size_t(L.a[l])];
+            const Velocity& B = sb[std::size_t(L.b[l])];
+            setLane(va, l, A.v);
+            setLane(wa, l, A.w);
+            setLane(vb, l, B.v);
+            setLane(wb, l, B.w);
+        }
+        const D4 zero{};
+        for (const std::uint8_t r : L.rows) {
+            if (r < 4) {
+                const D4 vn = dot(L.n, vb - va) + dot(L.rbN[r], wb) - dot(L.raN[r], wa);
+                D4 next = L.lambdaN[r] - L.massN[r] * (vn - L.bias[r]);
+                next = next > zero ? next : zero;
+                const D4 d = next - L.lambdaN[r];
+                L.lambdaN[r] = next;
+                va -= L.n * (L.wa * d);
+                wa -= L.iaN[r] * d;
+                vb += L.n * (L.wb * d);
+                wb += L.ibN[r] * d;
+                continue;
+            }
+            const D4 support = L.lambdaN[0] + L.lambdaN[1] + L.lambdaN[2] + L.lambdaN[3];
+            if (r == 6) {
+                // Twist: the relative spin about the normal, bounded by mu N times the patch's
+                // mean radius.
+                const D4 bound = L.mu * support * L.twistRadius;
+                const D4 next =
+                    clampLanes(L.lambdaTwist - L.massTwist * dot(L.n, wb - wa), -bound, bound);
+                const D4 d = next - L.lambdaTwist;
+                L.lambdaTwist = next;
+                wa -= L.iaTwist * d;
+                wb += L.ibTwist * d;
+                continue;
+            }
+            const bool first = r == 4;
+            const V4& t = first ? L.t1 : L.t2;
+            D4& lambda = first ? L.lambdaT1 : L.lambdaT2;
+            const D4 vt = dot(t, vb - va) + dot(first ? L.rbT1 : L.rbT2, wb) -
+                          dot(first ? L.raT1 : L.raT2, wa);
+            const D4 bound = L.mu * support;
+            const D4 next = clampLanes(lambda - (first ? L.massT1 : L.massT2) * vt, -bound, bound);
+            const D4 d = next - lambda;
+            lambda = next;
+            va -= t * (L.wa * d);
+            wa -= (first ? L.iaT1 : L.iaT2) * d;
+            vb += t * (L.wb * d);
+            wb += (first ? L.ibT1 : L.ibT2) * d;
+        }
+        for (int l = 0; l < kRigidLanes; ++l) {
+            if (L.friction[l] < 0) {
+                continue;
+            }
+            if (movable(L.a[l])) {
+                sb[std::size_t(L.a[l])] = {Vec3(va.x[l], va.y[l], va.z[l]),
+                                           Vec3(wa.x[l], wa.y[l], wa.z[l])};
+            }
+            if (movable(L.b[l])) {
+                sb[std::size_t(L.b[l])] = {Vec3(vb.x[l], vb.y[l], vb.z[l]),
+                                           Vec3(wb.x[l], wb.y[l], wb.z[l])};
             }
         }
     };
     const auto sweep = [&] {
-        for (const std::uint32_t entry : order_) {
+        for (LaneBatch& L : batches_) {
+            solveBatch(L);
+        }
+        for (const std::uint32_t entry : serial_) {
             visit(entry);
         }
     };
     for (int it = 0; it < settings.iterations; ++it) {
         sweep();
     }
+    syncImpulses(false);
 
     if (settings.stabilisation == StackStabilisation::ShockPropagation) {
         // Layer by layer from the ground up, the lower body of each contact held (infinite
@@ -918,6 +1226,12 @@ void RigidSolver::step(std::vector<RigidBody>& bodies, const std::vector<RigidJo
         for (PointConstraint& c : points) {
             c.bias = std::min<Real>(c.bias, 0);
         }
+        for (LaneBatch& L : batches_) {
+            for (D4& bias : L.bias) {
+                bias = bias < 0 ? bias : D4{};
+            }
+        }
+        syncImpulses(true); // shock propagation may have changed them
         for (JointConstraint& c : jointRows) {
             c.linearBias.setZero();
             c.angularBias.setZero();
@@ -927,6 +1241,7 @@ void RigidSolver::step(std::vector<RigidBody>& bodies, const std::vector<RigidJo
         for (int it = 0; it < settings.relaxIterations; ++it) {
             sweep();
         }
+        syncImpulses(false);
     }
 
     // Store the impulses for the next step's warm start, and report the contacts (each point

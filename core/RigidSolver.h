@@ -78,6 +78,7 @@ private:
     struct PointConstraint;
     struct FrictionConstraint;
     struct JointConstraint;
+    struct LaneBatch;
 
     void detect(std::vector<RigidBody>& bodies, const std::vector<RigidJoint>& joints,
                 const RigidSettings& settings);
@@ -93,6 +94,9 @@ private:
     std::vector<PointConstraint> points_;
     std::vector<FrictionConstraint> frictions_;
     std::vector<JointConstraint> jointRows_;
+    std::vector<LaneBatch> batches_;     // the manifolds in colours, four at a time
+    std::vector<std::uint32_t> serial_;  // joints and manifolds left out of the colours
+    std::vector<std::uint64_t> colours_; // per body: the colours its manifolds are in
     RigidStatistics stats_;
     Real maxJointError_ = 0;
     std::uint64_t steps_ = 0;
