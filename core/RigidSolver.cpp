@@ -1133,9 +1133,14 @@ void RigidSolver::step(std::vector<RigidBody>& bodies, const std::vector<RigidJo
     for (int it = 0; it < settings.iterations; ++it) {
         sweep();
     }
-    syncImpulses(false);
+    // The batches keep their impulses through the relax sweeps; shock propagation works on the
+    // constraints.
+    const bool shock = settings.stabilisation == StackStabilisation::ShockPropagation;
+    if (shock || settings.relaxIterations <= 0) {
+        syncImpulses(false);
+    }
 
-    if (settings.stabilisation == StackStabilisation::ShockPropagation) {
+    if (shock) {
         // Layer by layer from the ground up, the lower body of each contact held (infinite
         // mass): the support reaches the top of a stack in one pass (source 004, Shock
         // Propagation; Guendelman03).
@@ -1220,7 +1225,12 @@ void RigidSolver::step(std::vector<RigidBody>& bodies, const std::vector<RigidJo
             Vec3 w = sb[i].w;
             for (int round = 0; round < 4; ++round) {
                 const Mat3 R = turn(b.q, 0.5 * h * w).toRotationMatrix();
-                w = R * (b.inverseInertiaBody * (R.transpose() * L));
+                const Vec3 next = R * (b.inverseInertiaBody * (R.transpose() * L));
+                const bool settled = (next - w).squaredNorm() <= 1e-28 * next.squaredNorm();
+                w = next;
+                if (settled) {
+                    break;
+                }
             }
             b.q = turn(b.q, h * w).normalized();
         } else if (b.motion == RigidMotion::Kinematic) {
@@ -1241,7 +1251,9 @@ void RigidSolver::step(std::vector<RigidBody>& bodies, const std::vector<RigidJo
                 bias = bias < 0 ? bias : D4{};
             }
         }
-        syncImpulses(true); // shock propagation may have changed them
+        if (shock) {
+            syncImpulses(true); // changed by shock propagation
+        }
         for (JointConstraint& c : jointRows) {
             c.linearBias.setZero();
             c.angularBias.setZero();
