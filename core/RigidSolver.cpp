@@ -868,63 +868,20 @@ void RigidSolver::step(std::vector<RigidBody>& bodies, const std::vector<RigidJo
             }
             return;
         }
-        // A manifold's rows, with the two bodies' velocities held in locals for all of them.
+        // A manifold beyond the colours, row by row (the batches below solve the others).
         FrictionConstraint& f = frictions[entry];
-        Velocity& A = sb[f.a];
-        Velocity& B = sb[f.b];
-        Vec3 va = A.v, wa = A.w, vb = B.v, wb = B.w;
-        PointConstraint* pc = points.data() + f.firstPoint;
         for (int k = 0; k < f.rowCount; ++k) {
             const int r = f.rows[k];
             if (r < 4) {
-                PointConstraint& c = pc[r];
-                const Real vn = f.n.dot(vb - va) + c.rbN.dot(wb) - c.raN.dot(wa);
-                const Real next = std::max<Real>(c.lambdaN - c.massN * (vn - c.bias), 0);
-                const Real d = next - c.lambdaN;
-                c.lambdaN = next;
-                va -= (f.wa * d) * f.n;
-                wa -= d * c.iaN;
-                vb += (f.wb * d) * f.n;
-                wb += d * c.ibN;
-                continue;
+                solveNormal(f, points[f.firstPoint + r]);
+            } else {
+                solveFriction(f, r - 3);
             }
-            Real support = 0;
-            for (int p = 0; p < f.pointCount; ++p) {
-                support += pc[p].lambdaN;
-            }
-            if (r == 6) {
-                // Twist: the relative spin about the normal, bounded by mu N times the patch's
-                // mean radius.
-                const Real spin = f.n.dot(wb - wa);
-                const Real bound = f.mu * support * f.twistRadius;
-                const Real next = std::clamp(f.lambdaTwist - f.massTwist * spin, -bound, bound);
-                const Real d = next - f.lambdaTwist;
-                f.lambdaTwist = next;
-                wa -= d * f.iaTwist;
-                wb += d * f.ibTwist;
-                continue;
-            }
-            const bool first = r == 4;
-            const Vec3& t = first ? f.t1 : f.t2;
-            Real& lambda = first ? f.lambdaT1 : f.lambdaT2;
-            const Real vt = t.dot(vb - va) + (first ? f.rbT1 : f.rbT2).dot(wb) -
-                            (first ? f.raT1 : f.raT2).dot(wa);
-            const Real bound = f.mu * support;
-            const Real next =
-                std::clamp(lambda - (first ? f.massT1 : f.massT2) * vt, -bound, bound);
-            const Real d = next - lambda;
-            lambda = next;
-            va -= (f.wa * d) * t;
-            wa -= d * (first ? f.iaT1 : f.iaT2);
-            vb += (f.wb * d) * t;
-            wb += d * (first ? f.ibT1 : f.ibT2);
         }
-        A = {va, wa};
-        B = {vb, wb};
     };
     // Colours: each manifold, in the sweep order, takes the first colour in which neither of
     // its dynamic bodies has a manifold yet (at most 64; the rest are swept one by one after
-    // them, with the joints). Then four manifolds of a colour to a batch.
+    // them, with the joints). Then eight manifolds of a colour to a batch.
     colours_.assign(std::size_t(n) + 1, 0);
     std::array<std::vector<std::uint32_t>, 64> byColour;
     serial_.clear();
