@@ -9,8 +9,6 @@
 
 namespace pbd {
 
-namespace {
-
 Real complianceOf(Real modulus, Real measure) {
     if (std::isinf(modulus) || !(measure > 0)) {
         return 0; // rigid
@@ -20,6 +18,8 @@ Real complianceOf(Real modulus, Real measure) {
     }
     return 1.0 / (modulus * measure);
 }
+
+namespace {
 
 math::V3<Real> v3(const Vec3& v) {
     return {v.x(), v.y(), v.z()};
@@ -179,6 +179,7 @@ BuildReport addStrainTriangles(ConstraintSet& set, const Particles& particles, c
             b.qInverse[k].push_back(f.qInverse[k]);
         }
         const Real moduli[3] = {m.stretchU, m.stretchV, m.shear};
+        b.measure[e] = f.restArea;
         const Real rest[3] = {1, 1, 0};
         for (int k = 0; k < 3; ++k) {
             b.rest[k].push_back(rest[k]);
@@ -234,6 +235,7 @@ BuildReport addStrainTets(ConstraintSet& set, const Particles& particles, const 
         }
         for (int k = 0; k < 6; ++k) {
             const Real modulus = k < 3 ? m.stretch[k] : m.shear[k - 3];
+            b.measure[e] = volume;
             b.rest[k].push_back(k < 3 ? 1.0 : 0.0);
             b.setMaterial(e, k, complianceOf(modulus, volume), m.pbdStiffness[k]);
         }
@@ -259,7 +261,8 @@ BuildReport addTetVolumes(ConstraintSet& set, const Particles& particles, const 
         const std::size_t e = b.addElement(t);
         b.restValue.push_back(det * restScale);
         // C = 6 (V - V0): energy k/2 V0 ((V - V0)/V0)^2 = C^2 / (2 * 36 V0 / k).
-        b.setMaterial(e, 0, complianceOf(bulkModulus, 6.0 / (36.0 * std::abs(det))), pbdStiffness);
+        b.measure[e] = 6.0 / (36.0 * std::abs(det));
+        b.setMaterial(e, 0, complianceOf(bulkModulus, b.measure[e]), pbdStiffness);
         ++report.added;
     }
     set.colourCount = 0; // to be coloured again
@@ -284,7 +287,8 @@ BuildReport addTriangleAreas(ConstraintSet& set, const Particles& particles, con
         b.restValue.push_back(n2);
         // C = 4 (A^2 - A0^2) ~ 8 A0 (A - A0), so the energy k/2 A0 ((A - A0)/A0)^2 is
         // C^2 / (2 alpha) with alpha = 64 A0^3 / k.
-        b.setMaterial(e, 0, complianceOf(modulus, 1.0 / (64.0 * area * area * area)), pbdStiffness);
+        b.measure[e] = 1.0 / (64.0 * area * area * area);
+        b.setMaterial(e, 0, complianceOf(modulus, b.measure[e]), pbdStiffness);
         ++report.added;
     }
     set.colourCount = 0; // to be coloured again
@@ -311,7 +315,8 @@ BuildReport addPlanarAreas(ConstraintSet& set, const Particles& particles, const
         b.restValue.push_back(twice);
         // C = 2 (A - A0), so the energy k/2 A0 ((A - A0)/A0)^2 is C^2 / (2 alpha) with
         // alpha = 4 A0 / k.
-        b.setMaterial(e, 0, complianceOf(modulus, 1.0 / (2.0 * twice)), pbdStiffness);
+        b.measure[e] = 1.0 / (2.0 * twice);
+        b.setMaterial(e, 0, complianceOf(modulus, b.measure[e]), pbdStiffness);
         ++report.added;
     }
     set.colourCount = 0; // to be coloured again

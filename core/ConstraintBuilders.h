@@ -21,6 +21,10 @@ inline constexpr Real kRigid = std::numeric_limits<Real>::infinity();
 // so that alpha~ lambda stays a number.
 inline constexpr Real kFreeCompliance = 1e30;
 
+// The XPBD compliance of an element of size `measure` (area, volume; see each builder) for a
+// modulus: 1 / (modulus * measure); 0 (hard) for an infinite modulus, kFreeCompliance for 0.
+Real complianceOf(Real modulus, Real measure);
+
 // One distance constraint per unique edge of the body's triangles (or tets when it has any).
 // Compliance in m/N.
 std::size_t addEdgeDistances(ConstraintSet& set, const Particles& particles, const Body& body,

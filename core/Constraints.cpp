@@ -55,6 +55,8 @@ void permuteCommon(ConstraintBatch<N, K>& b, const std::vector<Index>& order) {
     permute(b.stiffness, order);
     permute(b.lambda, order);
     permute(b.colour, order);
+    permute(b.group, order);
+    permute(b.measure, order);
     for (auto& scale : b.pbdScale) {
         if (!scale.empty()) {
             permute(scale, order);
@@ -205,6 +207,7 @@ void Attachments::add(Index p, const Vec3& t, Real alpha, const Vec3& velocity) 
     targetVelocity.push_back(velocity);
     compliance.push_back(alpha);
     lambda.push_back(0);
+    group.push_back(-1);
 }
 
 std::size_t ConstraintSet::batchElementCount() const {

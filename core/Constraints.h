@@ -44,6 +44,11 @@ template <int N, int K> struct ConstraintBatch {
     std::array<std::vector<Real>, K> pbdScale;   // solver cache: k' = 1 - (1 - k)^(1/n)
     std::vector<int> colour;                     // per element, once coloured
     std::vector<Index> colourOffsets;            // size colours + 1 while sorted by colour
+    // Per element: the scene's constraint group (core/ConstraintGroups.h; -1 = none), and the
+    // size its group's moduli are scaled by, alpha = 1 / (modulus * measure) (1 where the
+    // group gives the compliance itself: distances, bending). Not read by the solver.
+    std::vector<int> group;
+    std::vector<Real> measure;
 
     std::size_t size() const { return particles.size(); }
     std::size_t componentCount() const { return particles.size() * K; }
@@ -53,6 +58,8 @@ template <int N, int K> struct ConstraintBatch {
     std::size_t addElement(const std::array<Index, N>& p) {
         particles.push_back(p);
         colour.push_back(0);
+        group.push_back(-1);
+        measure.push_back(1);
         for (int k = 0; k < K; ++k) {
             compliance[k].push_back(0);
             stiffness[k].push_back(1);
@@ -118,6 +125,7 @@ struct Attachments {
     std::vector<Vec3> targetVelocity; // m/s
     std::vector<Real> compliance;     // m/N; 0 = hard pin
     std::vector<Real> lambda;
+    std::vector<int> group; // the scene's constraint group, -1 = none
     void add(Index p, const Vec3& target, Real compliance = 0, const Vec3& velocity = Vec3::Zero());
     std::size_t size() const { return particle.size(); }
     Vec3 targetAt(std::size_t i, Real time) const { return target[i] + time * targetVelocity[i]; }
@@ -135,6 +143,7 @@ struct PressureConstraint {
     Real compliance = 0;                  // 1/(N m^2)... XPBD alpha for C in m^3
     Real stiffness = 1;                   // PBD k
     Real lambda = 0;
+    int group = -1; // the scene's constraint group, -1 = none
 };
 
 // C of a pressure constraint and grad C per particle of c.particles (the sum over each particle's

@@ -242,6 +242,9 @@ std::vector<std::string> validateScene(const Scene& scene) {
     if (!(s.timeStep > 0) || !std::isfinite(s.timeStep) || s.substeps < 1 || s.iterations < 1) {
         problems.push_back("solver settings need a positive time step, substeps and iterations");
     }
+    for (std::string& problem : validateConstraintGroups(scene)) {
+        problems.push_back(std::move(problem));
+    }
     return problems;
 }
 

@@ -4,6 +4,7 @@
 
 #include "core/Body.h"
 #include "core/Colliders.h"
+#include "core/ConstraintGroups.h"
 #include "core/Constraints.h"
 #include "core/Particles.h"
 #include "core/RigidBody.h"
@@ -36,6 +37,9 @@ struct Scene {
     Particles particles;
     std::vector<Body> bodies;
     ConstraintSet constraints;
+    // The groups the constraints are authored in (core/ConstraintGroups.h); every element's
+    // `group` indexes this.
+    std::vector<ConstraintGroup> constraintGroups;
     std::vector<Collider> colliders;
     AirMesh air;
     // Rigid bodies (§5) and the joints between them; stepped with the particles, each substep.

@@ -243,7 +243,9 @@ const std::vector<SceneInfo>& sceneCatalogue() {
 Result<Scene> makeScene(std::string_view name) {
     for (const Entry& e : entries()) {
         if (e.info.name == name) {
-            return e.make();
+            Scene scene = e.make();
+            ensureConstraintGroups(scene);
+            return scene;
         }
     }
     std::string known;

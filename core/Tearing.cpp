@@ -151,6 +151,8 @@ std::optional<Index> splitVertex(Scene& scene, std::size_t b, Index v, const Vec
             } else if (inBelow && inAbove) {
                 dist.add(p[0] == v ? copy : p[0], p[1] == v ? copy : p[1], dist.restLength[e],
                          dist.compliance[0][e], dist.stiffness[0][e]);
+                dist.group.back() = dist.group[e];
+                dist.measure.back() = dist.measure[e];
             }
         }
     }

@@ -326,7 +326,9 @@ const std::vector<SceneInfo>& airSceneCatalogue() {
     return scenes;
 }
 
-Result<Scene> makeAirScene(std::string_view name) {
+namespace {
+
+Result<Scene> makeAirSceneUngrouped(std::string_view name) {
     if (name == "air-boxes") {
         return airBoxes();
     }
@@ -343,6 +345,16 @@ Result<Scene> makeAirScene(std::string_view name) {
         return layeredCloth();
     }
     return Error{"unknown air scene '" + std::string(name) + "'"};
+}
+
+} // namespace
+
+Result<Scene> makeAirScene(std::string_view name) {
+    Result<Scene> scene = makeAirSceneUngrouped(name);
+    if (scene) {
+        ensureConstraintGroups(*scene);
+    }
+    return scene;
 }
 
 const std::vector<SceneInfo>& allScenes() {

@@ -72,6 +72,7 @@ void addDefaultConstraints(Scene& scene, PrepareReport& report) {
             line(report, ReportSeverity::Warning, w);
         }
     }
+    ensureConstraintGroups(scene); // one group per body and type, as the user edits them
 }
 
 } // namespace

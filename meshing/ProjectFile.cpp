@@ -1,7 +1,9 @@
 #include "meshing/ProjectFile.h"
 
+#include <cmath>
 #include <cstdio>
 #include <fstream>
+#include <limits>
 #include <nlohmann/json.hpp>
 #include <sstream>
 #include <unistd.h>
@@ -145,7 +147,9 @@ std::string_view toString(BendingModel m) {
 template <class Batch> json batchCommon(const Batch& b) {
     return json{{"particles", flat(b.particles)},
                 {"compliance", arrays(b.compliance)},
-                {"stiffness", arrays(b.stiffness)}};
+                {"stiffness", arrays(b.stiffness)},
+                {"group", b.group},
+                {"measure", b.measure}};
 }
 
 template <class Batch> void readCommon(const json& j, Batch& b, const std::string& where) {
@@ -157,6 +161,15 @@ template <class Batch> void readCommon(const json& j, Batch& b, const std::strin
     }
     toArrays(at(j, "compliance", where), b.compliance, b.size(), where + ".compliance");
     toArrays(at(j, "stiffness", where), b.stiffness, b.size(), where + ".stiffness");
+    // Format 2: each element's constraint group and measure (format 1 files get them from
+    // ensureConstraintGroups and recomputeMeasures after loading).
+    if (j.contains("group")) {
+        b.group = get<std::vector<int>>(j, "group", where);
+        b.measure = get<std::vector<Real>>(j, "measure", where);
+        if (b.group.size() != b.size() || b.measure.size() != b.size()) {
+            throw FormatError{where + ": group or measure arrays do not match the elements"};
+        }
+    }
 }
 
 void checkSize(const std::vector<Real>& v, std::size_t size, const std::string& where) {
@@ -164,6 +177,69 @@ void checkSize(const std::vector<Real>& v, std::size_t size, const std::string& 
         throw FormatError{where + ": " + std::to_string(v.size()) + " values for " +
                           std::to_string(size) + " elements"};
     }
+}
+
+// A material value: a number, or "infinity" (a hard constraint's modulus; JSON has no inf).
+json material(Real v) {
+    return std::isinf(v) ? json("infinity") : json(v);
+}
+Real materialFrom(const json& v, const std::string& where) {
+    if (v.is_string() && v.get<std::string>() == "infinity") {
+        return std::numeric_limits<Real>::infinity();
+    }
+    if (!v.is_number()) {
+        throw FormatError{where + ": expected a number or \"infinity\""};
+    }
+    return v.get<Real>();
+}
+
+json groupToJson(const ConstraintGroup& g) {
+    const int K = materialComponents(g.type);
+    json m = json::array(), k = json::array();
+    for (int i = 0; i < K; ++i) {
+        m.push_back(material(g.material[i]));
+        k.push_back(g.pbdStiffness[i]);
+    }
+    json j{{"name", g.name}, {"type", toString(g.type)}, {"body", g.body}, {"enabled", g.enabled},
+           {"material", m},  {"pbdStiffness", k}};
+    if (restStretchComponents(g.type) > 0) {
+        j["restStretch"] = std::vector<Real>(g.restStretch.begin(),
+                                             g.restStretch.begin() + restStretchComponents(g.type));
+    }
+    if (g.type == ConstraintType::Pressure) {
+        j["pressure"] = g.pressure;
+    }
+    return j;
+}
+
+ConstraintGroup groupFromJson(const json& j, const std::string& w) {
+    ConstraintGroup g;
+    g.name = get<std::string>(j, "name", w);
+    g.type = parseEnum<ConstraintType, kConstraintTypeCount>(get<std::string>(j, "type", w),
+                                                             w + ".type");
+    g.body = get<int>(j, "body", w);
+    g.enabled = getOr<bool>(j, "enabled", true, w);
+    const int K = materialComponents(g.type);
+    const json& m = at(j, "material", w);
+    const auto k = get<std::vector<Real>>(j, "pbdStiffness", w);
+    if (!m.is_array() || int(m.size()) != K || int(k.size()) != K) {
+        throw FormatError{w + ": a " + std::string(toString(g.type)) + " group has " +
+                          std::to_string(K) + " material and PBD stiffness values"};
+    }
+    for (int i = 0; i < K; ++i) {
+        g.material[i] = materialFrom(m[i], w + ".material");
+        g.pbdStiffness[i] = k[i];
+    }
+    if (restStretchComponents(g.type) > 0) {
+        const auto s = get<std::vector<Real>>(j, "restStretch", w);
+        if (int(s.size()) != restStretchComponents(g.type)) {
+            throw FormatError{w + ".restStretch: expected " +
+                              std::to_string(restStretchComponents(g.type)) + " values"};
+        }
+        std::copy(s.begin(), s.end(), g.restStretch.begin());
+    }
+    g.pressure = getOr<Real>(j, "pressure", 1.0, w);
+    return g;
 }
 
 json constraintsToJson(const ConstraintSet& c) {
@@ -197,7 +273,8 @@ json constraintsToJson(const ConstraintSet& c) {
     j["attachments"] = {{"particle", c.attachments.particle},
                         {"target", flat(c.attachments.target)},
                         {"targetVelocity", flat(c.attachments.targetVelocity)},
-                        {"compliance", c.attachments.compliance}};
+                        {"compliance", c.attachments.compliance},
+                        {"group", c.attachments.group}};
     json pressure = json::array();
     for (const PressureConstraint& p : c.pressure) {
         pressure.push_back({{"body", p.body},
@@ -206,7 +283,8 @@ json constraintsToJson(const ConstraintSet& c) {
                             {"restVolume6", p.restVolume6},
                             {"pressure", p.pressure},
                             {"compliance", p.compliance},
-                            {"stiffness", p.stiffness}});
+                            {"stiffness", p.stiffness},
+                            {"group", p.group}});
     }
     j["pressure"] = pressure;
     return j;
@@ -276,6 +354,12 @@ ConstraintSet constraintsFromJson(const json& j, const std::string& where) {
         for (std::size_t i = 0; i < particle.size(); ++i) {
             c.attachments.add(particle[i], target[i], compliance[i], velocity[i]);
         }
+        if (a.contains("group")) {
+            c.attachments.group = get<std::vector<int>>(a, "group", w);
+            if (c.attachments.group.size() != particle.size()) {
+                throw FormatError{w + ".group: one group per attachment expected"};
+            }
+        }
     }
     if (j.contains("pressure")) {
         for (std::size_t i = 0; i < j["pressure"].size(); ++i) {
@@ -297,6 +381,7 @@ ConstraintSet constraintsFromJson(const json& j, const std::string& where) {
             pc.pressure = get<Real>(p, "pressure", w);
             pc.compliance = get<Real>(p, "compliance", w);
             pc.stiffness = get<Real>(p, "stiffness", w);
+            pc.group = getOr<int>(p, "group", -1, w);
             c.pressure.push_back(std::move(pc));
         }
     }
@@ -672,6 +757,11 @@ std::string projectToJson(const Scene& scene, int indent) {
         j["rigidAttachments"] = attachments;
     }
     j["constraints"] = constraintsToJson(scene.constraints);
+    json groups = json::array();
+    for (const ConstraintGroup& g : scene.constraintGroups) {
+        groups.push_back(groupToJson(g));
+    }
+    j["constraintGroups"] = groups;
     j["solver"] = solverToJson(scene.solver);
     return j.dump(indent);
 }
@@ -778,6 +868,17 @@ Result<Scene> projectFromJson(const std::string& text, const std::string& origin
         }
         if (j.contains("constraints")) {
             scene.constraints = constraintsFromJson(j["constraints"], w + ".constraints");
+        }
+        if (j.contains("constraintGroups")) {
+            for (std::size_t i = 0; i < j["constraintGroups"].size(); ++i) {
+                scene.constraintGroups.push_back(groupFromJson(
+                    j["constraintGroups"][i], w + ".constraintGroups[" + std::to_string(i) + "]"));
+            }
+        } else {
+            // Format 1: no groups or measures; the positions are the rest state a save writes.
+            // The elements keep their compliances (the measures may differ in rounding).
+            recomputeMeasures(scene.constraints, scene.particles.positions);
+            ensureConstraintGroups(scene, false);
         }
         if (j.contains("solver")) {
             scene.solver = solverFromJson(j["solver"], w + ".solver");

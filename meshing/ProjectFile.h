@@ -11,7 +11,8 @@
 
 namespace pbd {
 
-inline constexpr int kProjectFormatVersion = 1;
+// 2: constraint groups, and each constraint's group and measure.
+inline constexpr int kProjectFormatVersion = 2;
 
 std::string projectToJson(const Scene& scene, int indent = -1);
 Result<Scene> projectFromJson(const std::string& json, const std::string& origin = "project");

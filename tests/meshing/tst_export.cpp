@@ -2,6 +2,7 @@
 // export (.vtu read back with VTK's own reader, Gmsh .msh 4.1 parsed strictly, TetGen files);
 // every assimp test model either prepares or fails with a message.
 
+#include "core/ConstraintBuilders.h"
 #include "core/Mass.h"
 #include "core/RigidScenes.h"
 #include "core/SceneLibrary.h"
@@ -66,6 +67,7 @@ Scene preparedScene() {
     s.solver.gravity = Vec3(0.1, -3, 0);
     s.solver.selfCollision = true;
     s.particles.velocities[5] = Vec3(1.0 / 3.0, -2e-17, 1e300);
+    ensureConstraintGroups(s); // the attachment and the pressure get theirs
     return s;
 }
 
@@ -184,6 +186,28 @@ private slots:
         QVERIFY(back->solver.method == SolverMethod::Pbd);
         QCOMPARE(back->solver.substeps, 7);
         QCOMPARE(back->solver.gravity, s.solver.gravity);
+        QVERIFY(!s.constraintGroups.empty());
+        QVERIFY(back->constraintGroups == s.constraintGroups);
+        QCOMPARE(back->constraints.strainTets.group, s.constraints.strainTets.group);
+        QCOMPARE(back->constraints.strainTets.measure, s.constraints.strainTets.measure);
+
+        // A hard (infinite) modulus and a disabled group round-trip too.
+        Scene edited = s;
+        for (std::size_t g = 0; g < edited.constraintGroups.size(); ++g) {
+            ConstraintGroup& group = edited.constraintGroups[g];
+            if (group.type == ConstraintType::StrainTet) {
+                group.material[2] = kRigid;
+                group.restStretch[1] = 1.25;
+            } else {
+                group.enabled = false;
+            }
+            applyConstraintGroup(edited.constraints, int(g), group);
+        }
+        const std::string editedJson = projectToJson(edited);
+        Result<Scene> editedBack = projectFromJson(editedJson);
+        QVERIFY2(editedBack.ok(), editedBack.error().c_str());
+        QVERIFY(editedBack->constraintGroups == edited.constraintGroups);
+        QCOMPARE(projectToJson(*editedBack), editedJson);
 
         // Through a file, too.
         const QString path = dir_.filePath("scene.pbdlab.json");
@@ -191,6 +215,49 @@ private slots:
         Result<Scene> loaded = loadProject(path.toStdString());
         QVERIFY2(loaded.ok(), loaded.error().c_str());
         QCOMPARE(projectToJson(*loaded), json);
+    }
+
+    void formatOneProjectsGetTheirGroups() {
+        // A project written before constraint groups (format 1: no groups, no measures) loads
+        // with one group per body and type, its constraints unchanged.
+        const Scene s = preparedScene();
+        nlohmann::json j = nlohmann::json::parse(projectToJson(s));
+        j["version"] = 1;
+        j.erase("constraintGroups");
+        for (auto& [name, batch] : j["constraints"].items()) {
+            if (batch.is_object()) {
+                batch.erase("group");
+                batch.erase("measure");
+            } else {
+                for (auto& p : batch) {
+                    p.erase("group");
+                }
+            }
+        }
+        Result<Scene> old = projectFromJson(j.dump(), "old.json");
+        QVERIFY2(old.ok(), old.error().c_str());
+        QCOMPARE(old->constraintGroups.size(), s.constraintGroups.size());
+        QCOMPARE(old->constraints.strainTets.compliance, s.constraints.strainTets.compliance);
+        QCOMPARE(old->constraints.volume.compliance, s.constraints.volume.compliance);
+        QCOMPARE(old->constraints.strainTriangles.compliance,
+                 s.constraints.strainTriangles.compliance);
+        for (std::size_t e = 0; e < s.constraints.strainTets.size(); ++e) {
+            QVERIFY(std::abs(old->constraints.strainTets.measure[e] /
+                                 s.constraints.strainTets.measure[e] -
+                             1) < 1e-9);
+        }
+        // The same groups; the moduli from the recomputed measures, within rounding.
+        for (std::size_t g = 0; g < s.constraintGroups.size(); ++g) {
+            const ConstraintGroup& a = old->constraintGroups[g];
+            const ConstraintGroup& b = s.constraintGroups[g];
+            QCOMPARE(a.name, b.name);
+            QVERIFY(a.type == b.type && a.body == b.body && a.pbdStiffness == b.pbdStiffness);
+            for (int k = 0; k < materialComponents(a.type); ++k) {
+                QVERIFY(a.material[k] == b.material[k] ||
+                        std::abs(a.material[k] / b.material[k] - 1) < 1e-9);
+            }
+        }
+        QVERIFY(validateScene(*old).empty());
     }
 
     void a2DProjectRoundTripsWithItsAirAndSettings() {
@@ -367,7 +434,18 @@ private slots:
         j["constraints"]["distance"]["particles"] = {0, 1};
         j["constraints"]["distance"]["compliance"] = {{0.0}};
         j["constraints"]["distance"]["stiffness"] = {{1.0}};
+        QVERIFY(projectFromJson(j.dump(), "x.json")
+                    .error()
+                    .find("x.json.constraints.distance: group or measure arrays do not match") ==
+                0);
+        j["constraints"]["distance"]["group"] = {-1};
+        j["constraints"]["distance"]["measure"] = {1.0};
         QVERIFY(projectFromJson(j.dump(), "x.json").ok());
+        j["constraints"]["distance"]["group"] = {99};
+        QVERIFY2(projectFromJson(j.dump(), "x.json").error().find("is in group 99") !=
+                     std::string::npos,
+                 projectFromJson(j.dump(), "x.json").error().c_str());
+        j["constraints"]["distance"]["group"] = {-1};
         j["constraints"]["distance"]["particles"] = {0, 999999};
         QVERIFY(projectFromJson(j.dump(), "x.json").error().find("refers to particle 999999") !=
                 std::string::npos);
