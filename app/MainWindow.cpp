@@ -72,8 +72,12 @@
 namespace pbd {
 
 namespace {
-constexpr int kMaxRecentFiles = 10;
+
+QString qtext(std::string_view s) {
+    return QString::fromUtf8(s.data(), qsizetype(s.size()));
 }
+constexpr int kMaxRecentFiles = 10;
+} // namespace
 
 MainWindow::MainWindow(bool persistSettings, QWidget* parent)
     : QMainWindow(parent)
@@ -192,6 +196,34 @@ void MainWindow::createDocks() {
 
     connect(sceneTree_, &SceneTreePanel::bodySelected, this,
             [this](int body) { properties_->showBody(scene_, body); });
+    connect(sceneTree_, &SceneTreePanel::groupSelected, this,
+            [this](int index) { properties_->showGroup(scene_, index); });
+    connect(sceneTree_, &SceneTreePanel::groupEnabledToggled, this, [this](int index, bool on) {
+        if (index >= 0 && std::size_t(index) < scene_.constraintGroups.size()) {
+            ConstraintGroup g = scene_.constraintGroups[std::size_t(index)];
+            g.enabled = on;
+            setConstraintGroup(index, g);
+        }
+    });
+    connect(sceneTree_, &SceneTreePanel::addGroupRequested, this,
+            [this](int body, ConstraintType type) { addConstraintGroup(body, type); });
+    connect(sceneTree_, &SceneTreePanel::removeGroupRequested, this,
+            [this](int index) { removeConstraintGroup(index); });
+    // Queued: the panel is rebuilt by the edit, after the edited item's signal has returned.
+    connect(
+        properties_, &PropertiesPanel::groupEdited, this,
+        [this](int index, const ConstraintGroup& group) {
+            QString error;
+            if (!setConstraintGroup(index, group, &error)) {
+                log_->append(Severity::Error, error);
+                properties_->showGroup(scene_, index);
+            }
+        },
+        Qt::QueuedConnection);
+    connect(properties_, &PropertiesPanel::editRejected, this, [this](const QString& message) {
+        log_->append(Severity::Error, message);
+        statusBar()->showMessage(message, 8000);
+    });
     connect(sceneTree_, &SceneTreePanel::rigidBodySelected, this,
             [this](int index) { properties_->showRigidBody(scene_, index); });
     connect(sceneTree_, &SceneTreePanel::bodyVisibilityToggled, this,
@@ -256,6 +288,44 @@ void MainWindow::createActions() {
     redo->setObjectName(QStringLiteral("actionRedo"));
     redo->setShortcuts({QKeySequence(Qt::CTRL | Qt::SHIFT | Qt::Key_Z), QKeySequence::Redo});
     edit->addAction(redo);
+    QAction* historyAction = edit->addAction(tr("Undo &History"));
+    historyAction->setObjectName(QStringLiteral("actionUndoHistory"));
+    historyAction->setShortcut(QKeySequence(Qt::CTRL | Qt::Key_H));
+    connect(historyAction, &QAction::triggered, this, [this] {
+        if (auto* dock = findChild<QDockWidget*>(QStringLiteral("historyDock"))) {
+            dock->show();
+            dock->raise();
+        }
+    });
+    edit->addSeparator();
+    QMenu* addGroup = edit->addMenu(tr("&Add Constraint Group"));
+    addGroup->setObjectName(QStringLiteral("menuAddGroup"));
+    connect(addGroup, &QMenu::aboutToShow, this, [this, addGroup] {
+        addGroup->clear();
+        const int body = sceneTree_->selectedBody();
+        const auto types = groupTypesFor(scene_, body);
+        if (types.empty()) {
+            addGroup->addAction(tr("Select a cloth or tet body in the Scene dock"))
+                ->setEnabled(false);
+        }
+        for (ConstraintType type : types) {
+            QAction* a = addGroup->addAction(qtext(groupTypeLabel(type)));
+            connect(a, &QAction::triggered, this,
+                    [this, body, type] { addConstraintGroup(body, type); });
+        }
+    });
+    QAction* removeGroup = edit->addAction(tr("&Remove Constraint Group"));
+    removeGroup->setObjectName(QStringLiteral("actionRemoveGroup"));
+    removeGroup->setShortcut(QKeySequence::Delete);
+    removeGroup->setShortcutContext(Qt::WidgetWithChildrenShortcut);
+    sceneTree_->addAction(removeGroup); // Delete in the Scene dock
+    connect(removeGroup, &QAction::triggered, this, [this] {
+        if (sceneTree_->selectedGroup() >= 0) {
+            removeConstraintGroup(sceneTree_->selectedGroup());
+        } else {
+            statusBar()->showMessage(tr("Select a constraint group in the Scene dock first"), 5000);
+        }
+    });
 
     QMenu* view = menuBar()->addMenu(tr("&View"));
     QAction* reset = view->addAction(tr("&Reset Camera"), viewport_, &VtkViewport::resetCamera);
@@ -924,6 +994,191 @@ private:
     Real before_;
     Real after_;
 };
+
+namespace {
+
+// "Set cloth strain stretch u to 5000", "Disable cloth bending", ...: what changed from
+// `before` to `after` (the first difference; "Edit <name>" for several).
+QString describeGroupEdit(const ConstraintGroup& before, const ConstraintGroup& after) {
+    const QString name = QString::fromStdString(before.name);
+    QStringList changes;
+    if (before.name != after.name) {
+        changes << QObject::tr("Rename %1 to %2").arg(name, QString::fromStdString(after.name));
+    }
+    if (before.enabled != after.enabled) {
+        changes << (after.enabled ? QObject::tr("Enable %1") : QObject::tr("Disable %1")).arg(name);
+    }
+    const int K = materialComponents(before.type);
+    for (int k = 0; k < K; ++k) {
+        const QString component = K == 1
+                                      ? (materialIsModulus(before.type) ? QObject::tr("modulus")
+                                                                        : QObject::tr("compliance"))
+                                      : qtext(materialComponentName(before.type, k));
+        if (before.material[k] != after.material[k]) {
+            changes << QObject::tr("Set %1 %2 to %3")
+                           .arg(name, component,
+                                std::isinf(after.material[k])
+                                    ? QObject::tr("rigid")
+                                    : QString::number(after.material[k], 'g', 6));
+        }
+        if (before.pbdStiffness[k] != after.pbdStiffness[k]) {
+            changes << QObject::tr("Set %1 PBD stiffness%2 to %3")
+                           .arg(name, K == 1 ? QString() : QStringLiteral(" ") + component)
+                           .arg(after.pbdStiffness[k]);
+        }
+    }
+    for (int k = 0; k < 3; ++k) {
+        if (before.restStretch[k] != after.restStretch[k]) {
+            changes << QObject::tr("Set %1 rest stretch to %2").arg(name).arg(after.restStretch[k]);
+        }
+    }
+    if (before.pressure != after.pressure) {
+        changes << QObject::tr("Set %1 pressure to %2").arg(name).arg(after.pressure);
+    }
+    return changes.size() == 1 ? changes.front() : QObject::tr("Edit %1").arg(name);
+}
+
+} // namespace
+
+// Changes one constraint group's material; undo restores the one it had.
+class GroupCommand : public QUndoCommand {
+public:
+    GroupCommand(MainWindow* window, int index, ConstraintGroup before, ConstraintGroup after)
+        : window_(window)
+        , index_(index)
+        , before_(std::move(before))
+        , after_(std::move(after)) {
+        setText(describeGroupEdit(before_, after_));
+    }
+    void redo() override { window_->applyGroup(index_, after_); }
+    void undo() override { window_->applyGroup(index_, before_); }
+
+private:
+    MainWindow* window_;
+    int index_;
+    ConstraintGroup before_;
+    ConstraintGroup after_;
+};
+
+// Adds or removes constraint groups: the constraints and groups before and after.
+class ConstraintsCommand : public QUndoCommand {
+public:
+    ConstraintsCommand(MainWindow* window, const QString& text, ConstraintSet before,
+                       std::vector<ConstraintGroup> groupsBefore, ConstraintSet after,
+                       std::vector<ConstraintGroup> groupsAfter, int selectAfter)
+        : window_(window)
+        , before_(std::move(before))
+        , after_(std::move(after))
+        , groupsBefore_(std::move(groupsBefore))
+        , groupsAfter_(std::move(groupsAfter))
+        , selectAfter_(selectAfter) {
+        setText(text);
+    }
+    void redo() override { window_->replaceConstraints(after_, groupsAfter_, selectAfter_); }
+    void undo() override { window_->replaceConstraints(before_, groupsBefore_, -1); }
+
+private:
+    MainWindow* window_;
+    ConstraintSet before_, after_;
+    std::vector<ConstraintGroup> groupsBefore_, groupsAfter_;
+    int selectAfter_;
+};
+
+bool MainWindow::setConstraintGroup(int index, const ConstraintGroup& group, QString* error) {
+    auto fail = [&](const QString& message) {
+        if (error) {
+            *error = message;
+        }
+        return false;
+    };
+    if (index < 0 || std::size_t(index) >= scene_.constraintGroups.size()) {
+        return fail(tr("There is no constraint group %1").arg(index));
+    }
+    const ConstraintGroup& before = scene_.constraintGroups[std::size_t(index)];
+    if (group.type != before.type || group.body != before.body) {
+        return fail(tr("A constraint group keeps its type and body"));
+    }
+    Scene check;
+    check.constraintGroups = {group};
+    check.bodies.resize(std::max(0, group.body + 1));
+    if (const auto problems = validateConstraintGroups(check); !problems.empty()) {
+        return fail(QString::fromStdString(problems.front()));
+    }
+    if (group == before) {
+        return true;
+    }
+    undoStack_->push(new GroupCommand(this, index, before, group));
+    return true;
+}
+
+void MainWindow::applyGroup(int index, const ConstraintGroup& group) {
+    if (index < 0 || std::size_t(index) >= scene_.constraintGroups.size()) {
+        return;
+    }
+    scene_.constraintGroups[std::size_t(index)] = group;
+    applyConstraintGroup(scene_.constraints, index, group);
+    worker_->setConstraintGroup(index, group);
+    sceneTree_->updateGroup(scene_, index);
+    if (properties_->shownGroup() == index) {
+        properties_->showGroup(scene_, index);
+    }
+}
+
+bool MainWindow::addConstraintGroup(int body, ConstraintType type, QString* error) {
+    // Generated from the rest state, like the scene's own constraints.
+    Scene rest = authoredScene();
+    const Result<int> added = pbd::addConstraintGroup(rest, body, type);
+    if (!added) {
+        if (error) {
+            *error = QString::fromStdString(added.error());
+        }
+        log_->append(Severity::Error, QString::fromStdString(added.error()));
+        return false;
+    }
+    const ConstraintGroup& g = rest.constraintGroups[std::size_t(*added)];
+    undoStack_->push(new ConstraintsCommand(this,
+                                            tr("Add %1 (%2 constraints)")
+                                                .arg(QString::fromStdString(g.name))
+                                                .arg(constraintGroupSize(rest.constraints, *added)),
+                                            scene_.constraints, scene_.constraintGroups,
+                                            rest.constraints, rest.constraintGroups, *added));
+    return true;
+}
+
+bool MainWindow::removeConstraintGroup(int index, QString* error) {
+    if (index < 0 || std::size_t(index) >= scene_.constraintGroups.size()) {
+        if (error) {
+            *error = tr("There is no constraint group %1").arg(index);
+        }
+        return false;
+    }
+    Scene edited;
+    edited.constraints = scene_.constraints;
+    edited.constraintGroups = scene_.constraintGroups;
+    pbd::removeConstraintGroup(edited, index);
+    undoStack_->push(new ConstraintsCommand(
+        this,
+        tr("Remove %1")
+            .arg(QString::fromStdString(scene_.constraintGroups[std::size_t(index)].name)),
+        scene_.constraints, scene_.constraintGroups, edited.constraints, edited.constraintGroups,
+        -1));
+    return true;
+}
+
+void MainWindow::replaceConstraints(const ConstraintSet& constraints,
+                                    const std::vector<ConstraintGroup>& groups, int select) {
+    scene_.constraints = constraints;
+    scene_.constraintGroups = groups;
+    // The simulation starts again from the authored state with the new constraints.
+    findChild<QAction*>(QStringLiteral("actionPlay"))->setChecked(false);
+    worker_->load(authoredScene());
+    sceneTree_->setScene(scene_);
+    if (select >= 0) {
+        sceneTree_->selectGroup(select);
+    } else {
+        properties_->showScene(scene_);
+    }
+}
 
 bool MainWindow::isPinned(Index particle) const {
     return particle < scene_.particles.size() && scene_.particles.inverseMasses[particle] == 0;

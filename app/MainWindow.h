@@ -108,6 +108,14 @@ public:
     // in the view does. Applies to a running simulation at the next step.
     void togglePin(Index particle);
     bool isPinned(Index particle) const;
+    // Constraint groups (core/ConstraintGroups.h), each edit through the undo stack:
+    // a group's material (applies to a running simulation at the next step), a new group of
+    // `type` for a body generated from the authored (rest) state, a group removed. Adding or
+    // removing a group restarts the simulation from the authored state. False with a message
+    // when the edit cannot be made.
+    bool setConstraintGroup(int index, const ConstraintGroup& group, QString* error = nullptr);
+    bool addConstraintGroup(int body, ConstraintType type, QString* error = nullptr);
+    bool removeConstraintGroup(int index, QString* error = nullptr);
     QUndoStack* undoStack() const { return undoStack_; }
     VtkViewport* viewport() const { return viewport_; }
     SceneActors* sceneActors() const { return actors_.get(); }
@@ -169,6 +177,12 @@ private:
     // pin commands' effect).
     void applyInverseMass(Index particle, Real inverseMass);
     void refreshPins();
+    // The group commands' effects.
+    void applyGroup(int index, const ConstraintGroup& group);
+    void replaceConstraints(const ConstraintSet& constraints,
+                            const std::vector<ConstraintGroup>& groups, int select);
+    friend class GroupCommand;
+    friend class ConstraintsCommand;
     void showPickInfo(const QPointF& position, bool logIt);
     friend class PinCommand;
 

@@ -34,6 +34,7 @@ void SimulationWorker::load(const Scene& scene) {
         resetRequested_ = false;
         settingsChanged_ = false;
         nanParticle_ = -1;
+        groupEdits_.clear(); // they were for the previous scene
     }
     auto snapshot = std::make_shared<SimulationSnapshot>();
     snapshot->positions = scene.particles.positions;
@@ -161,6 +162,31 @@ void SimulationWorker::setRecordConstraints(bool on) {
     wake_.notify_all();
 }
 
+namespace {
+
+void applyGroupEdit(Scene& scene, int index, const ConstraintGroup& group) {
+    if (index >= 0 && std::size_t(index) < scene.constraintGroups.size()) {
+        scene.constraintGroups[std::size_t(index)] = group;
+        applyConstraintGroup(scene.constraints, index, group);
+    }
+}
+
+} // namespace
+
+void SimulationWorker::setConstraintGroup(int index, const ConstraintGroup& group) {
+    {
+        std::lock_guard lock(mutex_);
+        groupEdits_.emplace_back(index, group);
+        if (loaded_) {
+            applyGroupEdit(*loaded_, index, group);
+        }
+        if (pending_) {
+            applyGroupEdit(*pending_, index, group);
+        }
+    }
+    wake_.notify_all();
+}
+
 void SimulationWorker::setInverseMass(Index particle, Real inverseMass) {
     {
         std::lock_guard lock(mutex_);
@@ -245,7 +271,8 @@ void SimulationWorker::loop() {
         std::unique_lock lock(mutex_);
         wake_.wait(lock, [&] {
             return quit_ || pending_ || resetRequested_ || settingsChanged_ || nanParticle_ >= 0 ||
-                   !massEdits_.empty() || republishRequested_ || (pendingSteps_ != 0 && scene_);
+                   !massEdits_.empty() || !groupEdits_.empty() || republishRequested_ ||
+                   (pendingSteps_ != 0 && scene_);
         });
         if (quit_) {
             return;
@@ -302,6 +329,15 @@ void SimulationWorker::loop() {
                 solver.reset(); // rebuilt from the edited particles at the next step
             }
             massEdits_.clear();
+        }
+        if (!groupEdits_.empty()) {
+            if (scene_) {
+                for (const auto& [index, group] : groupEdits_) {
+                    applyGroupEdit(*scene_, index, group);
+                }
+                solver.reset(); // its PBD stiffness cache follows the new materials
+            }
+            groupEdits_.clear();
         }
         const bool stepNow = pendingSteps_ != 0 && scene_;
         if (stepNow && pendingSteps_ < 0 && realTime_) {

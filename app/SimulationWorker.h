@@ -94,6 +94,10 @@ public:
     // the running state and in the state Reset returns to.
     void setInverseMass(Index particle, Real inverseMass);
 
+    // Sets constraint group `index`'s material (core/ConstraintGroups.h) at the next step
+    // boundary, in the running state and in the state Reset returns to.
+    void setConstraintGroup(int index, const ConstraintGroup& group);
+
     bool isRunning() const { return running_.load(); }
     // New rigid-body solver settings (core/RigidSettings.h), taken at the next step boundary.
     void setRigidSettings(const RigidSettings& rigid);
@@ -140,6 +144,7 @@ private:
     SolverSettings newSettings_;
     long nanParticle_ = -1;
     std::vector<std::pair<Index, Real>> massEdits_;
+    std::vector<std::pair<int, ConstraintGroup>> groupEdits_;
     std::unique_ptr<Scene> loaded_;  // what reset returns to
     std::unique_ptr<Scene> pending_; // a scene handed over by load()
 

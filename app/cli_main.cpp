@@ -29,14 +29,17 @@ namespace {
 
 using nlohmann::json;
 
+json groupsJson(const pbd::Scene& scene);
+
 constexpr const char* kUsage = R"(Usage: pbdlab-cli [--help] [--version] COMMAND [ARGS]
 
 Commands:
   scenes [--json]                  List the scenes PBD Lab generates itself.
-  info SCENE|MESH [--json] [--scale S]
-                                   Load a generated scene or import a mesh file (.obj, .ply,
-                                   .stl, .off, .gltf, .glb) and report its bodies, element
-                                   counts, size, mass and any problems found.
+  info SCENE|MESH|PROJECT [--json] [--scale S]
+                                   Load a generated scene or a project, or import a mesh
+                                   file (.obj, .ply, .stl, .off, .gltf, .glb), and report its
+                                   bodies, element counts, size, mass, constraint groups and
+                                   any problems found.
   prepare MESH... [--tet] [--air] [--frames uv] [--tet-frames global|surface]
           [--quality Q] [--max-volume V] [--air-margin F] [--air-subdivisions N]
           [--air-quality Q] [--local-air D] [--local-air-bodies NAME,...] [--scale S]
@@ -60,7 +63,7 @@ Commands:
            [--air-distance D] [--air-friction MU] [--squash-y] [--out result.json]
            [--rigid-iterations N] [--warm-start on|off] [--sleeping on|off]
            [--stabilisation off|shock-propagation|weight-amplification]
-           [--exact-angular-momentum on|off]
+           [--exact-angular-momentum on|off] [--group NAME:KEY=VALUE[,KEY=VALUE]]...
                                    Step a generated scene and write the final positions,
                                    per-element fields (Green strain, principal stretches,
                                    det F) and per-constraint residuals and lambdas as JSON
@@ -74,10 +77,16 @@ Commands:
                                    sweeps, warm starting, sleeping, stack stabilisation).
                                    --exact-angular-momentum on projects distances along
                                    their edges at the start of the substep (SHAKE).
+                                   --group edits a constraint group first (see 'info'):
+                                   KEY is enabled (on|off), modulus or compliance, a
+                                   component (stretch_u, stretch_v, shear_uv, stretch_x...,
+                                   a number or 'rigid'), pbd or pbd_COMPONENT, rest_u,
+                                   rest_v, rest_x..., pressure; e.g. --group
+                                   'cloth strain:stretch_v=50,rest_u=1.1'.
   bench SCENE|PROJECT [--steps N] [--threads T] [--air-optimization K] [--air-threshold Q]
         [--air-distance D] [--air-friction MU] [--rigid-iterations N] [--warm-start on|off]
         [--sleeping on|off] [--stabilisation off|shock-propagation|weight-amplification]
-        [--exact-angular-momentum on|off] [--json]
+        [--exact-angular-momentum on|off] [--group NAME:KEY=VALUE[,...]]... [--json]
                                    Time the solver on a generated scene: median ms per step
                                    and ns per projection of each constraint type; with air,
                                    ns per air check and ms per optimisation pass; with rigid
@@ -156,9 +165,13 @@ int info(const std::vector<std::string_view>& args) {
 
     pbd::Scene scene;
     std::vector<std::string> warnings;
-    pbd::Result<pbd::Scene> generated = pbd::makeAnyScene(input);
+    pbd::Result<pbd::Scene> generated =
+        input.ends_with(".json") ? pbd::loadProject(input) : pbd::makeAnyScene(input);
     if (generated) {
         scene = std::move(generated).value();
+    } else if (input.ends_with(".json")) {
+        std::fprintf(stderr, "pbdlab-cli: %s\n", generated.error().c_str());
+        return 1;
     } else if (input.find('.') == std::string::npos && input.find('/') == std::string::npos) {
         std::fprintf(stderr, "pbdlab-cli: %s\n", generated.error().c_str());
         return 1;
@@ -191,6 +204,7 @@ int info(const std::vector<std::string_view>& args) {
                          {"tetrahedra", scene.tetCount()},
                          {"bounds", boundsJson(scene.bounds())},
                          {"bodies", bodies},
+                         {"constraint_groups", groupsJson(scene)},
                          {"warnings", warnings},
                          {"problems", problems}};
     if (asJson) {
@@ -204,6 +218,12 @@ int info(const std::vector<std::string_view>& args) {
                       << b["kind"].get<std::string>() << "): " << b["particles"] << " particles, "
                       << b["triangles"] << " triangles, " << b["tetrahedra"] << " tetrahedra"
                       << (b["uvs"].get<bool>() ? ", UVs" : "") << '\n';
+        }
+        for (const json& g : report["constraint_groups"]) {
+            std::cout << "  group '" << g["name"].get<std::string>() << "': " << g["constraints"]
+                      << " " << g["type"].get<std::string>() << " constraints"
+                      << (g["enabled"].get<bool>() ? "" : " (off)") << ", "
+                      << g["unit"].get<std::string>() << " " << g["material"].dump() << '\n';
         }
         for (const std::string& w : warnings) {
             std::cout << "warning: " << w << '\n';
@@ -236,6 +256,7 @@ struct RunOptions {
     std::string stabilisation;        // off | shock-propagation | weight-amplification
     std::string sleeping;             // on | off
     std::string exactAngularMomentum; // on | off
+    std::vector<std::string> groups;  // NAME:KEY=VALUE,... (core editConstraintGroup)
 };
 
 template <class T> bool parseNumber(std::string_view text, T& value) {
@@ -328,6 +349,13 @@ std::string parseRunOptions(std::string_view command, const std::vector<std::str
             if (o.out.empty()) {
                 error = cmd + ": --out needs a file name";
             }
+        } else if (a == "--group") {
+            const std::string_view v = value();
+            if (v.find(':') == std::string_view::npos || v.find('=') == std::string_view::npos) {
+                error = cmd + ": --group needs NAME:KEY=VALUE[,KEY=VALUE...], not '" +
+                        std::string(v) + "'";
+            }
+            o.groups.emplace_back(v);
         } else if (a == "--json") {
             o.json = true;
         } else if (a == "--squash-y" && allowOut) {
@@ -508,6 +536,55 @@ template <class V> json rowsJson(const std::vector<V>& rows) {
 
 // The generated scene named by the options, with their solver settings applied; nothing (and
 // a message on stderr) for an unknown name.
+std::optional<pbd::Scene> sceneToRun(const RunOptions& o);
+
+// The --group edits on `scene`; false (with the message on stderr) when one cannot be made.
+bool applyGroupEdits(const RunOptions& o, pbd::Scene& scene) {
+    for (const std::string& spec : o.groups) {
+        if (const pbd::Result<int> edited = pbd::editConstraintGroup(scene, spec); !edited) {
+            std::fprintf(stderr, "pbdlab-cli: --group %s: %s\n", spec.c_str(),
+                         edited.error().c_str());
+            return false;
+        }
+    }
+    return true;
+}
+
+json groupsJson(const pbd::Scene& scene) {
+    json groups = json::array();
+    for (std::size_t g = 0; g < scene.constraintGroups.size(); ++g) {
+        const pbd::ConstraintGroup& group = scene.constraintGroups[g];
+        const int K = pbd::materialComponents(group.type);
+        json material = json::object(), stiffness = json::object();
+        for (int k = 0; k < K; ++k) {
+            std::string name = K == 1
+                                   ? (pbd::materialIsModulus(group.type) ? "modulus" : "compliance")
+                                   : std::string(pbd::materialComponentName(group.type, k));
+            std::replace(name.begin(), name.end(), ' ', '_');
+            material[name] =
+                std::isinf(group.material[k]) ? json("rigid") : json(group.material[k]);
+            stiffness[name] = group.pbdStiffness[k];
+        }
+        const json pbdStiffness = K == 1 ? json(group.pbdStiffness[0]) : stiffness;
+        json j{{"name", group.name},
+               {"type", std::string(pbd::toString(group.type))},
+               {"body",
+                group.body >= 0 ? json(scene.bodies[std::size_t(group.body)].name) : json(nullptr)},
+               {"enabled", group.enabled},
+               {"constraints", pbd::constraintGroupSize(scene.constraints, int(g))},
+               {"material", material},
+               {"unit", std::string(pbd::materialUnit(group.type))},
+               {"pbd_stiffness", pbdStiffness}};
+        if (pbd::restStretchComponents(group.type) > 0) {
+            j["rest_stretch"] = std::vector<double>(group.restStretch.begin(),
+                                                    group.restStretch.begin() +
+                                                        pbd::restStretchComponents(group.type));
+        }
+        groups.push_back(std::move(j));
+    }
+    return groups;
+}
+
 std::optional<pbd::Scene> sceneToRun(const RunOptions& o) {
     if (o.scene.ends_with(".json")) {
         pbd::Result<pbd::Scene> project = pbd::loadProject(o.scene);
@@ -517,6 +594,9 @@ std::optional<pbd::Scene> sceneToRun(const RunOptions& o) {
         }
         pbd::Scene scene = std::move(project).value();
         applyRunOptions(o, scene.solver);
+        if (!applyGroupEdits(o, scene)) {
+            return std::nullopt;
+        }
         if (o.squashY) {
             pbd::squashY(scene);
         }
@@ -538,6 +618,9 @@ std::optional<pbd::Scene> sceneToRun(const RunOptions& o) {
     }
     pbd::Scene scene = std::move(made).value();
     applyRunOptions(o, scene.solver);
+    if (!applyGroupEdits(o, scene)) {
+        return std::nullopt;
+    }
     if (o.squashY) {
         pbd::squashY(scene);
     }
@@ -597,6 +680,7 @@ int simulate(const std::vector<std::string_view>& args) {
     }
     json result = {{"scene", scene.name},
                    {"settings", settingsJson(scene.solver)},
+                   {"constraint_groups", groupsJson(scene)},
                    {"steps", steps},
                    {"time", solver.time()},
                    {"ms_per_step", totalMs / steps},

@@ -5,7 +5,10 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstdlib>
+#include <limits>
 #include <map>
+#include <optional>
 #include <tuple>
 
 namespace pbd {
@@ -585,6 +588,139 @@ Result<int> addConstraintGroup(Scene& scene, int body, ConstraintType type) {
     }
     set.colourCount = 0;
     scene.constraintGroups.push_back(g);
+    return index;
+}
+
+namespace {
+
+std::optional<Real> parseReal(std::string_view text) {
+    const std::string s(text);
+    char* end = nullptr;
+    const Real v = std::strtod(s.c_str(), &end);
+    if (s.empty() || end != s.c_str() + s.size() || !std::isfinite(v)) {
+        return std::nullopt;
+    }
+    return v;
+}
+
+std::string underscored(std::string_view name) {
+    std::string s(name);
+    std::replace(s.begin(), s.end(), ' ', '_');
+    return s;
+}
+
+// One KEY=VALUE of editConstraintGroup on `g`; an error message or "".
+std::string setField(ConstraintGroup& g, std::string_view key, std::string_view value) {
+    const int K = materialComponents(g.type);
+    const bool modulus = materialIsModulus(g.type);
+    const std::string k(key), v(value);
+    auto number = [&](Real lo, bool open, Real hi, Real& target, const char* what) {
+        const auto x = parseReal(value);
+        if (!x || (open ? !(*x > lo) : !(*x >= lo)) || !(*x <= hi)) {
+            return "'" + v + "' is not " + what;
+        }
+        target = *x;
+        return std::string();
+    };
+    auto material = [&](Real& target) {
+        if (modulus && (v == "rigid" || v == "inf" || v == "infinity")) {
+            target = std::numeric_limits<Real>::infinity();
+            return std::string();
+        }
+        return number(0, false, std::numeric_limits<Real>::max(), target,
+                      modulus ? "a modulus (a number >= 0 or 'rigid')"
+                              : "a compliance (a number >= 0; 0 = hard)");
+    };
+    if (k == "enabled") {
+        if (v != "on" && v != "off") {
+            return "enabled is on or off, not '" + v + "'";
+        }
+        g.enabled = v == "on";
+        return "";
+    }
+    if (K == 1 && k == (modulus ? "modulus" : "compliance")) {
+        return material(g.material[0]);
+    }
+    if (k == "pbd") {
+        Real x = 0;
+        const std::string e = number(0, false, 1, x, "a PBD stiffness in [0, 1]");
+        std::fill_n(g.pbdStiffness.begin(), K, x);
+        return e;
+    }
+    for (int c = 0; c < K && K > 1; ++c) {
+        const std::string name = underscored(materialComponentName(g.type, c));
+        if (k == name) {
+            return material(g.material[c]);
+        }
+        if (k == "pbd_" + name) {
+            return number(0, false, 1, g.pbdStiffness[c], "a PBD stiffness in [0, 1]");
+        }
+    }
+    const char* axes = g.type == ConstraintType::StrainTriangle ? "uv" : "xyz";
+    for (int c = 0; c < restStretchComponents(g.type); ++c) {
+        if (k == std::string("rest_") + axes[c]) {
+            return number(0, true, std::numeric_limits<Real>::max(), g.restStretch[c],
+                          "a rest stretch (> 0)");
+        }
+    }
+    if (k == "pressure" && g.type == ConstraintType::Pressure) {
+        return number(0, true, std::numeric_limits<Real>::max(), g.pressure, "a pressure (> 0)");
+    }
+    std::string keys = "enabled, pbd";
+    if (K == 1) {
+        keys += modulus ? ", modulus" : ", compliance";
+    }
+    for (int c = 0; c < K && K > 1; ++c) {
+        keys += ", " + underscored(materialComponentName(g.type, c));
+    }
+    for (int c = 0; c < restStretchComponents(g.type); ++c) {
+        keys += std::string(", rest_") + axes[c];
+    }
+    if (g.type == ConstraintType::Pressure) {
+        keys += ", pressure";
+    }
+    return "group '" + g.name + "' has no '" + k + "' (it has " + keys + ")";
+}
+
+} // namespace
+
+Result<int> editConstraintGroup(Scene& scene, std::string_view spec) {
+    const std::size_t colon = spec.rfind(':');
+    if (colon == std::string_view::npos) {
+        return Error{"'" + std::string(spec) + "' is not NAME:KEY=VALUE"};
+    }
+    const std::string name(spec.substr(0, colon));
+    int index = -1;
+    for (std::size_t g = 0; g < scene.constraintGroups.size(); ++g) {
+        if (scene.constraintGroups[g].name == name) {
+            index = int(g);
+        }
+    }
+    if (index < 0) {
+        std::string names;
+        for (const ConstraintGroup& g : scene.constraintGroups) {
+            names += (names.empty() ? "'" : ", '") + g.name + "'";
+        }
+        return Error{"there is no constraint group '" + name + "' (the scene has " +
+                     (names.empty() ? std::string("none") : names) + ")"};
+    }
+    ConstraintGroup g = scene.constraintGroups[std::size_t(index)];
+    std::string_view rest = spec.substr(colon + 1);
+    while (!rest.empty()) {
+        const std::size_t comma = rest.find(',');
+        const std::string_view item = rest.substr(0, comma);
+        rest = comma == std::string_view::npos ? std::string_view() : rest.substr(comma + 1);
+        const std::size_t eq = item.find('=');
+        if (eq == std::string_view::npos) {
+            return Error{"'" + std::string(item) + "' is not KEY=VALUE"};
+        }
+        if (const std::string e = setField(g, item.substr(0, eq), item.substr(eq + 1));
+            !e.empty()) {
+            return Error{e};
+        }
+    }
+    scene.constraintGroups[std::size_t(index)] = g;
+    applyConstraintGroup(scene.constraints, index, g);
     return index;
 }
 

@@ -77,6 +77,14 @@ std::vector<ConstraintType> groupTypesFor(const Scene& scene, int body);
 // The default material of a new group of `type`.
 ConstraintGroup defaultConstraintGroup(ConstraintType type);
 
+// Edits groups the way `pbdlab-cli simulate --group` does: `spec` is NAME:KEY=VALUE[,KEY=VALUE]
+// with KEY one of enabled (on|off), modulus or compliance (one-component groups), a component
+// ("stretch_u", "shear_xy", ...; a number >= 0, or "rigid" for moduli), pbd or pbd_COMPONENT
+// (in [0, 1]), rest_u, rest_v, rest_x, rest_y, rest_z (> 0), pressure (> 0). The edited group
+// is applied to the scene's constraints. Fails with a message naming what is wrong (an unknown
+// group lists the groups there are).
+Result<int> editConstraintGroup(Scene& scene, std::string_view spec);
+
 // Problems with the groups: element group indices out of range, groups naming missing bodies,
 // components without a usable value. Empty when consistent.
 std::vector<std::string> validateConstraintGroups(const Scene& scene);

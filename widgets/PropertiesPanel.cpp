@@ -4,6 +4,9 @@
 
 #include <QHeaderView>
 
+#include <cmath>
+#include <limits>
+
 namespace pbd {
 
 namespace {
@@ -30,16 +33,222 @@ PropertiesPanel::PropertiesPanel(QWidget* parent)
     verticalHeader()->hide();
     verticalHeader()->setDefaultSectionSize(fontMetrics().height() + 6);
     setWordWrap(false);
-    setEditTriggers(QAbstractItemView::NoEditTriggers);
+    // Only a group's values are editable (their items say so).
+    setEditTriggers(QAbstractItemView::DoubleClicked | QAbstractItemView::EditKeyPressed |
+                    QAbstractItemView::AnyKeyPressed);
     setSelectionBehavior(QAbstractItemView::SelectRows);
+    connect(this, &QTableWidget::itemChanged, this, &PropertiesPanel::groupItemChanged);
+}
+
+namespace {
+
+// What a group row's value edits: kind * 16 + component.
+enum GroupField { kName = 1, kEnabled, kMaterial, kPbd, kRest, kPressure };
+
+QString text(std::string_view s) {
+    return QString::fromUtf8(s.data(), qsizetype(s.size()));
+}
+
+QString formatMaterial(Real v, bool modulus) {
+    if (std::isinf(v)) {
+        return QStringLiteral("rigid");
+    }
+    if (!modulus && v == 0) {
+        return QStringLiteral("0 (hard)");
+    }
+    return QString::number(v, 'g', 6);
+}
+
+QString restAxis(ConstraintType type, int k) {
+    return type == ConstraintType::StrainTriangle ? QStringList{"u", "v"}.value(k)
+                                                  : QStringList{"x", "y", "z"}.value(k);
+}
+
+} // namespace
+
+std::optional<Real> PropertiesPanel::parseMaterial(const QString& typed, bool modulus) {
+    QString t = typed.trimmed().toLower();
+    if (t.endsWith(QStringLiteral("(hard)"))) {
+        t = t.chopped(6).trimmed();
+    }
+    if (modulus && (t == QStringLiteral("rigid") || t == QStringLiteral("inf") ||
+                    t == QStringLiteral("infinity") || t == QStringLiteral("∞"))) {
+        return std::numeric_limits<Real>::infinity();
+    }
+    bool ok = false;
+    const double v = t.toDouble(&ok);
+    if (!ok || !std::isfinite(v) || v < 0) {
+        return std::nullopt;
+    }
+    return v;
+}
+
+void PropertiesPanel::showGroup(const Scene& scene, int index) {
+    if (index < 0 || std::size_t(index) >= scene.constraintGroups.size()) {
+        showScene(scene);
+        return;
+    }
+    const ConstraintGroup& g = scene.constraintGroups[std::size_t(index)];
+    const bool modulus = materialIsModulus(g.type);
+    const QString unit = text(materialUnit(g.type));
+    QList<QPair<QString, QString>> rows;
+    QList<int> fields;
+    auto row = [&](const QString& name, const QString& value, int field = 0) {
+        rows.append({name, value});
+        fields.append(field);
+    };
+    row(tr("Group"), QString::fromStdString(g.name), kName * 16);
+    row(tr("Type"), text(toString(g.type)));
+    row(tr("Body"), g.body >= 0 && std::size_t(g.body) < scene.bodies.size()
+                        ? QString::fromStdString(scene.bodies[std::size_t(g.body)].name)
+                        : tr("(the scene)"));
+    row(tr("Constraints"), QString::number(constraintGroupSize(scene.constraints, index)));
+    row(tr("Enabled"), g.enabled ? tr("yes") : tr("no"), kEnabled * 16);
+    const int K = materialComponents(g.type);
+    for (int k = 0; k < K; ++k) {
+        const QString component = text(materialComponentName(g.type, k));
+        const QString name = K == 1 ? (modulus ? tr("Modulus") : tr("Compliance"))
+                                    : component.left(1).toUpper() + component.mid(1);
+        row(QStringLiteral("%1 (%2)").arg(name, unit), formatMaterial(g.material[k], modulus),
+            kMaterial * 16 + k);
+    }
+    for (int k = 0; k < K; ++k) {
+        const QString component = text(materialComponentName(g.type, k));
+        row(K == 1 ? tr("PBD stiffness") : tr("PBD stiffness %1").arg(component),
+            QString::number(g.pbdStiffness[k], 'g', 6), kPbd * 16 + k);
+    }
+    for (int k = 0; k < restStretchComponents(g.type); ++k) {
+        row(tr("Rest stretch %1").arg(restAxis(g.type, k)),
+            QString::number(g.restStretch[k], 'g', 6), kRest * 16 + k);
+    }
+    if (g.type == ConstraintType::Pressure) {
+        row(tr("Pressure k"), QString::number(g.pressure, 'g', 6), kPressure * 16);
+    }
+    setRows(rows);
+    populating_ = true;
+    for (int r = 0; r < rows.size(); ++r) {
+        QTableWidgetItem* value = item(r, 1);
+        value->setData(Qt::UserRole, fields[r]);
+        if (fields[r] == kEnabled * 16) {
+            value->setText(QString());
+            value->setFlags(Qt::ItemIsEnabled | Qt::ItemIsSelectable | Qt::ItemIsUserCheckable);
+            value->setCheckState(g.enabled ? Qt::Checked : Qt::Unchecked);
+        } else if (fields[r] != 0) {
+            value->setFlags(value->flags() | Qt::ItemIsEditable);
+            value->setToolTip(tr("Double-click or F2 to edit"));
+        }
+    }
+    populating_ = false;
+    group_ = index;
+    shown_ = g;
+}
+
+void PropertiesPanel::groupItemChanged(QTableWidgetItem* changed) {
+    if (populating_ || group_ < 0 || changed->column() != 1) {
+        return;
+    }
+    const int field = changed->data(Qt::UserRole).toInt();
+    const int kind = field / 16;
+    const int k = field % 16;
+    ConstraintGroup after = shown_;
+    QString problem;
+    const QString typed = changed->text();
+    bool ok = false;
+    const double number = typed.trimmed().toDouble(&ok);
+    switch (kind) {
+    case kName:
+        if (typed.trimmed().isEmpty()) {
+            problem = tr("A constraint group needs a name");
+        } else {
+            after.name = typed.trimmed().toStdString();
+        }
+        break;
+    case kEnabled:
+        after.enabled = changed->checkState() == Qt::Checked;
+        break;
+    case kMaterial:
+        if (const auto v = parseMaterial(typed, materialIsModulus(after.type))) {
+            after.material[k] = *v;
+        } else {
+            problem =
+                materialIsModulus(after.type)
+                    ? tr("'%1' is not a modulus: type a number >= 0 (0 = no stiffness) "
+                         "or 'rigid'")
+                          .arg(typed)
+                    : tr("'%1' is not a compliance: type a number >= 0 (0 = hard)").arg(typed);
+        }
+        break;
+    case kPbd:
+        if (ok && number >= 0 && number <= 1) {
+            after.pbdStiffness[k] = number;
+        } else {
+            problem = tr("'%1' is not a PBD stiffness: type a number from 0 to 1").arg(typed);
+        }
+        break;
+    case kRest:
+        if (ok && number > 0 && std::isfinite(number)) {
+            after.restStretch[k] = number;
+        } else {
+            problem =
+                tr("'%1' is not a rest stretch: type a number > 0 (1 = the rest shape)").arg(typed);
+        }
+        break;
+    case kPressure:
+        if (ok && number > 0 && std::isfinite(number)) {
+            after.pressure = number;
+        } else {
+            problem = tr("'%1' is not a pressure: type a number > 0 (1 keeps the rest volume)")
+                          .arg(typed);
+        }
+        break;
+    default:
+        return;
+    }
+    if (!problem.isEmpty()) {
+        // Back to the value the group has.
+        populating_ = true;
+        if (kind == kMaterial) {
+            changed->setText(formatMaterial(shown_.material[k], materialIsModulus(shown_.type)));
+        } else if (kind == kPbd) {
+            changed->setText(QString::number(shown_.pbdStiffness[k], 'g', 6));
+        } else if (kind == kRest) {
+            changed->setText(QString::number(shown_.restStretch[k], 'g', 6));
+        } else if (kind == kPressure) {
+            changed->setText(QString::number(shown_.pressure, 'g', 6));
+        } else {
+            changed->setText(QString::fromStdString(shown_.name));
+        }
+        populating_ = false;
+        emit editRejected(problem);
+        return;
+    }
+    if (after == shown_) {
+        return;
+    }
+    emit groupEdited(group_, after);
+}
+
+int PropertiesPanel::rowOf(const QString& property) const {
+    for (int r = 0; r < rowCount(); ++r) {
+        if (item(r, 0)->text() == property) {
+            return r;
+        }
+    }
+    return -1;
 }
 
 void PropertiesPanel::setRows(const QList<QPair<QString, QString>>& rows) {
+    populating_ = true;
+    group_ = -1;
     setRowCount(int(rows.size()));
     for (int r = 0; r < rows.size(); ++r) {
         setItem(r, 0, new QTableWidgetItem(rows[r].first));
-        setItem(r, 1, new QTableWidgetItem(rows[r].second));
+        auto* value = new QTableWidgetItem(rows[r].second);
+        value->setFlags(value->flags() & ~Qt::ItemIsEditable);
+        item(r, 0)->setFlags(item(r, 0)->flags() & ~Qt::ItemIsEditable);
+        setItem(r, 1, value);
     }
+    populating_ = false;
 }
 
 void PropertiesPanel::showScene(const Scene& scene) {

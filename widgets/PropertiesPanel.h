@@ -1,9 +1,12 @@
 #pragma once
-// The Properties dock: what the selected body (or the whole scene) is made of.
+// The Properties dock: what the selected body (or the whole scene) is made of, and the material
+// of the selected constraint group, edited in place (double-click or F2 a value).
 
 #include "core/Scene.h"
 
 #include <QTableWidget>
+
+#include <optional>
 
 namespace pbd {
 
@@ -16,11 +19,30 @@ public:
     void showBody(const Scene& scene, int body);
     // A rigid body (§5): motion, shapes, mass and inertia, pose and velocities as shown now.
     void showRigidBody(const Scene& scene, int index);
+    // Constraint group `index`: its name, enabled, and per component the compliance or modulus
+    // and the PBD stiffness, the rest stretch of strain groups, the pressure of pressure groups,
+    // all editable. An edit emits groupEdited with the whole new group; a value that is not
+    // valid is refused with a message (editRejected) and the old value shown again.
+    void showGroup(const Scene& scene, int index);
+    // The group shown now, or -1.
+    int shownGroup() const { return group_; }
     // The value shown for a property name, or a null string.
     QString value(const QString& property) const;
+    // The row of a property name, or -1.
+    int rowOf(const QString& property) const;
+    // Turns a value a user typed into a material: a number >= 0, or for moduli "rigid" / "inf".
+    static std::optional<Real> parseMaterial(const QString& text, bool modulus);
+
+signals:
+    void groupEdited(int index, const pbd::ConstraintGroup& group);
+    void editRejected(const QString& message);
 
 private:
     void setRows(const QList<QPair<QString, QString>>& rows);
+    void groupItemChanged(QTableWidgetItem* item);
+    int group_ = -1;
+    ConstraintGroup shown_;
+    bool populating_ = false;
 };
 
 } // namespace pbd

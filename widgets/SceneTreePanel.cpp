@@ -1,12 +1,20 @@
 #include "widgets/SceneTreePanel.h"
 
+#include <QContextMenuEvent>
 #include <QHeaderView>
+#include <QMenu>
+#include <QTreeWidgetItemIterator>
 
 namespace pbd {
 
 namespace {
 constexpr int kBodyRole = Qt::UserRole + 1;
 constexpr int kRigidRole = Qt::UserRole + 2; // the rigid body an item shows
+constexpr int kGroupRole = Qt::UserRole + 3; // the constraint group an item shows
+
+QString text(std::string_view s) {
+    return QString::fromUtf8(s.data(), qsizetype(s.size()));
+}
 } // namespace
 
 SceneTreePanel::SceneTreePanel(QWidget* parent)
@@ -16,8 +24,19 @@ SceneTreePanel::SceneTreePanel(QWidget* parent)
     setHeaderLabels({tr("Name"), tr("Contents")});
     header()->setSectionResizeMode(0, QHeaderView::ResizeToContents);
     header()->setStretchLastSection(true);
+    setContextMenuPolicy(Qt::CustomContextMenu);
+    connect(this, &QWidget::customContextMenuRequested, this, [this](const QPoint& at) {
+        if (QMenu* menu = contextMenuFor(itemAt(at))) {
+            menu->exec(viewport()->mapToGlobal(at));
+            menu->deleteLater();
+        }
+    });
     connect(this, &QTreeWidget::itemSelectionChanged, this, [this] {
         const QList<QTreeWidgetItem*> items = selectedItems();
+        if (!items.isEmpty() && items.front()->data(0, kGroupRole).isValid()) {
+            emit groupSelected(items.front()->data(0, kGroupRole).toInt());
+            return;
+        }
         if (!items.isEmpty() && items.front()->data(0, kRigidRole).isValid()) {
             emit rigidBodySelected(items.front()->data(0, kRigidRole).toInt());
             return;
@@ -25,6 +44,11 @@ SceneTreePanel::SceneTreePanel(QWidget* parent)
         emit bodySelected(selectedBody());
     });
     connect(this, &QTreeWidget::itemChanged, this, [this](QTreeWidgetItem* item, int column) {
+        if (!populating_ && column == 0 && item->data(0, kGroupRole).isValid()) {
+            emit groupEnabledToggled(item->data(0, kGroupRole).toInt(),
+                                     item->checkState(0) == Qt::Checked);
+            return;
+        }
         if (populating_ || column != 0 || item->parent() == nullptr ||
             item->parent()->parent() != nullptr) {
             return;
@@ -37,6 +61,7 @@ SceneTreePanel::SceneTreePanel(QWidget* parent)
 void SceneTreePanel::setScene(const Scene& scene) {
     populating_ = true;
     clear();
+    bodyGroupTypes_.clear();
     auto* root = new QTreeWidgetItem(
         this, {QString::fromStdString(scene.name),
                tr("%1 bodies, %2 particles").arg(scene.bodies.size()).arg(scene.particles.size())});
@@ -64,6 +89,28 @@ void SceneTreePanel::setScene(const Scene& scene) {
         if (!body.tets.empty()) {
             addChild(tr("tetrahedra"), QString::number(body.tets.size()));
         }
+        for (std::size_t g = 0; g < scene.constraintGroups.size(); ++g) {
+            if (scene.constraintGroups[g].body == int(i)) {
+                auto* child = new QTreeWidgetItem(item);
+                child->setData(0, kBodyRole, int(i));
+                describeGroup(child, scene, int(g));
+            }
+        }
+        bodyGroupTypes_.push_back(groupTypesFor(scene, int(i)));
+    }
+    // The scene's own groups (the air's, or constraints between bodies), after the bodies so
+    // those keep their child indices.
+    QTreeWidgetItem* sceneGroups = nullptr;
+    for (std::size_t g = 0; g < scene.constraintGroups.size(); ++g) {
+        if (scene.constraintGroups[g].body < 0) {
+            if (sceneGroups == nullptr) {
+                sceneGroups = new QTreeWidgetItem(root, {tr("constraints"), tr("of the scene")});
+                sceneGroups->setData(0, kBodyRole, -1);
+            }
+            auto* child = new QTreeWidgetItem(sceneGroups);
+            child->setData(0, kBodyRole, -1);
+            describeGroup(child, scene, int(g));
+        }
     }
     if (!scene.rigidBodies.empty()) {
         // After the particle bodies, so that those keep their child indices.
@@ -90,6 +137,85 @@ void SceneTreePanel::setScene(const Scene& scene) {
     }
     expandToDepth(0);
     populating_ = false;
+}
+
+void SceneTreePanel::describeGroup(QTreeWidgetItem* item, const Scene& scene, int index) {
+    const ConstraintGroup& g = scene.constraintGroups[std::size_t(index)];
+    const bool was = populating_;
+    populating_ = true;
+    item->setText(0, QString::fromStdString(g.name));
+    const std::size_t n = constraintGroupSize(scene.constraints, index);
+    item->setText(1, (n == 1 ? tr("1 constraint") : tr("%1 constraints").arg(n)) +
+                         (g.enabled ? QString() : tr(", off")));
+    item->setData(0, kGroupRole, index);
+    item->setFlags(item->flags() | Qt::ItemIsUserCheckable);
+    item->setCheckState(0, g.enabled ? Qt::Checked : Qt::Unchecked);
+    item->setToolTip(0, tr("Constraint group: untick to disable it (its constraints do nothing); "
+                           "its material is edited in the Properties dock"));
+    populating_ = was;
+}
+
+QTreeWidgetItem* SceneTreePanel::groupItem(int index) const {
+    for (QTreeWidgetItemIterator it(const_cast<SceneTreePanel*>(this)); *it; ++it) {
+        if ((*it)->data(0, kGroupRole).isValid() && (*it)->data(0, kGroupRole).toInt() == index) {
+            return *it;
+        }
+    }
+    return nullptr;
+}
+
+int SceneTreePanel::selectedGroup() const {
+    const QList<QTreeWidgetItem*> items = selectedItems();
+    return items.isEmpty() || !items.front()->data(0, kGroupRole).isValid()
+               ? -1
+               : items.front()->data(0, kGroupRole).toInt();
+}
+
+void SceneTreePanel::selectGroup(int index) {
+    if (QTreeWidgetItem* item = groupItem(index)) {
+        setCurrentItem(item);
+    }
+}
+
+void SceneTreePanel::updateGroup(const Scene& scene, int index) {
+    if (QTreeWidgetItem* item = groupItem(index);
+        item != nullptr && index >= 0 && std::size_t(index) < scene.constraintGroups.size()) {
+        describeGroup(item, scene, index);
+    }
+}
+
+QMenu* SceneTreePanel::contextMenuFor(QTreeWidgetItem* item) {
+    if (item == nullptr) {
+        return nullptr;
+    }
+    if (item->data(0, kGroupRole).isValid()) {
+        const int index = item->data(0, kGroupRole).toInt();
+        auto* menu = new QMenu(this);
+        QAction* toggle =
+            menu->addAction(item->checkState(0) == Qt::Checked ? tr("Disable") : tr("Enable"));
+        connect(toggle, &QAction::triggered, this, [this, index, on = item->checkState(0)] {
+            emit groupEnabledToggled(index, on != Qt::Checked);
+        });
+        QAction* remove = menu->addAction(tr("Remove Group"));
+        remove->setObjectName(QStringLiteral("removeGroup"));
+        connect(remove, &QAction::triggered, this,
+                [this, index] { emit removeGroupRequested(index); });
+        return menu;
+    }
+    const int body = item->data(0, kBodyRole).toInt();
+    if (item->data(0, kRigidRole).isValid() || body < 0 ||
+        std::size_t(body) >= bodyGroupTypes_.size() || bodyGroupTypes_[std::size_t(body)].empty()) {
+        return nullptr;
+    }
+    auto* menu = new QMenu(this);
+    QMenu* add = menu->addMenu(tr("Add Constraint Group"));
+    for (ConstraintType type : bodyGroupTypes_[std::size_t(body)]) {
+        QAction* a = add->addAction(text(groupTypeLabel(type)));
+        a->setObjectName(QStringLiteral("addGroup_") + text(toString(type)));
+        connect(a, &QAction::triggered, this,
+                [this, body, type] { emit addGroupRequested(body, type); });
+    }
+    return menu;
 }
 
 QTreeWidgetItem* SceneTreePanel::rigidBodyItem(int index) const {

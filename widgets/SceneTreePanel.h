@@ -1,9 +1,13 @@
 #pragma once
-// The Scene dock: bodies with their meshes; the check box of a body toggles its visibility.
+// The Scene dock: bodies with their meshes and constraint groups; the check box of a body
+// toggles its visibility, the check box of a group enables or disables it. The context menu adds
+// a group to a body and removes or toggles a group.
 
 #include "core/Scene.h"
 
 #include <QTreeWidget>
+
+class QMenu;
 
 namespace pbd {
 
@@ -20,13 +24,28 @@ public:
     // The item of rigid body `index` (under "rigid bodies"), or null.
     QTreeWidgetItem* rigidBodyItem(int index) const;
 
+    // The item of constraint group `index`, or null; the selected group, or -1.
+    QTreeWidgetItem* groupItem(int index) const;
+    int selectedGroup() const;
+    void selectGroup(int index);
+    // Shows group `index`'s name, size and state again (after an edit).
+    void updateGroup(const Scene& scene, int index);
+    // The context menu for an item (null: none); what right-clicking it shows.
+    QMenu* contextMenuFor(QTreeWidgetItem* item);
+
 signals:
     void bodySelected(int body); // -1: the scene itself
+    void groupSelected(int index);
+    void groupEnabledToggled(int index, bool enabled);
+    void addGroupRequested(int body, pbd::ConstraintType type);
+    void removeGroupRequested(int index);
     void rigidBodySelected(int index);
     void bodyVisibilityToggled(int body, bool visible);
 
 private:
+    void describeGroup(QTreeWidgetItem* item, const Scene& scene, int index);
     bool populating_ = false;
+    std::vector<std::vector<ConstraintType>> bodyGroupTypes_; // per body: what can be added
 };
 
 } // namespace pbd

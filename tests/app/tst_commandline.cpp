@@ -198,6 +198,66 @@ private slots:
         QVERIFY(r.err.contains("could not write"));
     }
 
+    void cliGroupsAreListedAndEdited() {
+        Run r = run(cli_, {"info", "cloth-sbd", "--json"});
+        QCOMPARE(r.exitCode, 0);
+        const nlohmann::json info = nlohmann::json::parse(r.out.toStdString());
+        nlohmann::json strain;
+        for (const auto& g : info["constraint_groups"]) {
+            if (g["name"] == "cloth strain") {
+                strain = g;
+            }
+        }
+        QVERIFY(!strain.is_null());
+        QCOMPARE(strain["constraints"].get<int>(), 4802);
+        QCOMPARE(strain["material"]["stretch_v"].get<double>(), 1e4);
+        QCOMPARE(strain["unit"].get<std::string>(), std::string("N/m"));
+
+        // Soft along v: the mean Green strain along v (E_22) grows, along u it does not.
+        auto meanStrain = [](const nlohmann::json& j, int component) {
+            double sum = 0;
+            for (const auto& e : j["fields"]["triangle_green_strain"]) {
+                sum += e[component].get<double>();
+            }
+            return sum / double(j["fields"]["triangle_green_strain"].size());
+        };
+        r = run(cli_, {"simulate", "cloth-sbd", "--steps", "100"});
+        QCOMPARE(r.exitCode, 0);
+        const nlohmann::json stiff = nlohmann::json::parse(r.out.toStdString());
+        r = run(cli_, {"simulate", "cloth-sbd", "--steps", "100", "--group",
+                       "cloth strain:stretch_v=20,pbd=1", "--group", "cloth bending:enabled=off"});
+        QCOMPARE(r.exitCode, 0);
+        const nlohmann::json soft = nlohmann::json::parse(r.out.toStdString());
+        for (const auto& g : soft["constraint_groups"]) {
+            if (g["name"] == "cloth strain") {
+                QCOMPARE(g["material"]["stretch_v"].get<double>(), 20.0);
+            }
+            if (g["name"] == "cloth bending") {
+                QVERIFY(!g["enabled"].get<bool>());
+            }
+        }
+        qInfo("mean E_vv: default %.3f, soft %.3f", meanStrain(stiff, 1), meanStrain(soft, 1));
+        QVERIFY(meanStrain(soft, 1) > meanStrain(stiff, 1) + 0.05);
+        QVERIFY(std::abs(meanStrain(soft, 0) - meanStrain(stiff, 0)) < 0.05);
+
+        // Mistakes are named.
+        r = run(cli_, {"simulate", "cloth-sbd", "--group", "cloth:stretch_v=1"});
+        QCOMPARE(r.exitCode, 1);
+        QVERIFY2(r.err.contains("there is no constraint group 'cloth'") &&
+                     r.err.contains("'cloth strain'"),
+                 qPrintable(r.err));
+        r = run(cli_, {"simulate", "cloth-sbd", "--group", "cloth strain:stretch_w=1"});
+        QCOMPARE(r.exitCode, 1);
+        QVERIFY2(r.err.contains("has no 'stretch_w' (it has enabled, pbd, stretch_u"),
+                 qPrintable(r.err));
+        r = run(cli_, {"simulate", "cloth-sbd", "--group", "cloth strain:stretch_v=-2"});
+        QCOMPARE(r.exitCode, 1);
+        QVERIFY(r.err.contains("'-2' is not a modulus"));
+        r = run(cli_, {"simulate", "cloth-sbd", "--group", "cloth strain"});
+        QCOMPARE(r.exitCode, 2);
+        QVERIFY(r.err.contains("--group needs NAME:KEY=VALUE"));
+    }
+
     void cliPrepareWritesProjectMeshesAndReport() {
         // A closed box and an open sheet above it, as an artist's OBJ.
         const QString obj = dir_.filePath("box-sheet.obj");

@@ -1,6 +1,8 @@
 // app: the main window's actions, docks, file handling and persisted settings.
 
 #include "app/MainWindow.h"
+#include "core/ConstraintBuilders.h"
+#include "core/SurfaceFields.h"
 #include "meshing/ProjectFile.h"
 #include "widgets/LogPanel.h"
 #include "widgets/PropertiesPanel.h"
@@ -33,6 +35,7 @@
 #include <vtkProperty.h>
 
 #include <memory>
+#include <numeric>
 
 using namespace pbd;
 using namespace pbd::test;
@@ -175,6 +178,158 @@ private slots:
         QVERIFY(reopened->isModified());
         QVERIFY(reopened->save());
         QCOMPARE(loadProject(path.toStdString())->solver.iterations, 9);
+    }
+
+    void constraintGroupsAreEditedInTheDocksAndUndone() {
+        auto w = shownWindow();
+        QVERIFY(w->loadGeneratedScene("cloth-sbd"));
+        const Scene& s = w->scene();
+        auto groupIndex = [&](const std::string& name) {
+            for (std::size_t g = 0; g < s.constraintGroups.size(); ++g) {
+                if (s.constraintGroups[g].name == name) {
+                    return int(g);
+                }
+            }
+            return -1;
+        };
+        const int strain = groupIndex("cloth strain");
+        const int bending = groupIndex("cloth bending");
+        QVERIFY(strain >= 0 && bending >= 0);
+        // The groups are the cloth's children in the Scene dock.
+        QCOMPARE(w->sceneTree()->groupItem(strain)->parent(), w->sceneTree()->bodyItem(0));
+        const std::string initial = projectToJson(w->authoredScene());
+
+        // Select the group: the Properties dock shows its material, editable.
+        w->sceneTree()->selectGroup(strain);
+        PropertiesPanel* p = w->properties();
+        QCOMPARE(p->value("Group"), QString("cloth strain"));
+        QCOMPARE(p->value("Stretch u (N/m)"), QString("10000"));
+        QCOMPARE(p->value("Shear uv (N/m)"), QString("1000"));
+        QVERIFY(p->item(p->rowOf("Stretch v (N/m)"), 1)->flags() & Qt::ItemIsEditable);
+        QVERIFY(!(p->item(p->rowOf("Type"), 1)->flags() & Qt::ItemIsEditable));
+
+        // Anisotropy: a softer v direction, typed into the dock.
+        p->item(p->rowOf("Stretch v (N/m)"), 1)->setText("50");
+        QTRY_COMPARE(s.constraintGroups[std::size_t(strain)].material[1], 50.0);
+        const auto& tri = s.constraints.strainTriangles;
+        for (std::size_t e = 0; e < tri.size(); ++e) {
+            QCOMPARE(tri.compliance[1][e], 1.0 / (50.0 * tri.measure[e]));
+            QCOMPARE(tri.compliance[0][e], 1.0 / (1e4 * tri.measure[e]));
+        }
+        QCOMPARE(w->undoStack()->text(w->undoStack()->index() - 1),
+                 QString("Set cloth strain stretch v to 50"));
+        QVERIFY(w->isModified());
+        QTRY_COMPARE(p->value("Stretch v (N/m)"), QString("50"));
+
+        // A value that is not one is refused, named, and the old one shown again.
+        const int edits = w->undoStack()->count();
+        p->item(p->rowOf("Stretch u (N/m)"), 1)->setText("-3");
+        QCOMPARE(p->value("Stretch u (N/m)"), QString("10000"));
+        QVERIFY(w->log()->message(w->log()->messageCount() - 1).contains("'-3' is not a modulus"));
+        p->item(p->rowOf("PBD stiffness shear uv"), 1)->setText("1.5");
+        QVERIFY(w->log()->message(w->log()->messageCount() - 1).contains("'1.5' is not a PBD"));
+        QTest::qWait(20);
+        QCOMPARE(w->undoStack()->count(), edits);
+
+        // Rest stretch and a rigid shear.
+        p->item(p->rowOf("Rest stretch u"), 1)->setText("1.2");
+        QTRY_COMPARE(tri.rest[0][0], 1.2);
+        QTRY_VERIFY(p->rowOf("Shear uv (N/m)") >= 0);
+        p->item(p->rowOf("Shear uv (N/m)"), 1)->setText("rigid");
+        QTRY_VERIFY(std::isinf(s.constraintGroups[std::size_t(strain)].material[2]));
+        QCOMPARE(tri.compliance[2][0], 0.0);
+
+        // Disabling from the tree's check box.
+        w->sceneTree()->groupItem(bending)->setCheckState(0, Qt::Unchecked);
+        QVERIFY(!s.constraintGroups[std::size_t(bending)].enabled);
+        QCOMPARE(s.constraints.bending.compliance[0][0], kFreeCompliance);
+        QVERIFY(w->sceneTree()->groupItem(bending)->text(1).endsWith(", off"));
+        QCOMPARE(w->undoStack()->text(w->undoStack()->index() - 1),
+                 QString("Disable cloth bending"));
+
+        // Remove the bending group (Edit ▸ Remove Constraint Group), add an area group (the
+        // body's context menu).
+        w->sceneTree()->selectGroup(bending);
+        action(*w, "actionRemoveGroup")->trigger();
+        QCOMPARE(s.constraints.bending.size(), std::size_t(0));
+        QCOMPARE(groupIndex("cloth bending"), -1);
+        std::unique_ptr<QMenu> menu(w->sceneTree()->contextMenuFor(w->sceneTree()->bodyItem(0)));
+        QVERIFY(menu);
+        QAction* addArea = menu->findChild<QAction*>("addGroup_area");
+        QVERIFY(addArea);
+        addArea->trigger();
+        const int area = groupIndex("cloth area");
+        QVERIFY(area >= 0);
+        QCOMPARE(s.constraints.area.size(), w->scene().bodies[0].triangles.size());
+        QCOMPARE(w->sceneTree()->selectedGroup(), area);
+        QCOMPARE(p->value("Modulus (N/m)"), QString("10000"));
+        // A second one is refused with the reason.
+        QString error;
+        QVERIFY(!w->addConstraintGroup(0, ConstraintType::Area, &error));
+        QVERIFY2(error.contains("already"), qPrintable(error));
+        QVERIFY(validateScene(w->authoredScene()).empty());
+
+        // Every edit undoes to the state before it, and redoes to the state after it.
+        const std::string edited = projectToJson(w->authoredScene());
+        const int count = w->undoStack()->count();
+        QCOMPARE(count, 6);
+        std::vector<std::string> states{edited};
+        while (w->undoStack()->canUndo()) {
+            w->undoStack()->undo();
+            states.push_back(projectToJson(w->authoredScene()));
+        }
+        QCOMPARE(states.back(), initial);
+        QVERIFY(!w->isModified());
+        for (int i = count - 1; i >= 0; --i) {
+            w->undoStack()->redo();
+            QVERIFY2(projectToJson(w->authoredScene()) == states[std::size_t(i)],
+                     qPrintable(QString("redo %1").arg(count - i)));
+        }
+        QCOMPARE(projectToJson(w->authoredScene()), edited);
+
+        // Saved and opened again: the same groups and constraints.
+        const QString path = dir_.filePath("groups.json");
+        QVERIFY2(w->saveProjectAs(path, &error), qPrintable(error));
+        auto reopened = shownWindow();
+        QVERIFY2(reopened->openFile(path, &error), qPrintable(error));
+        QVERIFY(reopened->scene().constraintGroups == w->scene().constraintGroups);
+        QCOMPARE(projectToJson(reopened->authoredScene()), edited);
+        QCOMPARE(reopened->sceneTree()->groupItem(area)->text(0), QString("cloth area"));
+    }
+
+    void groupEditsReachTheRunningSimulation() {
+        // Two windows run cloth-sbd; after 50 steps one makes the cloth soft along v. Over the
+        // next 100 steps that cloth stretches along v much more than the other.
+        auto a = shownWindow();
+        auto b = shownWindow();
+        for (MainWindow* w : {a.get(), b.get()}) {
+            QVERIFY(w->loadGeneratedScene("cloth-sbd"));
+            QVERIFY(w->simulateSteps(50));
+        }
+        const Scene rest = a->authoredScene();
+        const auto& groups = a->scene().constraintGroups;
+        const int strain = int(std::find_if(groups.begin(), groups.end(),
+                                            [](const ConstraintGroup& g) {
+                                                return g.type == ConstraintType::StrainTriangle;
+                                            }) -
+                               groups.begin());
+        QVERIFY(strain < int(groups.size()));
+        ConstraintGroup soft = groups[std::size_t(strain)];
+        soft.material[1] = 20;
+        QVERIFY(a->setConstraintGroup(strain, soft));
+        for (MainWindow* w : {a.get(), b.get()}) {
+            QVERIFY(w->simulateSteps(100));
+        }
+        const SurfaceFieldEvaluator fields(rest);
+        auto mean = [&](const MainWindow& w, SurfaceField f) {
+            const auto v = fields.evaluate(w.scene(), 0, f);
+            return std::accumulate(v.begin(), v.end(), 0.0) / Real(v.size());
+        };
+        const Real softV = mean(*a, SurfaceField::StrainV),
+                   stiffV = mean(*b, SurfaceField::StrainV);
+        qInfo("mean Green strain along v: soft %.3f, default %.3f", softV, stiffV);
+        QVERIFY(softV > stiffV + 0.05);
+        QVERIFY(std::abs(mean(*a, SurfaceField::StrainU) - mean(*b, SurfaceField::StrainU)) < 0.05);
     }
 
     void closingWithUnsavedEditsAsksAndAutosaveRecovers() {
