@@ -99,17 +99,6 @@ int restStretchComponents(ConstraintType type) {
 
 namespace {
 
-// Calls f(batch, type) for every coloured batch.
-template <class Set, class F> void forEachTypedBatch(Set& set, F&& f) {
-    f(set.distance, ConstraintType::Distance);
-    f(set.bending, ConstraintType::DihedralBending);
-    f(set.strainTriangles, ConstraintType::StrainTriangle);
-    f(set.strainTets, ConstraintType::StrainTet);
-    f(set.area, ConstraintType::Area);
-    f(set.volume, ConstraintType::Volume);
-    f(set.planarArea, ConstraintType::PlanarArea);
-}
-
 Real elementCompliance(const ConstraintGroup& g, int k, Real measure) {
     if (!g.enabled) {
         return kFreeCompliance;
@@ -687,7 +676,7 @@ std::string setField(ConstraintGroup& g, std::string_view key, std::string_view 
 Result<int> editConstraintGroup(Scene& scene, std::string_view spec) {
     const std::size_t colon = spec.rfind(':');
     if (colon == std::string_view::npos) {
-        return Error{"'" + std::string(spec) + "' is not NAME:KEY=VALUE"};
+        return Error{std::string("'").append(spec).append("' is not NAME:KEY=VALUE")};
     }
     const std::string name(spec.substr(0, colon));
     int index = -1;
@@ -712,7 +701,7 @@ Result<int> editConstraintGroup(Scene& scene, std::string_view spec) {
         rest = comma == std::string_view::npos ? std::string_view() : rest.substr(comma + 1);
         const std::size_t eq = item.find('=');
         if (eq == std::string_view::npos) {
-            return Error{"'" + std::string(item) + "' is not KEY=VALUE"};
+            return Error{std::string("'").append(item).append("' is not KEY=VALUE")};
         }
         if (const std::string e = setField(g, item.substr(0, eq), item.substr(eq + 1));
             !e.empty()) {

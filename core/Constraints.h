@@ -201,6 +201,17 @@ template <class Set, class F> void forEachBatch(Set& set, F&& f) {
     f(set.planarArea);
 }
 
+// The same, as f(batch, its ConstraintType).
+template <class Set, class F> void forEachTypedBatch(Set& set, F&& f) {
+    f(set.distance, ConstraintType::Distance);
+    f(set.bending, ConstraintType::DihedralBending);
+    f(set.strainTriangles, ConstraintType::StrainTriangle);
+    f(set.strainTets, ConstraintType::StrainTet);
+    f(set.area, ConstraintType::Area);
+    f(set.volume, ConstraintType::Volume);
+    f(set.planarArea, ConstraintType::PlanarArea);
+}
+
 // Reorders a batch's elements: element i becomes the old element order[i]. A subset removes the
 // others. Colour ranges are not updated: colour again afterwards.
 void reorderElements(DistanceConstraints& b, const std::vector<Index>& order);

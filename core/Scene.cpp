@@ -180,13 +180,7 @@ std::vector<std::string> validateScene(const Scene& scene) {
         }
     };
     const ConstraintSet& c = scene.constraints;
-    checkBatch(c.distance, ConstraintType::Distance);
-    checkBatch(c.bending, ConstraintType::DihedralBending);
-    checkBatch(c.strainTriangles, ConstraintType::StrainTriangle);
-    checkBatch(c.strainTets, ConstraintType::StrainTet);
-    checkBatch(c.area, ConstraintType::Area);
-    checkBatch(c.volume, ConstraintType::Volume);
-    checkBatch(c.planarArea, ConstraintType::PlanarArea);
+    forEachTypedBatch(c, checkBatch);
     for (std::size_t a = 0; a < c.attachments.size(); ++a) {
         if (c.attachments.particle[a] >= n) {
             problems.push_back("attachment " + std::to_string(a) + " refers to particle " +
