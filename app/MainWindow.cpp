@@ -5,6 +5,7 @@
 #include "core/SurfaceFields.h"
 #include "core/Version.h"
 #include "meshing/AirScenes.h"
+#include "meshing/CookedAsset.h"
 #include "meshing/Export.h"
 #include "meshing/LibraryVersions.h"
 #include "meshing/MeshImport.h"
@@ -1768,18 +1769,19 @@ bool MainWindow::openFile(const QString& path, QString* error) {
     }
     const QString native = QDir::toNativeSeparators(path);
     if (path.endsWith(QStringLiteral(".json"), Qt::CaseInsensitive)) {
-        Result<Scene> project = loadProject(native.toStdString());
+        bool asset = false;
+        Result<Scene> project = loadSceneFile(native.toStdString(), &asset);
         if (!project) {
             return fail(QString::fromStdString(project.error()));
         }
         showScene(std::move(project).value());
-        projectPath_ = path;
-        log_->append(Severity::Info,
-                     tr("Opened project %1: %2 bodies, %3 particles, %4 constraints")
-                         .arg(native)
-                         .arg(scene_.bodies.size())
-                         .arg(scene_.particles.size())
-                         .arg(scene_.constraints.elementCount()));
+        // An asset is not overwritten by Save with a project: Save asks for a name.
+        projectPath_ = asset ? QString() : path;
+        log_->append(Severity::Info, tr("Opened %1 %2: %3 bodies, %4 particles, %5 constraints")
+                                         .arg(asset ? tr("cooked asset") : tr("project"), native)
+                                         .arg(scene_.bodies.size())
+                                         .arg(scene_.particles.size())
+                                         .arg(scene_.constraints.elementCount()));
     } else {
         preparing_ = true;
         PrepareResult prepared = runPrepare(path, prepareOptions_);
@@ -1840,25 +1842,61 @@ void MainWindow::openFileInteractive(const QString& path) {
 }
 
 bool MainWindow::exportScene(const QString& path, QString* error) {
-    const std::string target = QDir::toNativeSeparators(path).toStdString();
-    Result<bool> written = Error{"unknown export format"};
+    ExportChoice choice;
+    choice.path = path;
+    choice.currentState = true;
     const QString suffix = QFileInfo(path).suffix().toLower();
-    if (suffix == QLatin1String("vtu")) {
-        written = exportVtu(scene_, target);
+    if (path.endsWith(QLatin1String(".asset.json"), Qt::CaseInsensitive)) {
+        choice.format = ExportFormat::CookedAsset;
+    } else if (suffix == QLatin1String("json")) {
+        choice.format = ExportFormat::Project;
+    } else if (suffix == QLatin1String("vtu")) {
+        choice.format = ExportFormat::Vtu;
     } else if (suffix == QLatin1String("msh")) {
-        written = exportMsh(scene_, target);
+        choice.format = ExportFormat::Msh;
     } else if (suffix == QLatin1String("node") || suffix == QLatin1String("ele") ||
                suffix == QLatin1String("face")) {
-        const QFileInfo info(path);
-        written =
-            exportTetgen(scene_, QDir::toNativeSeparators(info.absolutePath() + QLatin1Char('/') +
-                                                          info.completeBaseName())
-                                     .toStdString());
-    } else if (suffix == QLatin1String("json")) {
-        written = saveProject(scene_, target);
+        choice.format = ExportFormat::Tetgen;
     } else {
-        written = Error{"cannot export '" + target +
-                        "': use .vtu, .msh, .node (TetGen) or .json (project)"};
+        const QString message =
+            tr("cannot export '%1': use .vtu, .msh, .node (TetGen), .asset.json (cooked asset) "
+               "or .json (project)")
+                .arg(QDir::toNativeSeparators(path));
+        reportError(message);
+        if (error) {
+            *error = message;
+        }
+        return false;
+    }
+    return exportScene(choice, error);
+}
+
+bool MainWindow::exportScene(const ExportChoice& choice, QString* error) {
+    const std::string target = QDir::toNativeSeparators(choice.path).toStdString();
+    const Scene scene = choice.currentState ? scene_ : authoredScene();
+    const int indent = choice.indented ? 1 : -1;
+    Result<bool> written = Error{"unknown export format"};
+    switch (choice.format) {
+    case ExportFormat::CookedAsset:
+        written = exportCookedAsset(scene, target, indent);
+        break;
+    case ExportFormat::Project:
+        written = writeFileAtomically(target, projectToJson(scene, choice.indented ? 1 : -1));
+        break;
+    case ExportFormat::Vtu:
+        written = exportVtu(scene, target);
+        break;
+    case ExportFormat::Msh:
+        written = exportMsh(scene, target);
+        break;
+    case ExportFormat::Tetgen: {
+        const QFileInfo info(choice.path);
+        written =
+            exportTetgen(scene, QDir::toNativeSeparators(info.absolutePath() + QLatin1Char('/') +
+                                                         info.completeBaseName())
+                                    .toStdString());
+        break;
+    }
     }
     if (!written) {
         const QString message = QString::fromStdString(written.error());
@@ -1868,26 +1906,27 @@ bool MainWindow::exportScene(const QString& path, QString* error) {
         }
         return false;
     }
-    log_->append(Severity::Info, tr("Exported %1").arg(QDir::toNativeSeparators(path)));
+    log_->append(Severity::Info,
+                 tr("Exported %1 (%2)")
+                     .arg(QDir::toNativeSeparators(choice.path),
+                          choice.currentState ? tr("current shape") : tr("authored scene")));
+    statusBar()->showMessage(tr("Exported %1").arg(QFileInfo(choice.path).fileName()), 5000);
     return true;
 }
 
 void MainWindow::exportWithDialog() {
-    QString filter;
-    const QString path = QFileDialog::getSaveFileName(
-        this, tr("Export"), lastDirectory_ + QLatin1Char('/') + QString::fromStdString(scene_.name),
-        tr("VTK unstructured grid (*.vtu);;Gmsh 4.1 (*.msh);;TetGen files (*.node);;PBD Lab "
-           "project (*.json)"),
-        &filter);
-    if (path.isEmpty()) {
+    ExportChoice initial = persistSettings_ ? ExportDialog::loadChoice() : ExportChoice{};
+    ExportDialog dialog(lastDirectory_, QString::fromStdString(scene_.name), initial, this);
+    if (dialog.exec() != QDialog::Accepted) {
         return;
     }
-    QString target = path;
-    if (QFileInfo(path).suffix().isEmpty()) {
-        const int star = filter.indexOf(QLatin1String("*."));
-        target += filter.mid(star + 1, filter.indexOf(QLatin1Char(')'), star) - star - 1);
+    const ExportChoice choice = dialog.choice();
+    if (persistSettings_) {
+        ExportDialog::saveChoice(choice);
     }
-    exportScene(target);
+    if (exportScene(choice)) {
+        lastDirectory_ = QFileInfo(choice.path).absolutePath();
+    }
 }
 
 void MainWindow::openWithDialog() {

@@ -6,6 +6,7 @@
 #include "core/RigidSolver.h"
 #include "core/Scene.h"
 #include "meshing/Prepare.h"
+#include "widgets/ExportDialog.h"
 
 #include <QElapsedTimer>
 #include <QMainWindow>
@@ -59,9 +60,11 @@ public:
     void openFileInteractive(const QString& path);
     const PrepareOptions& prepareOptions() const { return prepareOptions_; }
     void setPrepareOptions(const PrepareOptions& options) { prepareOptions_ = options; }
-    // Writes the scene as .vtu, .msh, TetGen .node/.ele/.face (any of those suffixes) or a
-    // project .json, by the path's suffix.
+    // Writes the current (simulated) scene as .vtu, .msh, TetGen .node/.ele/.face (any of
+    // those suffixes), a cooked asset (.asset.json) or a project .json, by the path's suffix.
     bool exportScene(const QString& path, QString* error = nullptr);
+    // File ▸ Export's path: the format, file and state (authored or current) chosen.
+    bool exportScene(const ExportChoice& choice, QString* error = nullptr);
     // File ▸ Save As: writes the authored scene (the state Reset returns to, with its edits:
     // pins, solver and air settings; not the simulated positions) as a project, atomically
     // (a failed write leaves the previous file), and makes it the window's project file.

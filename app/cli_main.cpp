@@ -5,6 +5,7 @@
 #include "core/Solver.h"
 #include "core/Version.h"
 #include "meshing/AirScenes.h"
+#include "meshing/CookedAsset.h"
 #include "meshing/Export.h"
 #include "meshing/LibraryVersions.h"
 #include "meshing/MeshImport.h"
@@ -35,7 +36,7 @@ constexpr const char* kUsage = R"(Usage: pbdlab-cli [--help] [--version] COMMAND
 
 Commands:
   scenes [--json]                  List the scenes PBD Lab generates itself.
-  info SCENE|MESH|PROJECT [--json] [--scale S]
+  info SCENE|MESH|PROJECT|ASSET [--json] [--scale S]
                                    Load a generated scene or a project, or import a mesh
                                    file (.obj, .ply, .stl, .off, .gltf, .glb), and report its
                                    bodies, element counts, size, mass, constraint groups and
@@ -45,8 +46,8 @@ Commands:
           [--air-quality Q] [--local-air D] [--local-air-bodies NAME,...] [--scale S]
           [--no-repair] [--constraints] [--density D] [--areal-density D] [--timeout S]
           [--rigid [--ground]]
-          [-o project.json] [--vtu F] [--msh F] [--tetgen PREFIX] [--report report.json]
-          [--quiet]
+          [-o project.json] [--asset F] [--vtu F] [--msh F] [--tetgen PREFIX]
+          [--report report.json] [--quiet]
                                    Import, check and repair meshes; tetrahedralize closed
                                    bodies (TetGen, surface kept exactly, radius-edge ratio Q,
                                    max tet volume V m^3); tessellate the air in a box around
@@ -54,11 +55,18 @@ Commands:
                                    edge; only within D m of the named bodies with
                                    --local-air); material frames from UVs; masses and, with
                                    --constraints, default constraints. Writes a project file,
-                                   .vtu, Gmsh .msh 4.1, TetGen .node/.ele/.face and a JSON
-                                   report. Progress and the report go to stderr. With --rigid
+                                   a cooked asset (--asset), .vtu, Gmsh .msh 4.1, TetGen
+                                   .node/.ele/.face and a JSON report. Progress and the report go to stderr. With --rigid
                                    every body becomes a rigid body, its convex hull, of
                                    density D (--ground: on a static ground).
-  simulate SCENE|PROJECT [--steps N] [--substeps S] [--iterations I] [--dt T] [--threads T]
+  export SCENE|PROJECT|ASSET [-o project.json] [--asset F] [--vtu F] [--msh F]
+         [--tetgen PREFIX] [--indent N]
+                                   Write a generated scene, a project or a cooked asset as a
+                                   project, a cooked asset (an engine's input: particles,
+                                   inverse masses, constraints by type with rest data and
+                                   compliance, coloured; material frames, air, colliders,
+                                   rigid bodies, solver settings), .vtu, .msh or TetGen files.
+  simulate SCENE|PROJECT|ASSET [--steps N] [--substeps S] [--iterations I] [--dt T] [--threads T]
            [--method xpbd|pbd] [--air-optimization K] [--air-threshold Q]
            [--air-distance D] [--air-friction MU] [--squash-y] [--out result.json]
            [--rigid-iterations N] [--warm-start on|off] [--sleeping on|off]
@@ -83,7 +91,7 @@ Commands:
                                    a number or 'rigid'), pbd or pbd_COMPONENT, rest_u,
                                    rest_v, rest_x..., pressure; e.g. --group
                                    'cloth strain:stretch_v=50,rest_u=1.1'.
-  bench SCENE|PROJECT [--steps N] [--threads T] [--air-optimization K] [--air-threshold Q]
+  bench SCENE|PROJECT|ASSET [--steps N] [--threads T] [--air-optimization K] [--air-threshold Q]
         [--air-distance D] [--air-friction MU] [--rigid-iterations N] [--warm-start on|off]
         [--sleeping on|off] [--stabilisation off|shock-propagation|weight-amplification]
         [--exact-angular-momentum on|off] [--group NAME:KEY=VALUE[,...]]... [--json]
@@ -166,7 +174,7 @@ int info(const std::vector<std::string_view>& args) {
     pbd::Scene scene;
     std::vector<std::string> warnings;
     pbd::Result<pbd::Scene> generated =
-        input.ends_with(".json") ? pbd::loadProject(input) : pbd::makeAnyScene(input);
+        input.ends_with(".json") ? pbd::loadSceneFile(input) : pbd::makeAnyScene(input);
     if (generated) {
         scene = std::move(generated).value();
     } else if (input.ends_with(".json")) {
@@ -587,7 +595,7 @@ json groupsJson(const pbd::Scene& scene) {
 
 std::optional<pbd::Scene> sceneToRun(const RunOptions& o) {
     if (o.scene.ends_with(".json")) {
-        pbd::Result<pbd::Scene> project = pbd::loadProject(o.scene);
+        pbd::Result<pbd::Scene> project = pbd::loadSceneFile(o.scene);
         if (!project) {
             std::fprintf(stderr, "pbdlab-cli: %s\n", project.error().c_str());
             return std::nullopt;
@@ -879,7 +887,7 @@ const char* severityName(pbd::ReportSeverity s) {
 int prepare(const std::vector<std::string_view>& args) {
     pbd::PrepareOptions options;
     std::vector<std::filesystem::path> files;
-    std::string project, vtu, msh, tetgen, reportPath;
+    std::string project, asset, vtu, msh, tetgen, reportPath;
     bool quiet = false;
     for (std::size_t i = 0; i < args.size(); ++i) {
         const std::string_view a = args[i];
@@ -969,6 +977,8 @@ int prepare(const std::vector<std::string_view>& args) {
             options.tet.timeoutSeconds = options.airOptions.timeoutSeconds = t;
         } else if (a == "-o" || a == "--out") {
             error = path(project);
+        } else if (a == "--asset") {
+            error = path(asset);
         } else if (a == "--vtu") {
             error = path(vtu);
         } else if (a == "--msh") {
@@ -1022,6 +1032,7 @@ int prepare(const std::vector<std::string_view>& args) {
     };
     const auto started = std::chrono::steady_clock::now();
     write(project, [&](const std::string& f) { return pbd::saveProject(result.scene, f); });
+    write(asset, [&](const std::string& f) { return pbd::exportCookedAsset(result.scene, f); });
     write(vtu, [&](const std::string& f) { return pbd::exportVtu(result.scene, f); });
     write(msh, [&](const std::string& f) { return pbd::exportMsh(result.scene, f); });
     write(tetgen, [&](const std::string& f) { return pbd::exportTetgen(result.scene, f); });
@@ -1041,6 +1052,80 @@ int prepare(const std::vector<std::string_view>& args) {
         return 1;
     }
     return 0;
+}
+
+int exportCommand(const std::vector<std::string_view>& args) {
+    std::string input, project, asset, vtu, msh, tetgen;
+    int indent = -1;
+    for (std::size_t i = 0; i < args.size(); ++i) {
+        const std::string name(args[i]);
+        auto path = [&](std::string& target) -> std::string {
+            target = i + 1 < args.size() ? std::string(args[++i]) : "";
+            return target.empty() ? "export: " + name + " needs a file name" : "";
+        };
+        std::string error;
+        if (name == "-o" || name == "--out" || name == "--project") {
+            error = path(project);
+        } else if (name == "--asset") {
+            error = path(asset);
+        } else if (name == "--vtu") {
+            error = path(vtu);
+        } else if (name == "--msh") {
+            error = path(msh);
+        } else if (name == "--tetgen") {
+            error = path(tetgen);
+        } else if (name == "--indent") {
+            std::string v;
+            error = path(v);
+            double n = 0;
+            if (error.empty() &&
+                (!parseNumber(std::string_view(v), n) || n < 0 || n > 8 || n != std::floor(n))) {
+                error = "export: --indent takes 0 to 8 spaces, not '" + v + "'";
+            }
+            indent = int(n);
+        } else if (name.starts_with("-")) {
+            error = "export: unknown option '" + name + "'";
+        } else if (input.empty()) {
+            input = name;
+        } else {
+            error = "export: one scene at a time ('" + input + "', then '" + name + "')";
+        }
+        if (!error.empty()) {
+            return usageError(error);
+        }
+    }
+    if (input.empty()) {
+        return usageError("export: name a generated scene, a project or a cooked asset");
+    }
+    if (project.empty() && asset.empty() && vtu.empty() && msh.empty() && tetgen.empty()) {
+        return usageError("export: name an output (-o, --asset, --vtu, --msh or --tetgen)");
+    }
+    pbd::Result<pbd::Scene> loaded =
+        input.ends_with(".json") ? pbd::loadSceneFile(input) : pbd::makeAnyScene(input);
+    if (!loaded) {
+        std::fprintf(stderr, "pbdlab-cli: %s\n", loaded.error().c_str());
+        return 1;
+    }
+    const pbd::Scene& scene = loaded.value();
+    bool ok = true;
+    auto write = [&](const std::string& target, auto&& writer) {
+        if (target.empty() || !ok) {
+            return;
+        }
+        const pbd::Result<bool> written = writer(target);
+        if (!written) {
+            std::fprintf(stderr, "pbdlab-cli: %s\n", written.error().c_str());
+            ok = false;
+        }
+    };
+    write(project, [&](const std::string& f) {
+        return pbd::writeFileAtomically(f, pbd::projectToJson(scene, indent < 0 ? 1 : indent));
+    });
+    write(asset, [&](const std::string& f) { return pbd::exportCookedAsset(scene, f, indent); });
+    write(vtu, [&](const std::string& f) { return pbd::exportVtu(scene, f); });
+    write(msh, [&](const std::string& f) { return pbd::exportMsh(scene, f); });
+    write(tetgen, [&](const std::string& f) { return pbd::exportTetgen(scene, f); });
+    return ok ? 0 : 1;
 }
 
 } // namespace
@@ -1072,6 +1157,9 @@ int main(int argc, char** argv) {
     }
     if (command == "prepare") {
         return prepare(rest);
+    }
+    if (command == "export") {
+        return exportCommand(rest);
     }
     if (command == "simulate") {
         return simulate(rest);

@@ -211,9 +211,14 @@ using GroupKey = std::tuple<int, int, std::vector<long long>>; // body, type, ma
 
 std::size_t ensureConstraintGroups(Scene& scene, bool applyToElements) {
     ConstraintSet& set = scene.constraints;
-    std::map<GroupKey, int> created;
     const std::size_t before = scene.constraintGroups.size();
-    // The group for an element of `type` whose first particle is p, material from `values`.
+    // Two passes over the ungrouped elements: the first finds the groups they need, which are
+    // then made in the order of their keys (body, type, material), so the groups do not depend
+    // on the order of the elements (coloured or not); the second gives each element its group.
+    std::map<GroupKey, ConstraintGroup> needed;
+    std::map<GroupKey, int> index;
+    bool assigning = false;
+    // The group of an element of `type` whose first particle is p (-1 in the first pass).
     auto groupFor = [&](ConstraintType type, Index p, const std::vector<Real>& material,
                         const std::vector<Real>& stiffness) {
         const int body = ownerOf(scene, p);
@@ -224,42 +229,59 @@ std::size_t ensureConstraintGroups(Scene& scene, bool applyToElements) {
         for (Real v : stiffness) {
             key.push_back(materialKey(v));
         }
-        const auto [it, fresh] = created.try_emplace(GroupKey{body, int(type), key}, 0);
+        GroupKey groupKey{body, int(type), std::move(key)};
+        if (assigning) {
+            return index.at(groupKey);
+        }
+        const auto [it, fresh] = needed.try_emplace(std::move(groupKey));
         if (fresh) {
-            ConstraintGroup g;
+            ConstraintGroup& g = it->second;
             g.type = type;
             g.body = body;
-            g.name = uniqueName(scene.constraintGroups, groupName(scene, body, type));
             for (std::size_t k = 0; k < material.size(); ++k) {
                 g.material[k] = material[k];
                 g.pbdStiffness[k] = stiffness[k];
             }
-            it->second = int(scene.constraintGroups.size());
-            scene.constraintGroups.push_back(g);
         }
-        return it->second;
+        return -1;
     };
     std::vector<Real> material, stiffness;
-    forEachTypedBatch(set, [&](auto& b, ConstraintType type) {
-        const int K = std::decay_t<decltype(b)>::kComponents;
-        for (std::size_t e = 0; e < b.size(); ++e) {
-            if (b.group[e] >= 0) {
-                continue;
+    for (int pass = 0; pass < 2; ++pass) {
+        if (pass == 1) {
+            for (auto& [key, g] : needed) {
+                g.name = uniqueName(scene.constraintGroups, groupName(scene, g.body, g.type));
+                index.emplace(key, int(scene.constraintGroups.size()));
+                scene.constraintGroups.push_back(std::move(g));
             }
-            material.assign(K, 0);
-            stiffness.assign(K, 0);
-            for (int k = 0; k < K; ++k) {
-                material[k] = materialOf(type, b.compliance[k][e], b.measure[e]);
-                stiffness[k] = b.stiffness[k][e];
-            }
-            b.group[e] = groupFor(type, b.particles[e][0], material, stiffness);
+            assigning = true;
         }
-    });
-    Attachments& a = set.attachments;
-    for (std::size_t i = 0; i < a.size(); ++i) {
-        if (a.group[i] < 0) {
-            a.group[i] =
-                groupFor(ConstraintType::Attachment, a.particle[i], {a.compliance[i]}, {1});
+        forEachTypedBatch(set, [&](auto& b, ConstraintType type) {
+            const int K = std::decay_t<decltype(b)>::kComponents;
+            for (std::size_t e = 0; e < b.size(); ++e) {
+                if (b.group[e] >= 0) {
+                    continue;
+                }
+                material.assign(K, 0);
+                stiffness.assign(K, 0);
+                for (int k = 0; k < K; ++k) {
+                    material[k] = materialOf(type, b.compliance[k][e], b.measure[e]);
+                    stiffness[k] = b.stiffness[k][e];
+                }
+                const int g = groupFor(type, b.particles[e][0], material, stiffness);
+                if (assigning) {
+                    b.group[e] = g;
+                }
+            }
+        });
+        Attachments& a = set.attachments;
+        for (std::size_t i = 0; i < a.size(); ++i) {
+            if (a.group[i] < 0) {
+                const int g =
+                    groupFor(ConstraintType::Attachment, a.particle[i], {a.compliance[i]}, {1});
+                if (assigning) {
+                    a.group[i] = g;
+                }
+            }
         }
     }
     for (PressureConstraint& p : set.pressure) {

@@ -257,6 +257,16 @@ void colourConstraints(ConstraintSet& set, std::size_t particleCount) {
     set.colouredElements = set.batchElementCount();
 }
 
+void sortByColour(ConstraintSet& set) {
+    if (!set.isColoured()) {
+        return;
+    }
+    forEachBatch(set, [&](auto& b) {
+        const std::vector<int> colours = b.colour;
+        sortByColour(b, colours, set.colourCount);
+    });
+}
+
 bool ConstraintSet::isColoured() const {
     return colourCount > 0 && colouredElements == batchElementCount();
 }

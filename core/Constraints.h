@@ -226,6 +226,10 @@ void reorderElements(PlanarAreaConstraints& b, const std::vector<Index>& order);
 // batch is sorted by colour, stably, so the order within a colour is the authoring order.
 void colourConstraints(ConstraintSet& set, std::size_t particleCount);
 
+// Sorts a coloured set's batches by their elements' colours again (stably), with the colour
+// ranges in colourOffsets; undoes partitionColours. No-op when the set is not coloured.
+void sortByColour(ConstraintSet& set);
+
 // Domain decomposition for the parallel solve: particles are split into `regions` ranges of
 // consecutive indices, and every element belongs to the region owning all its particles, or
 // to the boundary (class `regions`) when they lie in more than one. Each batch is reordered by

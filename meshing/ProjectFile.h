@@ -21,6 +21,9 @@ Result<Scene> projectFromJson(const std::string& json, const std::string& origin
 // crash mid-save leaves the previous file intact.
 Result<bool> saveProject(const Scene& scene, const std::filesystem::path& path);
 Result<Scene> loadProject(const std::filesystem::path& path);
+// Opens a project or a cooked asset (meshing/CookedAsset.h), whichever `path` holds;
+// `isAsset` (when given) says which.
+Result<Scene> loadSceneFile(const std::filesystem::path& path, bool* isAsset = nullptr);
 
 // Writes `text` to `path` atomically (temporary file, flush, rename).
 Result<bool> writeFileAtomically(const std::filesystem::path& path, const std::string& text);

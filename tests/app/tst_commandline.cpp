@@ -4,6 +4,7 @@
 
 #include <QDir>
 #include <QFile>
+#include <QFileInfo>
 #include <QGuiApplication>
 #include <QImage>
 #include <QProcess>
@@ -196,6 +197,40 @@ private slots:
         r = run(cli_, {"simulate", "rope", "--out", dir_.filePath("no/such/dir/x.json")});
         QCOMPARE(r.exitCode, 1);
         QVERIFY(r.err.contains("could not write"));
+    }
+
+    void cliExportsACookedAssetThatSimulatesTheSame() {
+        // export --asset cooks a generated scene; simulate steps the asset to the same
+        // positions, bit for bit, as the scene itself; info reads it.
+        const QString asset = dir_.filePath("tetbar.asset.json");
+        const QString project = dir_.filePath("tetbar.project.json");
+        Run r = run(cli_, {"export", "tetbar", "--asset", asset, "-o", project});
+        QVERIFY2(r.exitCode == 0, qPrintable(r.err));
+        QVERIFY(QFileInfo::exists(asset) && QFileInfo::exists(project));
+        r = run(cli_, {"simulate", "tetbar", "--steps", "30", "--threads", "2"});
+        QCOMPARE(r.exitCode, 0);
+        const nlohmann::json direct = nlohmann::json::parse(r.out.toStdString());
+        r = run(cli_, {"simulate", asset, "--steps", "30", "--threads", "2"});
+        QVERIFY2(r.exitCode == 0, qPrintable(r.err));
+        const nlohmann::json cooked = nlohmann::json::parse(r.out.toStdString());
+        QVERIFY(cooked["positions"] == direct["positions"]);
+        r = run(cli_, {"info", asset, "--json"});
+        QVERIFY2(r.exitCode == 0, qPrintable(r.err));
+        QCOMPARE(nlohmann::json::parse(r.out.toStdString())["particles"].get<int>(),
+                 int(direct["positions"].size()));
+
+        // Usage errors and a broken asset.
+        QCOMPARE(run(cli_, {"export", "tetbar"}).exitCode, 2);
+        QCOMPARE(run(cli_, {"export", "tetbar", "--asset"}).exitCode, 2);
+        QCOMPARE(run(cli_, {"export", "tetbar", "--indent", "x", "--asset", asset}).exitCode, 2);
+        QCOMPARE(run(cli_, {"export", "no-such-scene", "--asset", asset}).exitCode, 1);
+        QFile broken(dir_.filePath("broken.json"));
+        QVERIFY(broken.open(QIODevice::WriteOnly));
+        broken.write(R"({"format": "pbdlab-asset", "version": 1, "particles": {}})");
+        broken.close();
+        r = run(cli_, {"simulate", broken.fileName()});
+        QCOMPARE(r.exitCode, 1);
+        QVERIFY2(r.err.contains("particles: missing 'positions'"), qPrintable(r.err));
     }
 
     void cliGroupsAreListedAndEdited() {

@@ -16,14 +16,19 @@
 #include <QAbstractButton>
 #include <QAction>
 #include <QApplication>
+#include <QCheckBox>
+#include <QComboBox>
 #include <QDeadlineTimer>
 #include <QDialog>
 #include <QDockWidget>
 #include <QFile>
 #include <QFileInfo>
 #include <QImageReader>
+#include <QLineEdit>
 #include <QMenu>
 #include <QMessageBox>
+#include <QProcess>
+#include <QRadioButton>
 #include <QSettings>
 #include <QSpinBox>
 #include <QStandardPaths>
@@ -35,6 +40,7 @@
 #include <vtkProperty.h>
 
 #include <memory>
+#include <nlohmann/json.hpp>
 #include <numeric>
 
 using namespace pbd;
@@ -330,6 +336,93 @@ private slots:
         qInfo("mean Green strain along v: soft %.3f, default %.3f", softV, stiffV);
         QVERIFY(softV > stiffV + 0.05);
         QVERIFY(std::abs(mean(*a, SurfaceField::StrainU) - mean(*b, SurfaceField::StrainU)) < 0.05);
+    }
+
+    // Triggers File ▸ Export and fills in its dialog.
+    static bool exportThroughTheDialog(MainWindow& w, ExportFormat format, const QString& path,
+                                       bool current) {
+        bool shown = false;
+        QTimer::singleShot(200, &w, [&] {
+            auto* dialog = qobject_cast<QDialog*>(QApplication::activeModalWidget());
+            if (dialog == nullptr || dialog->objectName() != "exportDialog") {
+                if (dialog != nullptr) {
+                    dialog->reject();
+                }
+                return;
+            }
+            shown = true;
+            dialog->findChild<QComboBox*>("exportFormat")->setCurrentIndex(int(format));
+            dialog->findChild<QLineEdit*>("exportPath")->setText(path);
+            dialog->findChild<QRadioButton*>(current ? "exportCurrent" : "exportAuthored")
+                ->setChecked(true);
+            dialog->accept();
+        });
+        w.findChild<QAction*>("actionExport")->trigger();
+        return shown;
+    }
+
+    void cookedAssetFromTheExportDialogSimulatesLikeTheWindow() {
+        // cloth-sbd made soft along v and pinned at one more corner in the window, exported as
+        // a cooked asset through File ▸ Export: pbdlab-cli simulate steps the asset to the same
+        // positions, bit for bit, as the window's own run.
+        auto w = shownWindow();
+        QVERIFY(w->loadGeneratedScene("cloth-sbd"));
+        const auto& groups = w->scene().constraintGroups;
+        const int strain = int(std::find_if(groups.begin(), groups.end(),
+                                            [](const ConstraintGroup& g) {
+                                                return g.type == ConstraintType::StrainTriangle;
+                                            }) -
+                               groups.begin());
+        ConstraintGroup soft = groups[std::size_t(strain)];
+        soft.material[1] = 50;
+        QVERIFY(w->setConstraintGroup(strain, soft));
+        const Index corner = w->scene().bodies[0].particleCount / 2;
+        w->togglePin(corner);
+        QVERIFY(w->isPinned(corner));
+        w->findChild<QSpinBox*>("threads")->setValue(2);
+
+        const QString asset = dir_.filePath("cloth-sbd.asset.json");
+        QVERIFY(exportThroughTheDialog(*w, ExportFormat::CookedAsset, asset, false));
+        QVERIFY(QFileInfo::exists(asset));
+        QVERIFY(w->simulateSteps(40));
+
+        QProcess cli;
+        cli.start(PBDLAB_CLI_EXE, {"simulate", asset, "--steps", "40", "--threads", "2", "--out",
+                                   dir_.filePath("cooked-run.json")});
+        QVERIFY(cli.waitForFinished(120000));
+        QVERIFY2(cli.exitCode() == 0, cli.readAllStandardError().constData());
+        QFile out(dir_.filePath("cooked-run.json"));
+        QVERIFY(out.open(QIODevice::ReadOnly));
+        const nlohmann::json run = nlohmann::json::parse(out.readAll().toStdString());
+        const auto& positions = w->scene().particles.positions;
+        QCOMPARE(run["positions"].size(), positions.size());
+        std::size_t differing = 0;
+        for (std::size_t i = 0; i < positions.size(); ++i) {
+            const auto p = run["positions"][i].get<std::vector<double>>();
+            differing +=
+                p != std::vector<double>{positions[i].x(), positions[i].y(), positions[i].z()};
+        }
+        QCOMPARE(differing, std::size_t(0));
+        QCOMPARE(run["positions"][corner].get<std::vector<double>>(),
+                 (std::vector<double>{positions[corner].x(), positions[corner].y(),
+                                      positions[corner].z()}));
+
+        // The current shape exports too, and the choice is remembered for the next export.
+        const QString shape = dir_.filePath("shape.asset.json");
+        QVERIFY(exportThroughTheDialog(*w, ExportFormat::CookedAsset, shape, true));
+        QVERIFY(ExportDialog::loadChoice().currentState);
+        QFile shapeFile(shape);
+        QVERIFY(shapeFile.open(QIODevice::ReadOnly));
+        const nlohmann::json cooked = nlohmann::json::parse(shapeFile.readAll().toStdString());
+        QCOMPARE(cooked["particles"]["positions"][3 * corner + 1].get<double>(),
+                 positions[corner].y());
+        QCOMPARE(cooked["particles"]["positions"][3 * 7 + 1].get<double>(), positions[7].y());
+
+        // The asset opens in the window; Save then asks for a project name instead of writing
+        // over the asset.
+        QVERIFY(w->openFile(asset));
+        QVERIFY(w->projectPath().isEmpty());
+        QCOMPARE(w->scene().particles.inverseMasses[corner], 0.0);
     }
 
     void closingWithUnsavedEditsAsksAndAutosaveRecovers() {

@@ -1,0 +1,376 @@
+#include "meshing/SceneJson.h"
+
+#include <fstream>
+#include <sstream>
+
+namespace pbd::sceneio {
+
+json colliderToJson(const Collider& c) {
+    json j{{"shape", toString(c.shape)},
+           {"name", c.name},
+           {"center", vec(c.center)},
+           {"normal", vec(c.normal)},
+           {"radius", c.radius},
+           {"halfExtents", vec(c.halfExtents)},
+           {"rotation", flat(c.rotation)},
+           {"a", vec(c.a)},
+           {"b", vec(c.b)},
+           {"friction", c.friction},
+           {"restitution", c.restitution}};
+    if (c.shape == ColliderShape::Mesh) {
+        j["vertices"] = flat(c.vertices);
+        j["triangles"] = flat(c.triangles);
+    }
+    return j;
+}
+
+Collider colliderFromJson(const json& j, const std::string& w) {
+    Collider c;
+    c.shape = parseEnum<ColliderShape, 5>(get<std::string>(j, "shape", w), w + ".shape");
+    c.name = getOr<std::string>(j, "name", "", w);
+    c.center = toVec(at(j, "center", w), w + ".center");
+    c.normal = toVec(at(j, "normal", w), w + ".normal");
+    c.radius = get<Real>(j, "radius", w);
+    c.halfExtents = toVec(at(j, "halfExtents", w), w + ".halfExtents");
+    const auto r = get<std::vector<Real>>(j, "rotation", w);
+    if (r.size() != 9) {
+        throw FormatError{w + ".rotation: expected 9 numbers"};
+    }
+    for (int k = 0; k < 9; ++k) {
+        c.rotation(k % 3, k / 3) = r[k];
+    }
+    c.a = toVec(at(j, "a", w), w + ".a");
+    c.b = toVec(at(j, "b", w), w + ".b");
+    c.friction = get<Real>(j, "friction", w);
+    c.restitution = get<Real>(j, "restitution", w);
+    if (c.shape == ColliderShape::Mesh) {
+        c.vertices = toVecs(at(j, "vertices", w), w + ".vertices");
+        c.triangles = toElements<3>(at(j, "triangles", w), w + ".triangles");
+    }
+    return c;
+}
+
+json matrixJson(const Mat3& m) {
+    return flat(m);
+}
+
+Mat3 toMatrix(const json& j, const std::string& w) {
+    const auto r = j.get<std::vector<Real>>();
+    if (r.size() != 9) {
+        throw FormatError{w + ": expected 9 numbers"};
+    }
+    Mat3 m;
+    for (int k = 0; k < 9; ++k) {
+        m(k % 3, k / 3) = r[k];
+    }
+    return m;
+}
+
+json quatJson(const Quat& q) {
+    return json::array({q.w(), q.x(), q.y(), q.z()});
+}
+
+Quat toQuat(const json& j, const std::string& w) {
+    const auto r = j.get<std::vector<Real>>();
+    if (r.size() != 4) {
+        throw FormatError{w + ": expected a quaternion (w, x, y, z)"};
+    }
+    return Quat(r[0], r[1], r[2], r[3]);
+}
+
+json rigidBodyToJson(const RigidBody& b) {
+    json shapes = json::array();
+    for (const RigidShape& s : b.shapes) {
+        json shape{{"type", toString(s.type)},    {"halfExtents", vec(s.halfExtents)},
+                   {"radius", s.radius},          {"halfHeight", s.halfHeight},
+                   {"position", vec(s.position)}, {"rotation", matrixJson(s.rotation)}};
+        if (s.type == RigidShapeType::Hull) {
+            shape["vertices"] = flat(s.polyhedron->vertices);
+        }
+        shapes.push_back(shape);
+    }
+    // Mass properties are stored as computed, so that a body loads back bit for bit.
+    return json{{"name", b.name},
+                {"motion", toString(b.motion)},
+                {"shapes", shapes},
+                {"density", b.density},
+                {"friction", b.friction},
+                {"mass", b.mass},
+                {"inverseMass", b.inverseMass},
+                {"inertia", matrixJson(b.inertiaBody)},
+                {"inverseInertia", matrixJson(b.inverseInertiaBody)},
+                {"x", vec(b.x)},
+                {"q", quatJson(b.q)},
+                {"v", vec(b.v)},
+                {"L", vec(b.L)},
+                {"omega", vec(b.omega)},
+                {"sleeping", b.sleeping},
+                {"restTime", b.restTime}};
+}
+
+RigidBody rigidBodyFromJson(const json& j, const std::string& w) {
+    RigidBody b;
+    b.name = getOr<std::string>(j, "name", "", w);
+    b.motion = parseEnum<RigidMotion, 3>(get<std::string>(j, "motion", w), w + ".motion");
+    const json& shapes = at(j, "shapes", w);
+    for (std::size_t i = 0; i < shapes.size(); ++i) {
+        const std::string sw = w + ".shapes[" + std::to_string(i) + "]";
+        const json& sj = shapes[i];
+        const auto type =
+            parseEnum<RigidShapeType, 4>(get<std::string>(sj, "type", sw), sw + ".type");
+        RigidShape s;
+        switch (type) {
+        case RigidShapeType::Sphere:
+            s = RigidShape::sphere(get<Real>(sj, "radius", sw));
+            break;
+        case RigidShapeType::Capsule:
+            s = RigidShape::capsule(get<Real>(sj, "radius", sw), get<Real>(sj, "halfHeight", sw));
+            break;
+        case RigidShapeType::Box:
+            s = RigidShape::box(toVec(at(sj, "halfExtents", sw), sw + ".halfExtents"));
+            break;
+        case RigidShapeType::Hull: {
+            Result<RigidShape> hull =
+                RigidShape::hull(toVecs(at(sj, "vertices", sw), sw + ".vertices"));
+            if (!hull) {
+                throw FormatError{sw + ": " + hull.error()};
+            }
+            s = std::move(hull).value();
+            break;
+        }
+        }
+        s.position = toVec(at(sj, "position", sw), sw + ".position");
+        s.rotation = toMatrix(at(sj, "rotation", sw), sw + ".rotation");
+        b.shapes.push_back(std::move(s));
+    }
+    b.density = get<Real>(j, "density", w);
+    b.friction = get<Real>(j, "friction", w);
+    b.mass = get<Real>(j, "mass", w);
+    b.inverseMass = get<Real>(j, "inverseMass", w);
+    b.inertiaBody = toMatrix(at(j, "inertia", w), w + ".inertia");
+    b.inverseInertiaBody = toMatrix(at(j, "inverseInertia", w), w + ".inverseInertia");
+    b.x = toVec(at(j, "x", w), w + ".x");
+    b.q = toQuat(at(j, "q", w), w + ".q");
+    b.v = toVec(at(j, "v", w), w + ".v");
+    b.L = toVec(at(j, "L", w), w + ".L");
+    b.omega = toVec(at(j, "omega", w), w + ".omega");
+    b.sleeping = getOr<bool>(j, "sleeping", false, w);
+    b.restTime = getOr<Real>(j, "restTime", 0, w);
+    return b;
+}
+
+json rigidJointToJson(const RigidJoint& r) {
+    return json{{"type", toString(r.type)},
+                {"name", r.name},
+                {"bodyA", r.bodyA},
+                {"bodyB", r.bodyB},
+                {"anchorA", vec(r.anchorA)},
+                {"anchorB", vec(r.anchorB)},
+                {"axisA", vec(r.axisA)},
+                {"axisB", vec(r.axisB)},
+                {"referenceA", vec(r.referenceA)},
+                {"referenceB", vec(r.referenceB)},
+                {"restRotation", quatJson(r.restRotation)},
+                {"limit", r.limit},
+                {"lowerAngle", r.lowerAngle},
+                {"upperAngle", r.upperAngle},
+                {"motor", r.motor},
+                {"motorSpeed", r.motorSpeed},
+                {"maxMotorTorque", r.maxMotorTorque},
+                {"collideConnected", r.collideConnected}};
+}
+
+RigidJoint rigidJointFromJson(const json& j, const std::string& w) {
+    RigidJoint r;
+    r.type = parseEnum<RigidJointType, 3>(get<std::string>(j, "type", w), w + ".type");
+    r.name = getOr<std::string>(j, "name", "", w);
+    r.bodyA = get<int>(j, "bodyA", w);
+    r.bodyB = get<int>(j, "bodyB", w);
+    r.anchorA = toVec(at(j, "anchorA", w), w + ".anchorA");
+    r.anchorB = toVec(at(j, "anchorB", w), w + ".anchorB");
+    r.axisA = toVec(at(j, "axisA", w), w + ".axisA");
+    r.axisB = toVec(at(j, "axisB", w), w + ".axisB");
+    r.referenceA = toVec(at(j, "referenceA", w), w + ".referenceA");
+    r.referenceB = toVec(at(j, "referenceB", w), w + ".referenceB");
+    r.restRotation = toQuat(at(j, "restRotation", w), w + ".restRotation");
+    r.limit = get<bool>(j, "limit", w);
+    r.lowerAngle = get<Real>(j, "lowerAngle", w);
+    r.upperAngle = get<Real>(j, "upperAngle", w);
+    r.motor = get<bool>(j, "motor", w);
+    r.motorSpeed = get<Real>(j, "motorSpeed", w);
+    r.maxMotorTorque = get<Real>(j, "maxMotorTorque", w);
+    r.collideConnected = getOr<bool>(j, "collideConnected", false, w);
+    return r;
+}
+
+json rigidSettingsToJson(const RigidSettings& r) {
+    return json{{"iterations", r.iterations},
+                {"relaxIterations", r.relaxIterations},
+                {"slop", r.slop},
+                {"correction", r.correction},
+                {"contactMargin", r.contactMargin},
+                {"jointCorrection", r.jointCorrection},
+                {"warmStart", r.warmStart},
+                {"frictionWarmStart", r.frictionWarmStart},
+                {"permuteRows", r.permuteRows},
+                {"stabilisation", toString(r.stabilisation)},
+                {"weightAmplification", r.weightAmplification},
+                {"sleeping", r.sleeping},
+                {"sleepLinearSpeed", r.sleepLinearSpeed},
+                {"sleepAngularSpeed", r.sleepAngularSpeed},
+                {"sleepTime", r.sleepTime},
+                {"aggressiveSleep", r.aggressiveSleep},
+                {"aggressiveSleepTime", r.aggressiveSleepTime}};
+}
+
+RigidSettings rigidSettingsFromJson(const json& j, const std::string& w) {
+    RigidSettings r;
+    r.iterations = getOr<int>(j, "iterations", r.iterations, w);
+    r.relaxIterations = getOr<int>(j, "relaxIterations", r.relaxIterations, w);
+    r.slop = getOr<Real>(j, "slop", r.slop, w);
+    r.correction = getOr<Real>(j, "correction", r.correction, w);
+    r.contactMargin = getOr<Real>(j, "contactMargin", r.contactMargin, w);
+    r.jointCorrection = getOr<Real>(j, "jointCorrection", r.jointCorrection, w);
+    r.warmStart = getOr<bool>(j, "warmStart", r.warmStart, w);
+    r.frictionWarmStart = getOr<Real>(j, "frictionWarmStart", r.frictionWarmStart, w);
+    r.permuteRows = getOr<bool>(j, "permuteRows", r.permuteRows, w);
+    if (j.contains("stabilisation")) {
+        r.stabilisation = parseEnum<StackStabilisation, 3>(get<std::string>(j, "stabilisation", w),
+                                                           w + ".stabilisation");
+    }
+    r.weightAmplification = getOr<Real>(j, "weightAmplification", r.weightAmplification, w);
+    r.sleeping = getOr<bool>(j, "sleeping", r.sleeping, w);
+    r.sleepLinearSpeed = getOr<Real>(j, "sleepLinearSpeed", r.sleepLinearSpeed, w);
+    r.sleepAngularSpeed = getOr<Real>(j, "sleepAngularSpeed", r.sleepAngularSpeed, w);
+    r.sleepTime = getOr<Real>(j, "sleepTime", r.sleepTime, w);
+    r.aggressiveSleep = getOr<bool>(j, "aggressiveSleep", r.aggressiveSleep, w);
+    r.aggressiveSleepTime = getOr<Real>(j, "aggressiveSleepTime", r.aggressiveSleepTime, w);
+    return r;
+}
+
+json solverToJson(const SolverSettings& s) {
+    return json{{"method", toString(s.method)},
+                {"timeStep", s.timeStep},
+                {"substeps", s.substeps},
+                {"iterations", s.iterations},
+                {"gravity", vec(s.gravity)},
+                {"globalDamping", s.globalDamping},
+                {"constraintDamping", s.constraintDamping},
+                {"collisionMargin", s.collisionMargin},
+                {"exactAngularMomentum", s.exactAngularMomentum},
+                {"selfCollision", s.selfCollision},
+                {"clothThickness", s.clothThickness},
+                {"tearingStretch", s.tearingStretch},
+                {"maxTearsPerStep", s.maxTearsPerStep},
+                {"airOptimizationInterval", s.airOptimizationInterval},
+                {"airQualityThreshold", s.airQualityThreshold},
+                {"airContactDistance", s.airContactDistance},
+                {"airFriction", s.airFriction},
+                {"rigid", rigidSettingsToJson(s.rigid)},
+                {"threads", s.threads}};
+}
+
+SolverSettings solverFromJson(const json& j, const std::string& w) {
+    SolverSettings s;
+    s.method = get<std::string>(j, "method", w) == "pbd" ? SolverMethod::Pbd : SolverMethod::Xpbd;
+    s.timeStep = get<Real>(j, "timeStep", w);
+    s.substeps = get<int>(j, "substeps", w);
+    s.iterations = get<int>(j, "iterations", w);
+    s.gravity = toVec(at(j, "gravity", w), w + ".gravity");
+    s.globalDamping = getOr<Real>(j, "globalDamping", s.globalDamping, w);
+    s.constraintDamping = getOr<Real>(j, "constraintDamping", s.constraintDamping, w);
+    s.collisionMargin = getOr<Real>(j, "collisionMargin", s.collisionMargin, w);
+    s.exactAngularMomentum = getOr<bool>(j, "exactAngularMomentum", s.exactAngularMomentum, w);
+    s.selfCollision = getOr<bool>(j, "selfCollision", s.selfCollision, w);
+    s.clothThickness = getOr<Real>(j, "clothThickness", s.clothThickness, w);
+    s.tearingStretch = getOr<Real>(j, "tearingStretch", s.tearingStretch, w);
+    s.maxTearsPerStep = getOr<int>(j, "maxTearsPerStep", s.maxTearsPerStep, w);
+    s.airOptimizationInterval =
+        getOr<int>(j, "airOptimizationInterval", s.airOptimizationInterval, w);
+    s.airQualityThreshold = getOr<Real>(j, "airQualityThreshold", s.airQualityThreshold, w);
+    s.airContactDistance = getOr<Real>(j, "airContactDistance", s.airContactDistance, w);
+    s.airFriction = getOr<Real>(j, "airFriction", s.airFriction, w);
+    s.threads = getOr<int>(j, "threads", s.threads, w);
+    if (j.contains("rigid")) {
+        s.rigid = rigidSettingsFromJson(j["rigid"], w + ".rigid");
+    }
+    return s;
+}
+
+void rigidToJson(const Scene& scene, json& j) {
+    if (!scene.rigidBodies.empty()) {
+        json rigid = json::array();
+        for (const RigidBody& b : scene.rigidBodies) {
+            rigid.push_back(rigidBodyToJson(b));
+        }
+        j["rigidBodies"] = rigid;
+        json rigidJoints = json::array();
+        for (const RigidJoint& r : scene.rigidJoints) {
+            rigidJoints.push_back(rigidJointToJson(r));
+        }
+        j["rigidJoints"] = rigidJoints;
+        json attachments = json::array();
+        for (const RigidAttachment& a : scene.rigidAttachments) {
+            attachments.push_back(json{{"particle", a.particle},
+                                       {"body", a.body},
+                                       {"local", vec(a.local)},
+                                       {"compliance", a.compliance}});
+        }
+        j["rigidAttachments"] = attachments;
+    }
+}
+
+void rigidFromJson(const json& j, Scene& scene, const std::string& w) {
+    if (j.contains("rigidBodies")) {
+        for (std::size_t i = 0; i < j["rigidBodies"].size(); ++i) {
+            scene.rigidBodies.push_back(rigidBodyFromJson(
+                j["rigidBodies"][i], w + ".rigidBodies[" + std::to_string(i) + "]"));
+        }
+    }
+    if (j.contains("rigidJoints")) {
+        for (std::size_t i = 0; i < j["rigidJoints"].size(); ++i) {
+            scene.rigidJoints.push_back(rigidJointFromJson(
+                j["rigidJoints"][i], w + ".rigidJoints[" + std::to_string(i) + "]"));
+        }
+    }
+    if (j.contains("rigidAttachments")) {
+        for (std::size_t i = 0; i < j["rigidAttachments"].size(); ++i) {
+            const std::string aw = w + ".rigidAttachments[" + std::to_string(i) + "]";
+            const json& a = j["rigidAttachments"][i];
+            scene.rigidAttachments.push_back(
+                {get<Index>(a, "particle", aw), get<int>(a, "body", aw),
+                 toVec(at(a, "local", aw), aw + ".local"), get<Real>(a, "compliance", aw)});
+        }
+    }
+}
+
+} // namespace pbd::sceneio
+
+namespace pbd {
+
+Result<std::string> readTextFile(const std::filesystem::path& path) {
+    std::ifstream in(path, std::ios::binary);
+    if (!in) {
+        return Error{"cannot open " + quotedPath(path)};
+    }
+    std::ostringstream text;
+    text << in.rdbuf();
+    return text.str();
+}
+
+std::string quotedPath(const std::filesystem::path& path) {
+    std::string quoted = "'"; // built in steps: GCC 12 warns (-Wrestrict) on "'" + string
+    quoted += path.string();
+    quoted += '\'';
+    return quoted;
+}
+
+Result<nlohmann::json> parseJson(const std::string& text, const std::string& origin) {
+    try {
+        return nlohmann::json::parse(text);
+    } catch (const nlohmann::json::parse_error& e) {
+        return Error{origin + " is not valid JSON (byte " + std::to_string(e.byte) + ")"};
+    }
+}
+
+} // namespace pbd

@@ -1,0 +1,200 @@
+#pragma once
+// JSON pieces shared by the project file and the cooked asset (meshing/ only, not installed):
+// load errors that name the JSON path, flat arrays of vectors and elements, and the
+// serialisation of colliders, rigid bodies, joints and solver settings.
+
+#include "core/Result.h"
+#include "core/Scene.h"
+
+#include <cmath>
+#include <filesystem>
+#include <limits>
+#include <nlohmann/json.hpp>
+#include <string>
+#include <vector>
+
+namespace pbd::sceneio {
+
+using nlohmann::json;
+
+// A load error with the JSON path where it happened.
+struct FormatError {
+    std::string message;
+};
+
+inline json vec(const Vec3& v) {
+    return json::array({v.x(), v.y(), v.z()});
+}
+
+inline json flat(const std::vector<Vec3>& v) {
+    json a = json::array();
+    for (const Vec3& p : v) {
+        a.push_back(p.x());
+        a.push_back(p.y());
+        a.push_back(p.z());
+    }
+    return a;
+}
+
+inline json flat(const Mat3& m) {
+    json a = json::array();
+    for (int k = 0; k < 9; ++k) {
+        a.push_back(m(k % 3, k / 3));
+    }
+    return a;
+}
+
+template <std::size_t N> json flat(const std::vector<std::array<Index, N>>& elements) {
+    json a = json::array();
+    for (const auto& e : elements) {
+        for (Index i : e) {
+            a.push_back(i);
+        }
+    }
+    return a;
+}
+
+template <std::size_t K> json arrays(const std::array<std::vector<Real>, K>& values) {
+    json a = json::array();
+    for (const auto& v : values) {
+        a.push_back(v);
+    }
+    return a;
+}
+
+inline const json& at(const json& object, const char* key, const std::string& where) {
+    if (!object.is_object() || !object.contains(key)) {
+        throw FormatError{where + ": missing '" + key + "'"};
+    }
+    return object[key];
+}
+
+template <class T> T get(const json& object, const char* key, const std::string& where) {
+    try {
+        return at(object, key, where).get<T>();
+    } catch (const json::exception&) {
+        throw FormatError{where + ": '" + key + "' has the wrong type"};
+    }
+}
+
+template <class T>
+T getOr(const json& object, const char* key, T fallback, const std::string& where) {
+    return object.contains(key) ? get<T>(object, key, where) : fallback;
+}
+
+inline Vec3 toVec(const json& a, const std::string& where) {
+    if (!a.is_array() || a.size() != 3) {
+        throw FormatError{where + ": expected 3 numbers"};
+    }
+    return Vec3(a[0].get<Real>(), a[1].get<Real>(), a[2].get<Real>());
+}
+
+inline std::vector<Vec3> toVecs(const json& a, const std::string& where) {
+    const auto v = a.get<std::vector<Real>>();
+    if (v.size() % 3 != 0) {
+        throw FormatError{where + ": the number of coordinates is not a multiple of 3"};
+    }
+    std::vector<Vec3> out(v.size() / 3);
+    for (std::size_t i = 0; i < out.size(); ++i) {
+        out[i] = Vec3(v[3 * i], v[3 * i + 1], v[3 * i + 2]);
+    }
+    return out;
+}
+
+template <std::size_t N>
+std::vector<std::array<Index, N>> toElements(const json& a, const std::string& where) {
+    const auto v = a.get<std::vector<Index>>();
+    if (v.size() % N != 0) {
+        throw FormatError{where + ": the number of indices is not a multiple of " +
+                          std::to_string(N)};
+    }
+    std::vector<std::array<Index, N>> out(v.size() / N);
+    for (std::size_t i = 0; i < out.size(); ++i) {
+        for (std::size_t k = 0; k < N; ++k) {
+            out[i][k] = v[N * i + k];
+        }
+    }
+    return out;
+}
+
+template <std::size_t K>
+void toArrays(const json& a, std::array<std::vector<Real>, K>& out, std::size_t size,
+              const std::string& where) {
+    if (!a.is_array() || a.size() != K) {
+        throw FormatError{where + ": expected " + std::to_string(K) + " arrays"};
+    }
+    for (std::size_t k = 0; k < K; ++k) {
+        out[k] = a[k].get<std::vector<Real>>();
+        if (out[k].size() != size) {
+            throw FormatError{where + ": array " + std::to_string(k) + " has " +
+                              std::to_string(out[k].size()) + " values for " +
+                              std::to_string(size) + " elements"};
+        }
+    }
+}
+
+template <class Enum, int Count> Enum parseEnum(const std::string& text, const std::string& where) {
+    for (int i = 0; i < Count; ++i) {
+        if (toString(Enum(i)) == text) {
+            return Enum(i);
+        }
+    }
+    throw FormatError{where + ": unknown value '" + text + "'"};
+}
+
+inline void checkSize(const std::vector<Real>& v, std::size_t size, const std::string& where) {
+    if (v.size() != size) {
+        throw FormatError{where + ": " + std::to_string(v.size()) + " values for " +
+                          std::to_string(size) + " elements"};
+    }
+}
+
+// A material value: a number, or "infinity" (a hard constraint's modulus; JSON has no inf).
+inline json material(Real v) {
+    return std::isinf(v) ? json("infinity") : json(v);
+}
+inline Real materialFrom(const json& v, const std::string& where) {
+    if (v.is_string() && v.get<std::string>() == "infinity") {
+        return std::numeric_limits<Real>::infinity();
+    }
+    if (!v.is_number()) {
+        throw FormatError{where + ": expected a number or \"infinity\""};
+    }
+    return v.get<Real>();
+}
+
+json colliderToJson(const Collider& c);
+Collider colliderFromJson(const json& j, const std::string& w);
+json matrixJson(const Mat3& m);
+Mat3 toMatrix(const json& j, const std::string& w);
+json quatJson(const Quat& q);
+Quat toQuat(const json& j, const std::string& w);
+json rigidBodyToJson(const RigidBody& b);
+RigidBody rigidBodyFromJson(const json& j, const std::string& w);
+json rigidJointToJson(const RigidJoint& r);
+RigidJoint rigidJointFromJson(const json& j, const std::string& w);
+json rigidSettingsToJson(const RigidSettings& r);
+RigidSettings rigidSettingsFromJson(const json& j, const std::string& w);
+// The rigid bodies, joints and particle-to-body attachments of a scene, as the keys
+// "rigidBodies", "rigidJoints" and "rigidAttachments" of `j` (none when there are no bodies).
+void rigidToJson(const Scene& scene, json& j);
+void rigidFromJson(const json& j, Scene& scene, const std::string& w);
+json solverToJson(const SolverSettings& s);
+SolverSettings solverFromJson(const json& j, const std::string& w);
+
+// The scene of a parsed project file or cooked asset; errors name `origin` and the JSON path.
+Result<Scene> projectFromDocument(const json& j, const std::string& origin);
+Result<Scene> cookedAssetFromDocument(const json& j, const std::string& origin);
+
+} // namespace pbd::sceneio
+
+namespace pbd {
+
+// A file's text, or an error naming it.
+Result<std::string> readTextFile(const std::filesystem::path& path);
+// 'path', for messages.
+std::string quotedPath(const std::filesystem::path& path);
+// The parsed document, or "ORIGIN is not valid JSON (byte N)".
+Result<nlohmann::json> parseJson(const std::string& text, const std::string& origin);
+
+} // namespace pbd
