@@ -227,6 +227,27 @@ void MainWindow::createDocks() {
     });
     connect(sceneTree_, &SceneTreePanel::rigidBodySelected, this,
             [this](int index) { properties_->showRigidBody(scene_, index); });
+    connect(sceneTree_, &SceneTreePanel::colliderSelected, this, [this](int index) {
+        properties_->showCollider(scene_, index);
+        if (actors_->selectedCollider() != index) {
+            actors_->setColliders(scene_, index);
+            viewport_->update();
+        }
+    });
+    connect(sceneTree_, &SceneTreePanel::addColliderRequested, this,
+            [this](ColliderShape shape) { addCollider(shape); });
+    connect(sceneTree_, &SceneTreePanel::removeColliderRequested, this,
+            [this](int index) { removeCollider(index); });
+    connect(
+        properties_, &PropertiesPanel::colliderEdited, this,
+        [this](int index, const Collider& collider) {
+            QString error;
+            if (!setCollider(index, collider, &error)) {
+                log_->append(Severity::Error, error);
+                properties_->showCollider(scene_, index);
+            }
+        },
+        Qt::QueuedConnection);
     connect(sceneTree_, &SceneTreePanel::bodyVisibilityToggled, this,
             [this](int body, bool visible) {
                 if (body >= 0 && std::size_t(body) < actors_->bodyCount()) {
@@ -319,12 +340,33 @@ void MainWindow::createActions() {
     removeGroup->setObjectName(QStringLiteral("actionRemoveGroup"));
     removeGroup->setShortcut(QKeySequence::Delete);
     removeGroup->setShortcutContext(Qt::WidgetWithChildrenShortcut);
-    sceneTree_->addAction(removeGroup); // Delete in the Scene dock
+    sceneTree_->addAction(removeGroup); // Delete in the Scene dock: a group or a collider
     connect(removeGroup, &QAction::triggered, this, [this] {
         if (sceneTree_->selectedGroup() >= 0) {
             removeConstraintGroup(sceneTree_->selectedGroup());
+        } else if (sceneTree_->selectedCollider() >= 0) {
+            removeCollider(sceneTree_->selectedCollider());
         } else {
-            statusBar()->showMessage(tr("Select a constraint group in the Scene dock first"), 5000);
+            statusBar()->showMessage(
+                tr("Select a constraint group or a collider in the Scene dock first"), 5000);
+        }
+    });
+    edit->addSeparator();
+    QMenu* addColliderMenu = edit->addMenu(tr("Add &Collider"));
+    addColliderMenu->setObjectName(QStringLiteral("menuAddCollider"));
+    for (ColliderShape shape : {ColliderShape::Plane, ColliderShape::Sphere, ColliderShape::Box,
+                                ColliderShape::Capsule}) {
+        QAction* a = addColliderMenu->addAction(qtext(toString(shape)));
+        a->setObjectName(QStringLiteral("actionAddCollider_") + qtext(toString(shape)));
+        connect(a, &QAction::triggered, this, [this, shape] { addCollider(shape); });
+    }
+    QAction* removeColliderAction = edit->addAction(tr("Remove C&ollider"));
+    removeColliderAction->setObjectName(QStringLiteral("actionRemoveCollider"));
+    connect(removeColliderAction, &QAction::triggered, this, [this] {
+        if (sceneTree_->selectedCollider() >= 0) {
+            removeCollider(sceneTree_->selectedCollider());
+        } else {
+            statusBar()->showMessage(tr("Select a collider in the Scene dock first"), 5000);
         }
     });
 
@@ -1084,6 +1126,157 @@ private:
     std::vector<ConstraintGroup> groupsBefore_, groupsAfter_;
     int selectAfter_;
 };
+
+// Replaces, adds or removes colliders: the whole list before and after (they are few).
+class CollidersCommand : public QUndoCommand {
+public:
+    CollidersCommand(MainWindow* window, const QString& text, std::vector<Collider> before,
+                     std::vector<Collider> after, int selectAfter, int selectBefore)
+        : window_(window)
+        , before_(std::move(before))
+        , after_(std::move(after))
+        , selectAfter_(selectAfter)
+        , selectBefore_(selectBefore) {
+        setText(text);
+    }
+    void redo() override { window_->applyColliders(after_, selectAfter_); }
+    void undo() override { window_->applyColliders(before_, selectBefore_); }
+
+private:
+    MainWindow* window_;
+    std::vector<Collider> before_, after_;
+    int selectAfter_, selectBefore_;
+};
+
+namespace {
+
+QString vectorText(const Vec3& v) {
+    return QStringLiteral("(%1, %2, %3)")
+        .arg(v.x(), 0, 'g', 4)
+        .arg(v.y(), 0, 'g', 4)
+        .arg(v.z(), 0, 'g', 4);
+}
+
+// "Move sphere to (0, 1, 0)", "Set sphere radius to 0.3", "Edit box".
+QString describeColliderEdit(const Collider& a, const Collider& b) {
+    const QString name = QString::fromStdString(a.name);
+    if (a.name != b.name) {
+        return QObject::tr("Rename collider %1 to %2").arg(name, QString::fromStdString(b.name));
+    }
+    if (colliderPosition(a) != colliderPosition(b) && a.radius == b.radius &&
+        a.halfExtents == b.halfExtents && a.rotation == b.rotation && a.normal == b.normal &&
+        (a.b - a.a) == (b.b - b.a)) {
+        return QObject::tr("Move %1 to %2").arg(name, vectorText(colliderPosition(b)));
+    }
+    if (a.radius != b.radius) {
+        return QObject::tr("Set %1 radius to %2").arg(name).arg(b.radius, 0, 'g', 6);
+    }
+    if (a.halfExtents != b.halfExtents) {
+        return QObject::tr("Set %1 half extents to %2").arg(name, vectorText(b.halfExtents));
+    }
+    if (a.rotation != b.rotation) {
+        return QObject::tr("Rotate %1").arg(name);
+    }
+    if (a.normal != b.normal) {
+        return QObject::tr("Set %1 normal to %2").arg(name, vectorText(b.normal));
+    }
+    if (a.friction != b.friction) {
+        return QObject::tr("Set %1 friction to %2").arg(name).arg(b.friction, 0, 'g', 6);
+    }
+    if (a.restitution != b.restitution) {
+        return QObject::tr("Set %1 restitution to %2").arg(name).arg(b.restitution, 0, 'g', 6);
+    }
+    return QObject::tr("Edit %1").arg(name);
+}
+
+} // namespace
+
+bool MainWindow::setCollider(int index, const Collider& collider, QString* error) {
+    auto fail = [&](const QString& message) {
+        if (error) {
+            *error = message;
+        }
+        return false;
+    };
+    if (index < 0 || std::size_t(index) >= scene_.colliders.size()) {
+        return fail(tr("There is no collider %1").arg(index));
+    }
+    if (const std::string problem = checkCollider(collider); !problem.empty()) {
+        return fail(QString::fromStdString(problem));
+    }
+    const Collider& before = scene_.colliders[std::size_t(index)];
+    if (collider.shape != before.shape) {
+        return fail(tr("A collider keeps its shape"));
+    }
+    std::vector<Collider> after = scene_.colliders;
+    after[std::size_t(index)] = collider;
+    undoStack_->push(new CollidersCommand(this, describeColliderEdit(before, collider),
+                                          scene_.colliders, after, index, index));
+    return true;
+}
+
+bool MainWindow::addCollider(ColliderShape shape, QString* error) {
+    if (shape == ColliderShape::Mesh) {
+        if (error) {
+            *error = tr("A mesh collider comes from a mesh file, not from the menu");
+        }
+        return false;
+    }
+    Bounds bodies;
+    for (const Body& b : scene_.bodies) {
+        if (b.kind != BodyKind::Collider) {
+            bodies.add(scene_.bounds(b));
+        }
+    }
+    Collider c = defaultCollider(shape, bodies);
+    // A name not taken yet: "sphere", "sphere 2", ...
+    auto taken = [&](const std::string& name) {
+        return std::any_of(scene_.colliders.begin(), scene_.colliders.end(),
+                           [&](const Collider& o) { return o.name == name; });
+    };
+    for (int n = 2; taken(c.name); ++n) {
+        c.name = std::string(toString(shape)) + " " + std::to_string(n);
+    }
+    std::vector<Collider> after = scene_.colliders;
+    after.push_back(c);
+    undoStack_->push(new CollidersCommand(
+        this,
+        tr("Add collider %1 at %2")
+            .arg(QString::fromStdString(c.name), vectorText(colliderPosition(c))),
+        scene_.colliders, after, int(after.size()) - 1, -1));
+    return true;
+}
+
+bool MainWindow::removeCollider(int index, QString* error) {
+    if (index < 0 || std::size_t(index) >= scene_.colliders.size()) {
+        if (error) {
+            *error = tr("There is no collider %1").arg(index);
+        }
+        return false;
+    }
+    std::vector<Collider> after = scene_.colliders;
+    after.erase(after.begin() + index);
+    undoStack_->push(new CollidersCommand(
+        this,
+        tr("Remove collider %1")
+            .arg(QString::fromStdString(scene_.colliders[std::size_t(index)].name)),
+        scene_.colliders, after, -1, index));
+    return true;
+}
+
+void MainWindow::applyColliders(const std::vector<Collider>& colliders, int select) {
+    scene_.colliders = colliders;
+    worker_->setColliders(colliders);
+    actors_->setColliders(scene_, select);
+    sceneTree_->setScene(scene_);
+    if (select >= 0 && std::size_t(select) < colliders.size()) {
+        sceneTree_->selectCollider(select);
+        properties_->showCollider(scene_, select);
+    } else {
+        properties_->showScene(scene_);
+    }
+    viewport_->update();
+}
 
 bool MainWindow::setConstraintGroup(int index, const ConstraintGroup& group, QString* error) {
     auto fail = [&](const QString& message) {

@@ -119,6 +119,14 @@ public:
     bool setConstraintGroup(int index, const ConstraintGroup& group, QString* error = nullptr);
     bool addConstraintGroup(int body, ConstraintType type, QString* error = nullptr);
     bool removeConstraintGroup(int index, QString* error = nullptr);
+    // Collider edits (undoable, applied to a running simulation at the next step): replace
+    // collider `index` (checked: a refused one says why), add one of a shape fitted to the
+    // bodies (selected afterwards), remove one.
+    bool setCollider(int index, const Collider& collider, QString* error = nullptr);
+    bool addCollider(ColliderShape shape, QString* error = nullptr);
+    bool removeCollider(int index, QString* error = nullptr);
+    // The colliders as they are after an edit, undo or redo; `select` is shown (-1: none).
+    void applyColliders(const std::vector<Collider>& colliders, int select);
     QUndoStack* undoStack() const { return undoStack_; }
     VtkViewport* viewport() const { return viewport_; }
     SceneActors* sceneActors() const { return actors_.get(); }

@@ -35,6 +35,7 @@ void SimulationWorker::load(const Scene& scene) {
         settingsChanged_ = false;
         nanParticle_ = -1;
         groupEdits_.clear(); // they were for the previous scene
+        colliderEdit_.reset();
     }
     auto snapshot = std::make_shared<SimulationSnapshot>();
     snapshot->positions = scene.particles.positions;
@@ -173,6 +174,19 @@ void applyGroupEdit(Scene& scene, int index, const ConstraintGroup& group) {
 
 } // namespace
 
+void SimulationWorker::setColliders(const std::vector<Collider>& colliders) {
+    {
+        std::lock_guard lock(mutex_);
+        colliderEdit_ = colliders;
+        for (Scene* s : {loaded_.get(), pending_.get()}) {
+            if (s) {
+                s->colliders = colliders;
+            }
+        }
+    }
+    wake_.notify_all();
+}
+
 void SimulationWorker::setConstraintGroup(int index, const ConstraintGroup& group) {
     {
         std::lock_guard lock(mutex_);
@@ -271,8 +285,8 @@ void SimulationWorker::loop() {
         std::unique_lock lock(mutex_);
         wake_.wait(lock, [&] {
             return quit_ || pending_ || resetRequested_ || settingsChanged_ || nanParticle_ >= 0 ||
-                   !massEdits_.empty() || !groupEdits_.empty() || republishRequested_ ||
-                   (pendingSteps_ != 0 && scene_);
+                   !massEdits_.empty() || !groupEdits_.empty() || colliderEdit_ ||
+                   republishRequested_ || (pendingSteps_ != 0 && scene_);
         });
         if (quit_) {
             return;
@@ -338,6 +352,13 @@ void SimulationWorker::loop() {
                 solver.reset(); // its PBD stiffness cache follows the new materials
             }
             groupEdits_.clear();
+        }
+        if (colliderEdit_) {
+            if (scene_) {
+                scene_->colliders = std::move(*colliderEdit_);
+                solver.reset(); // it keeps the colliders' acceleration structures
+            }
+            colliderEdit_.reset();
         }
         const bool stepNow = pendingSteps_ != 0 && scene_;
         if (stepNow && pendingSteps_ < 0 && realTime_) {

@@ -15,6 +15,7 @@
 #include <condition_variable>
 #include <memory>
 #include <mutex>
+#include <optional>
 #include <thread>
 
 namespace pbd {
@@ -98,6 +99,10 @@ public:
     // boundary, in the running state and in the state Reset returns to.
     void setConstraintGroup(int index, const ConstraintGroup& group);
 
+    // Replaces the colliders at the next step boundary, in the running state and in the state
+    // Reset returns to.
+    void setColliders(const std::vector<Collider>& colliders);
+
     bool isRunning() const { return running_.load(); }
     // New rigid-body solver settings (core/RigidSettings.h), taken at the next step boundary.
     void setRigidSettings(const RigidSettings& rigid);
@@ -145,6 +150,7 @@ private:
     long nanParticle_ = -1;
     std::vector<std::pair<Index, Real>> massEdits_;
     std::vector<std::pair<int, ConstraintGroup>> groupEdits_;
+    std::optional<std::vector<Collider>> colliderEdit_;
     std::unique_ptr<Scene> loaded_;  // what reset returns to
     std::unique_ptr<Scene> pending_; // a scene handed over by load()
 

@@ -31,6 +31,7 @@ namespace {
 using nlohmann::json;
 
 json groupsJson(const pbd::Scene& scene);
+json collidersJson(const pbd::Scene& scene);
 
 constexpr const char* kUsage = R"(Usage: pbdlab-cli [--help] [--version] COMMAND [ARGS]
 
@@ -72,6 +73,7 @@ Commands:
            [--rigid-iterations N] [--warm-start on|off] [--sleeping on|off]
            [--stabilisation off|shock-propagation|weight-amplification]
            [--exact-angular-momentum on|off] [--group NAME:KEY=VALUE[,KEY=VALUE]]...
+           [--collider SHAPE[:KEY=VALUE,...]]...
                                    Step a generated scene and write the final positions,
                                    per-element fields (Green strain, principal stretches,
                                    det F) and per-constraint residuals and lambdas as JSON
@@ -91,10 +93,16 @@ Commands:
                                    a number or 'rigid'), pbd or pbd_COMPONENT, rest_u,
                                    rest_v, rest_x..., pressure; e.g. --group
                                    'cloth strain:stretch_v=50,rest_u=1.1'.
+                                   --collider adds a plane, sphere, box or capsule fitted
+                                   under the bodies, then edited: KEY is name, position,
+                                   normal, radius, half_extents, rotation (degrees), a, b,
+                                   friction, restitution; vectors as 'x y z'; e.g.
+                                   --collider 'sphere:position=0 0.5 0,radius=0.3'.
   bench SCENE|PROJECT|ASSET [--steps N] [--threads T] [--air-optimization K] [--air-threshold Q]
         [--air-distance D] [--air-friction MU] [--rigid-iterations N] [--warm-start on|off]
         [--sleeping on|off] [--stabilisation off|shock-propagation|weight-amplification]
-        [--exact-angular-momentum on|off] [--group NAME:KEY=VALUE[,...]]... [--json]
+        [--exact-angular-momentum on|off] [--group NAME:KEY=VALUE[,...]]...
+        [--collider SHAPE[:KEY=VALUE,...]]... [--json]
                                    Time the solver on a generated scene: median ms per step
                                    and ns per projection of each constraint type; with air,
                                    ns per air check and ms per optimisation pass; with rigid
@@ -213,6 +221,8 @@ int info(const std::vector<std::string_view>& args) {
                          {"bounds", boundsJson(scene.bounds())},
                          {"bodies", bodies},
                          {"constraint_groups", groupsJson(scene)},
+                         {"colliders", collidersJson(scene)},
+                         {"colliders", collidersJson(scene)},
                          {"warnings", warnings},
                          {"problems", problems}};
     if (asJson) {
@@ -260,11 +270,12 @@ struct RunOptions {
     double airDistance = -1;
     double airFriction = -1;
     int rigidIterations = -1;
-    std::string warmStart;            // on | off
-    std::string stabilisation;        // off | shock-propagation | weight-amplification
-    std::string sleeping;             // on | off
-    std::string exactAngularMomentum; // on | off
-    std::vector<std::string> groups;  // NAME:KEY=VALUE,... (core editConstraintGroup)
+    std::string warmStart;              // on | off
+    std::string stabilisation;          // off | shock-propagation | weight-amplification
+    std::string sleeping;               // on | off
+    std::string exactAngularMomentum;   // on | off
+    std::vector<std::string> groups;    // NAME:KEY=VALUE,... (core editConstraintGroup)
+    std::vector<std::string> colliders; // SHAPE[:KEY=VALUE,...] (core colliderFromSpec)
 };
 
 template <class T> bool parseNumber(std::string_view text, T& value) {
@@ -364,6 +375,12 @@ std::string parseRunOptions(std::string_view command, const std::vector<std::str
                         std::string(v) + "'";
             }
             o.groups.emplace_back(v);
+        } else if (a == "--collider") {
+            const std::string_view v = value();
+            if (v.empty()) {
+                error = cmd + ": --collider needs SHAPE[:KEY=VALUE,...]";
+            }
+            o.colliders.emplace_back(v);
         } else if (a == "--json") {
             o.json = true;
         } else if (a == "--squash-y" && allowOut) {
@@ -546,7 +563,8 @@ template <class V> json rowsJson(const std::vector<V>& rows) {
 // a message on stderr) for an unknown name.
 std::optional<pbd::Scene> sceneToRun(const RunOptions& o);
 
-// The --group edits on `scene`; false (with the message on stderr) when one cannot be made.
+// The --group edits and --collider additions on `scene`; false (with the message on stderr)
+// when one cannot be made.
 bool applyGroupEdits(const RunOptions& o, pbd::Scene& scene) {
     for (const std::string& spec : o.groups) {
         if (const pbd::Result<int> edited = pbd::editConstraintGroup(scene, spec); !edited) {
@@ -555,7 +573,39 @@ bool applyGroupEdits(const RunOptions& o, pbd::Scene& scene) {
             return false;
         }
     }
+    for (const std::string& spec : o.colliders) {
+        pbd::Result<pbd::Collider> c = pbd::colliderFromSpec(spec, scene.bounds());
+        if (!c) {
+            std::fprintf(stderr, "pbdlab-cli: --collider %s: %s\n", spec.c_str(),
+                         c.error().c_str());
+            return false;
+        }
+        scene.colliders.push_back(std::move(c).value());
+    }
     return true;
+}
+
+json collidersJson(const pbd::Scene& scene) {
+    json out = json::array();
+    for (const pbd::Collider& c : scene.colliders) {
+        const pbd::Vec3 p = pbd::colliderPosition(c);
+        json j{{"name", c.name},
+               {"shape", std::string(pbd::toString(c.shape))},
+               {"position", {p.x(), p.y(), p.z()}},
+               {"friction", c.friction},
+               {"restitution", c.restitution}};
+        if (c.shape == pbd::ColliderShape::Sphere || c.shape == pbd::ColliderShape::Capsule) {
+            j["radius"] = c.radius;
+        }
+        if (c.shape == pbd::ColliderShape::Plane) {
+            j["normal"] = {c.normal.x(), c.normal.y(), c.normal.z()};
+        }
+        if (c.shape == pbd::ColliderShape::Box) {
+            j["half_extents"] = {c.halfExtents.x(), c.halfExtents.y(), c.halfExtents.z()};
+        }
+        out.push_back(j);
+    }
+    return out;
 }
 
 json groupsJson(const pbd::Scene& scene) {
@@ -689,6 +739,7 @@ int simulate(const std::vector<std::string_view>& args) {
     json result = {{"scene", scene.name},
                    {"settings", settingsJson(scene.solver)},
                    {"constraint_groups", groupsJson(scene)},
+                   {"colliders", collidersJson(scene)},
                    {"steps", steps},
                    {"time", solver.time()},
                    {"ms_per_step", totalMs / steps},

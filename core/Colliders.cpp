@@ -5,6 +5,9 @@
 #include <algorithm>
 #include <cmath>
 #include <limits>
+#include <numbers>
+#include <sstream>
+#include <string>
 
 namespace pbd {
 
@@ -69,6 +72,218 @@ Collider Collider::mesh(std::vector<Vec3> vertices, std::vector<Triangle> triang
     c.vertices = std::move(vertices);
     c.triangles = std::move(triangles);
     return c;
+}
+
+Vec3 colliderPosition(const Collider& c) {
+    switch (c.shape) {
+    case ColliderShape::Capsule:
+        return 0.5 * (c.a + c.b);
+    case ColliderShape::Mesh: {
+        Vec3 sum = Vec3::Zero();
+        for (const Vec3& v : c.vertices) {
+            sum += v;
+        }
+        return c.vertices.empty() ? sum : Vec3(sum / Real(c.vertices.size()));
+    }
+    default:
+        return c.center;
+    }
+}
+
+void moveCollider(Collider& c, const Vec3& p) {
+    const Vec3 d = p - colliderPosition(c);
+    switch (c.shape) {
+    case ColliderShape::Capsule:
+        c.a += d;
+        c.b += d;
+        break;
+    case ColliderShape::Mesh:
+        for (Vec3& v : c.vertices) {
+            v += d;
+        }
+        break;
+    default:
+        c.center = p;
+        break;
+    }
+}
+
+Vec3 eulerAnglesOf(const Mat3& r) {
+    const Vec3 zyx = r.eulerAngles(2, 1, 0);
+    return {zyx.z(), zyx.y(), zyx.x()};
+}
+
+Mat3 rotationFromEulerAngles(const Vec3& a) {
+    return (Eigen::AngleAxis<Real>(a.z(), Vec3::UnitZ()) *
+            Eigen::AngleAxis<Real>(a.y(), Vec3::UnitY()) *
+            Eigen::AngleAxis<Real>(a.x(), Vec3::UnitX()))
+        .toRotationMatrix();
+}
+
+std::string checkCollider(const Collider& c) {
+    const std::string who = "collider '" + c.name + "' (" + std::string(toString(c.shape)) + ")";
+    auto finite = [](const Vec3& v) { return v.allFinite(); };
+    if (!finite(c.center) || !finite(c.normal) || !finite(c.a) || !finite(c.b) ||
+        !c.rotation.allFinite() || !std::isfinite(c.radius)) {
+        return who + ": a coordinate is not a finite number";
+    }
+    if ((c.shape == ColliderShape::Sphere || c.shape == ColliderShape::Capsule) &&
+        !(c.radius > 0)) {
+        std::ostringstream radius;
+        radius << c.radius;
+        return who + ": the radius must be positive, not " + radius.str();
+    }
+    if (c.shape == ColliderShape::Plane && !(c.normal.norm() > 1e-12)) {
+        return who + ": the normal is zero";
+    }
+    if (c.shape == ColliderShape::Box) {
+        if (!(c.halfExtents.minCoeff() > 0) || !finite(c.halfExtents)) {
+            return who + ": every half extent must be positive";
+        }
+        if ((c.rotation.transpose() * c.rotation - Mat3::Identity()).norm() > 1e-6 ||
+            c.rotation.determinant() < 0) {
+            return who + ": the rotation is not a rotation";
+        }
+    }
+    if (!(c.friction >= 0) || !std::isfinite(c.friction)) {
+        return who + ": the friction must be a number >= 0";
+    }
+    if (!(c.restitution >= 0 && c.restitution <= 1)) {
+        return who + ": the restitution must be in [0, 1]";
+    }
+    for (const Triangle& t : c.triangles) {
+        for (Index v : t) {
+            if (v >= c.vertices.size()) {
+                return who + ": a triangle refers to vertex " + std::to_string(v) + " of " +
+                       std::to_string(c.vertices.size());
+            }
+        }
+    }
+    return {};
+}
+
+Collider defaultCollider(ColliderShape shape, const Bounds& bodies) {
+    const Vec3 centre = bodies.empty() ? Vec3::Zero() : bodies.center();
+    const Real size = bodies.empty() ? 1.0 : std::max(bodies.size().maxCoeff(), Real(0.1));
+    const Real lowest = bodies.empty() ? 0.0 : bodies.min.y();
+    const Real r = size / 6;
+    switch (shape) {
+    case ColliderShape::Plane:
+        return Collider::plane(Vec3(centre.x(), lowest - 0.05 * size, centre.z()), Vec3::UnitY());
+    case ColliderShape::Sphere:
+        return Collider::sphere(Vec3(centre.x(), lowest - r, centre.z()), r);
+    case ColliderShape::Box:
+        return Collider::box(Vec3(centre.x(), lowest - r, centre.z()), Vec3::Constant(r));
+    case ColliderShape::Capsule:
+        return Collider::capsule(Vec3(centre.x() - r, lowest - r, centre.z()),
+                                 Vec3(centre.x() + r, lowest - r, centre.z()), r / 2);
+    case ColliderShape::Mesh:
+        break;
+    }
+    return Collider::mesh({}, {});
+}
+
+namespace {
+
+bool parseReal(std::string_view text, Real& out) {
+    const std::string s(text);
+    char* end = nullptr;
+    out = std::strtod(s.c_str(), &end);
+    return !s.empty() && end == s.c_str() + s.size() && std::isfinite(out);
+}
+
+bool parseVec(std::string_view text, Vec3& out) {
+    std::string s(text);
+    std::replace(s.begin(), s.end(), ';', ' ');
+    std::istringstream in(s);
+    std::string word;
+    int n = 0;
+    while (in >> word) {
+        if (n == 3 || !parseReal(word, out[n])) {
+            return false;
+        }
+        ++n;
+    }
+    return n == 3;
+}
+
+} // namespace
+
+Result<Collider> editCollider(Collider c, std::string_view edits) {
+    std::size_t start = 0;
+    while (start < edits.size()) {
+        const std::size_t comma = std::min(edits.find(',', start), edits.size());
+        const std::string_view item = edits.substr(start, comma - start);
+        start = comma + 1;
+        if (item.empty()) {
+            continue;
+        }
+        const std::size_t eq = item.find('=');
+        if (eq == std::string_view::npos) {
+            return Error{"collider edit '" + std::string(item) + "' is not KEY=VALUE"};
+        }
+        const std::string key(item.substr(0, eq));
+        const std::string_view value = item.substr(eq + 1);
+        Vec3 v;
+        Real x = 0;
+        const std::string bad =
+            "collider '" + c.name + "': " + key + " cannot be '" + std::string(value) + "'";
+        if (key == "name") {
+            if (value.empty()) {
+                return Error{"collider '" + c.name + "': the name cannot be empty"};
+            }
+            c.name = std::string(value);
+        } else if (key == "position" || key == "center") {
+            if (!parseVec(value, v)) {
+                return Error{bad + " (three numbers, e.g. '0 1 0')"};
+            }
+            moveCollider(c, v);
+        } else if (key == "normal" || key == "half_extents" || key == "a" || key == "b" ||
+                   key == "rotation") {
+            if (!parseVec(value, v)) {
+                return Error{bad + " (three numbers, e.g. '0 1 0')"};
+            }
+            if (key == "normal") {
+                c.normal = v.norm() > 0 ? Vec3(v.normalized()) : v;
+            } else if (key == "half_extents") {
+                c.halfExtents = v;
+            } else if (key == "a") {
+                c.a = v;
+            } else if (key == "b") {
+                c.b = v;
+            } else {
+                c.rotation = rotationFromEulerAngles(v * (std::numbers::pi / 180));
+            }
+        } else if (key == "radius" || key == "friction" || key == "restitution") {
+            if (!parseReal(value, x)) {
+                return Error{bad + " (a number)"};
+            }
+            (key == "radius" ? c.radius : key == "friction" ? c.friction : c.restitution) = x;
+        } else {
+            return Error{"collider '" + c.name + "' has no '" + key +
+                         "'; keys: name, position, normal, radius, half_extents, rotation, a, b, "
+                         "friction, restitution"};
+        }
+    }
+    if (std::string problem = checkCollider(c); !problem.empty()) {
+        return Error{problem};
+    }
+    return c;
+}
+
+Result<Collider> colliderFromSpec(std::string_view spec, const Bounds& bodies) {
+    const std::size_t colon = spec.find(':');
+    const std::string_view shape = spec.substr(0, colon);
+    for (ColliderShape s : {ColliderShape::Plane, ColliderShape::Sphere, ColliderShape::Box,
+                            ColliderShape::Capsule}) {
+        if (shape == toString(s)) {
+            return editCollider(defaultCollider(s, bodies), colon == std::string_view::npos
+                                                                ? std::string_view()
+                                                                : spec.substr(colon + 1));
+        }
+    }
+    return Error{"unknown collider shape '" + std::string(shape) +
+                 "'; shapes: plane, sphere, box, capsule"};
 }
 
 namespace {

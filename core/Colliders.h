@@ -7,6 +7,7 @@
 // After the velocity update, friction and restitution act on the contacts' velocities.
 
 #include "core/LinearAlgebra.h"
+#include "core/Result.h"
 
 #include <string>
 #include <string_view>
@@ -43,6 +44,30 @@ struct Collider {
     static Collider capsule(const Vec3& a, const Vec3& b, Real radius);
     static Collider mesh(std::vector<Vec3> vertices, std::vector<Triangle> triangles);
 };
+
+// Authoring (the Scene and Properties docks, pbdlab-cli --collider).
+// The point a collider is placed by: a plane's point, a sphere's or box's centre, the middle of
+// a capsule's segment, the centroid of a mesh's vertices.
+Vec3 colliderPosition(const Collider& c);
+// Moves a collider rigidly so that its position is `p`.
+void moveCollider(Collider& c, const Vec3& p);
+// A box's rotation as angles about x, then y, then z (R = Rz Ry Rx), in radians, and back.
+Vec3 eulerAnglesOf(const Mat3& rotation);
+Mat3 rotationFromEulerAngles(const Vec3& angles);
+// What is wrong with a collider, naming it and the value (a non-finite or non-positive radius
+// or half extent, a zero normal, a rotation that is not one, a friction or restitution out of
+// range, a mesh index out of range); empty when it is fine.
+std::string checkCollider(const Collider& c);
+// A collider of `shape` (not Mesh) fitted to the bounds of the bodies: a plane under their
+// lowest point, a sphere, box or capsule under their centre, a third of their size.
+Collider defaultCollider(ColliderShape shape, const Bounds& bodies);
+// Edits a collider from "KEY=VALUE,KEY=VALUE": name, position (or center), normal, radius,
+// half_extents, rotation (degrees about x, y, z), a, b (capsule ends), friction, restitution;
+// vectors as three numbers separated by spaces ("position=0 1 0"). Checked with
+// checkCollider; an unknown key is refused with the keys there are.
+Result<Collider> editCollider(Collider c, std::string_view edits);
+// "SHAPE[:EDITS]": a default collider of SHAPE for the bounds, then the edits.
+Result<Collider> colliderFromSpec(std::string_view spec, const Bounds& bodies);
 
 // Where a point is relative to a collider's surface: signed distance (negative inside), the
 // closest surface point and the outward normal there.

@@ -236,6 +236,11 @@ std::vector<std::string> validateScene(const Scene& scene) {
     if (!(s.timeStep > 0) || !std::isfinite(s.timeStep) || s.substeps < 1 || s.iterations < 1) {
         problems.push_back("solver settings need a positive time step, substeps and iterations");
     }
+    for (const Collider& collider : scene.colliders) {
+        if (std::string problem = checkCollider(collider); !problem.empty()) {
+            problems.push_back(std::move(problem));
+        }
+    }
     for (std::string& problem : validateConstraintGroups(scene)) {
         problems.push_back(std::move(problem));
     }

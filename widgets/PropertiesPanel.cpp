@@ -6,6 +6,7 @@
 
 #include <cmath>
 #include <limits>
+#include <numbers>
 
 namespace pbd {
 
@@ -143,7 +144,95 @@ void PropertiesPanel::showGroup(const Scene& scene, int index) {
     shown_ = g;
 }
 
+void PropertiesPanel::showCollider(const Scene& scene, int index) {
+    if (index < 0 || std::size_t(index) >= scene.colliders.size()) {
+        showScene(scene);
+        return;
+    }
+    const Collider& c = scene.colliders[std::size_t(index)];
+    QList<QPair<QString, QString>> rows;
+    QStringList keys; // the editCollider key a row edits, empty: read-only
+    auto row = [&](const QString& name, const QString& value, const QString& key = {}) {
+        rows.append({name, value});
+        keys.append(key);
+    };
+    auto vector = [](const Vec3& v) {
+        return QStringLiteral("%1 %2 %3")
+            .arg(v.x(), 0, 'g', 10)
+            .arg(v.y(), 0, 'g', 10)
+            .arg(v.z(), 0, 'g', 10);
+    };
+    row(tr("Collider"), QString::fromStdString(c.name), QStringLiteral("name"));
+    row(tr("Shape"), text(toString(c.shape)));
+    row(tr("Position (m)"), vector(colliderPosition(c)), QStringLiteral("position"));
+    switch (c.shape) {
+    case ColliderShape::Plane:
+        row(tr("Normal"), vector(c.normal), QStringLiteral("normal"));
+        break;
+    case ColliderShape::Sphere:
+        row(tr("Radius (m)"), QString::number(c.radius, 'g', 10), QStringLiteral("radius"));
+        break;
+    case ColliderShape::Box:
+        row(tr("Half extents (m)"), vector(c.halfExtents), QStringLiteral("half_extents"));
+        row(tr("Rotation (°)"), vector(eulerAnglesOf(c.rotation) * (180 / std::numbers::pi)),
+            QStringLiteral("rotation"));
+        break;
+    case ColliderShape::Capsule:
+        row(tr("End a (m)"), vector(c.a), QStringLiteral("a"));
+        row(tr("End b (m)"), vector(c.b), QStringLiteral("b"));
+        row(tr("Radius (m)"), QString::number(c.radius, 'g', 10), QStringLiteral("radius"));
+        break;
+    case ColliderShape::Mesh:
+        row(tr("Vertices"), QString::number(c.vertices.size()));
+        row(tr("Triangles"), QString::number(c.triangles.size()));
+        break;
+    }
+    row(tr("Friction"), QString::number(c.friction, 'g', 10), QStringLiteral("friction"));
+    row(tr("Restitution"), QString::number(c.restitution, 'g', 10), QStringLiteral("restitution"));
+    setRows(rows);
+    populating_ = true;
+    for (int r = 0; r < rows.size(); ++r) {
+        if (!keys[r].isEmpty()) {
+            QTableWidgetItem* value = item(r, 1);
+            value->setData(Qt::UserRole + 1, keys[r]);
+            value->setData(Qt::UserRole + 2, rows[r].second); // shown again when refused
+            value->setFlags(value->flags() | Qt::ItemIsEditable);
+            value->setToolTip(tr("Double-click or F2 to edit"));
+        }
+    }
+    populating_ = false;
+    collider_ = index;
+    shownCollider_ = c;
+}
+
+void PropertiesPanel::colliderItemChanged(QTableWidgetItem* changed) {
+    const QString key = changed->data(Qt::UserRole + 1).toString();
+    if (key.isEmpty()) {
+        return;
+    }
+    QString typed = changed->text().trimmed();
+    if (key != QLatin1String("name")) {
+        typed.replace(QLatin1Char(','), QLatin1Char(' ')); // "0, 1, 0" as well as "0 1 0"
+    } else if (typed.contains(QLatin1Char(','))) {
+        typed.clear(); // a comma would start another edit
+    }
+    Result<Collider> edited =
+        editCollider(shownCollider_, (key + QLatin1Char('=') + typed).toStdString());
+    if (!edited) {
+        populating_ = true;
+        changed->setText(changed->data(Qt::UserRole + 2).toString());
+        populating_ = false;
+        emit editRejected(QString::fromStdString(edited.error()));
+        return;
+    }
+    emit colliderEdited(collider_, edited.value());
+}
+
 void PropertiesPanel::groupItemChanged(QTableWidgetItem* changed) {
+    if (!populating_ && collider_ >= 0 && changed->column() == 1) {
+        colliderItemChanged(changed);
+        return;
+    }
     if (populating_ || group_ < 0 || changed->column() != 1) {
         return;
     }
@@ -240,6 +329,7 @@ int PropertiesPanel::rowOf(const QString& property) const {
 void PropertiesPanel::setRows(const QList<QPair<QString, QString>>& rows) {
     populating_ = true;
     group_ = -1;
+    collider_ = -1;
     setRowCount(int(rows.size()));
     for (int r = 0; r < rows.size(); ++r) {
         setItem(r, 0, new QTableWidgetItem(rows[r].first));

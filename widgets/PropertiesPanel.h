@@ -26,6 +26,12 @@ public:
     void showGroup(const Scene& scene, int index);
     // The group shown now, or -1.
     int shownGroup() const { return group_; }
+    // Collider `index`: name, shape, position and per shape normal, radius, half extents,
+    // rotation (degrees about x, y, z), capsule ends, friction and restitution, editable (a
+    // vector as three numbers, "0 1 0" or "0, 1, 0"). An edit emits colliderEdited with the
+    // whole new collider; a value that is not valid is refused (editRejected).
+    void showCollider(const Scene& scene, int index);
+    int shownCollider() const { return collider_; }
     // The value shown for a property name, or a null string.
     QString value(const QString& property) const;
     // The row of a property name, or -1.
@@ -35,12 +41,16 @@ public:
 
 signals:
     void groupEdited(int index, const pbd::ConstraintGroup& group);
+    void colliderEdited(int index, const pbd::Collider& collider);
     void editRejected(const QString& message);
 
 private:
     void setRows(const QList<QPair<QString, QString>>& rows);
     void groupItemChanged(QTableWidgetItem* item);
+    void colliderItemChanged(QTableWidgetItem* item);
     int group_ = -1;
+    int collider_ = -1;
+    Collider shownCollider_;
     ConstraintGroup shown_;
     bool populating_ = false;
 };

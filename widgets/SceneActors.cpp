@@ -189,6 +189,7 @@ void SceneActors::clear() {
         renderer_->RemoveActor(c);
     }
     colliders_.clear();
+    selectedCollider_ = -1;
     if (airActor_) {
         renderer_->RemoveActor(airActor_);
         airActor_ = nullptr;
@@ -309,6 +310,15 @@ void SceneActors::setScene(const Scene& scene) {
     }
 }
 
+void SceneActors::setColliders(const Scene& scene, int selected) {
+    for (auto& c : colliders_) {
+        renderer_->RemoveActor(c);
+    }
+    colliders_.clear();
+    selectedCollider_ = selected;
+    addColliders(scene);
+}
+
 void SceneActors::addColliders(const Scene& scene) {
     const Bounds bounds = scene.bounds();
     const Vec3 centre = bounds.empty() ? Vec3::Zero() : bounds.center();
@@ -408,6 +418,9 @@ void SceneActors::addColliders(const Scene& scene) {
         auto actor = vtkSmartPointer<vtkActor>::New();
         actor->SetMapper(mapper);
         setColor(actor->GetProperty(), colorFor(BodyKind::Collider));
+        if (int(colliders_.size()) == selectedCollider_) {
+            actor->GetProperty()->SetColor(0.95, 0.65, 0.2); // selected: amber
+        }
         actor->GetProperty()->SetAmbient(0.2);
         actor->GetProperty()->SetDiffuse(0.8);
         actor->PickableOff();

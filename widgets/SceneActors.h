@@ -44,6 +44,9 @@ public:
     // The scene's colliders, drawn in grey (planes as a finite square around the bodies).
     std::size_t colliderCount() const { return colliders_.size(); }
     vtkActor* colliderActor(std::size_t i) const { return colliders_.at(i); }
+    // Draws the scene's colliders again (after an edit), collider `selected` highlighted.
+    void setColliders(const Scene& scene, int selected = -1);
+    int selectedCollider() const { return selectedCollider_; }
     vtkActor* actor(std::size_t body) const { return bodies_.at(body).actor; }
     vtkPolyData* surface(std::size_t body) const { return bodies_.at(body).surface; }
 
@@ -155,6 +158,7 @@ private:
     std::size_t invertedClipped_ = 0;
     std::vector<BodyActor> bodies_;
     std::vector<vtkSmartPointer<vtkActor>> colliders_;
+    int selectedCollider_ = -1;
     bool wireframe_ = false;
     bool fieldShown_ = false;
     vtkSmartPointer<vtkLookupTable> lookupTable_;

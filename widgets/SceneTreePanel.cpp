@@ -9,8 +9,10 @@ namespace pbd {
 
 namespace {
 constexpr int kBodyRole = Qt::UserRole + 1;
-constexpr int kRigidRole = Qt::UserRole + 2; // the rigid body an item shows
-constexpr int kGroupRole = Qt::UserRole + 3; // the constraint group an item shows
+constexpr int kRigidRole = Qt::UserRole + 2;     // the rigid body an item shows
+constexpr int kGroupRole = Qt::UserRole + 3;     // the constraint group an item shows
+constexpr int kColliderRole = Qt::UserRole + 4;  // the collider an item shows
+constexpr int kCollidersRole = Qt::UserRole + 5; // the "colliders" item
 
 QString text(std::string_view s) {
     return QString::fromUtf8(s.data(), qsizetype(s.size()));
@@ -35,6 +37,10 @@ SceneTreePanel::SceneTreePanel(QWidget* parent)
         const QList<QTreeWidgetItem*> items = selectedItems();
         if (!items.isEmpty() && items.front()->data(0, kGroupRole).isValid()) {
             emit groupSelected(items.front()->data(0, kGroupRole).toInt());
+            return;
+        }
+        if (!items.isEmpty() && items.front()->data(0, kColliderRole).isValid()) {
+            emit colliderSelected(items.front()->data(0, kColliderRole).toInt());
             return;
         }
         if (!items.isEmpty() && items.front()->data(0, kRigidRole).isValid()) {
@@ -111,6 +117,22 @@ void SceneTreePanel::setScene(const Scene& scene) {
             child->setData(0, kBodyRole, -1);
             describeGroup(child, scene, int(g));
         }
+    }
+    // The colliders (listed even when there are none, so one can be added from the menu).
+    auto* colliders = new QTreeWidgetItem(
+        root, {tr("colliders"), scene.colliders.empty() ? tr("none (right-click to add)")
+                                                        : QString::number(scene.colliders.size())});
+    colliders->setData(0, kBodyRole, -1);
+    colliders->setData(0, kCollidersRole, true);
+    colliders->setToolTip(0, tr("Static shapes the particles collide with; right-click to add"));
+    for (std::size_t i = 0; i < scene.colliders.size(); ++i) {
+        const Collider& c = scene.colliders[i];
+        auto* item = new QTreeWidgetItem(colliders,
+                                         {QString::fromStdString(c.name), text(toString(c.shape))});
+        item->setData(0, kBodyRole, -1);
+        item->setData(0, kColliderRole, int(i));
+        item->setToolTip(0, tr("Collider: its position and size are edited in the Properties "
+                               "dock"));
     }
     if (!scene.rigidBodies.empty()) {
         // After the particle bodies, so that those keep their child indices.
@@ -202,6 +224,27 @@ QMenu* SceneTreePanel::contextMenuFor(QTreeWidgetItem* item) {
                 [this, index] { emit removeGroupRequested(index); });
         return menu;
     }
+    if (item->data(0, kColliderRole).isValid()) {
+        const int index = item->data(0, kColliderRole).toInt();
+        auto* menu = new QMenu(this);
+        QAction* remove = menu->addAction(tr("Remove Collider"));
+        remove->setObjectName(QStringLiteral("removeCollider"));
+        connect(remove, &QAction::triggered, this,
+                [this, index] { emit removeColliderRequested(index); });
+        return menu;
+    }
+    if (item->data(0, kCollidersRole).isValid() || item == topLevelItem(0)) {
+        auto* menu = new QMenu(this);
+        QMenu* add = menu->addMenu(tr("Add Collider"));
+        for (ColliderShape shape : {ColliderShape::Plane, ColliderShape::Sphere, ColliderShape::Box,
+                                    ColliderShape::Capsule}) {
+            QAction* a = add->addAction(text(toString(shape)));
+            a->setObjectName(QStringLiteral("addCollider_") + text(toString(shape)));
+            connect(a, &QAction::triggered, this,
+                    [this, shape] { emit addColliderRequested(shape); });
+        }
+        return menu;
+    }
     const int body = item->data(0, kBodyRole).toInt();
     if (item->data(0, kRigidRole).isValid() || body < 0 ||
         std::size_t(body) >= bodyGroupTypes_.size() || bodyGroupTypes_[std::size_t(body)].empty()) {
@@ -216,6 +259,29 @@ QMenu* SceneTreePanel::contextMenuFor(QTreeWidgetItem* item) {
                 [this, body, type] { emit addGroupRequested(body, type); });
     }
     return menu;
+}
+
+QTreeWidgetItem* SceneTreePanel::colliderItem(int index) const {
+    for (QTreeWidgetItemIterator it(const_cast<SceneTreePanel*>(this)); *it; ++it) {
+        if ((*it)->data(0, kColliderRole).isValid() &&
+            (*it)->data(0, kColliderRole).toInt() == index) {
+            return *it;
+        }
+    }
+    return nullptr;
+}
+
+int SceneTreePanel::selectedCollider() const {
+    const QList<QTreeWidgetItem*> items = selectedItems();
+    return items.isEmpty() || !items.front()->data(0, kColliderRole).isValid()
+               ? -1
+               : items.front()->data(0, kColliderRole).toInt();
+}
+
+void SceneTreePanel::selectCollider(int index) {
+    if (QTreeWidgetItem* item = colliderItem(index)) {
+        setCurrentItem(item);
+    }
 }
 
 QTreeWidgetItem* SceneTreePanel::rigidBodyItem(int index) const {

@@ -1,7 +1,8 @@
 #pragma once
 // The Scene dock: bodies with their meshes and constraint groups; the check box of a body
 // toggles its visibility, the check box of a group enables or disables it. The context menu adds
-// a group to a body and removes or toggles a group.
+// a group to a body and removes or toggles a group; colliders are listed under "colliders",
+// added from its context menu and removed from theirs.
 
 #include "core/Scene.h"
 
@@ -30,6 +31,10 @@ public:
     void selectGroup(int index);
     // Shows group `index`'s name, size and state again (after an edit).
     void updateGroup(const Scene& scene, int index);
+    // The item of collider `index` (under "colliders"), or null; the selected collider, or -1.
+    QTreeWidgetItem* colliderItem(int index) const;
+    int selectedCollider() const;
+    void selectCollider(int index);
     // The context menu for an item (null: none); what right-clicking it shows.
     QMenu* contextMenuFor(QTreeWidgetItem* item);
 
@@ -40,6 +45,9 @@ signals:
     void addGroupRequested(int body, pbd::ConstraintType type);
     void removeGroupRequested(int index);
     void rigidBodySelected(int index);
+    void colliderSelected(int index);
+    void addColliderRequested(pbd::ColliderShape shape);
+    void removeColliderRequested(int index);
     void bodyVisibilityToggled(int body, bool visible);
 
 private:

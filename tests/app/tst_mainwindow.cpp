@@ -110,7 +110,7 @@ private slots:
     void sampleSceneFillsTreeAndProperties() {
         auto w = shownWindow();
         QCOMPARE(w->scene().bodies.size(), std::size_t(2));
-        QCOMPARE(w->sceneTree()->topLevelItem(0)->childCount(), 2);
+        QCOMPARE(w->sceneTree()->topLevelItem(0)->childCount(), 3); // and "colliders"
         QVERIFY(w->windowTitle().startsWith("sample"));
         w->sceneTree()->selectBody(0);
         QCOMPARE(w->properties()->value("Body"), QString("torus"));
@@ -423,6 +423,92 @@ private slots:
         QVERIFY(w->openFile(asset));
         QVERIFY(w->projectPath().isEmpty());
         QCOMPARE(w->scene().particles.inverseMasses[corner], 0.0);
+    }
+
+    void collidersAreAddedMovedAndUndone() {
+        // Edit ▸ Add Collider ▸ sphere fits a sphere under the cloth; the Properties dock moves
+        // and resizes it (refusing a negative radius); the running simulation drapes the cloth
+        // over it; every edit undoes and redoes; Delete removes it; it is saved.
+        auto w = shownWindow();
+        QVERIFY(w->loadGeneratedScene("cloth"));
+        const Scene& s = w->scene();
+        const std::string initial = projectToJson(w->authoredScene());
+        QVERIFY(s.colliders.empty());
+        QVERIFY(w->sceneTree()->colliderItem(0) == nullptr);
+        action(*w, "actionAddCollider_sphere")->trigger();
+        QCOMPARE(s.colliders.size(), std::size_t(1));
+        QVERIFY(s.colliders[0].shape == ColliderShape::Sphere);
+        QVERIFY(w->sceneTree()->colliderItem(0) != nullptr);
+        QCOMPARE(w->sceneTree()->selectedCollider(), 0);
+        QCOMPARE(w->sceneActors()->colliderCount(), std::size_t(1));
+        PropertiesPanel* p = w->properties();
+        QCOMPARE(p->value("Shape"), QString("sphere"));
+        QCOMPARE(w->undoStack()->text(w->undoStack()->index() - 1).left(19),
+                 QString("Add collider sphere"));
+
+        // Moved under the cloth's centre and given a radius, typed into the dock.
+        const Bounds b = s.bounds();
+        const Vec3 centre(b.center().x(), b.min.y() - 0.35, b.center().z());
+        p->item(p->rowOf("Position (m)"), 1)
+            ->setText(QStringLiteral("%1, %2, %3")
+                          .arg(centre.x(), 0, 'g', 17)
+                          .arg(centre.y(), 0, 'g', 17)
+                          .arg(centre.z(), 0, 'g', 17));
+        QTRY_VERIFY((s.colliders[0].center - centre).norm() < 1e-12);
+        QVERIFY(w->undoStack()->text(w->undoStack()->index() - 1).startsWith("Move sphere to ("));
+        QTRY_VERIFY(p->rowOf("Radius (m)") >= 0);
+        p->item(p->rowOf("Radius (m)"), 1)->setText("0.3");
+        QTRY_COMPARE(s.colliders[0].radius, 0.3);
+        QCOMPARE(w->undoStack()->text(w->undoStack()->index() - 1),
+                 QString("Set sphere radius to 0.3"));
+        const int edits = w->undoStack()->count();
+        QTRY_VERIFY(p->rowOf("Radius (m)") >= 0);
+        p->item(p->rowOf("Radius (m)"), 1)->setText("-1");
+        QCOMPARE(p->value("Radius (m)"), QString("0.3"));
+        QVERIFY(
+            w->log()->message(w->log()->messageCount() - 1).contains("radius must be positive"));
+        QTest::qWait(20);
+        QCOMPARE(w->undoStack()->count(), edits);
+        const std::string withSphere = projectToJson(w->authoredScene());
+
+        // The cloth (pinned at two corners) falls onto the sphere and stays outside it.
+        QVERIFY(w->simulateSteps(150));
+        Real closest = 1e9;
+        for (const Vec3& x : s.particles.positions) {
+            closest = std::min(closest, closestSurfacePoint(s.colliders[0], x).distance);
+        }
+        qInfo("closest cloth particle to the sphere: %.4f m", closest);
+        QVERIFY(closest > -0.01 && closest < 0.02);
+
+        // Undo all, one by one, to the loaded scene; redo to the sphere.
+        while (w->undoStack()->canUndo()) {
+            w->undoStack()->undo();
+        }
+        QCOMPARE(projectToJson(w->authoredScene()), initial);
+        QCOMPARE(w->sceneActors()->colliderCount(), std::size_t(0));
+        while (w->undoStack()->canRedo()) {
+            w->undoStack()->redo();
+        }
+        QCOMPARE(projectToJson(w->authoredScene()), withSphere);
+
+        // Saved and reopened it is there; Delete in the Scene dock removes it.
+        const QString path = dir_.filePath("cloth-sphere.json");
+        QVERIFY(w->saveProjectAs(path));
+        QVERIFY(w->openFile(path));
+        QCOMPARE(projectToJson(w->authoredScene()), withSphere);
+        w->sceneTree()->selectCollider(0);
+        action(*w, "actionRemoveGroup")->trigger();
+        QVERIFY(w->scene().colliders.empty());
+        QCOMPARE(w->undoStack()->text(w->undoStack()->index() - 1),
+                 QString("Remove collider sphere"));
+        // From the Scene dock's context menu on "colliders": a box.
+        QTreeWidgetItem* root = w->sceneTree()->topLevelItem(0);
+        QMenu* menu = w->sceneTree()->contextMenuFor(root);
+        QVERIFY(menu != nullptr);
+        menu->findChild<QAction*>("addCollider_box")->trigger();
+        delete menu;
+        QCOMPARE(w->scene().colliders.size(), std::size_t(1));
+        QVERIFY(w->scene().colliders[0].shape == ColliderShape::Box);
     }
 
     void closingWithUnsavedEditsAsksAndAutosaveRecovers() {

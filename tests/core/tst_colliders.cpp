@@ -4,12 +4,14 @@
 #include "core/Colliders.h"
 #include "core/ConstraintBuilders.h"
 #include "core/PrimitiveMeshes.h"
+#include "core/SceneLibrary.h"
 #include "core/SelfCollision.h"
 #include "core/Solver.h"
 
 #include <QTest>
 
 #include <cmath>
+#include <numbers>
 
 using namespace pbd;
 
@@ -237,6 +239,123 @@ private slots:
             QVERIFY2(std::abs(d - s.solver.collisionMargin) < 1e-9,
                      qPrintable(QString("%1: %2").arg(c.name.c_str()).arg(d)));
         }
+    }
+
+    void collidersAreAuthoredByPositionAndKeys() {
+        // Every shape moves rigidly by its position; the Euler angles round-trip; edits check
+        // their values and name what is wrong.
+        Bounds bodies;
+        bodies.add(Vec3(-1, 2, -1));
+        bodies.add(Vec3(1, 3, 1));
+        for (ColliderShape shape : {ColliderShape::Plane, ColliderShape::Sphere, ColliderShape::Box,
+                                    ColliderShape::Capsule}) {
+            Collider c = defaultCollider(shape, bodies);
+            QVERIFY2(checkCollider(c).empty(), checkCollider(c).c_str());
+            // Fitted under the bodies: the top of the shape is at or below their lowest point.
+            const SurfacePoint top = closestSurfacePoint(c, Vec3(0, 10, 0));
+            QVERIFY(top.point.y() <= 2 + 1e-12);
+            QVERIFY(top.point.y() > 1.0);
+            const Collider before = c;
+            moveCollider(c, colliderPosition(c) + Vec3(0.5, -1, 2));
+            QVERIFY((colliderPosition(c) - colliderPosition(before) - Vec3(0.5, -1, 2)).norm() <
+                    1e-12);
+            // Moved rigidly: a point moved with it keeps its distance.
+            const Vec3 probe(0.3, 0.7, -0.2);
+            QVERIFY(std::abs(closestSurfacePoint(c, probe + Vec3(0.5, -1, 2)).distance -
+                             closestSurfacePoint(before, probe).distance) < 1e-12);
+        }
+        Collider mesh = cubeMesh();
+        moveCollider(mesh, Vec3(1, 2, 3));
+        QVERIFY((colliderPosition(mesh) - Vec3(1, 2, 3)).norm() < 1e-12);
+
+        const Vec3 angles(0.3, -0.7, 1.1);
+        QVERIFY((eulerAnglesOf(rotationFromEulerAngles(angles)) - angles).norm() < 1e-12);
+        const Mat3 r = rotationFromEulerAngles(Vec3(0, 0, std::numbers::pi / 2));
+        QVERIFY((r * Vec3::UnitX() - Vec3::UnitY()).norm() < 1e-12);
+
+        Result<Collider> box = colliderFromSpec(
+            "box:name=crate,position=1 2 3,half_extents=0.5 0.25 1,rotation=0 90 0,friction=0.6",
+            bodies);
+        QVERIFY2(box.ok(), box.error().c_str());
+        QCOMPARE(box->name, std::string("crate"));
+        QVERIFY((box->center - Vec3(1, 2, 3)).norm() < 1e-12);
+        QCOMPARE(box->halfExtents, Vec3(0.5, 0.25, 1));
+        QVERIFY((box->rotation * Vec3::UnitZ() - Vec3::UnitX()).norm() < 1e-12);
+        QCOMPARE(box->friction, 0.6);
+        // The rotated box is 1 m deep along x: a point 0.9 m along x from its centre is inside.
+        QVERIFY(closestSurfacePoint(*box, Vec3(1.9, 2, 3)).distance < 0);
+        Result<Collider> capsule = colliderFromSpec("capsule:a=0 0 0,b=0 1 0,radius=0.2", bodies);
+        QVERIFY(capsule.ok());
+        QVERIFY((colliderPosition(*capsule) - Vec3(0, 0.5, 0)).norm() < 1e-12);
+        Result<Collider> plane = colliderFromSpec("plane:normal=0 0 2", bodies);
+        QVERIFY(plane.ok());
+        QCOMPARE(plane->normal, Vec3(0, 0, 1));
+
+        struct Refusal {
+            const char* spec;
+            const char* message;
+        };
+        for (const Refusal& bad : {
+                 Refusal{"cone", "unknown collider shape 'cone'"},
+                 Refusal{"sphere:radius=0", "the radius must be positive"},
+                 Refusal{"sphere:radius=x", "radius cannot be 'x'"},
+                 Refusal{"box:half_extents=1 0 1", "every half extent must be positive"},
+                 Refusal{"plane:normal=0 0 0", "the normal is zero"},
+                 Refusal{"sphere:position=1 2", "three numbers"},
+                 Refusal{"sphere:restitution=2", "restitution must be in [0, 1]"},
+                 Refusal{"sphere:friction=-1", "friction must be a number >= 0"},
+                 Refusal{"sphere:colour=red", "has no 'colour'; keys: name, position"},
+                 Refusal{"sphere:radius", "is not KEY=VALUE"},
+             }) {
+            const Result<Collider> c = colliderFromSpec(bad.spec, bodies);
+            QVERIFY2(!c.ok(), bad.spec);
+            QVERIFY2(c.error().find(bad.message) != std::string::npos, c.error().c_str());
+        }
+        Scene scene;
+        scene.colliders.push_back(Collider::sphere(Vec3::Zero(), -1));
+        QCOMPARE(validateScene(scene).size(), std::size_t(1));
+    }
+
+    void anAddedSphereCatchesTheCloth() {
+        // The cloth scene, unpinned, with a sphere added under its middle: after 1.5 s no
+        // particle is inside the sphere, and the cloth hangs over it, far above where it falls
+        // to without.
+        Result<Scene> made = makeScene("cloth");
+        QVERIFY(made.ok());
+        made->constraints.attachments = {};
+        Real w = 0;
+        for (Real m : made->particles.inverseMasses) {
+            w = std::max(w, m);
+        }
+        for (Real& m : made->particles.inverseMasses) {
+            m = w;
+        }
+        Scene free = *made;
+        Scene caught = *made;
+        const Bounds b = caught.bounds();
+        Result<Collider> sphere = colliderFromSpec(
+            "sphere:radius=0.3,position=" + std::to_string(b.center().x()) + " " +
+                std::to_string(b.min.y() - 0.6) + " " + std::to_string(b.center().z()),
+            b);
+        QVERIFY2(sphere.ok(), sphere.error().c_str());
+        caught.colliders.push_back(*sphere);
+        Solver a(free), c(caught);
+        for (int i = 0; i < 300; ++i) {
+            a.step();
+            c.step();
+        }
+        Real lowestFree = 1e9, lowestCaught = 1e9, inside = 1e9;
+        for (std::size_t i = 0; i < caught.particles.size(); ++i) {
+            inside = std::min(inside,
+                              closestSurfacePoint(*sphere, caught.particles.positions[i]).distance);
+            lowestFree = std::min(lowestFree, free.particles.positions[i].y());
+            lowestCaught = std::min(lowestCaught, caught.particles.positions[i].y());
+        }
+        qInfo("closest to the sphere %.4f m; lowest point %.3f m caught, %.3f m free", inside,
+              lowestCaught, lowestFree);
+        QVERIFY(inside > -0.01);
+        QVERIFY(lowestCaught > lowestFree + 5);
+        QVERIFY(lowestCaught > b.min.y() - 3);
     }
 };
 

@@ -59,7 +59,10 @@ private slots:
         QVERIFY(scene.ok());
         SceneTreePanel tree;
         tree.setScene(*scene);
-        QCOMPARE(tree.topLevelItem(0)->childCount(), 2);
+        // Two bodies, then the colliders (none yet: the item invites adding one).
+        QCOMPARE(tree.topLevelItem(0)->childCount(), 3);
+        QCOMPARE(tree.topLevelItem(0)->child(2)->text(0), QString("colliders"));
+        QVERIFY(tree.topLevelItem(0)->child(2)->text(1).startsWith("none"));
         QCOMPARE(tree.bodyItem(1)->text(0), QString("cloth"));
         QCOMPARE(tree.bodyItem(0)->child(2)->text(1), QString("3456"));
         QVERIFY(tree.bodyItem(1)->child(1)->text(1).contains("UVs"));
