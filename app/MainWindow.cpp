@@ -1,6 +1,7 @@
 #include "app/MainWindow.h"
 
 #include "app/SimulationWorker.h"
+#include "core/Attaching.h"
 #include "core/SceneLibrary.h"
 #include "core/SurfaceFields.h"
 #include "core/Version.h"
@@ -118,6 +119,22 @@ MainWindow::MainWindow(bool persistSettings, QWidget* parent)
             [this](const QPointF& p) { showPickInfo(p, false); });
     connect(viewport_, &VtkViewport::clicked, this,
             [this](const QPointF& p) { showPickInfo(p, true); });
+    // Selection mode (Edit ▸ Select Vertices): click, Ctrl+click and box select vertices.
+    connect(viewport_, &VtkViewport::selectionClicked, this, [this](const QPointF& p, bool add) {
+        const auto v = vertexAt(p);
+        std::vector<Index> selection = add ? selection_ : std::vector<Index>{};
+        if (v) {
+            const auto at = std::lower_bound(selection.begin(), selection.end(), v->particle);
+            if (add && at != selection.end() && *at == v->particle) {
+                selection.erase(at); // Ctrl+click on a selected vertex deselects it
+            } else {
+                selection.insert(at, v->particle);
+            }
+        }
+        setVertexSelection(std::move(selection));
+    });
+    connect(viewport_, &VtkViewport::boxSelected, this,
+            [this](const QRectF& rect, bool add) { selectInRect(rect, add); });
     connect(viewport_, &VtkViewport::shiftClicked, this, [this](const QPointF& p) {
         if (const auto v = vertexAt(p)) {
             togglePin(v->particle);
@@ -360,6 +377,57 @@ void MainWindow::createActions() {
         a->setObjectName(QStringLiteral("actionAddCollider_") + qtext(toString(shape)));
         connect(a, &QAction::triggered, this, [this, shape] { addCollider(shape); });
     }
+    edit->addSeparator();
+    QAction* selectVertices = edit->addAction(tr("&Select Vertices"));
+    selectVertices->setObjectName(QStringLiteral("actionSelectVertices"));
+    selectVertices->setCheckable(true);
+    selectVertices->setShortcut(Qt::Key_V);
+    selectVertices->setToolTip(tr("In the view: click a vertex, Ctrl+click to add or remove one, "
+                                  "drag a box to select the vertices in it"));
+    connect(selectVertices, &QAction::toggled, this, [this](bool on) {
+        viewport_->setSelecting(on);
+        statusBar()->showMessage(
+            on ? tr("Selecting vertices: click, Ctrl+click, or drag a box; middle drag pans, "
+                    "V leaves")
+               : tr("Left drag rotates again"),
+            8000);
+    });
+    QAction* clearSelection = edit->addAction(tr("Clear Selection"));
+    clearSelection->setObjectName(QStringLiteral("actionClearSelection"));
+    clearSelection->setShortcut(Qt::Key_Escape);
+    connect(clearSelection, &QAction::triggered, this, [this] { setVertexSelection({}); });
+    QMenu* attach = edit->addMenu(tr("A&ttach Selection"));
+    attach->setObjectName(QStringLiteral("menuAttach"));
+    connect(attach, &QMenu::aboutToShow, this, [this, attach] {
+        attach->clear();
+        QAction* points = attach->addAction(tr("To Their Place (pin)"));
+        points->setObjectName(QStringLiteral("actionAttachToPoints"));
+        connect(points, &QAction::triggered, this,
+                [this] { attachSelection(AttachTarget::Points); });
+        QMenu* colliders = attach->addMenu(tr("To Collider"));
+        for (std::size_t i = 0; i < scene_.colliders.size(); ++i) {
+            QAction* a = colliders->addAction(QString::fromStdString(scene_.colliders[i].name));
+            connect(a, &QAction::triggered, this,
+                    [this, i] { attachSelection(AttachTarget::Collider, int(i)); });
+        }
+        colliders->setEnabled(!scene_.colliders.empty());
+        QMenu* bodies = attach->addMenu(tr("To Body"));
+        for (std::size_t i = 0; i < scene_.bodies.size(); ++i) {
+            QAction* a = bodies->addAction(QString::fromStdString(scene_.bodies[i].name));
+            connect(a, &QAction::triggered, this,
+                    [this, i] { attachSelection(AttachTarget::Body, int(i)); });
+        }
+        QMenu* rigid = attach->addMenu(tr("To Rigid Body"));
+        for (std::size_t i = 0; i < scene_.rigidBodies.size(); ++i) {
+            QAction* a = rigid->addAction(QString::fromStdString(scene_.rigidBodies[i].name));
+            connect(a, &QAction::triggered, this,
+                    [this, i] { attachSelection(AttachTarget::RigidBody, int(i)); });
+        }
+        rigid->setEnabled(!scene_.rigidBodies.empty());
+        for (QAction* a : attach->actions()) {
+            a->setEnabled(a->isEnabled() && !selection_.empty());
+        }
+    });
     QAction* removeColliderAction = edit->addAction(tr("Remove C&ollider"));
     removeColliderAction->setObjectName(QStringLiteral("actionRemoveCollider"));
     connect(removeColliderAction, &QAction::triggered, this, [this] {
@@ -1103,27 +1171,34 @@ private:
     ConstraintGroup after_;
 };
 
-// Adds or removes constraint groups: the constraints and groups before and after.
+// Adds or removes constraint groups or attachments: the constraints, groups and rigid
+// attachments before and after.
+struct ConstraintState {
+    ConstraintSet constraints;
+    std::vector<ConstraintGroup> groups;
+    std::vector<RigidAttachment> rigid;
+};
+
 class ConstraintsCommand : public QUndoCommand {
 public:
-    ConstraintsCommand(MainWindow* window, const QString& text, ConstraintSet before,
-                       std::vector<ConstraintGroup> groupsBefore, ConstraintSet after,
-                       std::vector<ConstraintGroup> groupsAfter, int selectAfter)
+    ConstraintsCommand(MainWindow* window, const QString& text, ConstraintState before,
+                       ConstraintState after, int selectAfter)
         : window_(window)
         , before_(std::move(before))
         , after_(std::move(after))
-        , groupsBefore_(std::move(groupsBefore))
-        , groupsAfter_(std::move(groupsAfter))
         , selectAfter_(selectAfter) {
         setText(text);
     }
-    void redo() override { window_->replaceConstraints(after_, groupsAfter_, selectAfter_); }
-    void undo() override { window_->replaceConstraints(before_, groupsBefore_, -1); }
+    void redo() override {
+        window_->replaceConstraints(after_.constraints, after_.groups, after_.rigid, selectAfter_);
+    }
+    void undo() override {
+        window_->replaceConstraints(before_.constraints, before_.groups, before_.rigid, -1);
+    }
 
 private:
     MainWindow* window_;
-    ConstraintSet before_, after_;
-    std::vector<ConstraintGroup> groupsBefore_, groupsAfter_;
+    ConstraintState before_, after_;
     int selectAfter_;
 };
 
@@ -1278,6 +1353,97 @@ void MainWindow::applyColliders(const std::vector<Collider>& colliders, int sele
     viewport_->update();
 }
 
+void MainWindow::setVertexSelection(std::vector<Index> particles) {
+    std::sort(particles.begin(), particles.end());
+    particles.erase(std::unique(particles.begin(), particles.end()), particles.end());
+    particles.erase(std::remove_if(particles.begin(), particles.end(),
+                                   [&](Index p) { return p >= scene_.particles.size(); }),
+                    particles.end());
+    selection_ = std::move(particles);
+    actors_->setSelected(scene_, selection_);
+    viewport_->update();
+    statusBar()->showMessage(selection_.empty()
+                                 ? tr("No vertices selected")
+                                 : tr("%n vertices selected: Edit ▸ Attach Selection attaches them",
+                                      nullptr, int(selection_.size())),
+                             5000);
+}
+
+void MainWindow::selectInRect(const QRectF& rect, bool add) {
+    std::vector<Index> selection = add ? selection_ : std::vector<Index>{};
+    for (std::size_t b = 0; b < scene_.bodies.size(); ++b) {
+        const Body& body = scene_.bodies[b];
+        if (b < actors_->bodyCount() && !actors_->bodyVisible(b)) {
+            continue; // hidden bodies are not selected
+        }
+        for (Index p = body.firstParticle;
+             p < body.firstParticle + body.particleCount && p < scene_.particles.size(); ++p) {
+            QPointF at;
+            if (viewport_->project(scene_.particles.positions[p].data(), at) && rect.contains(at)) {
+                selection.push_back(p);
+            }
+        }
+    }
+    setVertexSelection(std::move(selection));
+}
+
+bool MainWindow::attachSelection(AttachTarget target, int index, QString* error) {
+    auto fail = [&](const QString& message) {
+        reportError(message);
+        if (error) {
+            *error = message;
+        }
+        return false;
+    };
+    if (selection_.empty()) {
+        return fail(tr("Nothing to attach: select vertices first (Edit ▸ Select Vertices, then "
+                       "click or drag a box in the view)"));
+    }
+    // Made from the authored (rest) state, like the scene's own constraints.
+    Scene rest = authoredScene();
+    Result<AttachResult> made = Error{"unknown attachment"};
+    QString what;
+    switch (target) {
+    case AttachTarget::Points:
+        made = attachToPoints(rest, selection_);
+        what = tr("to their place");
+        break;
+    case AttachTarget::Collider:
+        made = attachToCollider(rest, selection_, index);
+        if (index >= 0 && std::size_t(index) < rest.colliders.size()) {
+            what = tr("to %1").arg(QString::fromStdString(rest.colliders[std::size_t(index)].name));
+        }
+        break;
+    case AttachTarget::Body:
+        made = attachToBody(rest, selection_, index);
+        if (index >= 0 && std::size_t(index) < rest.bodies.size()) {
+            what = tr("to %1").arg(QString::fromStdString(rest.bodies[std::size_t(index)].name));
+        }
+        break;
+    case AttachTarget::RigidBody:
+        made = attachToRigidBody(rest, selection_, index);
+        if (index >= 0 && std::size_t(index) < rest.rigidBodies.size()) {
+            what =
+                tr("to %1").arg(QString::fromStdString(rest.rigidBodies[std::size_t(index)].name));
+        }
+        break;
+    }
+    if (!made) {
+        return fail(QString::fromStdString(made.error()));
+    }
+    const QString text = tr("Attach %n vertices %1", nullptr, int(made->added)).arg(what);
+    undoStack_->push(new ConstraintsCommand(
+        this, text, {scene_.constraints, scene_.constraintGroups, scene_.rigidAttachments},
+        {rest.constraints, rest.constraintGroups, rest.rigidAttachments}, made->group));
+    log_->append(
+        Severity::Info,
+        made->skipped == 0
+            ? text
+            : tr("%1 (%2 attached already, left as they were)").arg(text).arg(made->skipped));
+    actors_->setSelected(scene_, selection_);
+    return true;
+}
+
 bool MainWindow::setConstraintGroup(int index, const ConstraintGroup& group, QString* error) {
     auto fail = [&](const QString& message) {
         if (error) {
@@ -1330,12 +1496,13 @@ bool MainWindow::addConstraintGroup(int body, ConstraintType type, QString* erro
         return false;
     }
     const ConstraintGroup& g = rest.constraintGroups[std::size_t(*added)];
-    undoStack_->push(new ConstraintsCommand(this,
-                                            tr("Add %1 (%2 constraints)")
-                                                .arg(QString::fromStdString(g.name))
-                                                .arg(constraintGroupSize(rest.constraints, *added)),
-                                            scene_.constraints, scene_.constraintGroups,
-                                            rest.constraints, rest.constraintGroups, *added));
+    undoStack_->push(new ConstraintsCommand(
+        this,
+        tr("Add %1 (%2 constraints)")
+            .arg(QString::fromStdString(g.name))
+            .arg(constraintGroupSize(rest.constraints, *added)),
+        {scene_.constraints, scene_.constraintGroups, scene_.rigidAttachments},
+        {rest.constraints, rest.constraintGroups, scene_.rigidAttachments}, *added));
     return true;
 }
 
@@ -1354,15 +1521,18 @@ bool MainWindow::removeConstraintGroup(int index, QString* error) {
         this,
         tr("Remove %1")
             .arg(QString::fromStdString(scene_.constraintGroups[std::size_t(index)].name)),
-        scene_.constraints, scene_.constraintGroups, edited.constraints, edited.constraintGroups,
-        -1));
+        {scene_.constraints, scene_.constraintGroups, scene_.rigidAttachments},
+        {edited.constraints, edited.constraintGroups, scene_.rigidAttachments}, -1));
     return true;
 }
 
 void MainWindow::replaceConstraints(const ConstraintSet& constraints,
-                                    const std::vector<ConstraintGroup>& groups, int select) {
+                                    const std::vector<ConstraintGroup>& groups,
+                                    const std::vector<RigidAttachment>& rigidAttachments,
+                                    int select) {
     scene_.constraints = constraints;
     scene_.constraintGroups = groups;
+    scene_.rigidAttachments = rigidAttachments;
     // The simulation starts again from the authored state with the new constraints.
     findChild<QAction*>(QStringLiteral("actionPlay"))->setChecked(false);
     worker_->load(authoredScene());
@@ -1429,6 +1599,7 @@ void MainWindow::refreshPins() {
         }
     }
     actors_->setPinned(scene_, pinned);
+    actors_->setSelected(scene_, selection_); // drawn again after the actors are rebuilt
 }
 
 std::optional<MainWindow::PickedVertex> MainWindow::vertexAt(const QPointF& position) const {
@@ -1797,6 +1968,7 @@ bool MainWindow::simulateSteps(int steps, QString* error) {
 void MainWindow::showScene(Scene scene) {
     findChild<QAction*>(QStringLiteral("actionPlay"))->setChecked(false);
     scene_ = std::move(scene);
+    selection_.clear(); // particles of the previous scene
     restParticles_ = scene_.particles;
     restAir_ = scene_.air;
     restRigid_ = scene_.rigidBodies;

@@ -110,6 +110,16 @@ public:
     // Pins (inverse mass 0) or unpins a particle through the undo stack; also what Shift+click
     // in the view does. Applies to a running simulation at the next step.
     void togglePin(Index particle);
+
+    // The vertex selection (Edit ▸ Select Vertices: click, Ctrl+click, box), sorted particles.
+    const std::vector<Index>& vertexSelection() const { return selection_; }
+    void setVertexSelection(std::vector<Index> particles);
+    // Selects the particles of visible bodies drawn inside `rect` (widget pixels); with `add`,
+    // in addition to the selection.
+    void selectInRect(const QRectF& rect, bool add);
+    // Attaches the selection (undoable; from the authored state; the selection is kept):
+    enum class AttachTarget { Points, Collider, Body, RigidBody };
+    bool attachSelection(AttachTarget target, int index = -1, QString* error = nullptr);
     bool isPinned(Index particle) const;
     // Constraint groups (core/ConstraintGroups.h), each edit through the undo stack:
     // a group's material (applies to a running simulation at the next step), a new group of
@@ -190,8 +200,10 @@ private:
     void refreshPins();
     // The group commands' effects.
     void applyGroup(int index, const ConstraintGroup& group);
+    // The constraints, groups and rigid attachments after an edit, undo or redo.
     void replaceConstraints(const ConstraintSet& constraints,
-                            const std::vector<ConstraintGroup>& groups, int select);
+                            const std::vector<ConstraintGroup>& groups,
+                            const std::vector<RigidAttachment>& rigidAttachments, int select);
     friend class GroupCommand;
     friend class ConstraintsCommand;
     void showPickInfo(const QPointF& position, bool logIt);
@@ -203,6 +215,7 @@ private:
     QUndoStack* undoStack_ = nullptr;
     std::vector<std::vector<double>> fieldValues_; // per body, per triangle, of the shown field
     bool preparing_ = false;
+    std::vector<Index> selection_;
     VtkViewport* viewport_ = nullptr;
     std::unique_ptr<SceneActors> actors_;
     std::unique_ptr<RigidActors> rigidActors_;

@@ -209,6 +209,28 @@ using GroupKey = std::tuple<int, int, std::vector<long long>>; // body, type, ma
 
 } // namespace
 
+int findOrAddGroup(Scene& scene, int body, ConstraintType type, Real compliance,
+                   const std::string& name) {
+    for (std::size_t g = 0; g < scene.constraintGroups.size(); ++g) {
+        const ConstraintGroup& group = scene.constraintGroups[g];
+        if (group.type == type && group.body == body && group.enabled &&
+            group.material[0] == compliance && (name.empty() || group.name == name)) {
+            return int(g);
+        }
+    }
+    ConstraintGroup g = defaultConstraintGroup(type);
+    g.type = type;
+    g.body = body;
+    g.material[0] = compliance;
+    g.name = uniqueName(scene.constraintGroups, name.empty() ? groupName(scene, body, type) : name);
+    scene.constraintGroups.push_back(std::move(g));
+    return int(scene.constraintGroups.size()) - 1;
+}
+
+int bodyOfParticle(const Scene& scene, Index p) {
+    return ownerOf(scene, p);
+}
+
 std::size_t ensureConstraintGroups(Scene& scene, bool applyToElements) {
     ConstraintSet& set = scene.constraints;
     const std::size_t before = scene.constraintGroups.size();

@@ -72,6 +72,14 @@ void removeConstraintGroup(Scene& scene, int index);
 // when it has nothing to build from (bending on a tet body, volume on a cloth, pressure on an
 // open surface) or when the group exists already.
 Result<int> addConstraintGroup(Scene& scene, int body, ConstraintType type);
+// The enabled group of one-component `type` on `body` (-1: the scene's) whose compliance is
+// `compliance`, or a new one (named "BODY attachments", or `name` when given, made unique);
+// returns its index. For constraints authored one by one (attachments from a selection).
+int findOrAddGroup(Scene& scene, int body, ConstraintType type, Real compliance,
+                   const std::string& name = {});
+// The body owning particle p, or -1.
+int bodyOfParticle(const Scene& scene, Index p);
+
 // The types a body can have groups of (by its topology), in menu order.
 std::vector<ConstraintType> groupTypesFor(const Scene& scene, int body);
 // The default material of a new group of `type`.

@@ -206,6 +206,12 @@ void SceneActors::clear() {
         pinPoints_ = nullptr;
     }
     pinned_.clear();
+    if (selectionActor_) {
+        renderer_->RemoveActor(selectionActor_);
+        selectionActor_ = nullptr;
+        selectionPoints_ = nullptr;
+    }
+    selected_.clear();
     if (frameActor_) {
         renderer_->RemoveActor(frameActor_);
         frameActor_ = nullptr;
@@ -448,43 +454,62 @@ long SceneActors::bodyOf(const vtkActor* actor) const {
     return -1;
 }
 
-void SceneActors::setPinned(const Scene& scene, const std::vector<Index>& particles) {
-    pinned_ = particles;
-    if (!pinActor_) {
-        pinPoints_ = vtkSmartPointer<vtkPolyData>::New();
+void SceneActors::setMarkers(const Scene& scene, const std::vector<Index>& particles,
+                             vtkSmartPointer<vtkPolyData>& points, vtkSmartPointer<vtkActor>& actor,
+                             const double colour[3], double size) {
+    if (!actor) {
+        points = vtkSmartPointer<vtkPolyData>::New();
         vtkNew<vtkPolyDataMapper> mapper;
-        mapper->SetInputData(pinPoints_);
+        mapper->SetInputData(points);
         mapper->ScalarVisibilityOff();
-        pinActor_ = vtkSmartPointer<vtkActor>::New();
-        pinActor_->SetMapper(mapper);
-        pinActor_->PickableOff();
-        vtkProperty* p = pinActor_->GetProperty();
-        p->SetColor(0.9, 0.1, 0.1);
-        p->SetPointSize(11);
+        actor = vtkSmartPointer<vtkActor>::New();
+        actor->SetMapper(mapper);
+        actor->PickableOff();
+        vtkProperty* p = actor->GetProperty();
+        p->SetColor(colour[0], colour[1], colour[2]);
+        p->SetPointSize(float(size));
         p->SetRenderPointsAsSpheres(true);
-        renderer_->AddActor(pinActor_);
+        renderer_->AddActor(actor);
     }
     vtkNew<vtkCellArray> verts;
-    for (vtkIdType i = 0; i < vtkIdType(pinned_.size()); ++i) {
+    for (vtkIdType i = 0; i < vtkIdType(particles.size()); ++i) {
         verts->InsertNextCell(1, &i);
     }
-    pinPoints_->SetVerts(verts);
-    updatePins(scene);
+    points->SetVerts(verts);
+    updateMarkers(scene, particles, points, actor);
 }
 
-void SceneActors::updatePins(const Scene& scene) {
-    if (!pinPoints_) {
+void SceneActors::updateMarkers(const Scene& scene, const std::vector<Index>& particles,
+                                vtkPolyData* markers, vtkActor* actor) {
+    if (markers == nullptr) {
         return;
     }
     vtkNew<vtkPoints> points;
     points->SetDataTypeToDouble();
-    for (Index i : pinned_) {
+    for (Index i : particles) {
         const Vec3& p = i < scene.particles.size() ? scene.particles.positions[i] : Vec3::Zero();
         points->InsertNextPoint(p.x(), p.y(), p.z());
     }
-    pinPoints_->SetPoints(points);
-    pinPoints_->Modified();
-    pinActor_->SetVisibility(!pinned_.empty());
+    markers->SetPoints(points);
+    markers->Modified();
+    actor->SetVisibility(!particles.empty());
+}
+
+void SceneActors::setPinned(const Scene& scene, const std::vector<Index>& particles) {
+    pinned_ = particles;
+    static constexpr double kRed[3] = {0.9, 0.1, 0.1};
+    setMarkers(scene, pinned_, pinPoints_, pinActor_, kRed, 11);
+}
+
+void SceneActors::setSelected(const Scene& scene, const std::vector<Index>& particles) {
+    selected_ = particles;
+    static constexpr double kYellow[3] = {1.0, 0.85, 0.1};
+    setMarkers(scene, selected_, selectionPoints_, selectionActor_, kYellow, 8);
+}
+
+void SceneActors::updatePins(const Scene& scene) {
+    updateMarkers(scene, pinned_, pinPoints_, pinActor_);
+    updateMarkers(scene, selected_, selectionPoints_, selectionActor_);
 }
 
 void SceneActors::setAirMode(AirMode mode) {

@@ -71,6 +71,11 @@ public:
     void setPinned(const Scene& scene, const std::vector<Index>& particles);
     std::size_t pinnedCount() const { return pinned_.size(); }
     vtkActor* pinActor() const { return pinActor_; }
+    // Selected particles (the vertex selection attachments are made from), drawn as yellow
+    // dots that follow the particles.
+    void setSelected(const Scene& scene, const std::vector<Index>& particles);
+    std::size_t selectedCount() const { return selected_.size(); }
+    vtkActor* selectionActor() const { return selectionActor_; }
 
     // The air mesh (Air Meshes §4): hidden, wireframe edges, or translucent faces. Air tets (or
     // 2D triangles) inverted beyond rounding are drawn red in both modes.
@@ -132,6 +137,15 @@ private:
     std::vector<Index> pinned_;
     vtkSmartPointer<vtkPolyData> pinPoints_;
     vtkSmartPointer<vtkActor> pinActor_;
+    std::vector<Index> selected_;
+    vtkSmartPointer<vtkPolyData> selectionPoints_;
+    vtkSmartPointer<vtkActor> selectionActor_;
+    // Dots at `particles`: made (with the colour and size) on first use, points updated.
+    void setMarkers(const Scene& scene, const std::vector<Index>& particles,
+                    vtkSmartPointer<vtkPolyData>& points, vtkSmartPointer<vtkActor>& actor,
+                    const double colour[3], double size);
+    static void updateMarkers(const Scene& scene, const std::vector<Index>& particles,
+                              vtkPolyData* points, vtkActor* actor);
     AirMode airMode_ = AirMode::Hidden;
     std::vector<Tetrahedron> airTets_;
     std::vector<Triangle> airTriangles_; // 2D scenes

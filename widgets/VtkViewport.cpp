@@ -5,6 +5,7 @@
 #include <QOpenGLContext>
 #include <QOpenGLFramebufferObject>
 #include <QOpenGLFunctions>
+#include <QRubberBand>
 #include <QSurfaceFormat>
 #include <QTimer>
 #include <QWheelEvent>
@@ -344,7 +345,10 @@ void VtkViewport::mousePressEvent(QMouseEvent* event) {
     pressPosition_ = event->position();
     pressModifiers_ = event->modifiers();
     pressMoved_ = false;
-    if (event->button() == Qt::LeftButton) {
+    if (event->button() == Qt::LeftButton && selecting_ &&
+        !(event->modifiers() & Qt::ShiftModifier)) {
+        drag_ = Drag::Select;
+    } else if (event->button() == Qt::LeftButton) {
         drag_ = (event->modifiers() & Qt::ShiftModifier)     ? Drag::Pan
                 : (event->modifiers() & Qt::ControlModifier) ? Drag::Zoom
                                                              : Drag::Rotate;
@@ -376,6 +380,16 @@ void VtkViewport::mouseMoveEvent(QMouseEvent* event) {
     case Drag::Zoom:
         zoomCamera(std::pow(1.01, -delta.y()));
         break;
+    case Drag::Select:
+        if (pressMoved_) {
+            if (rubberBand_ == nullptr) {
+                rubberBand_ = new QRubberBand(QRubberBand::Rectangle, this);
+            }
+            rubberBand_->setGeometry(
+                QRectF(pressPosition_, event->position()).normalized().toRect());
+            rubberBand_->show();
+        }
+        break;
     case Drag::None:
         return;
     }
@@ -384,7 +398,21 @@ void VtkViewport::mouseMoveEvent(QMouseEvent* event) {
 
 void VtkViewport::mouseReleaseEvent(QMouseEvent* event) {
     const bool click = event->button() == Qt::LeftButton && drag_ != Drag::None && !pressMoved_;
+    const bool select = drag_ == Drag::Select;
     drag_ = Drag::None;
+    if (rubberBand_ != nullptr) {
+        rubberBand_->hide();
+    }
+    if (select) {
+        const bool add = pressModifiers_ & Qt::ControlModifier;
+        if (click) {
+            emit selectionClicked(event->position(), add);
+        } else if (event->button() == Qt::LeftButton) {
+            emit boxSelected(QRectF(pressPosition_, event->position()).normalized(), add);
+        }
+        event->accept();
+        return;
+    }
     if (click) {
         if (pressModifiers_ & Qt::ShiftModifier) {
             emit shiftClicked(event->position());
@@ -393,6 +421,37 @@ void VtkViewport::mouseReleaseEvent(QMouseEvent* event) {
         }
     }
     event->accept();
+}
+
+void VtkViewport::setSelecting(bool on) {
+    selecting_ = on;
+    setCursor(on ? Qt::CrossCursor : Qt::ArrowCursor);
+}
+
+bool VtkViewport::project(const double world[3], QPointF& widgetPosition) const {
+    vtkRenderer* r = renderer();
+    if (r == nullptr || width() <= 0 || height() <= 0) {
+        return false;
+    }
+    // In front of the camera? (Behind it, the projection mirrors the point.)
+    vtkCamera* cam = r->GetActiveCamera();
+    double position[3], focal[3];
+    cam->GetPosition(position);
+    cam->GetFocalPoint(focal);
+    double ahead = 0;
+    for (int k = 0; k < 3; ++k) {
+        ahead += (world[k] - position[k]) * (focal[k] - position[k]);
+    }
+    if (ahead <= 0 && !cam->GetParallelProjection()) {
+        return false;
+    }
+    r->SetWorldPoint(world[0], world[1], world[2], 1.0);
+    r->WorldToDisplay();
+    double display[3];
+    r->GetDisplayPoint(display);
+    const double ratio = devicePixelRatioF();
+    widgetPosition = QPointF(display[0] / ratio, height() - display[1] / ratio);
+    return true;
 }
 
 VtkViewport::Pick VtkViewport::pick(const QPointF& widgetPosition) const {

@@ -17,6 +17,7 @@
 #include <vtkNew.h>
 #include <vtkRenderer.h>
 
+class QRubberBand;
 class QTimer;
 class vtkActor;
 class vtkCamera;
@@ -70,11 +71,22 @@ public:
         double position[3] = {0, 0, 0};
     };
     Pick pick(const QPointF& widgetPosition) const;
+    // Where a world point appears in the widget (logical pixels, origin top left); false when
+    // it is behind the camera.
+    bool project(const double world[3], QPointF& widgetPosition) const;
+
+    // Vertex selection mode: a left drag draws a box (boxSelected) instead of rotating, and a
+    // click is reported as selectionClicked; with Ctrl held both add to the selection.
+    // Middle drag pans, right drag and the wheel zoom as always.
+    void setSelecting(bool on);
+    bool selecting() const { return selecting_; }
 
 signals:
     // A left click without dragging; with Shift held, shiftClicked instead.
     void clicked(const QPointF& position);
     void shiftClicked(const QPointF& position);
+    void selectionClicked(const QPointF& position, bool add);
+    void boxSelected(const QRectF& rect, bool add);
     // The mouse rests over the view (no button pressed), at most every 100 ms.
     void hovered(const QPointF& position);
     void cameraChanged();
@@ -108,7 +120,7 @@ private:
     int glErrors_ = 0;
     int frames_ = 0;
 
-    enum class Drag { None, Rotate, Pan, Zoom };
+    enum class Drag { None, Rotate, Pan, Zoom, Select };
     Drag drag_ = Drag::None;
     QPointF lastMouse_;
     QPointF pressPosition_;
@@ -116,6 +128,8 @@ private:
     bool pressMoved_ = false;
     QTimer* hoverTimer_ = nullptr;
     bool planar_ = false;
+    bool selecting_ = false;
+    QRubberBand* rubberBand_ = nullptr;
 };
 
 } // namespace pbd

@@ -511,6 +511,95 @@ private slots:
         QVERIFY(w->scene().colliders[0].shape == ColliderShape::Box);
     }
 
+    void verticesAreSelectedAndAttached() {
+        // Edit ▸ Select Vertices: a box dragged over the cloth selects the vertices drawn in it,
+        // a click selects one, Ctrl+click adds one; Edit ▸ Attach Selection pins them to their
+        // place or ties them to the torus; each is undoable and holds in the simulation.
+        auto w = shownWindow();
+        QVERIFY(w->loadGeneratedScene("sample"));
+        const Scene& s = w->scene();
+        const Body& cloth = s.bodies[1];
+        const std::string initial = projectToJson(w->authoredScene());
+        action(*w, "actionSelectVertices")->setChecked(true);
+        QVERIFY(w->viewport()->selecting());
+
+        // A box around one cloth vertex on screen, dragged with the mouse.
+        const Index target = cloth.firstParticle + 40 * 20 + 20;
+        QPointF at;
+        QVERIFY(w->viewport()->project(s.particles.positions[target].data(), at));
+        const QRectF box(at - QPointF(12, 12), at + QPointF(12, 12));
+        QTest::mousePress(w->viewport(), Qt::LeftButton, {}, box.topLeft().toPoint());
+        QTest::mouseMove(w->viewport(), box.center().toPoint());
+        QTest::mouseMove(w->viewport(), box.bottomRight().toPoint());
+        QTest::mouseRelease(w->viewport(), Qt::LeftButton, {}, box.bottomRight().toPoint());
+        const std::vector<Index> boxed = w->vertexSelection();
+        QVERIFY2(std::find(boxed.begin(), boxed.end(), target) != boxed.end(),
+                 qPrintable(QString::number(boxed.size())));
+        QVERIFY(boxed.size() >= 2);
+        for (Index p : boxed) {
+            QPointF q;
+            QVERIFY(w->viewport()->project(s.particles.positions[p].data(), q));
+            QVERIFY(QRectF(box).adjusted(-2, -2, 2, 2).contains(q));
+        }
+        QCOMPARE(w->sceneActors()->selectedCount(), boxed.size());
+        // The camera did not turn: a drag in selection mode is a box.
+        QPointF again;
+        w->viewport()->project(s.particles.positions[target].data(), again);
+        QVERIFY((again - at).manhattanLength() < 0.5);
+
+        // A click on a vertex selects it alone; Ctrl+click adds another.
+        QTest::mouseClick(w->viewport(), Qt::LeftButton, {}, at.toPoint());
+        QCOMPARE(w->vertexSelection().size(), std::size_t(1));
+        const Index clicked = w->vertexSelection()[0];
+        QVERIFY(clicked >= cloth.firstParticle &&
+                clicked < cloth.firstParticle + cloth.particleCount);
+        QPointF other;
+        w->viewport()->project(s.particles.positions[cloth.firstParticle + 40 * 30 + 5].data(),
+                               other);
+        QTest::mouseClick(w->viewport(), Qt::LeftButton, Qt::ControlModifier, other.toPoint());
+        QCOMPARE(w->vertexSelection().size(), std::size_t(2));
+
+        // Attach Selection ▸ To Their Place, from the menu.
+        const std::size_t attachments = s.constraints.attachments.size();
+        auto* attach = w->findChild<QMenu*>("menuAttach");
+        emit attach->aboutToShow();
+        attach->findChild<QAction*>("actionAttachToPoints")->trigger();
+        QCOMPARE(s.constraints.attachments.size(), attachments + 2);
+        QCOMPARE(w->undoStack()->text(w->undoStack()->index() - 1),
+                 QString("Attach 2 vertices to their place"));
+        const std::vector<Index> pinned = w->vertexSelection();
+        const std::vector<Vec3> rest = w->authoredScene().particles.positions;
+
+        // Tie the box's vertices to the torus: a group of the scene, "cloth to torus".
+        w->setVertexSelection(boxed);
+        QVERIFY(w->attachSelection(MainWindow::AttachTarget::Body, 0));
+        const auto& groups = s.constraintGroups;
+        const auto tie = std::find_if(groups.begin(), groups.end(), [](const ConstraintGroup& g) {
+            return g.name == "cloth to torus";
+        });
+        QVERIFY(tie != groups.end());
+        QVERIFY(w->sceneTree()->groupItem(int(tie - groups.begin())) != nullptr);
+        // Attaching the torus to itself is refused, naming why.
+        w->setVertexSelection({s.bodies[0].firstParticle});
+        QString error;
+        QVERIFY(!w->attachSelection(MainWindow::AttachTarget::Body, 0, &error));
+        QVERIFY(error.contains("belongs to 'torus' itself"));
+
+        // The pinned vertices stay where they were while the cloth falls.
+        QVERIFY(w->simulateSteps(60));
+        for (Index p : pinned) {
+            QCOMPARE(s.particles.positions[p], rest[p]);
+        }
+        // Esc clears the selection; undo both attachments back to the loaded scene.
+        action(*w, "actionClearSelection")->trigger();
+        QVERIFY(w->vertexSelection().empty());
+        w->undoStack()->undo();
+        w->undoStack()->undo();
+        QCOMPARE(projectToJson(w->authoredScene()), initial);
+        action(*w, "actionSelectVertices")->setChecked(false);
+        QVERIFY(!w->viewport()->selecting());
+    }
+
     void closingWithUnsavedEditsAsksAndAutosaveRecovers() {
         auto w = shownWindow();
         w->loadGeneratedScene("rope");

@@ -2,6 +2,7 @@
 // groups; editing a group sets exactly its elements, through colouring and partitioning; groups
 // are removed and generated again; a group's material changes what the solver does.
 
+#include "core/Attaching.h"
 #include "core/ConstraintBuilders.h"
 #include "core/ConstraintGroups.h"
 #include "core/PrimitiveMeshes.h"
@@ -320,6 +321,112 @@ private slots:
         // the pins stretch without bound; 5 iterations over-stretch them when enabled, too).
         QVERIFY(largestStretch(cloth) < 4);
         QVERIFY(largestStretch(loose) > 5 * largestStretch(cloth));
+    }
+
+    void selectionsAreAttachedToPointsCollidersBodiesAndRigidBodies() {
+        // The sample: a cloth (body 1) over a torus (body 0).
+        Scene s = scene("sample");
+        const Body& cloth = s.bodies[1];
+        const Body& torus = s.bodies[0];
+        std::vector<Index> edge; // the cloth's first row
+        for (Index i = 0; i < 10; ++i) {
+            edge.push_back(cloth.firstParticle + i);
+        }
+        const std::vector<Vec3> start = s.particles.positions;
+
+        // To points: hard, in the cloth's attachment group; a second time they are skipped.
+        const std::size_t before = s.constraints.attachments.size();
+        Result<AttachResult> pinned = attachToPoints(s, edge);
+        QVERIFY2(pinned.ok(), pinned.error().c_str());
+        QCOMPARE(pinned->added, edge.size());
+        QCOMPARE(s.constraints.attachments.size(), before + edge.size());
+        QCOMPARE(s.constraintGroups[std::size_t(pinned->group)].name,
+                 std::string("cloth attachments"));
+        QCOMPARE(constraintGroupSize(s.constraints, pinned->group), edge.size());
+        QVERIFY(!attachToPoints(s, edge).ok());
+        QVERIFY(attachToPoints(s, {edge[0], cloth.firstParticle + 10})->skipped == 1);
+        // A soft one goes in a group of its own, editable as a group.
+        Result<AttachResult> soft = attachToPoints(s, {cloth.firstParticle + 20}, 1e-3);
+        QVERIFY(soft.ok());
+        QVERIFY(soft->group != pinned->group);
+        QCOMPARE(s.constraintGroups[std::size_t(soft->group)].material[0], 1e-3);
+        QVERIFY(validateScene(s).empty());
+
+        // To another body: each to its nearest torus particle, at today's distance.
+        std::vector<Index> middle;
+        for (Index i = 0; i < 40; i += 7) {
+            middle.push_back(cloth.firstParticle + 20 * 40 / 2 + i);
+        }
+        const std::size_t distances = s.constraints.distance.size();
+        Result<AttachResult> tied = attachToBody(s, middle, 0);
+        QVERIFY2(tied.ok(), tied.error().c_str());
+        QCOMPARE(s.constraintGroups[std::size_t(tied->group)].name, std::string("cloth to torus"));
+        QCOMPARE(s.constraintGroups[std::size_t(tied->group)].body, -1);
+        for (std::size_t e = distances; e < s.constraints.distance.size(); ++e) {
+            const auto& pq = s.constraints.distance.particles[e];
+            QVERIFY(pq[1] >= torus.firstParticle &&
+                    pq[1] < torus.firstParticle + torus.particleCount);
+            QCOMPARE(s.constraints.distance.restLength[e], (start[pq[0]] - start[pq[1]]).norm());
+        }
+        const Result<AttachResult> itself = attachToBody(s, {torus.firstParticle}, 0);
+        QVERIFY(!itself.ok());
+        QVERIFY2(itself.error().find("belongs to 'torus' itself") != std::string::npos,
+                 itself.error().c_str());
+
+        // To a collider: onto its surface.
+        s.colliders.push_back(Collider::sphere(Vec3(0, -3, 0), 0.5));
+        const Index corner = cloth.firstParticle + cloth.particleCount - 1;
+        Result<AttachResult> onSphere = attachToCollider(s, {corner}, 0);
+        QVERIFY(onSphere.ok());
+        QVERIFY(
+            std::abs(closestSurfacePoint(s.colliders[0], s.constraints.attachments.target.back())
+                         .distance) < 1e-12);
+        QVERIFY(!attachToCollider(s, {corner}, 3).ok());
+        QVERIFY(!attachToPoints(s, {}).ok());
+        QVERIFY(!attachToPoints(s, {Index(s.particles.size())}).ok());
+        QVERIFY(validateScene(s).empty());
+
+        // Simulated: the pinned row stays, the tied particles keep their distances to the
+        // torus within 1 mm while the cloth falls onto it.
+        s.solver.threads = 1;
+        Solver solver(s);
+        for (int i = 0; i < 100; ++i) {
+            solver.step();
+        }
+        for (Index p : edge) {
+            QCOMPARE(s.particles.positions[p], start[p]);
+        }
+        Real worst = 0;
+        for (std::size_t e = distances; e < distances + middle.size(); ++e) {
+            const auto& pq = s.constraints.distance.particles[e];
+            worst = std::max(
+                worst,
+                std::abs((s.particles.positions[pq[0]] - s.particles.positions[pq[1]]).norm() -
+                         s.constraints.distance.restLength[e]));
+        }
+        Real moved = 0;
+        for (Index p : middle) {
+            moved = std::max(moved, (s.particles.positions[p] - start[p]).norm());
+        }
+        qInfo("tied to the torus: largest change of length %.2e m; they moved %.3f m", worst,
+              moved);
+        QVERIFY(moved > 0.01);
+        QVERIFY(worst < 1e-3);
+    }
+
+    void selectionsAreCarriedByRigidBodies() {
+        Scene s = scene("cloth-on-rigid");
+        const Body& cloth = s.bodies[0];
+        const std::size_t before = s.rigidAttachments.size();
+        const std::vector<Index> some{cloth.firstParticle + 3, cloth.firstParticle + 4};
+        Result<AttachResult> carried = attachToRigidBody(s, some, 0);
+        QVERIFY2(carried.ok(), carried.error().c_str());
+        QCOMPARE(s.rigidAttachments.size(), before + 2);
+        const RigidBody& b = s.rigidBodies[0];
+        const RigidAttachment& a = s.rigidAttachments.back();
+        QVERIFY((b.x + b.q * a.local - s.particles.positions[a.particle]).norm() < 1e-12);
+        QVERIFY(!attachToRigidBody(s, some, 0).ok());
+        QVERIFY(!attachToRigidBody(s, some, 99).ok());
     }
 };
 
