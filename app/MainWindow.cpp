@@ -428,6 +428,18 @@ void MainWindow::createActions() {
             a->setEnabled(a->isEnabled() && !selection_.empty());
         }
     });
+    QAction* preferencesAction = new QAction(tr("&Preferences…"), this);
+    preferencesAction->setObjectName(QStringLiteral("actionPreferences"));
+    preferencesAction->setShortcut(QKeySequence(Qt::CTRL | Qt::Key_Comma));
+    preferencesAction->setMenuRole(QAction::PreferencesRole);
+    connect(preferencesAction, &QAction::triggered, this, [this] {
+        Preferences current = preferences_;
+        current.colourMap = colourMap_->currentText();
+        PreferencesDialog dialog(current, this);
+        if (dialog.exec() == QDialog::Accepted) {
+            setPreferences(dialog.preferences());
+        }
+    });
     QAction* removeColliderAction = edit->addAction(tr("Remove C&ollider"));
     removeColliderAction->setObjectName(QStringLiteral("actionRemoveCollider"));
     connect(removeColliderAction, &QAction::triggered, this, [this] {
@@ -437,6 +449,8 @@ void MainWindow::createActions() {
             statusBar()->showMessage(tr("Select a collider in the Scene dock first"), 5000);
         }
     });
+    edit->addSeparator();
+    edit->addAction(preferencesAction);
 
     QMenu* view = menuBar()->addMenu(tr("&View"));
     QAction* reset = view->addAction(tr("&Reset Camera"), viewport_, &VtkViewport::resetCamera);
@@ -606,8 +620,8 @@ void MainWindow::restoreSettings() {
         ->setChecked(settings.value(QStringLiteral("simulation/realTime"), true).toBool());
     recentFiles_ = settings.value(QStringLiteral("files/recent")).toStringList();
     prepareOptions_ = PrepareDialog::savedOptions();
-    colourMap_->setCurrentText(
-        settings.value(QStringLiteral("view/colourMap"), QStringLiteral("auto")).toString());
+    preferences_ = Preferences::load();
+    colourMap_->setCurrentText(preferences_.colourMap);
     lastDirectory_ = settings.value(QStringLiteral("files/lastDirectory")).toString();
     lastScreenshot_ = settings.value(QStringLiteral("files/lastScreenshot")).toString();
     rebuildRecentMenu();
@@ -624,7 +638,9 @@ void MainWindow::saveSettings() const {
     settings.setValue(QStringLiteral("view/axes"), viewport_->axesVisible());
     settings.setValue(QStringLiteral("simulation/realTime"), worker_->realTime());
     settings.setValue(QStringLiteral("files/recent"), recentFiles_);
-    settings.setValue(QStringLiteral("view/colourMap"), colourMap_->currentText());
+    Preferences preferences = preferences_;
+    preferences.colourMap = colourMap_->currentText(); // the dock's choice is the preference
+    preferences.save();
     settings.setValue(QStringLiteral("files/lastDirectory"), lastDirectory_);
     settings.setValue(QStringLiteral("files/lastScreenshot"), lastScreenshot_);
 }
@@ -1351,6 +1367,31 @@ void MainWindow::applyColliders(const std::vector<Collider>& colliders, int sele
         properties_->showScene(scene_);
     }
     viewport_->update();
+}
+
+void MainWindow::setPreferences(const Preferences& preferences) {
+    const bool unitChanged = preferences.meshUnit != preferences_.meshUnit;
+    preferences_ = preferences;
+    colourMap_->setCurrentText(preferences.colourMap);
+    if (unitChanged) {
+        // The Prepare dialog starts from the new unit (and can still be changed per file).
+        prepareOptions_.import.scale = preferences.unitScale();
+    }
+    if (persistSettings_) {
+        preferences.save();
+        if (unitChanged) {
+            PrepareDialog::saveOptions(prepareOptions_);
+        }
+    }
+    log_->append(Severity::Info,
+                 tr("Preferences: meshes in %1, new scenes at %2 ms × %3 substeps, %4 iterations "
+                    "(%5), colour map %6")
+                     .arg(preferences.meshUnit)
+                     .arg(preferences.timeStep * 1000, 0, 'g', 4)
+                     .arg(preferences.substeps)
+                     .arg(preferences.iterations)
+                     .arg(preferences.method == SolverMethod::Pbd ? tr("PBD") : tr("XPBD"))
+                     .arg(preferences.colourMap));
 }
 
 void MainWindow::setVertexSelection(std::vector<Index> particles) {
@@ -2171,6 +2212,12 @@ bool MainWindow::openFile(const QString& path, QString* error) {
         for (const auto& [stage, s] : prepared.report.timings) {
             seconds += s;
         }
+        // A scene made from a mesh starts with the preferred solver settings.
+        SolverSettings& solver = prepared.scene.solver;
+        solver.timeStep = preferences_.timeStep;
+        solver.substeps = preferences_.substeps;
+        solver.iterations = preferences_.iterations;
+        solver.method = preferences_.method;
         showScene(std::move(prepared.scene));
         log_->append(Severity::Info,
                      tr("Opened %1: %2 bodies, %3 vertices, %4 triangles, %5 tets, %6 air tets, "

@@ -7,6 +7,7 @@
 #include "core/Scene.h"
 #include "meshing/Prepare.h"
 #include "widgets/ExportDialog.h"
+#include "widgets/PreferencesDialog.h"
 
 #include <QElapsedTimer>
 #include <QMainWindow>
@@ -65,6 +66,10 @@ public:
     bool exportScene(const QString& path, QString* error = nullptr);
     // File ▸ Export's path: the format, file and state (authored or current) chosen.
     bool exportScene(const ExportChoice& choice, QString* error = nullptr);
+    // Edit ▸ Preferences: applied at once (colour map, the Prepare dialog's scale) and to the
+    // next mesh opened (solver settings); persisted unless the window is a batch one.
+    const Preferences& preferences() const { return preferences_; }
+    void setPreferences(const Preferences& preferences);
     // File ▸ Save As: writes the authored scene (the state Reset returns to, with its edits:
     // pins, solver and air settings; not the simulated positions) as a project, atomically
     // (a failed write leaves the previous file), and makes it the window's project file.
@@ -216,6 +221,7 @@ private:
     std::vector<std::vector<double>> fieldValues_; // per body, per triangle, of the shown field
     bool preparing_ = false;
     std::vector<Index> selection_;
+    Preferences preferences_;
     VtkViewport* viewport_ = nullptr;
     std::unique_ptr<SceneActors> actors_;
     std::unique_ptr<RigidActors> rigidActors_;

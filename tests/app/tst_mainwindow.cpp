@@ -21,6 +21,7 @@
 #include <QDeadlineTimer>
 #include <QDialog>
 #include <QDockWidget>
+#include <QDoubleSpinBox>
 #include <QFile>
 #include <QFileInfo>
 #include <QImageReader>
@@ -730,6 +731,62 @@ private slots:
             batch.close();
         }
         QVERIFY(!QSettings().contains("view/wireframe"));
+    }
+
+    void preferencesArePersistedAndApplied() {
+        // Edit ▸ Preferences: meshes in centimetres, 2 ms × 2 substeps, 12 iterations, PBD,
+        // viridis. A mesh opened afterwards is scaled to metres and starts with those settings;
+        // a new window has them all.
+        QSettings().clear();
+        auto w = shownWindow();
+        bool shown = false;
+        QTimer::singleShot(200, w.get(), [&] {
+            auto* dialog = qobject_cast<QDialog*>(QApplication::activeModalWidget());
+            if (dialog == nullptr || dialog->objectName() != "preferencesDialog") {
+                if (dialog != nullptr) {
+                    dialog->reject();
+                }
+                return;
+            }
+            shown = true;
+            auto* unit = dialog->findChild<QComboBox*>("prefMeshUnit");
+            unit->setCurrentIndex(unit->findData("cm"));
+            dialog->findChild<QDoubleSpinBox*>("prefTimeStep")->setValue(2);
+            dialog->findChild<QSpinBox*>("prefSubsteps")->setValue(2);
+            dialog->findChild<QSpinBox*>("prefIterations")->setValue(12);
+            auto* method = dialog->findChild<QComboBox*>("prefMethod");
+            method->setCurrentIndex(method->findData("pbd"));
+            dialog->findChild<QComboBox*>("prefColourMap")->setCurrentText("viridis");
+            dialog->accept();
+        });
+        action(*w, "actionPreferences")->trigger();
+        QVERIFY(shown);
+        const Preferences& p = w->preferences();
+        QCOMPARE(p.meshUnit, QString("cm"));
+        QCOMPARE(p.timeStep, 0.002);
+        QCOMPARE(p.substeps, 2);
+        QCOMPARE(p.iterations, 12);
+        QVERIFY(p.method == SolverMethod::Pbd);
+        QCOMPARE(w->findChild<QComboBox*>("colourMap")->currentText(), QString("viridis"));
+        QCOMPARE(w->prepareOptions().import.scale, 0.01);
+
+        // A 1 × 1 quad modelled in centimetres opens as 1 cm, with the preferred solver.
+        QVERIFY(w->openFile(writeObj("quad-cm.obj")));
+        const Bounds b = w->scene().bounds();
+        QVERIFY(std::abs(b.size().x() - 0.01) < 1e-12);
+        QCOMPARE(w->scene().solver.timeStep, 0.002);
+        QCOMPARE(w->scene().solver.substeps, 2);
+        QCOMPARE(w->scene().solver.iterations, 12);
+        QVERIFY(w->scene().solver.method == SolverMethod::Pbd);
+        // The Simulation dock shows them.
+        QCOMPARE(w->findChild<QSpinBox*>("iterations")->value(), 12);
+
+        // Persisted.
+        auto again = std::make_unique<MainWindow>();
+        QVERIFY(again->preferences() == w->preferences());
+        QCOMPARE(again->findChild<QComboBox*>("colourMap")->currentText(), QString("viridis"));
+        QCOMPARE(again->prepareOptions().import.scale, 0.01);
+        QSettings().clear(); // the other tests start from the defaults
     }
 };
 

@@ -1,0 +1,158 @@
+#include "widgets/PreferencesDialog.h"
+
+#include "widgets/SceneActors.h"
+
+#include <QComboBox>
+#include <QDialogButtonBox>
+#include <QDoubleSpinBox>
+#include <QFormLayout>
+#include <QGroupBox>
+#include <QLabel>
+#include <QSettings>
+#include <QSpinBox>
+#include <QVBoxLayout>
+
+#include <algorithm>
+
+namespace pbd {
+
+namespace {
+
+struct Unit {
+    const char* name;
+    double metres;
+    const char* label;
+};
+constexpr Unit kUnits[] = {
+    {"m", 1.0, QT_TRANSLATE_NOOP("PreferencesDialog", "metres (m)")},
+    {"cm", 0.01, QT_TRANSLATE_NOOP("PreferencesDialog", "centimetres (cm)")},
+    {"mm", 0.001, QT_TRANSLATE_NOOP("PreferencesDialog", "millimetres (mm)")},
+    {"in", 0.0254, QT_TRANSLATE_NOOP("PreferencesDialog", "inches (in)")},
+    {"ft", 0.3048, QT_TRANSLATE_NOOP("PreferencesDialog", "feet (ft)")}};
+
+} // namespace
+
+double Preferences::unitScale() const {
+    for (const Unit& u : kUnits) {
+        if (meshUnit == QLatin1String(u.name)) {
+            return u.metres;
+        }
+    }
+    return 1.0;
+}
+
+QStringList Preferences::units() {
+    QStringList out;
+    for (const Unit& u : kUnits) {
+        out << QLatin1String(u.name);
+    }
+    return out;
+}
+
+Preferences Preferences::load() {
+    QSettings s;
+    Preferences p;
+    const QString unit = s.value(QStringLiteral("preferences/meshUnit"), p.meshUnit).toString();
+    p.meshUnit = units().contains(unit) ? unit : p.meshUnit;
+    const double dt = s.value(QStringLiteral("preferences/timeStep"), p.timeStep).toDouble();
+    p.timeStep = dt > 0 && dt < 1 ? dt : p.timeStep;
+    p.substeps =
+        std::clamp(s.value(QStringLiteral("preferences/substeps"), p.substeps).toInt(), 1, 1000);
+    p.iterations = std::clamp(
+        s.value(QStringLiteral("preferences/iterations"), p.iterations).toInt(), 1, 10000);
+    p.method = s.value(QStringLiteral("preferences/method")).toString() == QLatin1String("pbd")
+                   ? SolverMethod::Pbd
+                   : SolverMethod::Xpbd;
+    // Before there were preferences the Simulation dock's choice was kept as view/colourMap.
+    const QString map = s.value(QStringLiteral("preferences/colourMap"),
+                                s.value(QStringLiteral("view/colourMap"), p.colourMap))
+                            .toString();
+    p.colourMap = SceneActors::colourMapPresets().contains(map) ? map : p.colourMap;
+    return p;
+}
+
+void Preferences::save() const {
+    QSettings s;
+    s.setValue(QStringLiteral("preferences/meshUnit"), meshUnit);
+    s.setValue(QStringLiteral("preferences/timeStep"), timeStep);
+    s.setValue(QStringLiteral("preferences/substeps"), substeps);
+    s.setValue(QStringLiteral("preferences/iterations"), iterations);
+    s.setValue(QStringLiteral("preferences/method"),
+               method == SolverMethod::Pbd ? QStringLiteral("pbd") : QStringLiteral("xpbd"));
+    s.setValue(QStringLiteral("preferences/colourMap"), colourMap);
+}
+
+PreferencesDialog::PreferencesDialog(const Preferences& p, QWidget* parent)
+    : QDialog(parent)
+    , unit_(new QComboBox(this))
+    , timeStep_(new QDoubleSpinBox(this))
+    , substeps_(new QSpinBox(this))
+    , iterations_(new QSpinBox(this))
+    , method_(new QComboBox(this))
+    , colourMap_(new QComboBox(this)) {
+    setObjectName(QStringLiteral("preferencesDialog"));
+    setWindowTitle(tr("Preferences"));
+    unit_->setObjectName(QStringLiteral("prefMeshUnit"));
+    timeStep_->setObjectName(QStringLiteral("prefTimeStep"));
+    substeps_->setObjectName(QStringLiteral("prefSubsteps"));
+    iterations_->setObjectName(QStringLiteral("prefIterations"));
+    method_->setObjectName(QStringLiteral("prefMethod"));
+    colourMap_->setObjectName(QStringLiteral("prefColourMap"));
+
+    for (const Unit& u : kUnits) {
+        unit_->addItem(tr(u.label), QLatin1String(u.name));
+    }
+    unit_->setCurrentIndex(std::max(0, int(Preferences::units().indexOf(p.meshUnit))));
+    unit_->setToolTip(tr("PBD Lab simulates in metres; a mesh modelled in another unit is scaled "
+                         "to metres when opened (the Prepare dialog's scale starts from this)"));
+    timeStep_->setRange(0.01, 100);
+    timeStep_->setDecimals(3);
+    timeStep_->setSuffix(tr(" ms"));
+    timeStep_->setValue(p.timeStep * 1000);
+    substeps_->setRange(1, 1000);
+    substeps_->setValue(p.substeps);
+    iterations_->setRange(1, 10000);
+    iterations_->setValue(p.iterations);
+    method_->addItem(tr("XPBD (compliance, independent of the time step)"), QStringLiteral("xpbd"));
+    method_->addItem(tr("PBD (stiffness in [0, 1])"), QStringLiteral("pbd"));
+    method_->setCurrentIndex(p.method == SolverMethod::Pbd ? 1 : 0);
+    colourMap_->addItems(SceneActors::colourMapPresets());
+    colourMap_->setCurrentText(p.colourMap);
+
+    auto* units = new QGroupBox(tr("Units"), this);
+    auto* unitsForm = new QFormLayout(units);
+    unitsForm->addRow(tr("Meshes are modelled in"), unit_);
+    unitsForm->addRow(new QLabel(tr("Everything else is SI: m, kg, s, N."), units));
+    auto* solver = new QGroupBox(tr("Solver settings of scenes made from meshes"), this);
+    auto* solverForm = new QFormLayout(solver);
+    solverForm->addRow(tr("Time step"), timeStep_);
+    solverForm->addRow(tr("Substeps"), substeps_);
+    solverForm->addRow(tr("Iterations"), iterations_);
+    solverForm->addRow(tr("Method"), method_);
+    auto* view = new QGroupBox(tr("Fields"), this);
+    auto* viewForm = new QFormLayout(view);
+    viewForm->addRow(tr("Colour map"), colourMap_);
+
+    auto* buttons = new QDialogButtonBox(QDialogButtonBox::Ok | QDialogButtonBox::Cancel, this);
+    connect(buttons, &QDialogButtonBox::accepted, this, &QDialog::accept);
+    connect(buttons, &QDialogButtonBox::rejected, this, &QDialog::reject);
+    auto* layout = new QVBoxLayout(this);
+    layout->addWidget(units);
+    layout->addWidget(solver);
+    layout->addWidget(view);
+    layout->addWidget(buttons);
+}
+
+Preferences PreferencesDialog::preferences() const {
+    Preferences p;
+    p.meshUnit = unit_->currentData().toString();
+    p.timeStep = timeStep_->value() / 1000;
+    p.substeps = substeps_->value();
+    p.iterations = iterations_->value();
+    p.method = method_->currentData().toString() == QLatin1String("pbd") ? SolverMethod::Pbd
+                                                                         : SolverMethod::Xpbd;
+    p.colourMap = colourMap_->currentText();
+    return p;
+}
+
+} // namespace pbd

@@ -1,0 +1,50 @@
+#pragma once
+// Edit ▸ Preferences: the units meshes are modelled in (the Prepare dialog's default scale to
+// metres), the solver settings a scene made from a mesh starts with, and the colour map fields
+// are drawn with. Persisted in QSettings ("preferences/...").
+
+#include "core/SolverSettings.h"
+
+#include <QDialog>
+#include <QString>
+
+class QComboBox;
+class QDoubleSpinBox;
+class QSpinBox;
+
+namespace pbd {
+
+struct Preferences {
+    QString meshUnit = QStringLiteral("m"); // m, cm, mm, in, ft
+    // The solver's own defaults to start with.
+    double timeStep = SolverSettings{}.timeStep; // s
+    int substeps = SolverSettings{}.substeps;
+    int iterations = SolverSettings{}.iterations;
+    SolverMethod method = SolverSettings{}.method;
+    QString colourMap = QStringLiteral("auto"); // a SceneActors::colourMapPresets() name
+
+    // Metres per mesh unit (1 for m, 0.01 for cm, 0.0254 for in...).
+    double unitScale() const;
+    // The units there are, in menu order.
+    static QStringList units();
+    static Preferences load();
+    void save() const;
+    bool operator==(const Preferences&) const = default;
+};
+
+class PreferencesDialog : public QDialog {
+    Q_OBJECT
+public:
+    PreferencesDialog(const Preferences& preferences, QWidget* parent = nullptr);
+    Preferences preferences() const;
+
+private:
+    QComboBox* unit_;
+    QDoubleSpinBox* timeStep_;
+    QSpinBox* substeps_;
+    QSpinBox* iterations_;
+    QComboBox* method_;
+    QComboBox* colourMap_;
+};
+
+} // namespace pbd
