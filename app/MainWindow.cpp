@@ -2,6 +2,7 @@
 
 #include "app/SimulationWorker.h"
 #include "core/Attaching.h"
+#include "core/Mass.h"
 #include "core/SceneLibrary.h"
 #include "core/SurfaceFields.h"
 #include "core/Version.h"
@@ -251,6 +252,16 @@ void MainWindow::createDocks() {
             viewport_->update();
         }
     });
+    connect(
+        properties_, &PropertiesPanel::densityEdited, this,
+        [this](int body, double density) {
+            QString error;
+            if (!setBodyDensity(body, density, &error)) {
+                log_->append(Severity::Error, error);
+                properties_->showBody(scene_, body);
+            }
+        },
+        Qt::QueuedConnection);
     connect(sceneTree_, &SceneTreePanel::addColliderRequested, this,
             [this](ColliderShape shape) { addCollider(shape); });
     connect(sceneTree_, &SceneTreePanel::removeColliderRequested, this,
@@ -1218,6 +1229,26 @@ private:
     int selectAfter_;
 };
 
+// A body's masses before and after a density edit.
+class MassesCommand : public QUndoCommand {
+public:
+    MassesCommand(MainWindow* window, const QString& text, int body, std::vector<Real> before,
+                  std::vector<Real> after)
+        : window_(window)
+        , body_(body)
+        , before_(std::move(before))
+        , after_(std::move(after)) {
+        setText(text);
+    }
+    void redo() override { window_->applyBodyMasses(body_, after_); }
+    void undo() override { window_->applyBodyMasses(body_, before_); }
+
+private:
+    MainWindow* window_;
+    int body_;
+    std::vector<Real> before_, after_;
+};
+
 // Replaces, adds or removes colliders: the whole list before and after (they are few).
 class CollidersCommand : public QUndoCommand {
 public:
@@ -1304,6 +1335,55 @@ bool MainWindow::setCollider(int index, const Collider& collider, QString* error
     undoStack_->push(new CollidersCommand(this, describeColliderEdit(before, collider),
                                           scene_.colliders, after, index, index));
     return true;
+}
+
+bool MainWindow::setBodyDensity(int body, Real density, QString* error) {
+    auto fail = [&](const QString& message) {
+        if (error) {
+            *error = message;
+        }
+        return false;
+    };
+    if (body < 0 || std::size_t(body) >= scene_.bodies.size()) {
+        return fail(tr("There is no body %1").arg(body));
+    }
+    if (!(density > 0) || !std::isfinite(density)) {
+        return fail(tr("A density must be a number > 0"));
+    }
+    const Body& b = scene_.bodies[std::size_t(body)];
+    // Lumped over the authored (rest) shape, as when the scene was made.
+    Scene rest = authoredScene();
+    pbd::setBodyDensity(rest.particles, b, density);
+    auto range = [&](const Particles& p) {
+        return std::vector<Real>(p.inverseMasses.begin() + b.firstParticle,
+                                 p.inverseMasses.begin() + b.firstParticle + b.particleCount);
+    };
+    const bool tets = !b.tets.empty();
+    undoStack_->push(new MassesCommand(
+        this,
+        tr("Set %1 %2 to %3 %4")
+            .arg(QString::fromStdString(b.name), tets ? tr("density") : tr("mass per area"))
+            .arg(density, 0, 'g', 6)
+            .arg(tets ? tr("kg/m³") : tr("kg/m²")),
+        body, range(scene_.particles), range(rest.particles)));
+    return true;
+}
+
+void MainWindow::applyBodyMasses(int body, const std::vector<Real>& inverseMasses) {
+    if (body < 0 || std::size_t(body) >= scene_.bodies.size()) {
+        return;
+    }
+    const Body& b = scene_.bodies[std::size_t(body)];
+    for (Index i = 0; i < b.particleCount && i < inverseMasses.size(); ++i) {
+        scene_.particles.inverseMasses[b.firstParticle + i] = inverseMasses[i];
+        worker_->setInverseMass(b.firstParticle + i, inverseMasses[i]);
+    }
+    refreshPins();
+    if (sceneTree_->selectedBody() == body && sceneTree_->selectedGroup() < 0 &&
+        sceneTree_->selectedCollider() < 0) {
+        properties_->showBody(scene_, body);
+    }
+    viewport_->update();
 }
 
 bool MainWindow::addCollider(ColliderShape shape, QString* error) {

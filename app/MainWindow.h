@@ -138,6 +138,11 @@ public:
     // collider `index` (checked: a refused one says why), add one of a shape fitted to the
     // bodies (selected afterwards), remove one.
     bool setCollider(int index, const Collider& collider, QString* error = nullptr);
+    // A body's density (kg/m^3, tet bodies) or mass per area (kg/m^2, cloth): its masses lumped
+    // again, pinned particles kept; undoable, applied to a running simulation.
+    bool setBodyDensity(int body, Real density, QString* error = nullptr);
+    // Inverse masses of body `body`'s particles, in order, after an edit, undo or redo.
+    void applyBodyMasses(int body, const std::vector<Real>& inverseMasses);
     bool addCollider(ColliderShape shape, QString* error = nullptr);
     bool removeCollider(int index, QString* error = nullptr);
     // The colliders as they are after an edit, undo or redo; `select` is shown (-1: none).

@@ -2,6 +2,7 @@
 
 #include "core/Topology.h"
 
+#include <limits>
 #include <vector>
 
 namespace pbd {
@@ -48,6 +49,52 @@ Real totalMass(const Particles& particles, const Body& body) {
         m += w > 0 ? 1.0 / w : 0.0;
     }
     return m;
+}
+
+namespace {
+
+// Per particle of the body, the mass lumped from density 1 (tets where there are, else
+// triangles).
+std::vector<Real> unitMasses(const Particles& particles, const Body& body) {
+    Particles unit;
+    unit.positions = particles.positions;
+    unit.inverseMasses.assign(particles.positions.size(), 0);
+    if (!body.tets.empty()) {
+        assignTetMasses(unit, body, 1);
+    } else {
+        assignTriangleMasses(unit, body, 1);
+    }
+    std::vector<Real> m(body.particleCount, 0);
+    for (Index i = 0; i < body.particleCount; ++i) {
+        const Real w = unit.inverseMasses[body.firstParticle + i];
+        m[i] = w > 0 ? 1 / w : 0;
+    }
+    return m;
+}
+
+} // namespace
+
+Real bodyDensity(const Particles& particles, const Body& body) {
+    const std::vector<Real> unit = unitMasses(particles, body);
+    Real mass = 0, unitMass = 0;
+    for (Index i = 0; i < body.particleCount; ++i) {
+        const Real w = particles.inverseMasses[body.firstParticle + i];
+        if (w > 0 && unit[i] > 0) {
+            mass += 1 / w;
+            unitMass += unit[i];
+        }
+    }
+    return unitMass > 0 ? mass / unitMass : std::numeric_limits<Real>::quiet_NaN();
+}
+
+void setBodyDensity(Particles& particles, const Body& body, Real density) {
+    const std::vector<Real> unit = unitMasses(particles, body);
+    for (Index i = 0; i < body.particleCount; ++i) {
+        Real& w = particles.inverseMasses[body.firstParticle + i];
+        if (w > 0) {
+            w = unit[i] > 0 ? 1 / (density * unit[i]) : 0;
+        }
+    }
 }
 
 } // namespace pbd

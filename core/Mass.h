@@ -14,6 +14,14 @@ void assignTriangleMasses(Particles& particles, const Body& body, Real arealDens
 // kg/m^3) and sets its inverse mass; particles with no tet get w = 0.
 void assignTetMasses(Particles& particles, const Body& body, Real density);
 
+// The body's material density as its particle masses say: kg/m^3 for a body with tets, kg/m^2
+// (mass per area) for a triangle surface; over its free particles (w > 0), exact when the
+// masses were lumped from one density. NaN when no particle is free.
+Real bodyDensity(const Particles& particles, const Body& body);
+// Lumps the body's masses again from `density` (as bodyDensity measures it); pinned particles
+// (w = 0) stay pinned.
+void setBodyDensity(Particles& particles, const Body& body, Real density);
+
 // Total mass of a body's particles (pinned particles, w = 0, count as zero).
 Real totalMass(const Particles& particles, const Body& body);
 

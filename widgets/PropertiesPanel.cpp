@@ -229,6 +229,20 @@ void PropertiesPanel::colliderItemChanged(QTableWidgetItem* changed) {
 }
 
 void PropertiesPanel::groupItemChanged(QTableWidgetItem* changed) {
+    if (!populating_ && body_ >= 0 && changed->column() == 1) {
+        bool ok = false;
+        const QString typed = changed->text();
+        const double density = typed.trimmed().toDouble(&ok);
+        if (!ok || !(density > 0) || !std::isfinite(density)) {
+            populating_ = true;
+            changed->setText(densityText_);
+            populating_ = false;
+            emit editRejected(tr("'%1' is not a density: type a number > 0").arg(typed));
+            return;
+        }
+        emit densityEdited(body_, density);
+        return;
+    }
     if (!populating_ && collider_ >= 0 && changed->column() == 1) {
         colliderItemChanged(changed);
         return;
@@ -330,6 +344,7 @@ void PropertiesPanel::setRows(const QList<QPair<QString, QString>>& rows) {
     populating_ = true;
     group_ = -1;
     collider_ = -1;
+    body_ = -1;
     setRowCount(int(rows.size()));
     for (int r = 0; r < rows.size(); ++r) {
         setItem(r, 0, new QTableWidgetItem(rows[r].first));
@@ -358,17 +373,35 @@ void PropertiesPanel::showBody(const Scene& scene, int index) {
     }
     const Body& body = scene.bodies[std::size_t(index)];
     const Bounds b = scene.bounds(body);
-    setRows(
-        {{tr("Body"), QString::fromStdString(body.name)},
-         {tr("Kind"), QString::fromUtf8(toString(body.kind).data(), toString(body.kind).size())},
-         {tr("Particles"), QString::number(body.particleCount)},
-         {tr("Triangles"), QString::number(body.triangles.size())},
-         {tr("Tetrahedra"), QString::number(body.tets.size())},
-         {tr("UVs"), body.hasUVs() ? tr("per triangle corner") : tr("none")},
-         {tr("Mass"), QStringLiteral("%1 kg").arg(totalMass(scene.particles, body), 0, 'g', 4)},
-         {tr("Centre"),
-          b.empty() ? QString() : QStringLiteral("%1 m").arg(formatVector(b.center()))},
-         {tr("Size"), formatBounds(b)}});
+    QList<QPair<QString, QString>> rows{
+        {tr("Body"), QString::fromStdString(body.name)},
+        {tr("Kind"), QString::fromUtf8(toString(body.kind).data(), toString(body.kind).size())},
+        {tr("Particles"), QString::number(body.particleCount)},
+        {tr("Triangles"), QString::number(body.triangles.size())},
+        {tr("Tetrahedra"), QString::number(body.tets.size())},
+        {tr("UVs"), body.hasUVs() ? tr("per triangle corner") : tr("none")},
+        {tr("Mass"), QStringLiteral("%1 kg").arg(totalMass(scene.particles, body), 0, 'g', 4)},
+        {tr("Centre"),
+         b.empty() ? QString() : QStringLiteral("%1 m").arg(formatVector(b.center()))},
+        {tr("Size"), formatBounds(b)}};
+    const bool tets = body.kind == BodyKind::TetBody && !body.tets.empty();
+    const bool sheet = body.kind == BodyKind::Cloth && !body.triangles.empty();
+    const Real density = tets || sheet ? bodyDensity(scene.particles, body) : Real(0);
+    const bool editable = (tets || sheet) && std::isfinite(density);
+    if (editable) {
+        densityText_ = QString::number(density, 'g', 6);
+        rows.append({tets ? tr("Density (kg/m³)") : tr("Mass per area (kg/m²)"), densityText_});
+    }
+    setRows(rows);
+    if (editable) {
+        populating_ = true;
+        QTableWidgetItem* value = item(int(rows.size()) - 1, 1);
+        value->setFlags(value->flags() | Qt::ItemIsEditable);
+        value->setToolTip(tr("Double-click or F2 to edit: the masses are lumped again from it "
+                             "(pinned particles stay pinned)"));
+        populating_ = false;
+        body_ = index;
+    }
 }
 
 void PropertiesPanel::showRigidBody(const Scene& scene, int index) {

@@ -16,6 +16,8 @@ public:
     explicit PropertiesPanel(QWidget* parent = nullptr);
 
     void showScene(const Scene& scene);
+    // A body: kind, counts, mass, centre, size, and editable, its density (kg/m^3, tet bodies)
+    // or mass per area (kg/m^2, cloth): an edit emits densityEdited.
     void showBody(const Scene& scene, int body);
     // A rigid body (§5): motion, shapes, mass and inertia, pose and velocities as shown now.
     void showRigidBody(const Scene& scene, int index);
@@ -42,6 +44,7 @@ public:
 signals:
     void groupEdited(int index, const pbd::ConstraintGroup& group);
     void colliderEdited(int index, const pbd::Collider& collider);
+    void densityEdited(int body, double density);
     void editRejected(const QString& message);
 
 private:
@@ -50,6 +53,8 @@ private:
     void colliderItemChanged(QTableWidgetItem* item);
     int group_ = -1;
     int collider_ = -1;
+    int body_ = -1;       // the body whose density row is shown
+    QString densityText_; // shown again when an edit is refused
     Collider shownCollider_;
     ConstraintGroup shown_;
     bool populating_ = false;

@@ -2,6 +2,7 @@
 
 #include "app/MainWindow.h"
 #include "core/ConstraintBuilders.h"
+#include "core/Mass.h"
 #include "core/SurfaceFields.h"
 #include "meshing/ProjectFile.h"
 #include "widgets/LogPanel.h"
@@ -754,6 +755,34 @@ private slots:
                             [](const ConstraintGroup& g) {
                                 return g.name == "sheet strain" && g.material[1] == 100.0;
                             }));
+    }
+
+    void bodyDensityIsEditedInThePropertiesDock() {
+        // The sample's cloth made heavier through the Properties dock, undoably; a density that
+        // is not one is refused.
+        auto w = shownWindow();
+        QVERIFY(w->loadGeneratedScene("sample"));
+        const Scene& s = w->scene();
+        const std::vector<Real> before = s.particles.inverseMasses;
+        w->sceneTree()->selectBody(1);
+        PropertiesPanel* p = w->properties();
+        const int row = p->rowOf("Mass per area (kg/m²)");
+        QVERIFY(row >= 0);
+        QVERIFY(p->item(row, 1)->flags() & Qt::ItemIsEditable);
+        p->item(row, 1)->setText("-2");
+        QVERIFY(w->log()->message(w->log()->messageCount() - 1).contains("'-2' is not a density"));
+        QVERIFY(s.particles.inverseMasses == before);
+        p->item(p->rowOf("Mass per area (kg/m²)"), 1)->setText("0.5");
+        QTRY_VERIFY(std::abs(bodyDensity(s.particles, s.bodies[1]) - 0.5) < 1e-12);
+        QCOMPARE(w->undoStack()->text(w->undoStack()->index() - 1),
+                 QString("Set cloth mass per area to 0.5 kg/m²"));
+        QTRY_COMPARE(p->value("Mass per area (kg/m²)"), QString("0.5"));
+        // The torus keeps its masses; undo gives the cloth its own back, bit for bit.
+        for (Index i = 0; i < s.bodies[0].particleCount; ++i) {
+            QCOMPARE(s.particles.inverseMasses[i], before[i]);
+        }
+        w->undoStack()->undo();
+        QVERIFY(s.particles.inverseMasses == before);
     }
 
     void closingWithUnsavedEditsAsksAndAutosaveRecovers() {

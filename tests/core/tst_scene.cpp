@@ -205,6 +205,43 @@ private slots:
         QVERIFY(p2[0].find("'torus'") != std::string::npos &&
                 p2[0].find("tetrahedron 11") != std::string::npos);
     }
+
+    void bodyDensityIsMeasuredAndSetFromTheMasses() {
+        // The torus at 1234 kg/m^3 weighs 1234 times its volume; the cloth at 0.5 kg/m^2, half
+        // its area; pinned particles stay pinned; the density reads back.
+        Result<Scene> made = makeScene("sample");
+        QVERIFY(made.ok());
+        Scene s = *made;
+        const Body& torus = s.bodies[0];
+        const Body& cloth = s.bodies[1];
+        setBodyDensity(s.particles, torus, 1234);
+        Real volume = 0;
+        for (const Tetrahedron& t : torus.tets) {
+            const auto& x = s.particles.positions;
+            volume += signedVolume(x[t[0]], x[t[1]], x[t[2]], x[t[3]]);
+        }
+        QVERIFY(std::abs(totalMass(s.particles, torus) / (1234 * volume) - 1) < 1e-12);
+        QVERIFY(std::abs(bodyDensity(s.particles, torus) / 1234 - 1) < 1e-12);
+
+        const std::vector<Index> pinned{cloth.firstParticle, cloth.firstParticle + 39};
+        for (Index i : pinned) {
+            s.particles.inverseMasses[i] = 0;
+        }
+        const Real before = bodyDensity(s.particles, cloth);
+        setBodyDensity(s.particles, cloth, 0.5);
+        QVERIFY(std::abs(bodyDensity(s.particles, cloth) / 0.5 - 1) < 1e-12);
+        for (Index i : pinned) {
+            QCOMPARE(s.particles.inverseMasses[i], 0.0);
+        }
+        setBodyDensity(s.particles, cloth, before);
+        QVERIFY(std::abs(bodyDensity(s.particles, cloth) / before - 1) < 1e-12);
+        // A body whose particles are all pinned has no density to measure.
+        Particles all = s.particles;
+        for (Index i = cloth.firstParticle; i < cloth.firstParticle + cloth.particleCount; ++i) {
+            all.inverseMasses[i] = 0;
+        }
+        QVERIFY(std::isnan(bodyDensity(all, cloth)));
+    }
 };
 
 QTEST_APPLESS_MAIN(TestScene)
