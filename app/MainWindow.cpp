@@ -118,8 +118,13 @@ MainWindow::MainWindow(bool persistSettings, QWidget* parent)
     // Shift+click pins or unpins it (undoable).
     connect(viewport_, &VtkViewport::hovered, this,
             [this](const QPointF& p) { showPickInfo(p, false); });
-    connect(viewport_, &VtkViewport::clicked, this,
-            [this](const QPointF& p) { showPickInfo(p, true); });
+    // A click also selects the body under the mouse in the Scene dock (and so in Properties).
+    connect(viewport_, &VtkViewport::clicked, this, [this](const QPointF& p) {
+        showPickInfo(p, true);
+        if (const auto v = vertexAt(p); v && sceneTree_->selectedBody() != int(v->body)) {
+            sceneTree_->selectBody(int(v->body));
+        }
+    });
     // Selection mode (Edit ▸ Select Vertices): click, Ctrl+click and box select vertices.
     connect(viewport_, &VtkViewport::selectionClicked, this, [this](const QPointF& p, bool add) {
         const auto v = vertexAt(p);
@@ -259,6 +264,20 @@ void MainWindow::createDocks() {
             if (!setBodyDensity(body, density, &error)) {
                 log_->append(Severity::Error, error);
                 properties_->showBody(scene_, body);
+            }
+        },
+        Qt::QueuedConnection);
+    connect(sceneTree_, &SceneTreePanel::selfCollisionSelected, this,
+            [this] { properties_->showSelfCollision(scene_); });
+    connect(sceneTree_, &SceneTreePanel::selfCollisionToggled, this,
+            [this](bool on) { setSelfCollision(on, scene_.solver.clothThickness); });
+    connect(
+        properties_, &PropertiesPanel::selfCollisionEdited, this,
+        [this](bool on, double thickness) {
+            QString error;
+            if (!setSelfCollision(on, thickness, &error)) {
+                log_->append(Severity::Error, error);
+                properties_->showSelfCollision(scene_);
             }
         },
         Qt::QueuedConnection);
@@ -1229,6 +1248,24 @@ private:
     int selectAfter_;
 };
 
+// Self-collision switched or its thickness changed.
+class SelfCollisionCommand : public QUndoCommand {
+public:
+    SelfCollisionCommand(MainWindow* window, const QString& text, std::pair<bool, Real> before,
+                         std::pair<bool, Real> after)
+        : window_(window)
+        , before_(before)
+        , after_(after) {
+        setText(text);
+    }
+    void redo() override { window_->applySelfCollision(after_.first, after_.second); }
+    void undo() override { window_->applySelfCollision(before_.first, before_.second); }
+
+private:
+    MainWindow* window_;
+    std::pair<bool, Real> before_, after_;
+};
+
 // A body's masses before and after a density edit.
 class MassesCommand : public QUndoCommand {
 public:
@@ -1335,6 +1372,35 @@ bool MainWindow::setCollider(int index, const Collider& collider, QString* error
     undoStack_->push(new CollidersCommand(this, describeColliderEdit(before, collider),
                                           scene_.colliders, after, index, index));
     return true;
+}
+
+bool MainWindow::setSelfCollision(bool on, Real thickness, QString* error) {
+    if (!(thickness > 0) || !std::isfinite(thickness)) {
+        if (error) {
+            *error = tr("The cloth thickness must be a number of metres > 0");
+        }
+        return false;
+    }
+    const SolverSettings& now = scene_.solver;
+    if (on == now.selfCollision && thickness == now.clothThickness) {
+        return true;
+    }
+    const QString text = on != now.selfCollision
+                             ? (on ? tr("Enable self-collision") : tr("Disable self-collision"))
+                             : tr("Set cloth thickness to %1 m").arg(thickness, 0, 'g', 6);
+    undoStack_->push(new SelfCollisionCommand(this, text, {now.selfCollision, now.clothThickness},
+                                              {on, thickness}));
+    return true;
+}
+
+void MainWindow::applySelfCollision(bool on, Real thickness) {
+    scene_.solver.selfCollision = on;
+    scene_.solver.clothThickness = thickness;
+    worker_->setSelfCollision(on, thickness);
+    sceneTree_->updateSelfCollision(scene_);
+    if (auto* item = sceneTree_->selfCollisionItem(); item != nullptr && item->isSelected()) {
+        properties_->showSelfCollision(scene_);
+    }
 }
 
 bool MainWindow::setBodyDensity(int body, Real density, QString* error) {

@@ -141,6 +141,9 @@ public:
     // A body's density (kg/m^3, tet bodies) or mass per area (kg/m^2, cloth): its masses lumped
     // again, pinned particles kept; undoable, applied to a running simulation.
     bool setBodyDensity(int body, Real density, QString* error = nullptr);
+    // Cloth self-collision on or off and its thickness (m): undoable, applied while running.
+    bool setSelfCollision(bool on, Real thickness, QString* error = nullptr);
+    void applySelfCollision(bool on, Real thickness);
     // Inverse masses of body `body`'s particles, in order, after an edit, undo or redo.
     void applyBodyMasses(int body, const std::vector<Real>& inverseMasses);
     bool addCollider(ColliderShape shape, QString* error = nullptr);

@@ -132,6 +132,16 @@ void SimulationWorker::setExactAngularMomentum(bool on) {
     wake_.notify_all();
 }
 
+void SimulationWorker::setSelfCollision(bool on, Real thickness) {
+    {
+        std::lock_guard lock(mutex_);
+        newSettings_.selfCollision = on;
+        newSettings_.clothThickness = thickness;
+        settingsChanged_ = true;
+    }
+    wake_.notify_all();
+}
+
 SolverSettings SimulationWorker::settings() const {
     std::lock_guard lock(mutex_);
     return newSettings_;

@@ -108,6 +108,8 @@ public:
     void setRigidSettings(const RigidSettings& rigid);
     // Distances along their start-of-substep edges (SHAKE), from the next step.
     void setExactAngularMomentum(bool on);
+    // Cloth self-collision and the thickness cloth keeps from itself, from the next step.
+    void setSelfCollision(bool on, Real thickness);
     SolverSettings settings() const;
     // The newest published state; never null after load().
     std::shared_ptr<const SimulationSnapshot> latest() const;

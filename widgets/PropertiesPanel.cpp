@@ -228,7 +228,43 @@ void PropertiesPanel::colliderItemChanged(QTableWidgetItem* changed) {
     emit colliderEdited(collider_, edited.value());
 }
 
+void PropertiesPanel::showSelfCollision(const Scene& scene) {
+    setRows({{tr("Self-collision"), tr("cloth against itself and other cloth")},
+             {tr("Enabled"), QString()},
+             {tr("Cloth thickness (m)"), QString::number(scene.solver.clothThickness, 'g', 10)}});
+    populating_ = true;
+    QTableWidgetItem* enabled = item(1, 1);
+    enabled->setFlags(Qt::ItemIsEnabled | Qt::ItemIsSelectable | Qt::ItemIsUserCheckable);
+    enabled->setCheckState(scene.solver.selfCollision ? Qt::Checked : Qt::Unchecked);
+    QTableWidgetItem* thickness = item(2, 1);
+    thickness->setFlags(thickness->flags() | Qt::ItemIsEditable);
+    thickness->setToolTip(tr("The distance cloth keeps from itself; double-click or F2 to edit"));
+    populating_ = false;
+    selfCollision_ = true;
+    selfCollisionOn_ = scene.solver.selfCollision;
+    thickness_ = scene.solver.clothThickness;
+}
+
 void PropertiesPanel::groupItemChanged(QTableWidgetItem* changed) {
+    if (!populating_ && selfCollision_ && changed->column() == 1) {
+        if (changed->row() == 1) {
+            emit selfCollisionEdited(changed->checkState() == Qt::Checked, thickness_);
+            return;
+        }
+        bool ok = false;
+        const QString typed = changed->text();
+        const double thickness = typed.trimmed().toDouble(&ok);
+        if (!ok || !(thickness > 0) || !std::isfinite(thickness)) {
+            populating_ = true;
+            changed->setText(QString::number(thickness_, 'g', 10));
+            populating_ = false;
+            emit editRejected(
+                tr("'%1' is not a thickness: type a number of metres > 0").arg(typed));
+            return;
+        }
+        emit selfCollisionEdited(selfCollisionOn_, thickness);
+        return;
+    }
     if (!populating_ && body_ >= 0 && changed->column() == 1) {
         bool ok = false;
         const QString typed = changed->text();
@@ -345,6 +381,7 @@ void PropertiesPanel::setRows(const QList<QPair<QString, QString>>& rows) {
     group_ = -1;
     collider_ = -1;
     body_ = -1;
+    selfCollision_ = false;
     setRowCount(int(rows.size()));
     for (int r = 0; r < rows.size(); ++r) {
         setItem(r, 0, new QTableWidgetItem(rows[r].first));

@@ -34,6 +34,9 @@ public:
     // whole new collider; a value that is not valid is refused (editRejected).
     void showCollider(const Scene& scene, int index);
     int shownCollider() const { return collider_; }
+    // Cloth self-collision: enabled (a check box) and the cloth thickness (m), editable; an
+    // edit emits selfCollisionEdited.
+    void showSelfCollision(const Scene& scene);
     // The value shown for a property name, or a null string.
     QString value(const QString& property) const;
     // The row of a property name, or -1.
@@ -45,6 +48,7 @@ signals:
     void groupEdited(int index, const pbd::ConstraintGroup& group);
     void colliderEdited(int index, const pbd::Collider& collider);
     void densityEdited(int body, double density);
+    void selfCollisionEdited(bool enabled, double thickness);
     void editRejected(const QString& message);
 
 private:
@@ -53,7 +57,10 @@ private:
     void colliderItemChanged(QTableWidgetItem* item);
     int group_ = -1;
     int collider_ = -1;
-    int body_ = -1;       // the body whose density row is shown
+    int body_ = -1;              // the body whose density row is shown
+    bool selfCollision_ = false; // the self-collision rows are shown
+    bool selfCollisionOn_ = false;
+    double thickness_ = 0;
     QString densityText_; // shown again when an edit is refused
     Collider shownCollider_;
     ConstraintGroup shown_;

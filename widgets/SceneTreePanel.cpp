@@ -5,14 +5,17 @@
 #include <QMenu>
 #include <QTreeWidgetItemIterator>
 
+#include <algorithm>
+
 namespace pbd {
 
 namespace {
 constexpr int kBodyRole = Qt::UserRole + 1;
-constexpr int kRigidRole = Qt::UserRole + 2;     // the rigid body an item shows
-constexpr int kGroupRole = Qt::UserRole + 3;     // the constraint group an item shows
-constexpr int kColliderRole = Qt::UserRole + 4;  // the collider an item shows
-constexpr int kCollidersRole = Qt::UserRole + 5; // the "colliders" item
+constexpr int kRigidRole = Qt::UserRole + 2;         // the rigid body an item shows
+constexpr int kGroupRole = Qt::UserRole + 3;         // the constraint group an item shows
+constexpr int kColliderRole = Qt::UserRole + 4;      // the collider an item shows
+constexpr int kCollidersRole = Qt::UserRole + 5;     // the "colliders" item
+constexpr int kSelfCollisionRole = Qt::UserRole + 6; // the "self-collision" item
 
 QString text(std::string_view s) {
     return QString::fromUtf8(s.data(), qsizetype(s.size()));
@@ -39,6 +42,10 @@ SceneTreePanel::SceneTreePanel(QWidget* parent)
             emit groupSelected(items.front()->data(0, kGroupRole).toInt());
             return;
         }
+        if (!items.isEmpty() && items.front()->data(0, kSelfCollisionRole).isValid()) {
+            emit selfCollisionSelected();
+            return;
+        }
         if (!items.isEmpty() && items.front()->data(0, kColliderRole).isValid()) {
             emit colliderSelected(items.front()->data(0, kColliderRole).toInt());
             return;
@@ -50,6 +57,10 @@ SceneTreePanel::SceneTreePanel(QWidget* parent)
         emit bodySelected(selectedBody());
     });
     connect(this, &QTreeWidget::itemChanged, this, [this](QTreeWidgetItem* item, int column) {
+        if (!populating_ && column == 0 && item->data(0, kSelfCollisionRole).isValid()) {
+            emit selfCollisionToggled(item->checkState(0) == Qt::Checked);
+            return;
+        }
         if (!populating_ && column == 0 && item->data(0, kGroupRole).isValid()) {
             emit groupEnabledToggled(item->data(0, kGroupRole).toInt(),
                                      item->checkState(0) == Qt::Checked);
@@ -107,12 +118,28 @@ void SceneTreePanel::setScene(const Scene& scene) {
     // The scene's own groups (the air's, or constraints between bodies), after the bodies so
     // those keep their child indices.
     QTreeWidgetItem* sceneGroups = nullptr;
+    auto sceneItem = [&] {
+        if (sceneGroups == nullptr) {
+            sceneGroups = new QTreeWidgetItem(root, {tr("constraints"), tr("of the scene")});
+            sceneGroups->setData(0, kBodyRole, -1);
+        }
+        return sceneGroups;
+    };
+    if (std::any_of(scene.bodies.begin(), scene.bodies.end(),
+                    [](const Body& b) { return b.kind == BodyKind::Cloth; })) {
+        // Cloth self-collision: a setting of the scene, shown and switched like a group.
+        auto* item = new QTreeWidgetItem(sceneItem());
+        item->setData(0, kBodyRole, -1);
+        item->setData(0, kSelfCollisionRole, true);
+        item->setText(0, tr("self-collision"));
+        item->setFlags(item->flags() | Qt::ItemIsUserCheckable);
+        describeSelfCollision(item, scene);
+        item->setToolTip(0, tr("Cloth against itself and other cloth: tick to enable; the "
+                               "thickness is edited in the Properties dock"));
+    }
     for (std::size_t g = 0; g < scene.constraintGroups.size(); ++g) {
         if (scene.constraintGroups[g].body < 0) {
-            if (sceneGroups == nullptr) {
-                sceneGroups = new QTreeWidgetItem(root, {tr("constraints"), tr("of the scene")});
-                sceneGroups->setData(0, kBodyRole, -1);
-            }
+            sceneItem();
             auto* child = new QTreeWidgetItem(sceneGroups);
             child->setData(0, kBodyRole, -1);
             describeGroup(child, scene, int(g));
@@ -259,6 +286,31 @@ QMenu* SceneTreePanel::contextMenuFor(QTreeWidgetItem* item) {
                 [this, body, type] { emit addGroupRequested(body, type); });
     }
     return menu;
+}
+
+void SceneTreePanel::describeSelfCollision(QTreeWidgetItem* item, const Scene& scene) {
+    const bool was = populating_;
+    populating_ = true;
+    item->setCheckState(0, scene.solver.selfCollision ? Qt::Checked : Qt::Unchecked);
+    item->setText(1, scene.solver.selfCollision
+                         ? tr("thickness %1 mm").arg(scene.solver.clothThickness * 1000, 0, 'g', 4)
+                         : tr("off"));
+    populating_ = was;
+}
+
+void SceneTreePanel::updateSelfCollision(const Scene& scene) {
+    if (QTreeWidgetItem* item = selfCollisionItem()) {
+        describeSelfCollision(item, scene);
+    }
+}
+
+QTreeWidgetItem* SceneTreePanel::selfCollisionItem() const {
+    for (QTreeWidgetItemIterator it(const_cast<SceneTreePanel*>(this)); *it; ++it) {
+        if ((*it)->data(0, kSelfCollisionRole).isValid()) {
+            return *it;
+        }
+    }
+    return nullptr;
 }
 
 QTreeWidgetItem* SceneTreePanel::colliderItem(int index) const {

@@ -35,6 +35,9 @@ public:
     QTreeWidgetItem* colliderItem(int index) const;
     int selectedCollider() const;
     void selectCollider(int index);
+    // The "self-collision" item (under the scene's constraints; scenes with cloth), or null.
+    QTreeWidgetItem* selfCollisionItem() const;
+    void updateSelfCollision(const Scene& scene);
     // The context menu for an item (null: none); what right-clicking it shows.
     QMenu* contextMenuFor(QTreeWidgetItem* item);
 
@@ -46,12 +49,15 @@ signals:
     void removeGroupRequested(int index);
     void rigidBodySelected(int index);
     void colliderSelected(int index);
+    void selfCollisionSelected();
+    void selfCollisionToggled(bool on);
     void addColliderRequested(pbd::ColliderShape shape);
     void removeColliderRequested(int index);
     void bodyVisibilityToggled(int body, bool visible);
 
 private:
     void describeGroup(QTreeWidgetItem* item, const Scene& scene, int index);
+    void describeSelfCollision(QTreeWidgetItem* item, const Scene& scene);
     bool populating_ = false;
     std::vector<std::vector<ConstraintType>> bodyGroupTypes_; // per body: what can be added
 };

@@ -140,7 +140,8 @@ private slots:
     void sampleSceneFillsTreeAndProperties() {
         auto w = shownWindow();
         QCOMPARE(w->scene().bodies.size(), std::size_t(2));
-        QCOMPARE(w->sceneTree()->topLevelItem(0)->childCount(), 3); // and "colliders"
+        // The two bodies, the scene's constraints (self-collision) and the colliders.
+        QCOMPARE(w->sceneTree()->topLevelItem(0)->childCount(), 4);
         QVERIFY(w->windowTitle().startsWith("sample"));
         w->sceneTree()->selectBody(0);
         QCOMPARE(w->properties()->value("Body"), QString("torus"));
@@ -764,7 +765,13 @@ private slots:
         QVERIFY(w->loadGeneratedScene("sample"));
         const Scene& s = w->scene();
         const std::vector<Real> before = s.particles.inverseMasses;
-        w->sceneTree()->selectBody(1);
+        // A click on the cloth in the view selects it in the Scene dock and Properties.
+        QPointF at;
+        QVERIFY(w->viewport()->project(
+            s.particles.positions[s.bodies[1].firstParticle + 40 * 20 + 20].data(), at));
+        QTest::mouseClick(w->viewport(), Qt::LeftButton, {}, at.toPoint());
+        QCOMPARE(w->sceneTree()->selectedBody(), 1);
+        QCOMPARE(w->properties()->value("Body"), QString("cloth"));
         PropertiesPanel* p = w->properties();
         const int row = p->rowOf("Mass per area (kg/m²)");
         QVERIFY(row >= 0);
@@ -783,6 +790,41 @@ private slots:
         }
         w->undoStack()->undo();
         QVERIFY(s.particles.inverseMasses == before);
+    }
+
+    void selfCollisionIsSwitchedInTheSceneDock() {
+        // The sample's "self-collision" item: ticking it enables cloth self-collision, its
+        // thickness is typed into the Properties dock (0 refused); both undoable and saved.
+        auto w = shownWindow();
+        QVERIFY(w->loadGeneratedScene("sample"));
+        QTreeWidgetItem* item = w->sceneTree()->selfCollisionItem();
+        QVERIFY(item != nullptr);
+        QCOMPARE(item->parent()->text(0), QString("constraints"));
+        QCOMPARE(item->checkState(0), Qt::Unchecked);
+        item->setCheckState(0, Qt::Checked);
+        QVERIFY(w->scene().solver.selfCollision);
+        QCOMPARE(w->undoStack()->text(w->undoStack()->index() - 1),
+                 QString("Enable self-collision"));
+        w->sceneTree()->setCurrentItem(w->sceneTree()->selfCollisionItem());
+        PropertiesPanel* p = w->properties();
+        QCOMPARE(p->value("Self-collision"), QString("cloth against itself and other cloth"));
+        p->item(p->rowOf("Cloth thickness (m)"), 1)->setText("0");
+        QVERIFY(w->log()->message(w->log()->messageCount() - 1).contains("'0' is not a thickness"));
+        p->item(p->rowOf("Cloth thickness (m)"), 1)->setText("0.01");
+        QTRY_COMPARE(w->scene().solver.clothThickness, 0.01);
+        QCOMPARE(w->undoStack()->text(w->undoStack()->index() - 1),
+                 QString("Set cloth thickness to 0.01 m"));
+        QTRY_VERIFY(w->sceneTree()->selfCollisionItem()->text(1).contains("10 mm"));
+        QVERIFY(w->simulateSteps(5)); // runs with it
+        const QString path = dir_.filePath("self-collision.json");
+        QVERIFY(w->saveProjectAs(path));
+        const Result<Scene> saved = loadProject(path.toStdString());
+        QVERIFY(saved->solver.selfCollision);
+        QCOMPARE(saved->solver.clothThickness, 0.01);
+        w->undoStack()->undo();
+        w->undoStack()->undo();
+        QVERIFY(!w->scene().solver.selfCollision);
+        QCOMPARE(w->sceneTree()->selfCollisionItem()->checkState(0), Qt::Unchecked);
     }
 
     void closingWithUnsavedEditsAsksAndAutosaveRecovers() {

@@ -59,10 +59,13 @@ private slots:
         QVERIFY(scene.ok());
         SceneTreePanel tree;
         tree.setScene(*scene);
-        // Two bodies, then the colliders (none yet: the item invites adding one).
-        QCOMPARE(tree.topLevelItem(0)->childCount(), 3);
-        QCOMPARE(tree.topLevelItem(0)->child(2)->text(0), QString("colliders"));
-        QVERIFY(tree.topLevelItem(0)->child(2)->text(1).startsWith("none"));
+        // Two bodies, the scene's constraints (cloth self-collision, off), then the colliders
+        // (none yet: the item invites adding one).
+        QCOMPARE(tree.topLevelItem(0)->childCount(), 4);
+        QCOMPARE(tree.topLevelItem(0)->child(2)->text(0), QString("constraints"));
+        QCOMPARE(tree.selfCollisionItem()->text(1), QString("off"));
+        QCOMPARE(tree.topLevelItem(0)->child(3)->text(0), QString("colliders"));
+        QVERIFY(tree.topLevelItem(0)->child(3)->text(1).startsWith("none"));
         QCOMPARE(tree.bodyItem(1)->text(0), QString("cloth"));
         QCOMPARE(tree.bodyItem(0)->child(2)->text(1), QString("3456"));
         QVERIFY(tree.bodyItem(1)->child(1)->text(1).contains("UVs"));
