@@ -128,23 +128,8 @@ json constraintsToJson(const ConstraintSet& c) {
     json planarArea = batchCommon(c.planarArea);
     planarArea["restValue"] = c.planarArea.restValue;
     j["planarArea"] = planarArea;
-    j["attachments"] = {{"particle", c.attachments.particle},
-                        {"target", flat(c.attachments.target)},
-                        {"targetVelocity", flat(c.attachments.targetVelocity)},
-                        {"compliance", c.attachments.compliance},
-                        {"group", c.attachments.group}};
-    json pressure = json::array();
-    for (const PressureConstraint& p : c.pressure) {
-        pressure.push_back({{"body", p.body},
-                            {"particles", p.particles},
-                            {"triangles", flat(p.localTriangles)},
-                            {"restVolume6", p.restVolume6},
-                            {"pressure", p.pressure},
-                            {"compliance", p.compliance},
-                            {"stiffness", p.stiffness},
-                            {"group", p.group}});
-    }
-    j["pressure"] = pressure;
+    j["attachments"] = attachmentsToJson(c.attachments, true);
+    j["pressure"] = pressureToJson(c.pressure, true);
     return j;
 }
 
@@ -199,49 +184,10 @@ ConstraintSet constraintsFromJson(const json& j, const std::string& where) {
         checkSize(c.volume.restValue, c.volume.size(), w + ".restValue");
     }
     if (j.contains("attachments")) {
-        const std::string w = where + ".attachments";
-        const json& a = j["attachments"];
-        const auto particle = get<std::vector<Index>>(a, "particle", w);
-        const auto target = toVecs(at(a, "target", w), w + ".target");
-        const auto velocity = toVecs(at(a, "targetVelocity", w), w + ".targetVelocity");
-        const auto compliance = get<std::vector<Real>>(a, "compliance", w);
-        if (target.size() != particle.size() || velocity.size() != particle.size() ||
-            compliance.size() != particle.size()) {
-            throw FormatError{w + ": arrays of different lengths"};
-        }
-        for (std::size_t i = 0; i < particle.size(); ++i) {
-            c.attachments.add(particle[i], target[i], compliance[i], velocity[i]);
-        }
-        if (a.contains("group")) {
-            c.attachments.group = get<std::vector<int>>(a, "group", w);
-            if (c.attachments.group.size() != particle.size()) {
-                throw FormatError{w + ".group: one group per attachment expected"};
-            }
-        }
+        c.attachments = attachmentsFromJson(j["attachments"], where + ".attachments");
     }
     if (j.contains("pressure")) {
-        for (std::size_t i = 0; i < j["pressure"].size(); ++i) {
-            const std::string w = where + ".pressure[" + std::to_string(i) + "]";
-            const json& p = j["pressure"][i];
-            PressureConstraint pc;
-            pc.body = get<std::string>(p, "body", w);
-            pc.particles = get<std::vector<Index>>(p, "particles", w);
-            pc.localTriangles = toElements<3>(at(p, "triangles", w), w + ".triangles");
-            for (const Triangle& t : pc.localTriangles) {
-                for (Index v : t) {
-                    if (v >= pc.particles.size()) {
-                        throw FormatError{w + ": a triangle refers to local vertex " +
-                                          std::to_string(v)};
-                    }
-                }
-            }
-            pc.restVolume6 = get<Real>(p, "restVolume6", w);
-            pc.pressure = get<Real>(p, "pressure", w);
-            pc.compliance = get<Real>(p, "compliance", w);
-            pc.stiffness = get<Real>(p, "stiffness", w);
-            pc.group = getOr<int>(p, "group", -1, w);
-            c.pressure.push_back(std::move(pc));
-        }
+        c.pressure = pressureFromJson(j["pressure"], where + ".pressure");
     }
     return c;
 }

@@ -297,6 +297,85 @@ SolverSettings solverFromJson(const json& j, const std::string& w) {
     return s;
 }
 
+json attachmentsToJson(const Attachments& a, bool groups) {
+    json j{{"particle", a.particle},
+           {"target", flat(a.target)},
+           {"targetVelocity", flat(a.targetVelocity)},
+           {"compliance", a.compliance}};
+    if (groups) {
+        j["group"] = a.group;
+    }
+    return j;
+}
+
+Attachments attachmentsFromJson(const json& a, const std::string& w) {
+    Attachments out;
+    const auto particle = get<std::vector<Index>>(a, "particle", w);
+    const auto target = toVecs(at(a, "target", w), w + ".target");
+    const auto velocity = toVecs(at(a, "targetVelocity", w), w + ".targetVelocity");
+    const auto compliance = get<std::vector<Real>>(a, "compliance", w);
+    if (target.size() != particle.size() || velocity.size() != particle.size() ||
+        compliance.size() != particle.size()) {
+        throw FormatError{w + ": particle, target, targetVelocity and compliance differ in length"};
+    }
+    for (std::size_t i = 0; i < particle.size(); ++i) {
+        out.add(particle[i], target[i], compliance[i], velocity[i]);
+    }
+    if (a.contains("group")) {
+        out.group = get<std::vector<int>>(a, "group", w);
+        if (out.group.size() != particle.size()) {
+            throw FormatError{w + ".group: one group per attachment expected"};
+        }
+    }
+    return out;
+}
+
+json pressureToJson(const std::vector<PressureConstraint>& pressure, bool groups) {
+    json out = json::array();
+    for (const PressureConstraint& p : pressure) {
+        json j{{"body", p.body},
+               {"particles", p.particles},
+               {"triangles", flat(p.localTriangles)},
+               {"restVolume6", p.restVolume6},
+               {"pressure", p.pressure},
+               {"compliance", p.compliance},
+               {"stiffness", p.stiffness}};
+        if (groups) {
+            j["group"] = p.group;
+        }
+        out.push_back(j);
+    }
+    return out;
+}
+
+std::vector<PressureConstraint> pressureFromJson(const json& j, const std::string& where) {
+    std::vector<PressureConstraint> out;
+    for (std::size_t i = 0; i < j.size(); ++i) {
+        const std::string w = where + "[" + std::to_string(i) + "]";
+        const json& p = j[i];
+        PressureConstraint pc;
+        pc.body = getOr<std::string>(p, "body", "", w);
+        pc.particles = get<std::vector<Index>>(p, "particles", w);
+        pc.localTriangles = toElements<3>(at(p, "triangles", w), w + ".triangles");
+        for (const Triangle& t : pc.localTriangles) {
+            for (Index v : t) {
+                if (v >= pc.particles.size()) {
+                    throw FormatError{w + ": a triangle refers to local vertex " +
+                                      std::to_string(v) + " of " +
+                                      std::to_string(pc.particles.size())};
+                }
+            }
+        }
+        pc.restVolume6 = get<Real>(p, "restVolume6", w);
+        pc.pressure = get<Real>(p, "pressure", w);
+        pc.compliance = get<Real>(p, "compliance", w);
+        pc.stiffness = get<Real>(p, "stiffness", w);
+        pc.group = getOr<int>(p, "group", -1, w);
+        out.push_back(std::move(pc));
+    }
+    return out;
+}
+
 void rigidToJson(const Scene& scene, json& j) {
     if (!scene.rigidBodies.empty()) {
         json rigid = json::array();

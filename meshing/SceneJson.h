@@ -175,6 +175,12 @@ json rigidJointToJson(const RigidJoint& r);
 RigidJoint rigidJointFromJson(const json& j, const std::string& w);
 json rigidSettingsToJson(const RigidSettings& r);
 RigidSettings rigidSettingsFromJson(const json& j, const std::string& w);
+// Attachments and pressure constraints, with each one's constraint group or without (the
+// cooked asset has no groups; a group array read back must match the constraints).
+json attachmentsToJson(const Attachments& a, bool groups);
+Attachments attachmentsFromJson(const json& j, const std::string& w);
+json pressureToJson(const std::vector<PressureConstraint>& pressure, bool groups);
+std::vector<PressureConstraint> pressureFromJson(const json& j, const std::string& w);
 // The rigid bodies, joints and particle-to-body attachments of a scene, as the keys
 // "rigidBodies", "rigidJoints" and "rigidAttachments" of `j` (none when there are no bodies).
 void rigidToJson(const Scene& scene, json& j);
