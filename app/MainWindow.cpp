@@ -458,6 +458,11 @@ void MainWindow::createActions() {
             a->setEnabled(a->isEnabled() && !selection_.empty());
         }
     });
+    QAction* addAir = edit->addAction(tr("Tessellate the &Air"));
+    addAir->setObjectName(QStringLiteral("actionAddAir"));
+    addAir->setToolTip(tr("The air between and around the bodies as tets (Air Meshes), with the "
+                          "Prepare dialog's air options"));
+    connect(addAir, &QAction::triggered, this, [this] { addAirMesh(); });
     QAction* preferencesAction = new QAction(tr("&Preferences…"), this);
     preferencesAction->setObjectName(QStringLiteral("actionPreferences"));
     preferencesAction->setShortcut(QKeySequence(Qt::CTRL | Qt::Key_Comma));
@@ -1248,6 +1253,24 @@ private:
     int selectAfter_;
 };
 
+// An edit that changes the scene's particles (the air tessellated): the authored scene before
+// and after.
+class SceneCommand : public QUndoCommand {
+public:
+    SceneCommand(MainWindow* window, const QString& text, Scene before, Scene after)
+        : window_(window)
+        , before_(std::move(before))
+        , after_(std::move(after)) {
+        setText(text);
+    }
+    void redo() override { window_->showScene(after_, true); }
+    void undo() override { window_->showScene(before_, true); }
+
+private:
+    MainWindow* window_;
+    Scene before_, after_;
+};
+
 // Self-collision switched or its thickness changed.
 class SelfCollisionCommand : public QUndoCommand {
 public:
@@ -1371,6 +1394,42 @@ bool MainWindow::setCollider(int index, const Collider& collider, QString* error
     after[std::size_t(index)] = collider;
     undoStack_->push(new CollidersCommand(this, describeColliderEdit(before, collider),
                                           scene_.colliders, after, index, index));
+    return true;
+}
+
+bool MainWindow::addAirMesh(QString* error) {
+    auto fail = [&](const QString& message) {
+        reportError(message);
+        if (error) {
+            *error = message;
+        }
+        return false;
+    };
+    if (!scene_.air.empty()) {
+        return fail(tr("The scene has an air mesh already"));
+    }
+    if (preparing_) {
+        return fail(tr("Another file is being prepared"));
+    }
+    const Scene before = authoredScene();
+    Scene after = before;
+    Result<AirReport> air = Error{"not run"};
+    preparing_ = true;
+    runWithProgress(tr("Tessellate the Air"), tr("Tessellating the air"),
+                    [&](const ProgressCallback& progress) {
+                        air = tessellateAir(after, prepareOptions_.airOptions, progress);
+                    });
+    preparing_ = false;
+    if (!air) {
+        return fail(
+            tr("cannot tessellate the air of '%1': %2")
+                .arg(QString::fromStdString(scene_.name), QString::fromStdString(air.error())));
+    }
+    undoStack_->push(new SceneCommand(
+        this, tr("Tessellate the air (%1 tets)").arg(after.air.size()), before, after));
+    log_->append(Severity::Info, tr("Tessellated the air: %1 air tets, %2 new particles")
+                                     .arg(after.air.size())
+                                     .arg(after.air.particleCount));
     return true;
 }
 
@@ -2152,17 +2211,20 @@ bool MainWindow::simulateSteps(int steps, QString* error) {
     return true;
 }
 
-void MainWindow::showScene(Scene scene) {
+void MainWindow::showScene(Scene scene, bool keepHistory) {
     findChild<QAction*>(QStringLiteral("actionPlay"))->setChecked(false);
+    const bool wasPlanar = !scene_.air.triangles.empty();
     scene_ = std::move(scene);
     selection_.clear(); // particles of the previous scene
     restParticles_ = scene_.particles;
     restAir_ = scene_.air;
     restRigid_ = scene_.rigidBodies;
     shownRigidContacts_.clear();
-    projectPath_.clear();
-    settingsDirty_ = false;
-    undoStack_->clear(); // edits of the previous scene cannot apply to this one
+    if (!keepHistory) {
+        projectPath_.clear();
+        settingsDirty_ = false;
+        undoStack_->clear(); // edits of the previous scene cannot apply to this one
+    }
     updateModified();
     actors_->setScene(scene_);
     rigidActors_->setScene(scene_);
@@ -2174,7 +2236,9 @@ void MainWindow::showScene(Scene scene) {
     actors_->setWireframe(findChild<QAction*>(QStringLiteral("actionWireframe"))->isChecked());
     sceneTree_->setScene(scene_);
     properties_->showScene(scene_);
-    viewport_->setPlanar(!scene_.air.triangles.empty()); // resets the camera
+    if (!keepHistory || wasPlanar != !scene_.air.triangles.empty()) {
+        viewport_->setPlanar(!scene_.air.triangles.empty()); // resets the camera
+    }
     setWindowTitle(QStringLiteral("%1[*] — PBD Lab").arg(QString::fromStdString(scene_.name)));
     for (const std::string& problem : validateScene(scene_)) {
         log_->append(Severity::Warning, QString::fromStdString(problem));
@@ -2254,17 +2318,26 @@ bool MainWindow::loadGeneratedScene(const QString& name, QString* error) {
 }
 
 PrepareResult MainWindow::runPrepare(const QString& path, const PrepareOptions& options) {
-    // The pipeline runs on its own thread; this one keeps drawing and takes Cancel. TetGen runs
-    // in a child process, so even a TetGen crash only ends up as a message here.
+    // TetGen runs in a child process, so even a TetGen crash only ends up as a message here.
+    PrepareResult result;
+    const std::filesystem::path file = QDir::toNativeSeparators(path).toStdString();
+    runWithProgress(tr("Prepare Mesh"), tr("Preparing %1").arg(QFileInfo(path).fileName()),
+                    [&](const ProgressCallback& progress) {
+                        result = prepareFiles({file}, options, progress);
+                    });
+    return result;
+}
+
+void MainWindow::runWithProgress(const QString& title, const QString& label,
+                                 const std::function<void(const ProgressCallback&)>& work) {
+    // The work runs on its own thread; this one keeps drawing and takes Cancel.
     std::atomic<double> fraction{0.0};
     std::atomic<bool> cancel{false};
     std::atomic<bool> finished{false};
     std::mutex stageMutex;
-    std::string stage = "importing";
-    PrepareResult result;
-    const std::filesystem::path file = QDir::toNativeSeparators(path).toStdString();
+    std::string stage = "starting";
     std::thread worker([&] {
-        result = prepareFiles({file}, options, [&](double f, const std::string& s) {
+        work([&](double f, const std::string& s) {
             if (f >= 0) {
                 fraction = f;
                 std::lock_guard<std::mutex> lock(stageMutex);
@@ -2274,10 +2347,9 @@ PrepareResult MainWindow::runPrepare(const QString& path, const PrepareOptions& 
         });
         finished = true;
     });
-    QProgressDialog progress(tr("Preparing %1…").arg(QFileInfo(path).fileName()), tr("Cancel"), 0,
-                             1000, this);
+    QProgressDialog progress(label + QStringLiteral("…"), tr("Cancel"), 0, 1000, this);
     progress.setObjectName(QStringLiteral("prepareProgress"));
-    progress.setWindowTitle(tr("Prepare Mesh"));
+    progress.setWindowTitle(title);
     progress.setWindowModality(Qt::WindowModal);
     progress.setMinimumDuration(400);
     progress.setAutoReset(false);
@@ -2293,8 +2365,7 @@ PrepareResult MainWindow::runPrepare(const QString& path, const PrepareOptions& 
         {
             std::lock_guard<std::mutex> lock(stageMutex);
             progress.setLabelText(
-                tr("Preparing %1: %2")
-                    .arg(QFileInfo(path).fileName(), QString::fromStdString(stage)));
+                QStringLiteral("%1: %2").arg(label, QString::fromStdString(stage)));
         }
         progress.setValue(int(fraction * 1000));
         if (progress.wasCanceled()) {
@@ -2305,7 +2376,6 @@ PrepareResult MainWindow::runPrepare(const QString& path, const PrepareOptions& 
     loop.exec();
     worker.join();
     progress.close();
-    return result;
 }
 
 bool MainWindow::openFile(const QString& path, QString* error) {

@@ -14,6 +14,7 @@
 #include <QStringList>
 #include <QTimer>
 
+#include <functional>
 #include <map>
 #include <memory>
 #include <optional>
@@ -141,6 +142,10 @@ public:
     // A body's density (kg/m^3, tet bodies) or mass per area (kg/m^2, cloth): its masses lumped
     // again, pinned particles kept; undoable, applied to a running simulation.
     bool setBodyDensity(int body, Real density, QString* error = nullptr);
+    // Edit ▸ Tessellate the Air: the air mesh between and around the bodies (TetGen, in a child
+    // process, with progress and Cancel; the Prepare dialog's air options), undoable. Refused
+    // when the scene has air already.
+    bool addAirMesh(QString* error = nullptr);
     // Cloth self-collision on or off and its thickness (m): undoable, applied while running.
     bool setSelfCollision(bool on, Real thickness, QString* error = nullptr);
     void applySelfCollision(bool on, Real thickness);
@@ -180,7 +185,10 @@ private:
     void createActions();
     void createDocks();
     void restoreSettings();
-    void showScene(Scene scene);
+    // Shows a scene: a new one (the undo history cleared, no project file), or with
+    // `keepHistory`, the same document changed by an undoable edit (SceneCommand).
+    void showScene(Scene scene, bool keepHistory = false);
+    friend class SceneCommand;
     void addRecentFile(const QString& path);
     void rebuildRecentMenu();
     void openWithDialog();
@@ -194,6 +202,10 @@ private:
     QTimer* autosaveTimer_ = nullptr;
     void exportWithDialog();
     PrepareResult runPrepare(const QString& path, const PrepareOptions& options);
+    // Runs `work` on its own thread with a progress dialog (title, label: stage) and Cancel;
+    // `work` gets the progress callback, which returns false once Cancel was pressed.
+    void runWithProgress(const QString& title, const QString& label,
+                         const std::function<void(const ProgressCallback&)>& work);
     void screenshotWithDialog();
     void showAbout();
     void reportError(const QString& message);

@@ -145,6 +145,18 @@ void SceneTreePanel::setScene(const Scene& scene) {
             describeGroup(child, scene, int(g));
         }
     }
+    if (!scene.air.empty()) {
+        // The air mesh (View ▸ Air Mesh shows it; its settings are in the Simulation dock).
+        auto* air = new QTreeWidgetItem(
+            root, {tr("air mesh"), scene.air.tets.empty()
+                                       ? tr("%1 triangles").arg(scene.air.triangles.size())
+                                       : tr("%1 tets, %2 own particles")
+                                             .arg(scene.air.tets.size())
+                                             .arg(scene.air.particleCount)});
+        air->setData(0, kBodyRole, -1);
+        air->setToolTip(0, tr("The air between the bodies (Air Meshes): View ▸ Air Mesh draws it, "
+                              "the Simulation dock's Air mesh group sets it up"));
+    }
     // The colliders (listed even when there are none, so one can be added from the menu).
     auto* colliders = new QTreeWidgetItem(
         root, {tr("colliders"), scene.colliders.empty() ? tr("none (right-click to add)")
