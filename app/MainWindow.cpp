@@ -407,6 +407,20 @@ void MainWindow::createActions() {
         a->setObjectName(QStringLiteral("actionAddCollider_") + qtext(toString(shape)));
         connect(a, &QAction::triggered, this, [this, shape] { addCollider(shape); });
     }
+    QAction* meshCollider = addColliderMenu->addAction(tr("Mesh from File…"));
+    meshCollider->setObjectName(QStringLiteral("actionAddCollider_mesh"));
+    connect(meshCollider, &QAction::triggered, this, [this] {
+        QStringList patterns;
+        for (const std::string& ext : supportedMeshExtensions()) {
+            patterns << QStringLiteral("*") + QString::fromStdString(ext);
+        }
+        const QString path =
+            QFileDialog::getOpenFileName(this, tr("Mesh Collider"), lastDirectory_,
+                                         tr("Meshes (%1)").arg(patterns.join(QLatin1Char(' '))));
+        if (!path.isEmpty()) {
+            addMeshCollider(path);
+        }
+    });
     edit->addSeparator();
     QAction* selectVertices = edit->addAction(tr("&Select Vertices"));
     selectVertices->setObjectName(QStringLiteral("actionSelectVertices"));
@@ -1540,6 +1554,29 @@ bool MainWindow::addCollider(ColliderShape shape, QString* error) {
         tr("Add collider %1 at %2")
             .arg(QString::fromStdString(c.name), vectorText(colliderPosition(c))),
         scene_.colliders, after, int(after.size()) - 1, -1));
+    return true;
+}
+
+bool MainWindow::addMeshCollider(const QString& path, QString* error) {
+    ImportOptions options;
+    options.scale = preferences_.unitScale();
+    Result<Collider> c =
+        meshColliderFromFile(QDir::toNativeSeparators(path).toStdString(), options);
+    if (!c) {
+        const QString message = QString::fromStdString(c.error());
+        reportError(message);
+        if (error) {
+            *error = message;
+        }
+        return false;
+    }
+    std::vector<Collider> after = scene_.colliders;
+    after.push_back(std::move(c).value());
+    undoStack_->push(new CollidersCommand(this,
+                                          tr("Add mesh collider %1 (%2 triangles)")
+                                              .arg(QString::fromStdString(after.back().name))
+                                              .arg(after.back().triangles.size()),
+                                          scene_.colliders, after, int(after.size()) - 1, -1));
     return true;
 }
 

@@ -152,6 +152,9 @@ public:
     // Inverse masses of body `body`'s particles, in order, after an edit, undo or redo.
     void applyBodyMasses(int body, const std::vector<Real>& inverseMasses);
     bool addCollider(ColliderShape shape, QString* error = nullptr);
+    // A mesh collider from a file (Edit ▸ Add Collider ▸ Mesh from File…), in the preferred
+    // mesh units; refused, saying why, when the surface is not closed.
+    bool addMeshCollider(const QString& path, QString* error = nullptr);
     bool removeCollider(int index, QString* error = nullptr);
     // The colliders as they are after an edit, undo or redo; `select` is shown (-1: none).
     void applyColliders(const std::vector<Collider>& colliders, int select);

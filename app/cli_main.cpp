@@ -97,7 +97,8 @@ Commands:
                                    under the bodies, then edited: KEY is name, position,
                                    normal, radius, half_extents, rotation (degrees), a, b,
                                    friction, restitution; vectors as 'x y z'; e.g.
-                                   --collider 'sphere:position=0 0.5 0,radius=0.3'.
+                                   --collider 'sphere:position=0 0.5 0,radius=0.3';
+                                   or mesh:file=PATH[,KEY=VALUE...], a closed mesh.
   bench SCENE|PROJECT|ASSET [--steps N] [--threads T] [--air-optimization K] [--air-threshold Q]
         [--air-distance D] [--air-friction MU] [--rigid-iterations N] [--warm-start on|off]
         [--sleeping on|off] [--stabilisation off|shock-propagation|weight-amplification]
@@ -574,7 +575,18 @@ bool applyGroupEdits(const RunOptions& o, pbd::Scene& scene) {
         }
     }
     for (const std::string& spec : o.colliders) {
-        pbd::Result<pbd::Collider> c = pbd::colliderFromSpec(spec, scene.bounds());
+        pbd::Result<pbd::Collider> c = pbd::Error{""};
+        if (spec.starts_with("mesh:file=")) {
+            // mesh:file=PATH[,KEY=VALUE...]: a closed surface from a mesh file, then edits.
+            const std::size_t comma = spec.find(',');
+            const std::string file = spec.substr(10, comma - std::min(comma, std::size_t(10)));
+            c = pbd::meshColliderFromFile(file);
+            if (c && comma != std::string::npos) {
+                c = pbd::editCollider(std::move(c).value(), spec.substr(comma + 1));
+            }
+        } else {
+            c = pbd::colliderFromSpec(spec, scene.bounds());
+        }
         if (!c) {
             std::fprintf(stderr, "pbdlab-cli: --collider %s: %s\n", spec.c_str(),
                          c.error().c_str());

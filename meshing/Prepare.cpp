@@ -434,4 +434,37 @@ PrepareResult prepareFiles(const std::vector<std::filesystem::path>& files,
     return prepared;
 }
 
+Result<Collider> meshColliderFromFile(const std::filesystem::path& path,
+                                      const ImportOptions& options) {
+    Result<ImportedMesh> imported = importMesh(path, options);
+    if (!imported) {
+        return Error{imported.error()};
+    }
+    Scene& scene = imported->scene;
+    repairSurfaces(scene);
+    const SurfaceReport report = checkSurfaces(scene);
+    std::string file = "'";
+    file += path.string();
+    file += "'";
+    for (const BodySurfaceReport& b : report.bodies) {
+        if (!b.outward()) {
+            return Error{file + ": '" + b.body + "' is not a closed surface (" +
+                         std::to_string(b.boundaryEdges) + " border edges, " +
+                         std::to_string(b.nonManifoldEdges) +
+                         " non-manifold edges): a mesh collider needs one, to tell inside from "
+                         "outside"};
+        }
+    }
+    std::vector<Triangle> triangles;
+    for (const Body& b : scene.bodies) {
+        triangles.insert(triangles.end(), b.triangles.begin(), b.triangles.end());
+    }
+    if (triangles.empty()) {
+        return Error{file + " has no triangles"};
+    }
+    Collider c = Collider::mesh(scene.particles.positions, std::move(triangles));
+    c.name = path.stem().string();
+    return c;
+}
+
 } // namespace pbd

@@ -75,4 +75,10 @@ PrepareResult prepareFiles(const std::vector<std::filesystem::path>& files,
 PrepareResult prepareScene(const Scene& input, const PrepareOptions& options,
                            const ProgressCallback& progress = {});
 
+// A mesh collider from a file: every surface in it imported (scaled to metres), repaired and
+// merged into one collider named after the file. Refused, naming the body, when a surface is
+// not closed and outward (a mesh collider tells inside from outside).
+Result<Collider> meshColliderFromFile(const std::filesystem::path& path,
+                                      const ImportOptions& options = {});
+
 } // namespace pbd

@@ -233,6 +233,33 @@ private slots:
         QVERIFY2(r.err.contains("particles: missing 'positions'"), qPrintable(r.err));
     }
 
+    void cliCollidersAreAddedBySpec() {
+        // --collider adds a sphere and a mesh from a file (moved by an edit); simulate lists
+        // them; bad specs exit 1 naming the problem.
+        QFile crate(dir_.filePath("crate.obj"));
+        QVERIFY(crate.open(QIODevice::WriteOnly));
+        crate.write("o crate\nv 0 0 0\nv 1 0 0\nv 1 1 0\nv 0 1 0\nv 0 0 1\nv 1 0 1\nv 1 1 1\n"
+                    "v 0 1 1\nf 1 3 2\nf 1 4 3\nf 5 6 7\nf 5 7 8\nf 1 2 6\nf 1 6 5\nf 2 3 7\n"
+                    "f 2 7 6\nf 3 4 8\nf 3 8 7\nf 4 1 5\nf 4 5 8\n");
+        crate.close();
+        Run r = run(cli_, {"simulate", "cloth", "--steps", "5", "--collider",
+                           "sphere:position=0 1 0,radius=0.25", "--collider",
+                           "mesh:file=" + crate.fileName() + ",position=3 0 0"});
+        QVERIFY2(r.exitCode == 0, qPrintable(r.err));
+        const nlohmann::json j = nlohmann::json::parse(r.out.toStdString());
+        QCOMPARE(j["colliders"].size(), std::size_t(2));
+        QCOMPARE(j["colliders"][0]["radius"].get<double>(), 0.25);
+        QCOMPARE(j["colliders"][1]["shape"].get<std::string>(), std::string("mesh"));
+        QCOMPARE(j["colliders"][1]["position"][0].get<double>(), 3.0);
+        r = run(cli_, {"simulate", "cloth", "--collider", "sphere:radius=-1"});
+        QCOMPARE(r.exitCode, 1);
+        QVERIFY(r.err.contains("the radius must be positive"));
+        r = run(cli_, {"simulate", "cloth", "--collider", "cone"});
+        QCOMPARE(r.exitCode, 1);
+        QVERIFY(r.err.contains("unknown collider shape 'cone'"));
+        QCOMPARE(run(cli_, {"simulate", "cloth", "--collider"}).exitCode, 2);
+    }
+
     void cliGroupsAreListedAndEdited() {
         Run r = run(cli_, {"info", "cloth-sbd", "--json"});
         QCOMPARE(r.exitCode, 0);

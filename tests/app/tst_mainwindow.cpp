@@ -541,6 +541,30 @@ private slots:
         delete menu;
         QCOMPARE(w->scene().colliders.size(), std::size_t(1));
         QVERIFY(w->scene().colliders[0].shape == ColliderShape::Box);
+
+        // A mesh collider from a file: a closed cube is taken (and moved like the others), an
+        // open quad refused with the reason.
+        const QString cube = dir_.filePath("crate.obj");
+        {
+            QFile f(cube);
+            QVERIFY(f.open(QIODevice::WriteOnly));
+            f.write("o crate\nv 0 0 0\nv 1 0 0\nv 1 1 0\nv 0 1 0\nv 0 0 1\nv 1 0 1\nv 1 1 1\n"
+                    "v 0 1 1\nf 1 3 2\nf 1 4 3\nf 5 6 7\nf 5 7 8\nf 1 2 6\nf 1 6 5\n"
+                    "f 2 3 7\nf 2 7 6\nf 3 4 8\nf 3 8 7\nf 4 1 5\nf 4 5 8\n");
+        }
+        QVERIFY(w->addMeshCollider(cube));
+        const Collider& crate = w->scene().colliders.back();
+        QVERIFY(crate.shape == ColliderShape::Mesh);
+        QCOMPARE(crate.name, std::string("crate"));
+        QCOMPARE(crate.triangles.size(), std::size_t(12));
+        QVERIFY(closestSurfacePoint(crate, Vec3(0.5, 0.5, 0.5)).distance < 0); // inside
+        QCOMPARE(w->properties()->value("Triangles"), QString("12"));
+        p = w->properties();
+        p->item(p->rowOf("Position (m)"), 1)->setText("2 0 0");
+        QTRY_VERIFY((colliderPosition(w->scene().colliders.back()) - Vec3(2, 0, 0)).norm() < 1e-12);
+        QString error;
+        QVERIFY(!w->addMeshCollider(writeObj("open.obj"), &error));
+        QVERIFY2(error.contains("is not a closed surface"), qPrintable(error));
     }
 
     void verticesAreSelectedAndAttached() {
