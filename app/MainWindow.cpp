@@ -218,10 +218,18 @@ void MainWindow::createDocks() {
     resizeDocks({sceneDock, propertiesDock}, {260, 340}, Qt::Vertical);
     resizeDocks({logDock}, {140}, Qt::Vertical);
 
-    connect(sceneTree_, &SceneTreePanel::bodySelected, this,
-            [this](int body) { properties_->showBody(scene_, body); });
-    connect(sceneTree_, &SceneTreePanel::groupSelected, this,
-            [this](int index) { properties_->showGroup(scene_, index); });
+    connect(sceneTree_, &SceneTreePanel::bodySelected, this, [this](int body) {
+        properties_->showBody(scene_, body);
+        actors_->setHighlightedBody(body); // the selection shows in the view too
+        viewport_->update();
+    });
+    connect(sceneTree_, &SceneTreePanel::groupSelected, this, [this](int index) {
+        properties_->showGroup(scene_, index);
+        if (index >= 0 && std::size_t(index) < scene_.constraintGroups.size()) {
+            actors_->setHighlightedBody(scene_.constraintGroups[std::size_t(index)].body);
+            viewport_->update();
+        }
+    });
     connect(sceneTree_, &SceneTreePanel::groupEnabledToggled, this, [this](int index, bool on) {
         if (index >= 0 && std::size_t(index) < scene_.constraintGroups.size()) {
             ConstraintGroup g = scene_.constraintGroups[std::size_t(index)];
@@ -252,6 +260,7 @@ void MainWindow::createDocks() {
             [this](int index) { properties_->showRigidBody(scene_, index); });
     connect(sceneTree_, &SceneTreePanel::colliderSelected, this, [this](int index) {
         properties_->showCollider(scene_, index);
+        actors_->setHighlightedBody(-1);
         if (actors_->selectedCollider() != index) {
             actors_->setColliders(scene_, index);
             viewport_->update();

@@ -190,6 +190,7 @@ void SceneActors::clear() {
     }
     colliders_.clear();
     selectedCollider_ = -1;
+    highlighted_ = -1;
     if (airActor_) {
         renderer_->RemoveActor(airActor_);
         airActor_ = nullptr;
@@ -653,8 +654,22 @@ void SceneActors::updateAir(const Scene& scene) {
     writeAirScalars();
 }
 
+void SceneActors::setHighlightedBody(long body) {
+    highlighted_ = body;
+    for (std::size_t i = 0; i < bodies_.size(); ++i) {
+        applyRepresentation(bodies_[i].actor);
+    }
+}
+
 void SceneActors::applyRepresentation(vtkActor* actor) const {
     vtkProperty* p = actor->GetProperty();
+    const long body = bodyOf(actor);
+    const bool highlighted = body >= 0 && body == highlighted_ && !wireframe_;
+    p->SetEdgeVisibility(highlighted);
+    if (highlighted) {
+        p->SetEdgeColor(1.0, 0.72, 0.2); // amber, like a selected collider
+        p->SetLineWidth(1.0);
+    }
     if (wireframe_) {
         p->SetRepresentationToWireframe();
         p->LightingOff();

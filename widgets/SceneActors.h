@@ -64,6 +64,10 @@ public:
     vtkScalarBarActor* scalarBar() const { return scalarBar_; }
     vtkLookupTable* lookupTable() const { return lookupTable_; }
 
+    // The body selected in the Scene dock, drawn with amber edges (-1: none).
+    void setHighlightedBody(long body);
+    long highlightedBody() const { return highlighted_; }
+
     // The body an actor draws, or -1 for any other actor (colliders, markers, air).
     long bodyOf(const vtkActor* actor) const;
 
@@ -173,6 +177,7 @@ private:
     std::vector<BodyActor> bodies_;
     std::vector<vtkSmartPointer<vtkActor>> colliders_;
     int selectedCollider_ = -1;
+    long highlighted_ = -1;
     bool wireframe_ = false;
     bool fieldShown_ = false;
     vtkSmartPointer<vtkLookupTable> lookupTable_;

@@ -797,6 +797,13 @@ private slots:
         QTest::mouseClick(w->viewport(), Qt::LeftButton, {}, at.toPoint());
         QCOMPARE(w->sceneTree()->selectedBody(), 1);
         QCOMPARE(w->properties()->value("Body"), QString("cloth"));
+        // ... and the Scene dock's selection shows in the view: the cloth's edges amber.
+        QCOMPARE(w->sceneActors()->highlightedBody(), 1L);
+        QVERIFY(w->sceneActors()->actor(1)->GetProperty()->GetEdgeVisibility());
+        QVERIFY(!w->sceneActors()->actor(0)->GetProperty()->GetEdgeVisibility());
+        w->sceneTree()->selectBody(0);
+        QVERIFY(w->sceneActors()->actor(0)->GetProperty()->GetEdgeVisibility());
+        w->sceneTree()->selectBody(1);
         PropertiesPanel* p = w->properties();
         const int row = p->rowOf("Mass per area (kg/m²)");
         QVERIFY(row >= 0);
