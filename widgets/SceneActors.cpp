@@ -667,7 +667,7 @@ void SceneActors::applyRepresentation(vtkActor* actor) const {
     const bool highlighted = body >= 0 && body == highlighted_ && !wireframe_;
     p->SetEdgeVisibility(highlighted);
     if (highlighted) {
-        p->SetEdgeColor(1.0, 0.72, 0.2); // amber, like a selected collider
+        p->SetEdgeColor(0.95, 0.3, 0.95); // magenta, as ParaView shows a selection
         p->SetLineWidth(1.0);
     }
     if (wireframe_) {

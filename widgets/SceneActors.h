@@ -64,7 +64,7 @@ public:
     vtkScalarBarActor* scalarBar() const { return scalarBar_; }
     vtkLookupTable* lookupTable() const { return lookupTable_; }
 
-    // The body selected in the Scene dock, drawn with amber edges (-1: none).
+    // The body selected in the Scene dock, drawn with magenta edges (-1: none).
     void setHighlightedBody(long body);
     long highlightedBody() const { return highlighted_; }
 
