@@ -797,7 +797,7 @@ private slots:
         QTest::mouseClick(w->viewport(), Qt::LeftButton, {}, at.toPoint());
         QCOMPARE(w->sceneTree()->selectedBody(), 1);
         QCOMPARE(w->properties()->value("Body"), QString("cloth"));
-        // ... and the Scene dock's selection shows in the view: the cloth's edges amber.
+        // ... and the Scene dock's selection shows in the view: the cloth's edges magenta.
         QCOMPARE(w->sceneActors()->highlightedBody(), 1L);
         QVERIFY(w->sceneActors()->actor(1)->GetProperty()->GetEdgeVisibility());
         QVERIFY(!w->sceneActors()->actor(0)->GetProperty()->GetEdgeVisibility());
