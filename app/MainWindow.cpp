@@ -916,11 +916,11 @@ QWidget* MainWindow::createSimulationPanel() {
     rigidForm->addRow(rigidAggressiveSleep_);
     rigidSettings_->setEnabled(false);
     form->addRow(rigidSettings_);
-    connect(rigidIterations_, &QSpinBox::valueChanged, this, &MainWindow::applyRigidSettings);
+    connect(rigidIterations_, &QSpinBox::valueChanged, this, &MainWindow::solverSettingsEdited);
     connect(rigidStabilisation_, &QComboBox::currentIndexChanged, this,
-            &MainWindow::applyRigidSettings);
+            &MainWindow::solverSettingsEdited);
     for (QCheckBox* box : {rigidWarmStart_, rigidSleeping_, rigidAggressiveSleep_}) {
-        connect(box, &QCheckBox::toggled, this, &MainWindow::applyRigidSettings);
+        connect(box, &QCheckBox::toggled, this, &MainWindow::solverSettingsEdited);
     }
     // The air (Air Meshes §4): how often it is re-meshed and how bodies meet across it.
     airSettings_ = new QGroupBox(tr("Air mesh"), panel);
@@ -966,9 +966,9 @@ QWidget* MainWindow::createSimulationPanel() {
     airForm->addRow(tr("Friction"), airFriction_);
     airSettings_->setEnabled(false);
     form->addRow(airSettings_);
-    connect(airInterval_, &QSpinBox::valueChanged, this, &MainWindow::applyAirSettings);
+    connect(airInterval_, &QSpinBox::valueChanged, this, &MainWindow::solverSettingsEdited);
     for (QDoubleSpinBox* box : {airThreshold_, airDistance_, airFriction_}) {
-        connect(box, &QDoubleSpinBox::valueChanged, this, &MainWindow::applyAirSettings);
+        connect(box, &QDoubleSpinBox::valueChanged, this, &MainWindow::solverSettingsEdited);
     }
     simulationStatus_ = new QLabel(panel);
     simulationStatus_->setObjectName(QStringLiteral("simulationStatus"));
@@ -1057,18 +1057,13 @@ QWidget* MainWindow::createSimulationPanel() {
     connect(clipAxis_, &QComboBox::currentIndexChanged, this, &MainWindow::applyClip);
     connect(clipPosition_, &QSlider::valueChanged, this, &MainWindow::applyClip);
     // Edits reach the solver between steps.
-    for (QSpinBox* box : {substeps_, iterations_, threads_}) {
-        connect(box, &QSpinBox::valueChanged, this, &MainWindow::applySimulationSettings);
+    for (QSpinBox* box : {substeps_, iterations_}) {
+        connect(box, &QSpinBox::valueChanged, this, &MainWindow::solverSettingsEdited);
     }
-    connect(timeStep_, &QDoubleSpinBox::valueChanged, this, &MainWindow::applySimulationSettings);
-    connect(exactAngularMomentum_, &QCheckBox::toggled, this, [this](bool on) {
-        if (!worker_) {
-            return;
-        }
-        worker_->setExactAngularMomentum(on);
-        scene_.solver.exactAngularMomentum = on;
-        markModified();
-    });
+    // The threads belong to the machine, not the scene: not an edit of the document.
+    connect(threads_, &QSpinBox::valueChanged, this, &MainWindow::applySimulationSettings);
+    connect(timeStep_, &QDoubleSpinBox::valueChanged, this, &MainWindow::solverSettingsEdited);
+    connect(exactAngularMomentum_, &QCheckBox::toggled, this, &MainWindow::solverSettingsEdited);
     return panel;
 }
 
@@ -1114,49 +1109,198 @@ void MainWindow::showConvergence(const std::vector<Real>& errors) {
     convergenceAxisY_->setRange(lo / 2, hi * 2);
 }
 
-void MainWindow::applyAirSettings() {
-    if (!worker_ || !airInterval_) {
-        return;
-    }
-    worker_->setAirSettings(airInterval_->value(), airThreshold_->value(),
-                            airDistance_->value() / 1000.0, airFriction_->value());
-    // The scene the window shows (and saves) carries them too.
-    scene_.solver.airOptimizationInterval = airInterval_->value();
-    scene_.solver.airQualityThreshold = airThreshold_->value();
-    scene_.solver.airContactDistance = airDistance_->value() / 1000.0;
-    scene_.solver.airFriction = airFriction_->value();
-    markModified();
-}
-
-void MainWindow::applyRigidSettings() {
-    if (!worker_ || !rigidIterations_) {
-        return;
-    }
-    RigidSettings& r = scene_.solver.rigid; // the scene the window shows and saves
+SolverSettings MainWindow::dockSettings() const {
+    SolverSettings s = scene_.solver;
+    // A box shows its value rounded to its decimals: the scene's own value stands until the
+    // box shows another one (so editing one value does not round the others).
+    auto take = [](const QDoubleSpinBox* box, Real& value, Real unit) {
+        if (std::abs(box->value() - value / unit) > 0.5 * std::pow(10.0, -box->decimals())) {
+            value = box->value() * unit;
+        }
+    };
+    take(timeStep_, s.timeStep, 1e-3);
+    s.substeps = substeps_->value();
+    s.iterations = iterations_->value();
+    s.exactAngularMomentum = exactAngularMomentum_->isChecked();
+    s.airOptimizationInterval = airInterval_->value();
+    take(airThreshold_, s.airQualityThreshold, 1);
+    take(airDistance_, s.airContactDistance, 1e-3);
+    take(airFriction_, s.airFriction, 1);
+    RigidSettings& r = s.rigid;
     r.iterations = rigidIterations_->value();
     r.warmStart = rigidWarmStart_->isChecked();
     r.stabilisation = StackStabilisation(rigidStabilisation_->currentData().toInt());
     r.sleeping = rigidSleeping_->isChecked();
     r.aggressiveSleep = rigidAggressiveSleep_->isChecked();
-    worker_->setRigidSettings(r);
-    markModified();
+    return s;
+}
+
+namespace {
+
+// What a settings edit changed: a key (for merging) and its undo text.
+std::pair<QString, QString> describeSettingsEdit(const SolverSettings& a, const SolverSettings& b) {
+    auto number = [](double v) { return QString::number(v, 'g', 6); };
+    auto onOff = [](bool on, const QString& what) {
+        return (on ? QObject::tr("Enable %1") : QObject::tr("Disable %1")).arg(what);
+    };
+    if (a.timeStep != b.timeStep) {
+        return {"timeStep", QObject::tr("Set time step to %1 ms").arg(number(b.timeStep * 1000))};
+    }
+    if (a.substeps != b.substeps) {
+        return {"substeps", QObject::tr("Set substeps to %1").arg(b.substeps)};
+    }
+    if (a.iterations != b.iterations) {
+        return {"iterations", QObject::tr("Set iterations to %1").arg(b.iterations)};
+    }
+    if (a.exactAngularMomentum != b.exactAngularMomentum) {
+        return {"exact", onOff(b.exactAngularMomentum, QObject::tr("exact angular momentum"))};
+    }
+    if (a.airOptimizationInterval != b.airOptimizationInterval) {
+        return {"airInterval",
+                QObject::tr("Set air optimisation interval to %1").arg(b.airOptimizationInterval)};
+    }
+    if (a.airQualityThreshold != b.airQualityThreshold) {
+        return {"airThreshold",
+                QObject::tr("Set air quality threshold to %1").arg(number(b.airQualityThreshold))};
+    }
+    if (a.airContactDistance != b.airContactDistance) {
+        return {"airDistance", QObject::tr("Set air contact distance to %1 mm")
+                                   .arg(number(b.airContactDistance * 1000))};
+    }
+    if (a.airFriction != b.airFriction) {
+        return {"airFriction", QObject::tr("Set air friction to %1").arg(number(b.airFriction))};
+    }
+    if (a.rigid.iterations != b.rigid.iterations) {
+        return {"pgs", QObject::tr("Set PGS sweeps to %1").arg(b.rigid.iterations)};
+    }
+    if (a.rigid.warmStart != b.rigid.warmStart) {
+        return {"warm", onOff(b.rigid.warmStart, QObject::tr("warm starting"))};
+    }
+    if (a.rigid.stabilisation != b.rigid.stabilisation) {
+        return {"stabilisation",
+                QObject::tr("Set stack stabilisation to %1")
+                    .arg(QString::fromUtf8(toString(b.rigid.stabilisation).data(),
+                                           toString(b.rigid.stabilisation).size()))};
+    }
+    if (a.rigid.sleeping != b.rigid.sleeping) {
+        return {"sleeping", onOff(b.rigid.sleeping, QObject::tr("sleeping"))};
+    }
+    if (a.rigid.aggressiveSleep != b.rigid.aggressiveSleep) {
+        return {"aggressive", onOff(b.rigid.aggressiveSleep, QObject::tr("aggressive sleep"))};
+    }
+    return {"other", QObject::tr("Change solver settings")};
+}
+
+bool sameAuthoredSettings(SolverSettings a, SolverSettings b) {
+    a.threads = b.threads = 0; // the machine's, not the scene's
+    return a == b;
+}
+
+} // namespace
+
+// An edit of the scene's solver settings; consecutive edits of one value merge.
+class SolverSettingsCommand : public QUndoCommand {
+public:
+    SolverSettingsCommand(MainWindow* window, SolverSettings before, SolverSettings after)
+        : window_(window)
+        , before_(std::move(before))
+        , after_(std::move(after)) {
+        std::tie(key_, std::ignore) = describeSettingsEdit(before_, after_);
+        setText(describeSettingsEdit(before_, after_).second);
+    }
+    int id() const override { return 7101; }
+    bool mergeWith(const QUndoCommand* other) override {
+        const auto* o = static_cast<const SolverSettingsCommand*>(other);
+        if (o->key_ != key_) {
+            return false;
+        }
+        after_ = o->after_;
+        setText(describeSettingsEdit(before_, after_).second);
+        return true;
+    }
+    void redo() override { window_->applySolverSettings(after_); }
+    void undo() override { window_->applySolverSettings(before_); }
+
+private:
+    MainWindow* window_;
+    SolverSettings before_, after_;
+    QString key_;
+};
+
+void MainWindow::solverSettingsEdited() {
+    if (!worker_ || !timeStep_ || !rigidIterations_ || !airInterval_) {
+        return;
+    }
+    const SolverSettings after = dockSettings();
+    if (sameAuthoredSettings(after, scene_.solver)) {
+        return;
+    }
+    undoStack_->push(new SolverSettingsCommand(this, scene_.solver, after));
+}
+
+void MainWindow::applySolverSettings(const SolverSettings& settings) {
+    scene_.solver = settings;
+    applySimulationSettings();
+    worker_->setAirSettings(settings.airOptimizationInterval, settings.airQualityThreshold,
+                            settings.airContactDistance, settings.airFriction);
+    worker_->setRigidSettings(settings.rigid);
+    worker_->setExactAngularMomentum(settings.exactAngularMomentum);
+    worker_->setSelfCollision(settings.selfCollision, settings.clothThickness);
+    showSolverSettings();
+    sceneTree_->updateSelfCollision(scene_);
+}
+
+void MainWindow::showSolverSettings() {
+    // The solver takes its own copy; the panel shows the scene's settings.
+    for (QWidget* w : std::initializer_list<QWidget*>{timeStep_, substeps_, iterations_,
+                                                      exactAngularMomentum_}) {
+        w->blockSignals(true);
+    }
+    timeStep_->setValue(scene_.solver.timeStep * 1000.0);
+    substeps_->setValue(scene_.solver.substeps);
+    iterations_->setValue(scene_.solver.iterations);
+    exactAngularMomentum_->setChecked(scene_.solver.exactAngularMomentum);
+    for (QWidget* w : std::initializer_list<QWidget*>{timeStep_, substeps_, iterations_,
+                                                      exactAngularMomentum_}) {
+        w->blockSignals(false);
+    }
+    for (QWidget* w :
+         std::initializer_list<QWidget*>{airInterval_, airThreshold_, airDistance_, airFriction_}) {
+        w->blockSignals(true);
+    }
+    airInterval_->setValue(scene_.solver.airOptimizationInterval);
+    airThreshold_->setValue(scene_.solver.airQualityThreshold);
+    airDistance_->setValue(scene_.solver.airContactDistance * 1000.0);
+    airFriction_->setValue(scene_.solver.airFriction);
+    for (QWidget* w :
+         std::initializer_list<QWidget*>{airInterval_, airThreshold_, airDistance_, airFriction_}) {
+        w->blockSignals(false);
+    }
+    airSettings_->setEnabled(!scene_.air.empty());
+    const std::initializer_list<QWidget*> rigidWidgets{rigidIterations_, rigidWarmStart_,
+                                                       rigidStabilisation_, rigidSleeping_,
+                                                       rigidAggressiveSleep_};
+    for (QWidget* w : rigidWidgets) {
+        w->blockSignals(true);
+    }
+    const RigidSettings& rigid = scene_.solver.rigid;
+    rigidIterations_->setValue(rigid.iterations);
+    rigidWarmStart_->setChecked(rigid.warmStart);
+    rigidStabilisation_->setCurrentIndex(rigidStabilisation_->findData(int(rigid.stabilisation)));
+    rigidSleeping_->setChecked(rigid.sleeping);
+    rigidAggressiveSleep_->setChecked(rigid.aggressiveSleep);
+    for (QWidget* w : rigidWidgets) {
+        w->blockSignals(false);
+    }
+    rigidSettings_->setEnabled(!scene_.rigidBodies.empty());
 }
 
 void MainWindow::applySimulationSettings() {
     if (!worker_ || !timeStep_) {
         return;
     }
-    worker_->setSettings(timeStep_->value() / 1000.0, substeps_->value(), iterations_->value(),
+    worker_->setSettings(scene_.solver.timeStep, scene_.solver.substeps, scene_.solver.iterations,
                          threads_->value());
-    // The scene the window saves carries them (not the threads: those belong to the machine).
-    if (scene_.solver.timeStep != timeStep_->value() / 1000.0 ||
-        scene_.solver.substeps != substeps_->value() ||
-        scene_.solver.iterations != iterations_->value()) {
-        scene_.solver.timeStep = timeStep_->value() / 1000.0;
-        scene_.solver.substeps = substeps_->value();
-        scene_.solver.iterations = iterations_->value();
-        markModified();
-    }
 }
 
 // Pins or unpins one particle; undo restores the inverse mass it had.
@@ -2289,48 +2433,7 @@ void MainWindow::showScene(Scene scene, bool keepHistory) {
     for (const std::string& problem : validateScene(scene_)) {
         log_->append(Severity::Warning, QString::fromStdString(problem));
     }
-    // The solver takes its own copy; the panel shows the scene's settings.
-    for (QWidget* w : std::initializer_list<QWidget*>{timeStep_, substeps_, iterations_,
-                                                      exactAngularMomentum_}) {
-        w->blockSignals(true);
-    }
-    timeStep_->setValue(scene_.solver.timeStep * 1000.0);
-    substeps_->setValue(scene_.solver.substeps);
-    iterations_->setValue(scene_.solver.iterations);
-    exactAngularMomentum_->setChecked(scene_.solver.exactAngularMomentum);
-    for (QWidget* w : std::initializer_list<QWidget*>{timeStep_, substeps_, iterations_,
-                                                      exactAngularMomentum_}) {
-        w->blockSignals(false);
-    }
-    for (QWidget* w :
-         std::initializer_list<QWidget*>{airInterval_, airThreshold_, airDistance_, airFriction_}) {
-        w->blockSignals(true);
-    }
-    airInterval_->setValue(scene_.solver.airOptimizationInterval);
-    airThreshold_->setValue(scene_.solver.airQualityThreshold);
-    airDistance_->setValue(scene_.solver.airContactDistance * 1000.0);
-    airFriction_->setValue(scene_.solver.airFriction);
-    for (QWidget* w :
-         std::initializer_list<QWidget*>{airInterval_, airThreshold_, airDistance_, airFriction_}) {
-        w->blockSignals(false);
-    }
-    airSettings_->setEnabled(!scene_.air.empty());
-    const std::initializer_list<QWidget*> rigidWidgets{rigidIterations_, rigidWarmStart_,
-                                                       rigidStabilisation_, rigidSleeping_,
-                                                       rigidAggressiveSleep_};
-    for (QWidget* w : rigidWidgets) {
-        w->blockSignals(true);
-    }
-    const RigidSettings& rigid = scene_.solver.rigid;
-    rigidIterations_->setValue(rigid.iterations);
-    rigidWarmStart_->setChecked(rigid.warmStart);
-    rigidStabilisation_->setCurrentIndex(rigidStabilisation_->findData(int(rigid.stabilisation)));
-    rigidSleeping_->setChecked(rigid.sleeping);
-    rigidAggressiveSleep_->setChecked(rigid.aggressiveSleep);
-    for (QWidget* w : rigidWidgets) {
-        w->blockSignals(false);
-    }
-    rigidSettings_->setEnabled(!scene_.rigidBodies.empty());
+    showSolverSettings();
     fieldEvaluator_ = std::make_unique<SurfaceFieldEvaluator>(scene_);
     applyField();
     Scene simulated = scene_;

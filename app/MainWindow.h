@@ -149,6 +149,8 @@ public:
     // Cloth self-collision on or off and its thickness (m): undoable, applied while running.
     bool setSelfCollision(bool on, Real thickness, QString* error = nullptr);
     void applySelfCollision(bool on, Real thickness);
+    // The solver settings after an edit, undo or redo: the scene's, the worker's and the dock's.
+    void applySolverSettings(const SolverSettings& settings);
     // Inverse masses of body `body`'s particles, in order, after an edit, undo or redo.
     void applyBodyMasses(int body, const std::vector<Real>& inverseMasses);
     bool addCollider(ColliderShape shape, QString* error = nullptr);
@@ -216,7 +218,15 @@ private:
     QWidget* createConvergencePanel();
     void showConvergence(const std::vector<Real>& errors);
     void showSnapshot();
+    // Hands the worker the scene's solver settings and the dock's thread count.
     void applySimulationSettings();
+    // The scene's solver settings with the Simulation dock's values.
+    SolverSettings dockSettings() const;
+    // A dock value changed: an undoable edit of the scene's solver settings (consecutive
+    // changes of one value merge into one step).
+    void solverSettingsEdited();
+    // Shows the scene's solver settings in the Simulation dock (signals blocked).
+    void showSolverSettings();
     void applyField();
     void applyClip();
     std::array<bool, 4> drawnConstraintKinds() const;
@@ -267,13 +277,11 @@ private:
     QComboBox* rigidStabilisation_ = nullptr;
     QCheckBox* rigidSleeping_ = nullptr;
     QCheckBox* rigidAggressiveSleep_ = nullptr;
-    void applyRigidSettings();
     QGroupBox* airSettings_ = nullptr;
     QSpinBox* airInterval_ = nullptr;
     QDoubleSpinBox* airThreshold_ = nullptr;
     QDoubleSpinBox* airDistance_ = nullptr;
     QDoubleSpinBox* airFriction_ = nullptr;
-    void applyAirSettings();
     std::size_t shownSteps_ = 0;
     QDoubleSpinBox* timeStep_ = nullptr;
     QSpinBox* substeps_ = nullptr;

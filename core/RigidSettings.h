@@ -46,6 +46,8 @@ struct RigidSettings {
     // reused while both bodies stay at rest.
     bool aggressiveSleep = false;
     Real aggressiveSleepTime = 0.1; // s
+
+    bool operator==(const RigidSettings&) const = default;
 };
 
 } // namespace pbd

@@ -53,6 +53,8 @@ struct SolverSettings {
     RigidSettings rigid;
     // Worker threads for the parallel solve; 0 = all cores.
     int threads = 1;
+
+    bool operator==(const SolverSettings&) const = default;
 };
 
 } // namespace pbd

@@ -897,6 +897,36 @@ private slots:
         QCOMPARE(projectToJson(w->authoredScene()), withAir);
     }
 
+    void solverSettingsAreUndoable() {
+        // The Simulation dock's values are edits of the scene: consecutive changes of one value
+        // are one undo step; undo puts the value back in the scene and the dock; the threads
+        // belong to the machine and are not an edit.
+        auto w = shownWindow();
+        QVERIFY(w->loadGeneratedScene("sample"));
+        const SolverSettings initial = w->scene().solver;
+        auto* iterations = w->findChild<QSpinBox*>("iterations");
+        const int steps = w->undoStack()->count();
+        iterations->setValue(7);
+        iterations->setValue(8);
+        iterations->setValue(9);
+        QCOMPARE(w->scene().solver.iterations, 9);
+        QCOMPARE(w->undoStack()->count(), steps + 1);
+        QCOMPARE(w->undoStack()->text(w->undoStack()->index() - 1), QString("Set iterations to 9"));
+        w->findChild<QDoubleSpinBox*>("timeStep")->setValue(2.5);
+        QCOMPARE(w->scene().solver.timeStep, 0.0025);
+        QCOMPARE(w->undoStack()->text(w->undoStack()->index() - 1),
+                 QString("Set time step to 2.5 ms"));
+        w->findChild<QSpinBox*>("threads")->setValue(2);
+        QCOMPARE(w->undoStack()->count(), steps + 2);
+        QVERIFY(w->simulateSteps(3)); // runs with them
+        w->undoStack()->undo();
+        w->undoStack()->undo();
+        QVERIFY(w->scene().solver == initial);
+        QCOMPARE(iterations->value(), initial.iterations);
+        w->undoStack()->redo();
+        QCOMPARE(iterations->value(), 9);
+    }
+
     void closingWithUnsavedEditsAsksAndAutosaveRecovers() {
         auto w = shownWindow();
         w->loadGeneratedScene("rope");
