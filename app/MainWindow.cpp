@@ -276,6 +276,16 @@ void MainWindow::createDocks() {
             }
         },
         Qt::QueuedConnection);
+    connect(sceneTree_, &SceneTreePanel::airVisibilityToggled, this, [this](bool shown) {
+        // Shown: wireframe, unless a drawing mode was chosen already.
+        const QString mode = !shown ? QStringLiteral("actionAirHidden")
+                             : actors_->airMode() != SceneActors::AirMode::Hidden
+                                 ? QString()
+                                 : QStringLiteral("actionAirWireframe");
+        if (!mode.isEmpty()) {
+            findChild<QAction*>(mode)->trigger();
+        }
+    });
     connect(sceneTree_, &SceneTreePanel::selfCollisionSelected, this,
             [this] { properties_->showSelfCollision(scene_); });
     connect(sceneTree_, &SceneTreePanel::selfCollisionToggled, this,
@@ -591,6 +601,7 @@ void MainWindow::createActions() {
         airGroup->addAction(a);
         connect(a, &QAction::triggered, this, [this, mode = mode] {
             actors_->setAirMode(mode);
+            sceneTree_->setAirShown(mode != SceneActors::AirMode::Hidden);
             viewport_->update();
             if (mode != SceneActors::AirMode::Hidden && !scene_.air.empty()) {
                 log_->append(actors_->invertedAirTets() > 0 ? Severity::Warning : Severity::Info,

@@ -16,6 +16,7 @@ constexpr int kGroupRole = Qt::UserRole + 3;         // the constraint group an 
 constexpr int kColliderRole = Qt::UserRole + 4;      // the collider an item shows
 constexpr int kCollidersRole = Qt::UserRole + 5;     // the "colliders" item
 constexpr int kSelfCollisionRole = Qt::UserRole + 6; // the "self-collision" item
+constexpr int kAirRole = Qt::UserRole + 7;           // the "air mesh" item
 
 QString text(std::string_view s) {
     return QString::fromUtf8(s.data(), qsizetype(s.size()));
@@ -57,6 +58,11 @@ SceneTreePanel::SceneTreePanel(QWidget* parent)
         emit bodySelected(selectedBody());
     });
     connect(this, &QTreeWidget::itemChanged, this, [this](QTreeWidgetItem* item, int column) {
+        if (!populating_ && column == 0 && item->data(0, kAirRole).isValid()) {
+            airShown_ = item->checkState(0) == Qt::Checked;
+            emit airVisibilityToggled(airShown_);
+            return;
+        }
         if (!populating_ && column == 0 && item->data(0, kSelfCollisionRole).isValid()) {
             emit selfCollisionToggled(item->checkState(0) == Qt::Checked);
             return;
@@ -154,8 +160,12 @@ void SceneTreePanel::setScene(const Scene& scene) {
                                              .arg(scene.air.tets.size())
                                              .arg(scene.air.particleCount)});
         air->setData(0, kBodyRole, -1);
-        air->setToolTip(0, tr("The air between the bodies (Air Meshes): View ▸ Air Mesh draws it, "
-                              "the Simulation dock's Air mesh group sets it up"));
+        air->setData(0, kAirRole, true);
+        air->setFlags(air->flags() | Qt::ItemIsUserCheckable);
+        air->setCheckState(0, airShown_ ? Qt::Checked : Qt::Unchecked);
+        air->setToolTip(0,
+                        tr("The air between the bodies (Air Meshes): tick to draw it (View ▸ Air "
+                           "Mesh chooses how); the Simulation dock's Air mesh group sets it up"));
     }
     // The colliders (listed even when there are none, so one can be added from the menu).
     auto* colliders = new QTreeWidgetItem(
@@ -313,6 +323,25 @@ void SceneTreePanel::describeSelfCollision(QTreeWidgetItem* item, const Scene& s
 void SceneTreePanel::updateSelfCollision(const Scene& scene) {
     if (QTreeWidgetItem* item = selfCollisionItem()) {
         describeSelfCollision(item, scene);
+    }
+}
+
+QTreeWidgetItem* SceneTreePanel::airItem() const {
+    for (QTreeWidgetItemIterator it(const_cast<SceneTreePanel*>(this)); *it; ++it) {
+        if ((*it)->data(0, kAirRole).isValid()) {
+            return *it;
+        }
+    }
+    return nullptr;
+}
+
+void SceneTreePanel::setAirShown(bool shown) {
+    airShown_ = shown;
+    if (QTreeWidgetItem* item = airItem()) {
+        const bool was = populating_;
+        populating_ = true;
+        item->setCheckState(0, shown ? Qt::Checked : Qt::Unchecked);
+        populating_ = was;
     }
 }
 

@@ -38,6 +38,9 @@ public:
     // The "self-collision" item (under the scene's constraints; scenes with cloth), or null.
     QTreeWidgetItem* selfCollisionItem() const;
     void updateSelfCollision(const Scene& scene);
+    // The "air mesh" item (scenes with air), or null; its tick shows whether the air is drawn.
+    QTreeWidgetItem* airItem() const;
+    void setAirShown(bool shown);
     // The context menu for an item (null: none); what right-clicking it shows.
     QMenu* contextMenuFor(QTreeWidgetItem* item);
 
@@ -51,6 +54,7 @@ signals:
     void colliderSelected(int index);
     void selfCollisionSelected();
     void selfCollisionToggled(bool on);
+    void airVisibilityToggled(bool shown);
     void addColliderRequested(pbd::ColliderShape shape);
     void removeColliderRequested(int index);
     void bodyVisibilityToggled(int body, bool visible);
@@ -59,6 +63,7 @@ private:
     void describeGroup(QTreeWidgetItem* item, const Scene& scene, int index);
     void describeSelfCollision(QTreeWidgetItem* item, const Scene& scene);
     bool populating_ = false;
+    bool airShown_ = false;
     std::vector<std::vector<ConstraintType>> bodyGroupTypes_; // per body: what can be added
 };
 

@@ -880,6 +880,15 @@ private slots:
         }
         QVERIFY(listed);
         const std::string withAir = projectToJson(w->authoredScene());
+        // The air item's tick draws the air (as wireframe) and follows View ▸ Air Mesh.
+        QTreeWidgetItem* air = w->sceneTree()->airItem();
+        QVERIFY(air != nullptr);
+        QCOMPARE(air->checkState(0), Qt::Unchecked);
+        air->setCheckState(0, Qt::Checked);
+        QVERIFY(w->sceneActors()->airMode() == SceneActors::AirMode::Wireframe);
+        QVERIFY(action(*w, "actionAirWireframe")->isChecked());
+        action(*w, "actionAirHidden")->trigger();
+        QCOMPARE(w->sceneTree()->airItem()->checkState(0), Qt::Unchecked);
         QVERIFY(w->simulateSteps(20));
         std::size_t inverted = 0;
         for (const Tetrahedron& t : s.air.tets) {
