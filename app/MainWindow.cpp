@@ -1199,6 +1199,13 @@ std::pair<QString, QString> describeSettingsEdit(const SolverSettings& a, const 
     if (a.rigid.aggressiveSleep != b.rigid.aggressiveSleep) {
         return {"aggressive", onOff(b.rigid.aggressiveSleep, QObject::tr("aggressive sleep"))};
     }
+    if (a.selfCollision != b.selfCollision) {
+        return {"selfCollision", onOff(b.selfCollision, QObject::tr("self-collision"))};
+    }
+    if (a.clothThickness != b.clothThickness) {
+        return {"clothThickness",
+                QObject::tr("Set cloth thickness to %1 m").arg(number(b.clothThickness))};
+    }
     return {"other", QObject::tr("Change solver settings")};
 }
 
@@ -1227,6 +1234,7 @@ public:
         }
         after_ = o->after_;
         setText(describeSettingsEdit(before_, after_).second);
+        setObsolete(before_ == after_); // changed and changed back: no step at all
         return true;
     }
     void redo() override { window_->applySolverSettings(after_); }
@@ -1259,6 +1267,9 @@ void MainWindow::applySolverSettings(const SolverSettings& settings) {
     worker_->setSelfCollision(settings.selfCollision, settings.clothThickness);
     showSolverSettings();
     sceneTree_->updateSelfCollision(scene_);
+    if (auto* item = sceneTree_->selfCollisionItem(); item != nullptr && item->isSelected()) {
+        properties_->showSelfCollision(scene_);
+    }
 }
 
 void MainWindow::showSolverSettings() {
@@ -1449,24 +1460,6 @@ private:
     Scene before_, after_;
 };
 
-// Self-collision switched or its thickness changed.
-class SelfCollisionCommand : public QUndoCommand {
-public:
-    SelfCollisionCommand(MainWindow* window, const QString& text, std::pair<bool, Real> before,
-                         std::pair<bool, Real> after)
-        : window_(window)
-        , before_(before)
-        , after_(after) {
-        setText(text);
-    }
-    void redo() override { window_->applySelfCollision(after_.first, after_.second); }
-    void undo() override { window_->applySelfCollision(before_.first, before_.second); }
-
-private:
-    MainWindow* window_;
-    std::pair<bool, Real> before_, after_;
-};
-
 // A body's masses before and after a density edit.
 class MassesCommand : public QUndoCommand {
 public:
@@ -1511,10 +1504,7 @@ private:
 namespace {
 
 QString vectorText(const Vec3& v) {
-    return QStringLiteral("(%1, %2, %3)")
-        .arg(v.x(), 0, 'g', 4)
-        .arg(v.y(), 0, 'g', 4)
-        .arg(v.z(), 0, 'g', 4);
+    return QStringLiteral("(%1)").arg(PropertiesPanel::formatVector(v));
 }
 
 // "Move sphere to (0, 1, 0)", "Set sphere radius to 0.3", "Edit box".
@@ -1618,26 +1608,13 @@ bool MainWindow::setSelfCollision(bool on, Real thickness, QString* error) {
         }
         return false;
     }
-    const SolverSettings& now = scene_.solver;
-    if (on == now.selfCollision && thickness == now.clothThickness) {
-        return true;
+    SolverSettings after = scene_.solver;
+    after.selfCollision = on;
+    after.clothThickness = thickness;
+    if (!(after == scene_.solver)) {
+        undoStack_->push(new SolverSettingsCommand(this, scene_.solver, after));
     }
-    const QString text = on != now.selfCollision
-                             ? (on ? tr("Enable self-collision") : tr("Disable self-collision"))
-                             : tr("Set cloth thickness to %1 m").arg(thickness, 0, 'g', 6);
-    undoStack_->push(new SelfCollisionCommand(this, text, {now.selfCollision, now.clothThickness},
-                                              {on, thickness}));
     return true;
-}
-
-void MainWindow::applySelfCollision(bool on, Real thickness) {
-    scene_.solver.selfCollision = on;
-    scene_.solver.clothThickness = thickness;
-    worker_->setSelfCollision(on, thickness);
-    sceneTree_->updateSelfCollision(scene_);
-    if (auto* item = sceneTree_->selfCollisionItem(); item != nullptr && item->isSelected()) {
-        properties_->showSelfCollision(scene_);
-    }
 }
 
 bool MainWindow::setBodyDensity(int body, Real density, QString* error) {

@@ -148,7 +148,6 @@ public:
     bool addAirMesh(QString* error = nullptr);
     // Cloth self-collision on or off and its thickness (m): undoable, applied while running.
     bool setSelfCollision(bool on, Real thickness, QString* error = nullptr);
-    void applySelfCollision(bool on, Real thickness);
     // The solver settings after an edit, undo or redo: the scene's, the worker's and the dock's.
     void applySolverSettings(const SolverSettings& settings);
     // Inverse masses of body `body`'s particles, in order, after an edit, undo or redo.

@@ -10,17 +10,18 @@
 
 namespace pbd {
 
-namespace {
-
-QString formatVector(const Vec3& v) {
+QString PropertiesPanel::formatVector(const Vec3& v) {
     return QStringLiteral("%1, %2, %3")
         .arg(v.x(), 0, 'g', 4)
         .arg(v.y(), 0, 'g', 4)
         .arg(v.z(), 0, 'g', 4);
 }
 
+namespace {
+
 QString formatBounds(const Bounds& b) {
-    return b.empty() ? QStringLiteral("empty") : QStringLiteral("%1 m").arg(formatVector(b.size()));
+    return b.empty() ? QStringLiteral("empty")
+                     : QStringLiteral("%1 m").arg(PropertiesPanel::formatVector(b.size()));
 }
 
 } // namespace

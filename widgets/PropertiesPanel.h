@@ -43,6 +43,8 @@ public:
     int rowOf(const QString& property) const;
     // Turns a value a user typed into a material: a number >= 0, or for moduli "rigid" / "inf".
     static std::optional<Real> parseMaterial(const QString& text, bool modulus);
+    // "x, y, z" with four significant digits, as the dock shows vectors.
+    static QString formatVector(const Vec3& v);
 
 signals:
     void groupEdited(int index, const pbd::ConstraintGroup& group);

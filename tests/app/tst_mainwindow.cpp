@@ -927,6 +927,12 @@ private slots:
                  QString("Set time step to 2.5 ms"));
         w->findChild<QSpinBox*>("threads")->setValue(2);
         QCOMPARE(w->undoStack()->count(), steps + 2);
+        // Changed and changed back in a row: no step is left.
+        auto* substeps = w->findChild<QSpinBox*>("substeps");
+        substeps->setValue(initial.substeps + 1);
+        QCOMPARE(w->undoStack()->count(), steps + 3);
+        substeps->setValue(initial.substeps);
+        QCOMPARE(w->undoStack()->count(), steps + 2);
         QVERIFY(w->simulateSteps(3)); // runs with them
         w->undoStack()->undo();
         w->undoStack()->undo();
