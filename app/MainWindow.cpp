@@ -896,6 +896,21 @@ QWidget* MainWindow::createSimulationPanel() {
     rigidIterations_->setObjectName(QStringLiteral("rigidIterations"));
     rigidIterations_->setRange(1, 1000);
     rigidIterations_->setToolTip(tr("Projected Gauss-Seidel sweeps per substep"));
+    rigidSubsteps_ = new QSpinBox(rigidSettings_);
+    rigidSubsteps_->setObjectName(QStringLiteral("rigidSubsteps"));
+    rigidSubsteps_->setRange(1, 64);
+    rigidSubsteps_->setToolTip(
+        tr("Substeps per step on contacts detected once (the soft step): each sweeps, moves the "
+           "bodies and relaxes; the separations follow the bodies"));
+    rigidContactHertz_ = new QDoubleSpinBox(rigidSettings_);
+    rigidContactHertz_->setObjectName(QStringLiteral("rigidContactHertz"));
+    rigidContactHertz_->setRange(0, 1000);
+    rigidContactHertz_->setDecimals(1);
+    rigidContactHertz_->setSuffix(tr(" Hz"));
+    rigidContactHertz_->setSpecialValueText(tr("rigid"));
+    rigidContactHertz_->setToolTip(
+        tr("Soft contacts: the push-out is a damped spring of this frequency (Box2D v3's soft "
+           "step; try 4 substeps of 1 sweep at 30-60 Hz). 'rigid': the source's correction"));
     rigidWarmStart_ = new QCheckBox(tr("Warm start"), rigidSettings_);
     rigidWarmStart_->setObjectName(QStringLiteral("rigidWarmStart"));
     rigidWarmStart_->setToolTip(tr("Start each step from the last step's contact impulses, "
@@ -921,6 +936,10 @@ QWidget* MainWindow::createSimulationPanel() {
     rigidIterations_->setSizePolicy(QSizePolicy::Ignored, QSizePolicy::Fixed);
     rigidStabilisation_->setSizePolicy(QSizePolicy::Ignored, QSizePolicy::Fixed);
     rigidForm->addRow(tr("Sweeps"), rigidIterations_);
+    rigidForm->addRow(tr("Substeps"), rigidSubsteps_);
+    rigidForm->addRow(tr("Contacts"), rigidContactHertz_);
+    rigidSubsteps_->setSizePolicy(QSizePolicy::Ignored, QSizePolicy::Fixed);
+    rigidContactHertz_->setSizePolicy(QSizePolicy::Ignored, QSizePolicy::Fixed);
     rigidForm->addRow(tr("Stacks"), rigidStabilisation_);
     rigidForm->addRow(rigidWarmStart_);
     rigidForm->addRow(rigidSleeping_);
@@ -928,6 +947,9 @@ QWidget* MainWindow::createSimulationPanel() {
     rigidSettings_->setEnabled(false);
     form->addRow(rigidSettings_);
     connect(rigidIterations_, &QSpinBox::valueChanged, this, &MainWindow::solverSettingsEdited);
+    connect(rigidSubsteps_, &QSpinBox::valueChanged, this, &MainWindow::solverSettingsEdited);
+    connect(rigidContactHertz_, &QDoubleSpinBox::valueChanged, this,
+            &MainWindow::solverSettingsEdited);
     connect(rigidStabilisation_, &QComboBox::currentIndexChanged, this,
             &MainWindow::solverSettingsEdited);
     for (QCheckBox* box : {rigidWarmStart_, rigidSleeping_, rigidAggressiveSleep_}) {
@@ -1139,6 +1161,8 @@ SolverSettings MainWindow::dockSettings() const {
     take(airFriction_, s.airFriction, 1);
     RigidSettings& r = s.rigid;
     r.iterations = rigidIterations_->value();
+    r.substeps = rigidSubsteps_->value();
+    take(rigidContactHertz_, r.contactHertz, 1);
     r.warmStart = rigidWarmStart_->isChecked();
     r.stabilisation = StackStabilisation(rigidStabilisation_->currentData().toInt());
     r.sleeping = rigidSleeping_->isChecked();
@@ -1183,6 +1207,15 @@ std::pair<QString, QString> describeSettingsEdit(const SolverSettings& a, const 
     }
     if (a.rigid.iterations != b.rigid.iterations) {
         return {"pgs", QObject::tr("Set PGS sweeps to %1").arg(b.rigid.iterations)};
+    }
+    if (a.rigid.substeps != b.rigid.substeps) {
+        return {"rigidSubsteps", QObject::tr("Set rigid substeps to %1").arg(b.rigid.substeps)};
+    }
+    if (a.rigid.contactHertz != b.rigid.contactHertz) {
+        return {"contactHertz",
+                b.rigid.contactHertz > 0
+                    ? QObject::tr("Set soft contacts to %1 Hz").arg(number(b.rigid.contactHertz))
+                    : QObject::tr("Set rigid contacts")};
     }
     if (a.rigid.warmStart != b.rigid.warmStart) {
         return {"warm", onOff(b.rigid.warmStart, QObject::tr("warm starting"))};
@@ -1299,14 +1332,16 @@ void MainWindow::showSolverSettings() {
         w->blockSignals(false);
     }
     airSettings_->setEnabled(!scene_.air.empty());
-    const std::initializer_list<QWidget*> rigidWidgets{rigidIterations_, rigidWarmStart_,
-                                                       rigidStabilisation_, rigidSleeping_,
-                                                       rigidAggressiveSleep_};
+    const std::initializer_list<QWidget*> rigidWidgets{
+        rigidIterations_,    rigidSubsteps_, rigidContactHertz_,   rigidWarmStart_,
+        rigidStabilisation_, rigidSleeping_, rigidAggressiveSleep_};
     for (QWidget* w : rigidWidgets) {
         w->blockSignals(true);
     }
     const RigidSettings& rigid = scene_.solver.rigid;
     rigidIterations_->setValue(rigid.iterations);
+    rigidSubsteps_->setValue(rigid.substeps);
+    rigidContactHertz_->setValue(rigid.contactHertz);
     rigidWarmStart_->setChecked(rigid.warmStart);
     rigidStabilisation_->setCurrentIndex(rigidStabilisation_->findData(int(rigid.stabilisation)));
     rigidSleeping_->setChecked(rigid.sleeping);

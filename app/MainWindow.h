@@ -272,6 +272,8 @@ private:
     std::size_t shownAirVersion_ = 0;
     QGroupBox* rigidSettings_ = nullptr;
     QSpinBox* rigidIterations_ = nullptr;
+    QSpinBox* rigidSubsteps_ = nullptr;
+    QDoubleSpinBox* rigidContactHertz_ = nullptr;
     QCheckBox* rigidWarmStart_ = nullptr;
     QComboBox* rigidStabilisation_ = nullptr;
     QCheckBox* rigidSleeping_ = nullptr;

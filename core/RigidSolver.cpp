@@ -89,43 +89,18 @@ struct UnionFind {
 
 } // namespace
 
-// One contact point's normal row (the bodies, normal and inverse masses are its manifold's,
-// in its FrictionConstraint).
-struct RigidSolver::PointConstraint {
-    Vec3 raN, rbN; // r x n
-    Vec3 iaN, ibN; // I^-1 (r x n), scaled
-    Real massN;
-    Real bias;
-    Real lambdaN;
-    int manifold, point;
-};
-
-// The friction of one manifold, at the centre of its points: two tangent rows bounded by
-// mu times the manifold's total normal impulse, and a twist row about the normal. Per-point
-// friction rows would leave self-balancing tangential impulses that no sweep sees, which warm
-// starting carries from step to step until they use up the friction and stacks creep.
-struct RigidSolver::FrictionConstraint {
-    int a, b;
-    int firstPoint, pointCount;
-    Vec3 n, t1, t2;
-    Vec3 raT1, rbT1, raT2, rbT2;
-    Vec3 iaT1, ibT1, iaT2, ibT2, iaTwist, ibTwist;
-    Real wa, wb;
-    Real massT1, massT2, massTwist;
-    Real mu, twistRadius;
-    Real lambdaT1, lambdaT2, lambdaTwist;
-    // The manifold's rows in the order they are swept: 0-3 the points' normals, 4-6 friction
-    // along t1, t2 and the twist.
-    std::array<std::uint8_t, 7> rows;
-    int rowCount;
-};
-
-// Four manifolds solved side by side, one per SIMD lane: within a colour no two manifolds share
-// a dynamic body, so the lanes are independent and the sweep is still Gauss-Seidel (in colour
-// order). Each lane holds one manifold's rows as FrictionConstraint and PointConstraint do;
-// slot s of a lane holds the point slotPoint[lane][s] (a padding slot has zero mass and never
-// pushes). All lanes sweep their rows in the batch's order `rows` (0-3 the normal slots, 4-6
-// friction along t1, t2 and the twist).
+// A contact manifold's rows: one normal row per point, bounded [0, inf), and its friction at the
+// centre of its points: two tangent rows bounded by mu times the manifold's total normal
+// impulse, and a twist row about the normal. (Per-point friction rows would leave
+// self-balancing tangential impulses that no sweep sees, which warm starting carries from step
+// to step until they use up the friction and stacks creep.)
+//
+// Eight manifolds are solved side by side, one per SIMD lane: within a colour no two manifolds
+// share a dynamic body, so the lanes are independent and the sweep is still Gauss-Seidel (in
+// colour order). Slot s of a lane holds the point slotPoint[lane][s] (a padding slot has zero
+// mass and never pushes). All lanes sweep their rows in the batch's order `rows` (0-3 the
+// normal slots, 4-6 friction along t1, t2 and the twist). The constraints are built straight
+// into the lanes.
 namespace {
 // Eight lanes of floats (one AVX register): the batches are streamed from memory every sweep,
 // and in floats they are half the size; velocities stay doubles between batches.
@@ -136,6 +111,9 @@ struct V4 {
 };
 inline V4 operator-(const V4& a, const V4& b) {
     return {a.x - b.x, a.y - b.y, a.z - b.z};
+}
+inline V4 operator+(const V4& a, const V4& b) {
+    return {a.x + b.x, a.y + b.y, a.z + b.z};
 }
 inline V4& operator+=(V4& a, const V4& b) {
     a.x += b.x;
@@ -168,15 +146,18 @@ inline void setLane(V4& to, int l, const Vec3& v) {
 
 struct RigidSolver::LaneBatch {
     int a[kRigidLanes], b[kRigidLanes];
-    int friction[kRigidLanes]; // the lane's FrictionConstraint, -1 for a padding lane
+    int manifold[kRigidLanes]; // the lane's manifold (manifolds_), -1 for a padding lane
     std::uint8_t slotPoint[kRigidLanes][4];
     std::array<std::uint8_t, 7> rows;
     D4 wa, wb, mu, twistRadius;
     V4 n, t1, t2;
     V4 raN[4], rbN[4], iaN[4], ibN[4];
-    D4 massN[4], bias[4], lambdaN[4];
+    // sep: the bias (the wanted separating speed) of the single solve, or, with substeps or
+    // soft contacts, the separation at the step's start, which the bodies' moves then update.
+    D4 massN[4], sep[4], lambdaN[4];
     V4 raT1, rbT1, raT2, rbT2, iaT1, ibT1, iaT2, ibT2, iaTwist, ibTwist;
     D4 massT1, massT2, massTwist, lambdaT1, lambdaT2, lambdaTwist;
+    D4 biasRate, massScale, impulseScale; // soft contacts
 };
 
 struct RigidSolver::JointConstraint {
@@ -218,7 +199,9 @@ void RigidSolver::reset() {
 void RigidSolver::detect(std::vector<RigidBody>& bodies, const std::vector<RigidJoint>& joints,
                          const RigidSettings& settings) {
     const int n = int(bodies.size());
-    // Broadphase: sort and sweep the shapes' bounds along x.
+    // Broadphase: a uniform grid of cells twice as large as the typical shape's bounds. Each
+    // shape whose bounds fit in a cell is filed under the cell of its centre and meets those in its
+    // own and the 26 neighbouring cells; larger ones (a ground) are tested against all.
     struct Proxy {
         Bounds bounds;
         int body, shape;
@@ -233,11 +216,6 @@ void RigidSolver::detect(std::vector<RigidBody>& bodies, const std::vector<Rigid
             proxies.push_back({b, i, s});
         }
     }
-    std::sort(proxies.begin(), proxies.end(), [](const Proxy& p, const Proxy& q) {
-        return p.bounds.min.x() < q.bounds.min.x() ||
-               (p.bounds.min.x() == q.bounds.min.x() &&
-                (p.body < q.body || (p.body == q.body && p.shape < q.shape)));
-    });
     std::vector<std::pair<int, int>> jointPairs;
     for (const RigidJoint& j : joints) {
         if (!j.collideConnected && j.bodyA >= 0 && j.bodyB >= 0) {
@@ -255,29 +233,113 @@ void RigidSolver::detect(std::vector<RigidBody>& bodies, const std::vector<Rigid
         int a, sa, b, sb;
     };
     std::vector<Candidate> candidates;
-    for (std::size_t i = 0; i < proxies.size(); ++i) {
-        const Proxy& p = proxies[i];
-        for (std::size_t j = i + 1; j < proxies.size(); ++j) {
-            const Proxy& q = proxies[j];
-            if (q.bounds.min.x() > p.bounds.max.x()) {
-                break;
+    const auto consider = [&](const Proxy& p, const Proxy& q) {
+        if (p.body == q.body || q.bounds.min.x() > p.bounds.max.x() ||
+            p.bounds.min.x() > q.bounds.max.x() || q.bounds.min.y() > p.bounds.max.y() ||
+            p.bounds.min.y() > q.bounds.max.y() || q.bounds.min.z() > p.bounds.max.z() ||
+            p.bounds.min.z() > q.bounds.max.z()) {
+            return;
+        }
+        if (!bodies[p.body].isDynamic() && !bodies[q.body].isDynamic()) {
+            return;
+        }
+        const bool swap = q.body < p.body;
+        Candidate c{0, swap ? q.body : p.body, swap ? q.shape : p.shape, swap ? p.body : q.body,
+                    swap ? p.shape : q.shape};
+        if (std::binary_search(jointPairs.begin(), jointPairs.end(), std::pair{c.a, c.b})) {
+            return;
+        }
+        c.key = pairKey(c.a, c.sa, c.b, c.sb);
+        candidates.push_back(c);
+    };
+    // The cell size: twice the median of the shapes' largest extents.
+    std::vector<Real> extents;
+    extents.reserve(proxies.size());
+    for (const Proxy& p : proxies) {
+        extents.push_back((p.bounds.max - p.bounds.min).maxCoeff());
+    }
+    Real cell = 1;
+    if (!extents.empty()) {
+        auto middle = extents.begin() + std::ptrdiff_t(extents.size() / 2);
+        std::nth_element(extents.begin(), middle, extents.end());
+        cell = std::max<Real>(2 * *middle, 1e-6);
+    }
+    std::vector<std::uint32_t> large;
+    struct Filed {
+        std::uint64_t cell;
+        std::uint32_t proxy;
+    };
+    std::vector<Filed> filed;
+    filed.reserve(proxies.size());
+    const auto cellKey = [](std::int64_t x, std::int64_t y, std::int64_t z) {
+        const auto wrap = [](std::int64_t v) { return std::uint64_t(v + (1 << 20)) & 0x1FFFFF; };
+        return wrap(x) << 42 | wrap(y) << 21 | wrap(z);
+    };
+    const auto cellOf = [&](Real v) { return std::int64_t(std::floor(v / cell)); };
+    for (std::uint32_t i = 0; i < proxies.size(); ++i) {
+        const Bounds& b = proxies[i].bounds;
+        if ((b.max - b.min).maxCoeff() > cell || !b.min.allFinite() || !b.max.allFinite()) {
+            large.push_back(i);
+            continue;
+        }
+        const Vec3 c = 0.5 * (b.min + b.max);
+        filed.push_back({cellKey(cellOf(c.x()), cellOf(c.y()), cellOf(c.z())), i});
+    }
+    std::sort(filed.begin(), filed.end(), [](const Filed& x, const Filed& y) {
+        return x.cell < y.cell || (x.cell == y.cell && x.proxy < y.proxy);
+    });
+    const auto range = [&](std::uint64_t key) {
+        const auto lo =
+            std::lower_bound(filed.begin(), filed.end(), key,
+                             [](const Filed& f, std::uint64_t k) { return f.cell < k; });
+        auto hi = lo;
+        while (hi != filed.end() && hi->cell == key) {
+            ++hi;
+        }
+        return std::pair{lo, hi};
+    };
+    for (std::size_t begin = 0; begin < filed.size();) {
+        std::size_t end = begin;
+        while (end < filed.size() && filed[end].cell == filed[begin].cell) {
+            ++end;
+        }
+        // Pairs within the cell, then with the 13 neighbours that come after it (each
+        // neighbouring pair of cells once).
+        for (std::size_t i = begin; i < end; ++i) {
+            for (std::size_t j = i + 1; j < end; ++j) {
+                consider(proxies[filed[i].proxy], proxies[filed[j].proxy]);
             }
-            if (p.body == q.body || q.bounds.min.y() > p.bounds.max.y() ||
-                p.bounds.min.y() > q.bounds.max.y() || q.bounds.min.z() > p.bounds.max.z() ||
-                p.bounds.min.z() > q.bounds.max.z()) {
+        }
+        const Vec3 centre =
+            0.5 * (proxies[filed[begin].proxy].bounds.min + proxies[filed[begin].proxy].bounds.max);
+        const std::int64_t cx = cellOf(centre.x()), cy = cellOf(centre.y()),
+                           cz = cellOf(centre.z());
+        for (int dx = -1; dx <= 1; ++dx) {
+            for (int dy = -1; dy <= 1; ++dy) {
+                for (int dz = -1; dz <= 1; ++dz) {
+                    const std::uint64_t key = cellKey(cx + dx, cy + dy, cz + dz);
+                    if (key <= filed[begin].cell) {
+                        continue;
+                    }
+                    const auto [lo, hi] = range(key);
+                    for (std::size_t i = begin; i < end; ++i) {
+                        for (auto it = lo; it != hi; ++it) {
+                            consider(proxies[filed[i].proxy], proxies[it->proxy]);
+                        }
+                    }
+                }
+            }
+        }
+        begin = end;
+    }
+    for (std::size_t k = 0; k < large.size(); ++k) {
+        for (std::uint32_t i = 0; i < proxies.size(); ++i) {
+            // Large against every shape, and each pair of large ones once.
+            const bool otherLarge = std::binary_search(large.begin(), large.end(), i);
+            if (i == large[k] || (otherLarge && i < large[k])) {
                 continue;
             }
-            if (!bodies[p.body].isDynamic() && !bodies[q.body].isDynamic()) {
-                continue;
-            }
-            const bool swap = q.body < p.body;
-            Candidate c{0, swap ? q.body : p.body, swap ? q.shape : p.shape, swap ? p.body : q.body,
-                        swap ? p.shape : q.shape};
-            if (std::binary_search(jointPairs.begin(), jointPairs.end(), std::pair{c.a, c.b})) {
-                continue;
-            }
-            c.key = pairKey(c.a, c.sa, c.b, c.sb);
-            candidates.push_back(c);
+            consider(proxies[large[k]], proxies[i]);
         }
     }
     std::sort(candidates.begin(), candidates.end(),
@@ -297,16 +359,67 @@ void RigidSolver::detect(std::vector<RigidBody>& bodies, const std::vector<Rigid
         m.shapeA = c.sa;
         m.shapeB = c.sb;
         const RigidBody &A = bodies[c.a], &B = bodies[c.b];
+        out.xA = out.madeXA = A.x;
+        out.xB = out.madeXB = B.x;
+        out.madeQA = A.q;
+        out.madeQB = B.q;
+        const RigidShape &sA = A.shapes[c.sa], &sB = B.shapes[c.sb];
+        const bool touching =
+            collideShapes(sA, shapePose(A, sA), sB, shapePose(B, sB), settings.contactMargin, m);
+        out.made = m;
+        return touching;
+    };
+    // A manifold carried with its bodies (persistent manifolds): while the pair's relative pose
+    // is within the refresh tolerances of the one it was made in, each point moves with both
+    // bodies; its separation is the distance between the two bodies' material points along the
+    // normal (turned with A), and its position their midpoint.
+    const auto refresh = [&](const Candidate& c, const CachedManifold& old, CachedManifold& out) {
+        if (settings.refreshDistance <= 0 || settings.refreshAngle <= 0) {
+            return false;
+        }
+        const RigidBody &A = bodies[c.a], &B = bodies[c.b];
+        const Quat turnA = A.q * old.madeQA.conjugate(), turnB = B.q * old.madeQB.conjugate();
+        const Vec3 drift = (B.x - A.x) - turnA * (old.madeXB - old.madeXA);
+        if (drift.squaredNorm() > settings.refreshDistance * settings.refreshDistance) {
+            return false;
+        }
+        const Quat relative = turnA.conjugate() * turnB;
+        const Real half = std::sin(0.5 * settings.refreshAngle);
+        if (relative.vec().squaredNorm() > half * half) {
+            return false;
+        }
+        out.key = old.key;
+        out.made = old.made;
+        out.madeXA = old.madeXA;
+        out.madeXB = old.madeXB;
+        out.madeQA = old.madeQA;
+        out.madeQB = old.madeQB;
         out.xA = A.x;
         out.xB = B.x;
-        const RigidShape &sA = A.shapes[c.sa], &sB = B.shapes[c.sb];
-        return collideShapes(sA, shapePose(A, sA), sB, shapePose(B, sB), settings.contactMargin, m);
+        RigidManifold& m = out.manifold;
+        m = old.made;
+        const Mat3 RA = turnA.toRotationMatrix(), RB = turnB.toRotationMatrix();
+        m.normal = RA * old.made.normal;
+        for (int k = 0; k < m.count; ++k) {
+            const RigidContactPoint& p = old.made.points[k];
+            const Vec3 onA = A.x + RA * (p.position - old.madeXA);
+            const Vec3 onB = B.x + RB * (p.position - old.madeXB);
+            m.points[k].position = 0.5 * (onA + onB);
+            m.points[k].separation = p.separation + m.normal.dot(onB - onA);
+        }
+        ++stats_.refreshedManifolds;
+        return true;
     };
     // Pairs with an awake dynamic body are detected (or, under aggressive sleep, kept while
     // both rest); pairs of sleeping bodies keep their last manifold, so that islands stay whole
     // and wake together.
     std::vector<char> done(candidates.size(), 0);
-    std::vector<CachedManifold> found;
+    // Into manifolds_, whose storage is kept from step to step (it swaps with previous_).
+    std::vector<CachedManifold>& found = manifolds_;
+    found.clear();
+    if (found.capacity() < candidates.size()) {
+        found.reserve(candidates.size() + candidates.size() / 2); // room to grow without moving
+    }
     for (std::size_t i = 0; i < candidates.size(); ++i) {
         const Candidate& c = candidates[i];
         if (!active(c.a) && !active(c.b)) {
@@ -332,7 +445,8 @@ void RigidSolver::detect(std::vector<RigidBody>& bodies, const std::vector<Rigid
             }
         }
         CachedManifold m;
-        if (narrow(c, m)) {
+        const CachedManifold* old = cached(c.key);
+        if ((old && refresh(c, *old, m)) || narrow(c, m)) {
             found.push_back(m);
         }
     }
@@ -399,9 +513,12 @@ void RigidSolver::detect(std::vector<RigidBody>& bodies, const std::vector<Rigid
             }
         }
     }
-    std::sort(found.begin(), found.end(),
-              [](const CachedManifold& x, const CachedManifold& y) { return x.key < y.key; });
-    manifolds_ = std::move(found);
+    const auto byKey = [](const CachedManifold& x, const CachedManifold& y) {
+        return x.key < y.key;
+    };
+    if (!std::is_sorted(found.begin(), found.end(), byKey)) {
+        std::sort(found.begin(), found.end(), byKey);
+    }
 }
 
 void RigidSolver::computeHeights(const std::vector<RigidBody>& bodies) {
@@ -437,26 +554,58 @@ void RigidSolver::computeHeights(const std::vector<RigidBody>& bodies) {
     }
 }
 
+namespace {
+
+// Box2D v3's soft constraint (Catto, "Solver2D"): a spring of frequency hertz and damping ratio
+// zeta, stepped implicitly with h: the bias rate applied to the error, and how much of the rigid
+// row's impulse and of its accumulated impulse it takes.
+struct Softness {
+    Real biasRate = 0, massScale = 1, impulseScale = 0;
+};
+Softness makeSoft(Real hertz, Real zeta, Real h) {
+    if (hertz <= 0) {
+        return {};
+    }
+    const Real omega = 2 * M_PI * hertz;
+    const Real a1 = 2 * zeta + h * omega;
+    const Real a2 = h * omega * a1;
+    const Real a3 = 1 / (1 + a2);
+    return {omega / a1, a2 * a3, a3};
+}
+
+Quat turned(const Quat& q, const Vec3& angle) {
+    const Real a = angle.norm();
+    return a > 0 ? Quat(Eigen::AngleAxisd(a, angle / a)) * q : q;
+}
+
+} // namespace
+
 void RigidSolver::step(std::vector<RigidBody>& bodies, const std::vector<RigidJoint>& joints,
                        const RigidSettings& settings, const Vec3& gravity, Real h) {
     const Clock::time_point start = Clock::now();
     stats_ = {};
     const int n = int(bodies.size());
     ++steps_;
+    const int substeps = std::max(settings.substeps, 1);
+    const Real hs = h / substeps;
+    const bool soft = settings.contactHertz > 0;
+    // The separations follow the bodies (substeps, soft contacts), or the biases are fixed at
+    // the step's start (the source's single solve).
+    const bool track = substeps > 1 || soft;
 
-    // Velocities: gravity, and omega from L with the current inertia (§5 step 3-4; no external
-    // torques).
+    // omega from L with the current inertia (§5 step 3-4; no external torques). Gravity is
+    // added per substep.
     for (RigidBody& b : bodies) {
         if (b.isDynamic() && !b.sleeping) {
-            b.v += h * gravity;
             b.omega = b.inverseInertiaWorld() * b.L;
         }
     }
 
-    previous_ = std::move(manifolds_);
+    std::swap(previous_, manifolds_);
     manifolds_.clear();
     detect(bodies, joints, settings);
     const bool stacking = settings.stabilisation != StackStabilisation::Off;
+    const bool shock = settings.stabilisation == StackStabilisation::ShockPropagation;
     if (stacking) {
         computeHeights(bodies);
     }
@@ -465,8 +614,10 @@ void RigidSolver::step(std::vector<RigidBody>& bodies, const std::vector<RigidJo
 
     // Solver bodies (inverse masses) and their velocities, apart: the sweeps touch only the
     // velocities, which then stay in the cache. Index n is the world.
-    solverBodies_.assign(n + 1, SolverBody{});
+    solverBodies_.assign(std::size_t(n) + 1, SolverBody{});
     velocities_.assign(std::size_t(n) + 1, Velocity{Vec3::Zero(), Vec3::Zero()});
+    moved_.assign(std::size_t(n) + 1, Vec3::Zero());
+    turned_.assign(std::size_t(n) + 1, Vec3::Zero());
     std::vector<Vec3> omegaBefore(n, Vec3::Zero());
     std::vector<Mat3> inertiaBefore(n, Mat3::Zero());
     for (int i = 0; i < n; ++i) {
@@ -488,11 +639,15 @@ void RigidSolver::step(std::vector<RigidBody>& bodies, const std::vector<RigidJo
         }
     }
     const auto awake = [&](int i) { return bodies[i].isDynamic() && !bodies[i].sleeping; };
+    const auto movable = [&](int i) { return solverBodies_[std::size_t(i)].inverseMass > 0; };
+    // Bodies some constraint acts on: they turn by the solved omega; the others fly free and
+    // turn exactly through L (below).
+    std::vector<char> touched(std::size_t(n) + 1, 0);
 
     // The order the constraints are swept in, drawn once per step (source 004, Permutation:
     // the rows are permuted, then the solver starts): the manifolds and joints in a random
-    // order (the order they take their colours in, and the joints' order), and each
-    // manifold's rows in a random order.
+    // order (the order they take their colours in, and the joints' order), and each batch's
+    // and each lane's rows in a random order.
     SplitMix random{steps_ * 0x2545F4914F6CDD1Dull};
     const std::uint32_t manifoldCount = std::uint32_t(manifolds_.size());
     std::vector<std::uint32_t> groupOrder(manifoldCount + joints.size());
@@ -502,21 +657,37 @@ void RigidSolver::step(std::vector<RigidBody>& bodies, const std::vector<RigidJo
             std::swap(groupOrder[i - 1], groupOrder[random.next() % i]);
         }
     }
-    constexpr std::uint32_t kJoint = 0x80000000u, kSkipped = 0xFFFFFFFFu;
-    std::vector<std::uint32_t> groupEntry(groupOrder.size(), kSkipped);
 
-    // Contact constraints.
-    std::vector<PointConstraint>& points = points_;
-    std::vector<FrictionConstraint>& frictions = frictions_;
-    points.clear();
-    frictions.clear();
-    std::vector<int> manifoldLevel; // per friction constraint: the lower body's height
-    std::vector<int> manifoldLower; // 0: none, 1: A is the lower body, 2: B is
-    const auto effectiveMass = [](Real wa, Real wb, const Vec3& ja, const Vec3& iaj, const Vec3& jb,
-                                  const Vec3& ibj) {
-        const Real inverse = wa + wb + ja.dot(iaj) + jb.dot(ibj);
-        return inverse > 0 ? 1 / inverse : 0;
-    };
+    // Colours: each manifold, in the sweep order, takes the first colour in which neither of
+    // its dynamic bodies has a manifold yet (at most 64; the rest are swept one by one after
+    // them). Then eight manifolds of a colour to a batch.
+    colours_.assign(std::size_t(n) + 1, 0);
+    std::array<std::vector<std::uint32_t>, 64> byColour;
+    std::vector<std::uint32_t> overflow, jointOrder;
+    for (const std::uint32_t group : groupOrder) {
+        if (group >= manifoldCount) {
+            jointOrder.push_back(group - manifoldCount);
+            continue;
+        }
+        const RigidManifold& m = manifolds_[group].manifold;
+        if (!awake(m.bodyA) && !awake(m.bodyB)) {
+            continue;
+        }
+        const std::uint64_t used = (movable(m.bodyA) ? colours_[std::size_t(m.bodyA)] : 0) |
+                                   (movable(m.bodyB) ? colours_[std::size_t(m.bodyB)] : 0);
+        if (used == ~std::uint64_t(0)) {
+            overflow.push_back(group);
+            continue;
+        }
+        const int colour = std::countr_one(used);
+        byColour[std::size_t(colour)].push_back(group);
+        for (int body : {m.bodyA, m.bodyB}) {
+            if (movable(body)) {
+                colours_[std::size_t(body)] |= std::uint64_t(1) << colour;
+            }
+        }
+    }
+
     // Each manifold's entry in the last step's (both sorted by key: one merge).
     std::vector<int> previousOf(manifoldCount, -1);
     for (std::size_t i = 0, j = 0; i < manifoldCount && j < previous_.size();) {
@@ -528,28 +699,39 @@ void RigidSolver::step(std::vector<RigidBody>& bodies, const std::vector<RigidJo
             previousOf[i++] = int(j++);
         }
     }
-    // Built in the manifolds' own order (reading them front to back); the sweep order is
-    // groupOrder's, through the colours and batches below.
-    for (std::uint32_t group = 0; group < manifoldCount; ++group) {
-        const int mi = int(group);
-        CachedManifold& cm = manifolds_[mi];
+    const auto effectiveMass = [](Real wa, Real wb, const Vec3& ja, const Vec3& iaj, const Vec3& jb,
+                                  const Vec3& ibj) {
+        const Real inverse = wa + wb + ja.dot(iaj) + jb.dot(ibj);
+        return inverse > 0 ? 1 / inverse : 0;
+    };
+    const Softness dynamicSoft =
+        makeSoft(std::min(settings.contactHertz, 0.25 / hs), settings.contactDampingRatio, hs);
+    const Softness staticSoft =
+        makeSoft(std::min(2 * settings.contactHertz, 0.25 / hs), settings.contactDampingRatio, hs);
+    // For shock propagation: per batch lane, the lower body's height and which body is lower
+    // (0: none, 1: A, 2: B).
+    struct LaneLevel {
+        int level;
+        std::uint32_t batch;
+        std::uint8_t lane, lower;
+    };
+    std::vector<LaneLevel> laneLevels;
+    stats_.rows = 0;
+
+    // Builds manifold mi's rows into lane l of batch L (source 004: contact normal rows [0, inf)
+    // and friction bounded by mu·lambda_n; warm start by feature ID).
+    const auto buildLane = [&](LaneBatch& L, std::uint32_t batchIndex, int l, std::uint32_t mi) {
+        const CachedManifold& cm = manifolds_[mi];
         const RigidManifold& m = cm.manifold;
-        if (!awake(m.bodyA) && !awake(m.bodyB)) {
-            continue;
-        }
         ++stats_.manifolds;
-        // Warm start: the last step's impulses of the same features (source 004, Warm Start).
-        const bool hasOld = settings.warmStart && previousOf[std::size_t(mi)] >= 0;
-        const CachedManifold* old =
-            hasOld ? &previous_[std::size_t(previousOf[std::size_t(mi)])] : nullptr;
+        const bool hasOld = settings.warmStart && previousOf[mi] >= 0;
+        const CachedManifold* old = hasOld ? &previous_[std::size_t(previousOf[mi])] : nullptr;
         const RigidBody &A = bodies[m.bodyA], &B = bodies[m.bodyB];
         const SolverBody &sa = solverBodies_[m.bodyA], &sb = solverBodies_[m.bodyB];
         Real scaleA = 1, scaleB = 1;
-        int lower = 0, level = 0;
         if (stacking) {
             const int ha = heights_[m.bodyA], hb = heights_[m.bodyB];
-            level = std::min(ha, hb);
-            lower = ha < hb ? 1 : hb < ha ? 2 : 0;
+            const int lower = ha < hb ? 1 : hb < ha ? 2 : 0;
             if (settings.stabilisation == StackStabilisation::WeightAmplification) {
                 // The lower body counts c times heavier in this contact (source 004, WA法).
                 if (lower == 1) {
@@ -557,234 +739,229 @@ void RigidSolver::step(std::vector<RigidBody>& bodies, const std::vector<RigidJo
                 } else if (lower == 2) {
                     scaleB = 1 / settings.weightAmplification;
                 }
+            } else if (shock) {
+                laneLevels.push_back(
+                    {std::min(ha, hb), batchIndex, std::uint8_t(l), std::uint8_t(lower)});
             }
         }
+        touched[std::size_t(m.bodyA)] = touched[std::size_t(m.bodyB)] = 1;
         const Real wa = sa.inverseMass * scaleA, wb = sb.inverseMass * scaleB;
         const Mat3 ia = sa.inverseInertia * scaleA, ib = sb.inverseInertia * scaleB;
-        FrictionConstraint f;
-        f.a = m.bodyA;
-        f.b = m.bodyB;
-        f.firstPoint = int(points.size());
-        f.pointCount = m.count;
-        f.n = m.normal;
-        f.wa = wa;
-        f.wb = wb;
+        L.manifold[l] = int(mi);
+        L.a[l] = m.bodyA;
+        L.b[l] = m.bodyB;
+        L.wa[l] = float(wa);
+        L.wb[l] = float(wb);
+        setLane(L.n, l, m.normal);
+        const Softness& softness =
+            sa.inverseMass == 0 || sb.inverseMass == 0 ? staticSoft : dynamicSoft;
+        L.biasRate[l] = float(softness.biasRate);
+        L.massScale[l] = float(softness.massScale);
+        L.impulseScale[l] = float(softness.impulseScale);
+        std::uint8_t* slots = L.slotPoint[l];
+        if (settings.permuteRows) {
+            for (int i = 4; i > 1; --i) {
+                std::swap(slots[i - 1], slots[random.next() % std::uint64_t(i)]);
+            }
+        }
         Vec3 centre = Vec3::Zero();
         for (int k = 0; k < m.count; ++k) {
-            const RigidContactPoint& p = m.points[k];
-            centre += p.position / Real(m.count);
-            PointConstraint c;
-            c.manifold = mi;
-            c.point = k;
-            const Vec3 ra = p.position - A.x, rb = p.position - B.x;
-            c.raN = ra.cross(m.normal);
-            c.rbN = rb.cross(m.normal);
-            c.iaN = ia * c.raN;
-            c.ibN = ib * c.rbN;
-            c.massN = effectiveMass(wa, wb, c.raN, c.iaN, c.rbN, c.ibN);
-            // v_error = k (d - d_slop)/h (source 004, Slop), on both sides of the slop: deeper
-            // is pushed out, shallower may sink in, so a resting body settles at the slop. Apart
-            // (a speculative contact), the gap may also close within the step.
-            const Real depth = -p.separation;
-            c.bias = settings.correction * (std::max<Real>(depth, 0) - settings.slop) / h +
-                     std::min<Real>(depth, 0) / h;
-            c.lambdaN = 0;
+            centre += m.points[k].position / Real(m.count);
+        }
+        for (int slot = 0; slot < 4; ++slot) {
+            if (slots[slot] >= m.count) {
+                continue; // zero mass: never pushes
+            }
+            const RigidContactPoint& p = m.points[slots[slot]];
+            const Vec3 raN = (p.position - A.x).cross(m.normal);
+            const Vec3 rbN = (p.position - B.x).cross(m.normal);
+            const Vec3 iaN = ia * raN, ibN = ib * rbN;
+            setLane(L.raN[slot], l, raN);
+            setLane(L.rbN[slot], l, rbN);
+            setLane(L.iaN[slot], l, iaN);
+            setLane(L.ibN[slot], l, ibN);
+            L.massN[slot][l] = float(effectiveMass(wa, wb, raN, iaN, rbN, ibN));
+            if (track) {
+                L.sep[slot][l] = float(p.separation);
+            } else {
+                // v_error = k (d - d_slop)/h (source 004, Slop), on both sides of the slop:
+                // deeper is pushed out, shallower may sink in, so a resting body settles at the
+                // slop. Apart (a speculative contact), the gap may also close within the step.
+                const Real depth = -p.separation;
+                L.sep[slot][l] =
+                    float(settings.correction * (std::max<Real>(depth, 0) - settings.slop) / h +
+                          std::min<Real>(depth, 0) / h);
+            }
             if (hasOld) {
+                // Warm start: the last step's impulse of the same features (source 004).
                 const RigidManifold& om = old->manifold;
                 for (int j = 0; j < om.count; ++j) {
                     if (om.points[j].feature == p.feature) {
-                        c.lambdaN = old->normalImpulse[j];
+                        L.lambdaN[slot][l] = float(old->normalImpulse[std::size_t(j)]);
                         ++stats_.warmStarted;
                         break;
                     }
                 }
             }
-            points.push_back(c);
         }
-        f.twistRadius = 0;
+        stats_.points += std::size_t(m.count);
+        Real twistRadius = 0;
         for (int k = 0; k < m.count; ++k) {
-            f.twistRadius += (m.points[k].position - centre).norm() / Real(m.count);
+            twistRadius += (m.points[k].position - centre).norm() / Real(m.count);
         }
-        tangents(f.n, f.t1, f.t2);
+        Vec3 t1, t2;
+        tangents(m.normal, t1, t2);
         const Vec3 ra = centre - A.x, rb = centre - B.x;
-        f.raT1 = ra.cross(f.t1);
-        f.rbT1 = rb.cross(f.t1);
-        f.raT2 = ra.cross(f.t2);
-        f.rbT2 = rb.cross(f.t2);
-        f.iaT1 = ia * f.raT1;
-        f.ibT1 = ib * f.rbT1;
-        f.iaT2 = ia * f.raT2;
-        f.ibT2 = ib * f.rbT2;
-        f.iaTwist = ia * f.n;
-        f.ibTwist = ib * f.n;
-        f.massT1 = effectiveMass(wa, wb, f.raT1, f.iaT1, f.rbT1, f.ibT1);
-        f.massT2 = effectiveMass(wa, wb, f.raT2, f.iaT2, f.rbT2, f.ibT2);
-        f.massTwist = effectiveMass(0, 0, f.n, f.iaTwist, f.n, f.ibTwist);
-        f.mu = std::sqrt(std::max<Real>(A.friction, 0) * std::max<Real>(B.friction, 0));
+        const Vec3 raT1 = ra.cross(t1), rbT1 = rb.cross(t1), raT2 = ra.cross(t2),
+                   rbT2 = rb.cross(t2);
+        const Vec3 iaT1 = ia * raT1, ibT1 = ib * rbT1, iaT2 = ia * raT2, ibT2 = ib * rbT2;
+        const Vec3 iaTwist = ia * m.normal, ibTwist = ib * m.normal;
+        setLane(L.t1, l, t1);
+        setLane(L.t2, l, t2);
+        setLane(L.raT1, l, raT1);
+        setLane(L.rbT1, l, rbT1);
+        setLane(L.raT2, l, raT2);
+        setLane(L.rbT2, l, rbT2);
+        setLane(L.iaT1, l, iaT1);
+        setLane(L.ibT1, l, ibT1);
+        setLane(L.iaT2, l, iaT2);
+        setLane(L.ibT2, l, ibT2);
+        setLane(L.iaTwist, l, iaTwist);
+        setLane(L.ibTwist, l, ibTwist);
+        L.massT1[l] = float(effectiveMass(wa, wb, raT1, iaT1, rbT1, ibT1));
+        L.massT2[l] = float(effectiveMass(wa, wb, raT2, iaT2, rbT2, ibT2));
+        L.massTwist[l] = float(effectiveMass(0, 0, m.normal, iaTwist, m.normal, ibTwist));
+        const Real mu = std::sqrt(std::max<Real>(A.friction, 0) * std::max<Real>(B.friction, 0));
+        L.mu[l] = float(mu);
+        L.twistRadius[l] = float(twistRadius);
         // Friction warm-starts at a share of its last impulse: in a stack, friction couples at
         // a box's top and bottom balanced by its normal impulses are invisible to the sweeps,
         // and carried in full from step to step they grow until the stack sways.
-        const Real share = hasOld ? settings.frictionWarmStart : 0;
-        f.lambdaT1 = hasOld ? share * old->frictionImpulse.x() : 0;
-        f.lambdaT2 = hasOld ? share * old->frictionImpulse.y() : 0;
-        f.lambdaTwist = hasOld ? share * old->frictionImpulse.z() : 0;
-        f.rowCount = 0;
-        for (int k = 0; k < m.count; ++k) {
-            f.rows[f.rowCount++] = std::uint8_t(k);
+        if (hasOld) {
+            const Real share = settings.frictionWarmStart;
+            L.lambdaT1[l] = float(share * old->frictionImpulse.x());
+            L.lambdaT2[l] = float(share * old->frictionImpulse.y());
+            L.lambdaTwist[l] = float(share * old->frictionImpulse.z());
         }
-        if (f.mu > 0) {
-            for (std::uint8_t r : {4, 5, 6}) {
-                f.rows[f.rowCount++] = r;
-            }
-        }
+        stats_.rows += std::size_t(m.count) + (mu > 0 ? 3 : 0);
+    };
+    const auto newBatch = [&]() -> LaneBatch& {
+        LaneBatch& L = batches_.emplace_back();
+        std::memset(static_cast<void*>(&L), 0, sizeof(L));
+        // The rows' order (source 004, Permutation), shared by the lanes; each lane's points
+        // are placed in the normal slots in an order of its own.
+        std::iota(L.rows.begin(), L.rows.end(), std::uint8_t(0));
         if (settings.permuteRows) {
-            for (int i = f.rowCount; i > 1; --i) {
-                std::swap(f.rows[i - 1], f.rows[random.next() % std::uint64_t(i)]);
+            for (int i = 7; i > 1; --i) {
+                std::swap(L.rows[std::size_t(i - 1)],
+                          L.rows[std::size_t(random.next() % std::uint64_t(i))]);
             }
         }
-        groupEntry[group] = std::uint32_t(frictions.size());
-        frictions.push_back(f);
-        manifoldLevel.push_back(level);
-        manifoldLower.push_back(lower);
+        for (int l = 0; l < kRigidLanes; ++l) {
+            L.manifold[l] = -1;
+            L.a[l] = L.b[l] = n; // a padding lane reads and writes nothing that moves
+            std::iota(L.slotPoint[l], L.slotPoint[l] + 4, std::uint8_t(0));
+        }
+        return L;
+    };
+    batches_.clear();
+    for (const std::vector<std::uint32_t>& colour : byColour) {
+        for (std::size_t first = 0; first < colour.size(); first += kRigidLanes) {
+            const std::uint32_t index = std::uint32_t(batches_.size());
+            LaneBatch& L = newBatch();
+            for (int l = 0; l < kRigidLanes && first + std::size_t(l) < colour.size(); ++l) {
+                buildLane(L, index, l, colour[first + std::size_t(l)]);
+            }
+        }
     }
-    stats_.points = points.size();
+    for (const std::uint32_t mi : overflow) {
+        const std::uint32_t index = std::uint32_t(batches_.size());
+        buildLane(newBatch(), index, 0, mi);
+    }
 
-    // Joint constraints.
+    // Joint constraints, from the bodies' current poses; rebuilt every substep.
     std::vector<JointConstraint>& jointRows = jointRows_;
-    jointRows.clear();
-    for (const std::uint32_t group : groupOrder) {
-        if (group < manifoldCount) {
-            continue;
-        }
-        const RigidJoint& j = joints[group - manifoldCount];
-        const int a = j.bodyA < 0 ? n : j.bodyA, b = j.bodyB < 0 ? n : j.bodyB;
-        if ((a == n || !awake(a)) && (b == n || !awake(b))) {
-            continue;
-        }
-        JointConstraint c;
-        c.joint = &j;
-        c.a = a;
-        c.b = b;
-        const SolverBody &sa = solverBodies_[a], &sb = solverBodies_[b];
-        const Quat qa = a == n ? Quat::Identity() : bodies[a].q;
-        const Quat qb = b == n ? Quat::Identity() : bodies[b].q;
-        const Vec3 xa = a == n ? Vec3::Zero() : bodies[a].x;
-        const Vec3 xb = b == n ? Vec3::Zero() : bodies[b].x;
-        c.ra = qa * j.anchorA;
-        c.rb = qb * j.anchorB;
-        c.wa = sa.inverseMass;
-        c.wb = sb.inverseMass;
-        c.ia = sa.inverseInertia;
-        c.ib = sb.inverseInertia;
-        const Mat3 Sa = skew(c.ra), Sb = skew(c.rb);
-        const Mat3 K = (c.wa + c.wb) * Mat3::Identity() - Sa * c.ia * Sa - Sb * c.ib * Sb;
-        c.linearMass = K.inverse();
-        const Vec3 error = (xb + c.rb) - (xa + c.ra);
-        c.linearBias = settings.jointCorrection / h * error;
-        const Mat3 angularK = c.ia + c.ib;
-        if (j.type == RigidJointType::Hinge) {
-            const Vec3 axisA = qa * j.axisA, axisB = qb * j.axisB;
-            c.axis = axisA;
-            const Vec3 u1 = axisA.unitOrthogonal(), u2 = axisA.cross(u1);
-            c.angularRows = 2;
-            c.angularAxes.row(0) = u1.transpose();
-            c.angularAxes.row(1) = u2.transpose();
-            c.angularAxes.row(2).setZero();
-            Eigen::Matrix2d k2;
-            k2 << u1.dot(angularK * u1), u1.dot(angularK * u2), u2.dot(angularK * u1),
-                u2.dot(angularK * u2);
-            c.angularMass.setZero();
-            c.angularMass.topLeftCorner<2, 2>() = k2.inverse();
-            const Vec3 misalignment = axisA.cross(axisB);
-            c.angularBias =
-                settings.jointCorrection / h * Vec3(u1.dot(misalignment), u2.dot(misalignment), 0);
-            const Real k1 = axisA.dot(angularK * axisA);
-            c.axialMass = k1 > 0 ? 1 / k1 : 0;
-            if (j.limit) {
-                const Real angle = hingeAngle(bodies, j);
-                // Speculative limits: active near the bound, allowing the approach that is left.
-                const Real toLower = angle - j.lowerAngle, toUpper = j.upperAngle - angle;
-                c.lowerActive = toLower < 0.1;
-                c.upperActive = toUpper < 0.1;
-                c.lowerBias = toLower < 0 ? settings.jointCorrection * toLower / h : toLower / h;
-                c.upperBias = toUpper < 0 ? settings.jointCorrection * toUpper / h : toUpper / h;
+    const auto buildJoints = [&](Real hj) {
+        jointRows.clear();
+        for (const std::uint32_t index : jointOrder) {
+            const RigidJoint& j = joints[index];
+            const int a = j.bodyA < 0 ? n : j.bodyA, b = j.bodyB < 0 ? n : j.bodyB;
+            if ((a == n || !awake(a)) && (b == n || !awake(b))) {
+                continue;
             }
-        } else if (j.type == RigidJointType::Fixed) {
-            c.angularRows = 3;
-            c.angularAxes.setIdentity();
-            c.angularMass = angularK.inverse();
-            // The rotation that takes B's current orientation to the kept one, as a vector.
-            Quat turn = qb * (qa * j.restRotation).conjugate();
-            if (turn.w() < 0) {
-                turn.coeffs() = -turn.coeffs();
+            touched[std::size_t(a)] = touched[std::size_t(b)] = 1;
+            JointConstraint c;
+            c.joint = &j;
+            c.a = a;
+            c.b = b;
+            const SolverBody &sa = solverBodies_[a], &sb = solverBodies_[b];
+            const Quat qa = a == n ? Quat::Identity() : bodies[a].q;
+            const Quat qb = b == n ? Quat::Identity() : bodies[b].q;
+            const Vec3 xa = a == n ? Vec3::Zero() : bodies[a].x;
+            const Vec3 xb = b == n ? Vec3::Zero() : bodies[b].x;
+            c.ra = qa * j.anchorA;
+            c.rb = qb * j.anchorB;
+            c.wa = sa.inverseMass;
+            c.wb = sb.inverseMass;
+            c.ia = sa.inverseInertia;
+            c.ib = sb.inverseInertia;
+            const Mat3 Sa = skew(c.ra), Sb = skew(c.rb);
+            const Mat3 K = (c.wa + c.wb) * Mat3::Identity() - Sa * c.ia * Sa - Sb * c.ib * Sb;
+            c.linearMass = K.inverse();
+            const Vec3 error = (xb + c.rb) - (xa + c.ra);
+            c.linearBias = settings.jointCorrection / hj * error;
+            const Mat3 angularK = c.ia + c.ib;
+            if (j.type == RigidJointType::Hinge) {
+                const Vec3 axisA = qa * j.axisA, axisB = qb * j.axisB;
+                c.axis = axisA;
+                const Vec3 u1 = axisA.unitOrthogonal(), u2 = axisA.cross(u1);
+                c.angularRows = 2;
+                c.angularAxes.row(0) = u1.transpose();
+                c.angularAxes.row(1) = u2.transpose();
+                c.angularAxes.row(2).setZero();
+                Eigen::Matrix2d k2;
+                k2 << u1.dot(angularK * u1), u1.dot(angularK * u2), u2.dot(angularK * u1),
+                    u2.dot(angularK * u2);
+                c.angularMass.setZero();
+                c.angularMass.topLeftCorner<2, 2>() = k2.inverse();
+                const Vec3 misalignment = axisA.cross(axisB);
+                c.angularBias = settings.jointCorrection / hj *
+                                Vec3(u1.dot(misalignment), u2.dot(misalignment), 0);
+                const Real k1 = axisA.dot(angularK * axisA);
+                c.axialMass = k1 > 0 ? 1 / k1 : 0;
+                if (j.limit) {
+                    const Real angle = hingeAngle(bodies, j);
+                    // Speculative limits: active near the bound, allowing the approach that is
+                    // left.
+                    const Real toLower = angle - j.lowerAngle, toUpper = j.upperAngle - angle;
+                    c.lowerActive = toLower < 0.1;
+                    c.upperActive = toUpper < 0.1;
+                    c.lowerBias =
+                        toLower < 0 ? settings.jointCorrection * toLower / hj : toLower / hj;
+                    c.upperBias =
+                        toUpper < 0 ? settings.jointCorrection * toUpper / hj : toUpper / hj;
+                }
+            } else if (j.type == RigidJointType::Fixed) {
+                c.angularRows = 3;
+                c.angularAxes.setIdentity();
+                c.angularMass = angularK.inverse();
+                // The rotation that takes B's current orientation to the kept one, as a vector.
+                Quat turn = qb * (qa * j.restRotation).conjugate();
+                if (turn.w() < 0) {
+                    turn.coeffs() = -turn.coeffs();
+                }
+                c.angularBias = settings.jointCorrection / hj * 2 * turn.vec();
             }
-            c.angularBias = settings.jointCorrection / h * 2 * turn.vec();
+            jointRows.push_back(c);
         }
-        groupEntry[group] = kJoint | std::uint32_t(jointRows.size());
-        jointRows.push_back(c);
-    }
-
-    // The sweep order: a manifold by its friction constraint's index, a joint flagged.
-    order_.clear();
-    stats_.rows = 0;
-    for (const std::uint32_t group : groupOrder) {
-        const std::uint32_t entry = groupEntry[group];
-        if (entry == kSkipped) {
-            continue;
-        }
-        order_.push_back(entry);
-        if (entry & kJoint) {
-            const JointConstraint& c = jointRows[entry & ~kJoint];
-            stats_.rows += 3 + c.angularRows + (c.lowerActive || c.upperActive) + c.joint->motor;
-        } else {
-            stats_.rows += std::size_t(frictions[entry].rowCount);
-        }
+    };
+    buildJoints(hs);
+    for (const JointConstraint& c : jointRows) {
+        stats_.rows += 3 + std::size_t(c.angularRows) + (c.lowerActive || c.upperActive) +
+                       std::size_t(c.joint->motor);
     }
 
     std::vector<Velocity>& sb = velocities_;
-    const auto applyImpulse = [&](int a, int b, Real wa, Real wb, const Vec3& dir, const Vec3& ia,
-                                  const Vec3& ib, Real impulse) {
-        sb[a].v -= wa * impulse * dir;
-        sb[a].w -= impulse * ia;
-        sb[b].v += wb * impulse * dir;
-        sb[b].w += impulse * ib;
-    };
-    const auto relative = [&](int a, int b, const Vec3& dir, const Vec3& ja, const Vec3& jb) {
-        return dir.dot(sb[b].v - sb[a].v) + jb.dot(sb[b].w) - ja.dot(sb[a].w);
-    };
-    const auto solveNormal = [&](const FrictionConstraint& f, PointConstraint& c) {
-        const Real vn = relative(f.a, f.b, f.n, c.raN, c.rbN);
-        const Real next = std::max<Real>(c.lambdaN - c.massN * (vn - c.bias), 0);
-        applyImpulse(f.a, f.b, f.wa, f.wb, f.n, c.iaN, c.ibN, next - c.lambdaN);
-        c.lambdaN = next;
-    };
-    const auto solveFriction = [&](FrictionConstraint& f, int which) {
-        Real support = 0;
-        for (int k = 0; k < f.pointCount; ++k) {
-            support += points[f.firstPoint + k].lambdaN;
-        }
-        if (which == 3) {
-            // Twist: the relative spin about the normal, bounded by mu N times the patch's mean
-            // radius.
-            const Real spin = f.n.dot(sb[f.b].w - sb[f.a].w);
-            const Real bound = f.mu * support * f.twistRadius;
-            const Real next = std::clamp(f.lambdaTwist - f.massTwist * spin, -bound, bound);
-            applyImpulse(f.a, f.b, 0, 0, f.n, f.iaTwist, f.ibTwist, next - f.lambdaTwist);
-            f.lambdaTwist = next;
-            return;
-        }
-        const Vec3& t = which == 1 ? f.t1 : f.t2;
-        const Vec3& ja = which == 1 ? f.raT1 : f.raT2;
-        const Vec3& jb = which == 1 ? f.rbT1 : f.rbT2;
-        Real& lambda = which == 1 ? f.lambdaT1 : f.lambdaT2;
-        const Real mass = which == 1 ? f.massT1 : f.massT2;
-        const Real vt = relative(f.a, f.b, t, ja, jb);
-        const Real bound = f.mu * support;
-        const Real next = std::clamp(lambda - mass * vt, -bound, bound);
-        applyImpulse(f.a, f.b, f.wa, f.wb, t, which == 1 ? f.iaT1 : f.iaT2,
-                     which == 1 ? f.ibT1 : f.ibT2, next - lambda);
-        lambda = next;
-    };
     const auto applyJointLinear = [&](JointConstraint& c, const Vec3& impulse) {
         sb[c.a].v -= c.wa * impulse;
         sb[c.a].w -= c.ia * c.ra.cross(impulse);
@@ -795,13 +972,14 @@ void RigidSolver::step(std::vector<RigidBody>& bodies, const std::vector<RigidJo
         sb[c.a].w -= c.ia * angular;
         sb[c.b].w += c.ib * angular;
     };
-    const auto solveJoint = [&](JointConstraint& c, int part) {
-        if (part == 0) {
+    const auto solveJoint = [&](JointConstraint& c, Real hj) {
+        {
             const Vec3 cdot = sb[c.b].v + sb[c.b].w.cross(c.rb) - sb[c.a].v - sb[c.a].w.cross(c.ra);
             const Vec3 impulse = -(c.linearMass * (cdot + c.linearBias));
             c.linearImpulse += impulse;
             applyJointLinear(c, impulse);
-        } else if (part == 1) {
+        }
+        if (c.angularRows > 0) {
             const Vec3 relativeW = sb[c.b].w - sb[c.a].w;
             Vec3 cdot = c.angularAxes * relativeW;
             if (c.angularRows == 2) {
@@ -810,29 +988,29 @@ void RigidSolver::step(std::vector<RigidBody>& bodies, const std::vector<RigidJo
             const Vec3 impulse = -(c.angularMass * (cdot + c.angularBias));
             c.angularImpulse += impulse;
             applyJointAngular(c, c.angularAxes.transpose() * impulse);
-        } else if (part == 2) {
+        }
+        if (c.lowerActive) {
             const Real wAxis = c.axis.dot(sb[c.b].w - sb[c.a].w);
-            if (c.lowerActive) {
-                // Row: +axis·(wB - wA) >= -lowerBias.
-                const Real next =
-                    std::max<Real>(c.lowerImpulse - c.axialMass * (wAxis + c.lowerBias), 0);
-                const Real delta = next - c.lowerImpulse;
-                c.lowerImpulse = next;
-                applyJointAngular(c, delta * c.axis);
-            }
-            if (c.upperActive) {
-                const Real w2 = c.axis.dot(sb[c.b].w - sb[c.a].w);
-                // Row: -axis·(wB - wA) >= -upperBias.
-                const Real next =
-                    std::max<Real>(c.upperImpulse - c.axialMass * (-w2 + c.upperBias), 0);
-                const Real delta = next - c.upperImpulse;
-                c.upperImpulse = next;
-                applyJointAngular(c, -delta * c.axis);
-            }
-        } else {
+            // Row: +axis·(wB - wA) >= -lowerBias.
+            const Real next =
+                std::max<Real>(c.lowerImpulse - c.axialMass * (wAxis + c.lowerBias), 0);
+            const Real delta = next - c.lowerImpulse;
+            c.lowerImpulse = next;
+            applyJointAngular(c, delta * c.axis);
+        }
+        if (c.upperActive) {
+            const Real wAxis = c.axis.dot(sb[c.b].w - sb[c.a].w);
+            // Row: -axis·(wB - wA) >= -upperBias.
+            const Real next =
+                std::max<Real>(c.upperImpulse - c.axialMass * (-wAxis + c.upperBias), 0);
+            const Real delta = next - c.upperImpulse;
+            c.upperImpulse = next;
+            applyJointAngular(c, -delta * c.axis);
+        }
+        if (c.joint->motor) {
             const RigidJoint& j = *c.joint;
             const Real wAxis = c.axis.dot(sb[c.b].w - sb[c.a].w);
-            const Real bound = j.maxMotorTorque * h;
+            const Real bound = j.maxMotorTorque * hj;
             const Real next =
                 std::clamp(c.motorImpulse - c.axialMass * (wAxis - j.motorSpeed), -bound, bound);
             applyJointAngular(c, (next - c.motorImpulse) * c.axis);
@@ -840,188 +1018,100 @@ void RigidSolver::step(std::vector<RigidBody>& bodies, const std::vector<RigidJo
         }
     };
 
-    // Warm start (source 004, Warm Start).
-    for (FrictionConstraint& f : frictions) {
-        for (int k = 0; k < f.pointCount; ++k) {
-            const PointConstraint& c = points[f.firstPoint + k];
-            if (c.lambdaN != 0) {
-                applyImpulse(f.a, f.b, f.wa, f.wb, f.n, c.iaN, c.ibN, c.lambdaN);
-            }
-        }
-        applyImpulse(f.a, f.b, f.wa, f.wb, f.t1, f.iaT1, f.ibT1, f.lambdaT1);
-        applyImpulse(f.a, f.b, f.wa, f.wb, f.t2, f.iaT2, f.ibT2, f.lambdaT2);
-        applyImpulse(f.a, f.b, 0, 0, f.n, f.iaTwist, f.ibTwist, f.lambdaTwist);
-    }
-
-    const auto visit = [&](const std::uint32_t entry) {
-        if (entry & kJoint) {
-            JointConstraint& c = jointRows[entry & ~kJoint];
-            solveJoint(c, 0);
-            if (c.angularRows > 0) {
-                solveJoint(c, 1);
-            }
-            if (c.lowerActive || c.upperActive) {
-                solveJoint(c, 2);
-            }
-            if (c.joint->motor) {
-                solveJoint(c, 3);
-            }
-            return;
-        }
-        // A manifold beyond the colours, row by row (the batches below solve the others).
-        FrictionConstraint& f = frictions[entry];
-        for (int k = 0; k < f.rowCount; ++k) {
-            const int r = f.rows[k];
-            if (r < 4) {
-                solveNormal(f, points[f.firstPoint + r]);
-            } else {
-                solveFriction(f, r - 3);
-            }
-        }
+    // The lanes' velocities (and, when tracked, moves) in, and their changes back out: in
+    // floats, added to the doubles (nothing where nothing pushed).
+    struct LaneBodies {
+        V4 va, wa, vb, wb, va0, wa0, vb0, wb0;
     };
-    // Colours: each manifold, in the sweep order, takes the first colour in which neither of
-    // its dynamic bodies has a manifold yet (at most 64; the rest are swept one by one after
-    // them, with the joints). Then eight manifolds of a colour to a batch.
-    colours_.assign(std::size_t(n) + 1, 0);
-    std::array<std::vector<std::uint32_t>, 64> byColour;
-    serial_.clear();
-    const auto movable = [&](int i) { return solverBodies_[std::size_t(i)].inverseMass > 0; };
-    for (const std::uint32_t entry : order_) {
-        if (entry & kJoint) {
-            serial_.push_back(entry);
-            continue;
-        }
-        const FrictionConstraint& f = frictions[entry];
-        const std::uint64_t used = (movable(f.a) ? colours_[std::size_t(f.a)] : 0) |
-                                   (movable(f.b) ? colours_[std::size_t(f.b)] : 0);
-        if (used == ~std::uint64_t(0)) {
-            serial_.push_back(entry);
-            continue;
-        }
-        const int colour = std::countr_one(used);
-        byColour[std::size_t(colour)].push_back(entry);
-        for (int body : {f.a, f.b}) {
-            if (movable(body)) {
-                colours_[std::size_t(body)] |= std::uint64_t(1) << colour;
-            }
-        }
-    }
-    batches_.clear();
-    for (const std::vector<std::uint32_t>& colour : byColour) {
-        for (std::size_t first = 0; first < colour.size(); first += kRigidLanes) {
-            LaneBatch& L = batches_.emplace_back();
-            std::memset(static_cast<void*>(&L), 0, sizeof(L));
-            // The rows' order (source 004, Permutation), shared by the four lanes; each lane's
-            // points are placed in the normal slots in an order of its own.
-            std::iota(L.rows.begin(), L.rows.end(), std::uint8_t(0));
-            if (settings.permuteRows) {
-                for (int i = 7; i > 1; --i) {
-                    std::swap(L.rows[std::size_t(i - 1)],
-                              L.rows[std::size_t(random.next() % std::uint64_t(i))]);
-                }
-            }
-            for (int l = 0; l < kRigidLanes; ++l) {
-                const bool used = first + std::size_t(l) < colour.size();
-                const int fi = used ? int(colour[first + std::size_t(l)]) : -1;
-                L.friction[l] = fi;
-                L.a[l] = L.b[l] = n; // a padding lane reads and writes nothing that moves
-                std::uint8_t* slots = L.slotPoint[l];
-                std::iota(slots, slots + 4, std::uint8_t(0));
-                if (!used) {
-                    continue;
-                }
-                const FrictionConstraint& f = frictions[std::size_t(fi)];
-                if (settings.permuteRows) {
-                    for (int i = 4; i > 1; --i) {
-                        std::swap(slots[i - 1], slots[random.next() % std::uint64_t(i)]);
-                    }
-                }
-                L.a[l] = f.a;
-                L.b[l] = f.b;
-                L.wa[l] = f.wa;
-                L.wb[l] = f.wb;
-                L.mu[l] = f.mu;
-                L.twistRadius[l] = f.twistRadius;
-                setLane(L.n, l, f.n);
-                setLane(L.t1, l, f.t1);
-                setLane(L.t2, l, f.t2);
-                for (int slot = 0; slot < 4; ++slot) {
-                    if (slots[slot] >= f.pointCount) {
-                        continue; // zero mass: never pushes
-                    }
-                    const PointConstraint& c = points[std::size_t(f.firstPoint + slots[slot])];
-                    setLane(L.raN[slot], l, c.raN);
-                    setLane(L.rbN[slot], l, c.rbN);
-                    setLane(L.iaN[slot], l, c.iaN);
-                    setLane(L.ibN[slot], l, c.ibN);
-                    L.massN[slot][l] = c.massN;
-                    L.bias[slot][l] = c.bias;
-                    L.lambdaN[slot][l] = c.lambdaN;
-                }
-                setLane(L.raT1, l, f.raT1);
-                setLane(L.rbT1, l, f.rbT1);
-                setLane(L.raT2, l, f.raT2);
-                setLane(L.rbT2, l, f.rbT2);
-                setLane(L.iaT1, l, f.iaT1);
-                setLane(L.ibT1, l, f.ibT1);
-                setLane(L.iaT2, l, f.iaT2);
-                setLane(L.ibT2, l, f.ibT2);
-                setLane(L.iaTwist, l, f.iaTwist);
-                setLane(L.ibTwist, l, f.ibTwist);
-                L.massT1[l] = f.massT1;
-                L.massT2[l] = f.massT2;
-                L.massTwist[l] = f.massTwist;
-                L.lambdaT1[l] = f.lambdaT1;
-                L.lambdaT2[l] = f.lambdaT2;
-                L.lambdaTwist[l] = f.lambdaTwist;
-            }
-        }
-    }
-    // The batches' impulses to and from the constraints (for shock propagation, which works on
-    // the constraints, the warm start of the next step and the contacts reported).
-    const auto syncImpulses = [&](bool toBatches) {
-        for (LaneBatch& L : batches_) {
-            for (int l = 0; l < kRigidLanes; ++l) {
-                if (L.friction[l] < 0) {
-                    continue;
-                }
-                FrictionConstraint& f = frictions[std::size_t(L.friction[l])];
-                for (int slot = 0; slot < 4; ++slot) {
-                    if (L.slotPoint[l][slot] < f.pointCount) {
-                        Real& lambda =
-                            points[std::size_t(f.firstPoint + L.slotPoint[l][slot])].lambdaN;
-                        toBatches ? void(L.lambdaN[slot][l] = lambda)
-                                  : void(lambda = L.lambdaN[slot][l]);
-                    }
-                }
-                if (toBatches) {
-                    L.lambdaT1[l] = f.lambdaT1;
-                    L.lambdaT2[l] = f.lambdaT2;
-                    L.lambdaTwist[l] = f.lambdaTwist;
-                } else {
-                    f.lambdaT1 = L.lambdaT1[l];
-                    f.lambdaT2 = L.lambdaT2[l];
-                    f.lambdaTwist = L.lambdaTwist[l];
-                }
-            }
-        }
-    };
-    const auto solveBatch = [&](LaneBatch& L) {
-        V4 va, wa, vb, wb;
+    const auto gather = [&](const LaneBatch& L, LaneBodies& s) {
         for (int l = 0; l < kRigidLanes; ++l) {
             const Velocity& A = sb[std::size_t(L.a[l])];
             const Velocity& B = sb[std::size_t(L.b[l])];
-            setLane(va, l, A.v);
-            setLane(wa, l, A.w);
-            setLane(vb, l, B.v);
-            setLane(wb, l, B.w);
+            setLane(s.va, l, A.v);
+            setLane(s.wa, l, A.w);
+            setLane(s.vb, l, B.v);
+            setLane(s.wb, l, B.w);
         }
-        const V4 va0 = va, wa0 = wa, vb0 = vb, wb0 = wb;
-        const D4 zero{};
+        s.va0 = s.va;
+        s.wa0 = s.wa;
+        s.vb0 = s.vb;
+        s.wb0 = s.wb;
+    };
+    const auto scatter = [&](const LaneBatch& L, const LaneBodies& s) {
+        for (int l = 0; l < kRigidLanes; ++l) {
+            if (L.manifold[l] < 0) {
+                continue;
+            }
+            const auto change = [l](const V4& now, const V4& before) {
+                return Vec3(double(now.x[l] - before.x[l]), double(now.y[l] - before.y[l]),
+                            double(now.z[l] - before.z[l]));
+            };
+            if (movable(L.a[l])) {
+                Velocity& A = sb[std::size_t(L.a[l])];
+                A.v += change(s.va, s.va0);
+                A.w += change(s.wa, s.wa0);
+            }
+            if (movable(L.b[l])) {
+                Velocity& B = sb[std::size_t(L.b[l])];
+                B.v += change(s.vb, s.vb0);
+                B.w += change(s.wb, s.wb0);
+            }
+        }
+    };
+    const D4 zero{};
+    const D4 slopLanes = zero + float(settings.slop);
+    const D4 invHs = zero + float(1 / hs);
+    const D4 correctionLanes = zero + float(settings.correction);
+    const D4 maxPush = zero + float(settings.maxPushVelocity);
+    const D4 one = zero + 1.0f;
+    // The wanted separating speed of normal slot r, its mass scale and its impulse scale; with
+    // useBias false (relax) only a gap may still close.
+    struct RowBias {
+        D4 bias, massScale, impulseScale;
+    };
+    const auto rowBias = [&](const LaneBatch& L, int r, const V4& ma, const V4& ta, const V4& mb,
+                             const V4& tb, bool useBias) -> RowBias {
+        if (!track) {
+            return {L.sep[r], one, zero};
+        }
+        const D4 s = L.sep[r] + dot(L.n, mb - ma) + dot(L.rbN[r], tb) - dot(L.raN[r], ta);
+        if (soft) {
+            const D4 s1 = s + slopLanes;
+            const auto apart = s1 > zero;
+            const D4 approach = -s1 * invHs;
+            if (!useBias) {
+                return {apart ? approach : zero, one, zero};
+            }
+            D4 push = -L.biasRate * s1;
+            push = push < maxPush ? push : maxPush;
+            return {apart ? approach : push, apart ? one : L.massScale,
+                    apart ? zero : L.impulseScale};
+        }
+        // The source's rigid correction, on the separation of now.
+        const D4 hard =
+            (s > zero ? -(s + correctionLanes * slopLanes) : -correctionLanes * (s + slopLanes)) *
+            invHs;
+        return {useBias ? hard : (hard < zero ? hard : zero), one, zero};
+    };
+    const auto solveBatch = [&](LaneBatch& L, bool useBias) {
+        LaneBodies s;
+        gather(L, s);
+        V4 ma{}, ta{}, mb{}, tb{};
+        if (track) {
+            for (int l = 0; l < kRigidLanes; ++l) {
+                setLane(ma, l, moved_[std::size_t(L.a[l])]);
+                setLane(ta, l, turned_[std::size_t(L.a[l])]);
+                setLane(mb, l, moved_[std::size_t(L.b[l])]);
+                setLane(tb, l, turned_[std::size_t(L.b[l])]);
+            }
+        }
+        V4 &va = s.va, &wa = s.wa, &vb = s.vb, &wb = s.wb;
         for (const std::uint8_t r : L.rows) {
             if (r < 4) {
+                const RowBias rb = rowBias(L, r, ma, ta, mb, tb, useBias);
                 const D4 vn = dot(L.n, vb - va) + dot(L.rbN[r], wb) - dot(L.raN[r], wa);
-                D4 next = L.lambdaN[r] - L.massN[r] * (vn - L.bias[r]);
+                D4 next = L.lambdaN[r] - L.massN[r] * rb.massScale * (vn - rb.bias) -
+                          rb.impulseScale * L.lambdaN[r];
                 next = next > zero ? next : zero;
                 const D4 d = next - L.lambdaN[r];
                 L.lambdaN[r] = next;
@@ -1058,189 +1148,247 @@ void RigidSolver::step(std::vector<RigidBody>& bodies, const std::vector<RigidJo
             vb += t * (L.wb * d);
             wb += (first ? L.ibT1 : L.ibT2) * d;
         }
-        for (int l = 0; l < kRigidLanes; ++l) {
-            if (L.friction[l] < 0) {
-                continue;
-            }
-            // The change, in floats, added to the doubles (none where nothing pushed).
-            const auto change = [l](const V4& now, const V4& before) {
-                return Vec3(double(now.x[l] - before.x[l]), double(now.y[l] - before.y[l]),
-                            double(now.z[l] - before.z[l]));
-            };
-            if (movable(L.a[l])) {
-                Velocity& A = sb[std::size_t(L.a[l])];
-                A.v += change(va, va0);
-                A.w += change(wa, wa0);
-            }
-            if (movable(L.b[l])) {
-                Velocity& B = sb[std::size_t(L.b[l])];
-                B.v += change(vb, vb0);
-                B.w += change(wb, wb0);
-            }
-        }
+        scatter(L, s);
     };
-    const auto sweep = [&] {
+    // Warm start (source 004): every row's impulse applied once, at the start of each substep.
+    const auto warmStartBatch = [&](LaneBatch& L) {
+        LaneBodies s;
+        gather(L, s);
+        V4 &va = s.va, &wa = s.wa, &vb = s.vb, &wb = s.wb;
+        D4 normal = zero;
+        for (int r = 0; r < 4; ++r) {
+            normal += L.lambdaN[r];
+            wa -= L.iaN[r] * L.lambdaN[r];
+            wb += L.ibN[r] * L.lambdaN[r];
+        }
+        const V4 linear = L.n * normal + L.t1 * L.lambdaT1 + L.t2 * L.lambdaT2;
+        va -= linear * L.wa;
+        vb += linear * L.wb;
+        wa -= L.iaT1 * L.lambdaT1 + L.iaT2 * L.lambdaT2 + L.iaTwist * L.lambdaTwist;
+        wb += L.ibT1 * L.lambdaT1 + L.ibT2 * L.lambdaT2 + L.ibTwist * L.lambdaTwist;
+        scatter(L, s);
+    };
+    const auto sweep = [&](bool useBias, Real hj) {
         for (LaneBatch& L : batches_) {
-            solveBatch(L);
+            solveBatch(L, useBias);
         }
-        for (const std::uint32_t entry : serial_) {
-            visit(entry);
+        for (JointConstraint& c : jointRows) {
+            solveJoint(c, hj);
         }
     };
-    for (int it = 0; it < settings.iterations; ++it) {
-        sweep();
-    }
-    // The batches keep their impulses through the relax sweeps; shock propagation works on the
-    // constraints.
-    const bool shock = settings.stabilisation == StackStabilisation::ShockPropagation;
-    if (shock || settings.relaxIterations <= 0) {
-        syncImpulses(false);
-    }
 
-    if (shock) {
-        // Layer by layer from the ground up, the lower body of each contact held (infinite
-        // mass): the support reaches the top of a stack in one pass (source 004, Shock
-        // Propagation; Guendelman03).
-        std::vector<std::uint32_t> byLevel(frictions.size());
-        std::iota(byLevel.begin(), byLevel.end(), 0u);
-        std::stable_sort(byLevel.begin(), byLevel.end(), [&](std::uint32_t x, std::uint32_t y) {
-            return manifoldLevel[x] < manifoldLevel[y];
-        });
-        const auto held = [&](auto c, int lowerSide) {
-            if (lowerSide == 1) {
-                c.wa = 0;
-            } else if (lowerSide == 2) {
-                c.wb = 0;
-            }
-            return c;
+    // Shock propagation (source 004; Guendelman03): layer by layer from the ground up, the
+    // contacts are solved again with the lower body of each held (infinite mass), so the
+    // support reaches the top of a stack in one pass. Serial, in doubles, on the lanes' rows.
+    std::stable_sort(laneLevels.begin(), laneLevels.end(),
+                     [](const LaneLevel& x, const LaneLevel& y) { return x.level < y.level; });
+    const auto propagateShock = [&] {
+        const auto lane = [](const V4& v, int l) {
+            return Vec3(double(v.x[l]), double(v.y[l]), double(v.z[l]));
         };
-        for (std::size_t begin = 0; begin < byLevel.size();) {
+        for (std::size_t begin = 0; begin < laneLevels.size();) {
             std::size_t end = begin;
-            while (end < byLevel.size() &&
-                   manifoldLevel[byLevel[end]] == manifoldLevel[byLevel[begin]]) {
+            while (end < laneLevels.size() && laneLevels[end].level == laneLevels[begin].level) {
                 ++end;
             }
             for (int pass = 0; pass < 2; ++pass) {
                 for (std::size_t k = begin; k < end; ++k) {
-                    FrictionConstraint& f = frictions[byLevel[k]];
-                    const int side = manifoldLower[byLevel[k]];
-                    const FrictionConstraint heldF = held(f, side);
-                    for (int p = 0; p < f.pointCount; ++p) {
-                        PointConstraint& original = points[f.firstPoint + p];
-                        PointConstraint c = original;
+                    LaneBatch& L = batches_[laneLevels[k].batch];
+                    const int l = laneLevels[k].lane, side = laneLevels[k].lower;
+                    const int a = L.a[l], b = L.b[l];
+                    const Real wa = side == 1 ? 0 : L.wa[l], wb = side == 2 ? 0 : L.wb[l];
+                    const Vec3 normal = lane(L.n, l);
+                    const auto solveRow = [&](const Vec3& dir, const Vec3& ja, const Vec3& jb,
+                                              Vec3 iaj, Vec3 ibj, Real bias, float& lambda, Real lo,
+                                              Real hi, bool linear) {
                         if (side == 1) {
-                            c.iaN.setZero();
+                            iaj.setZero();
                         } else if (side == 2) {
-                            c.ibN.setZero();
+                            ibj.setZero();
                         }
-                        c.massN = effectiveMass(heldF.wa, heldF.wb, c.raN, c.iaN, c.rbN, c.ibN);
-                        solveNormal(heldF, c);
-                        original.lambdaN = c.lambdaN;
+                        const Real la = linear ? wa : 0, lb = linear ? wb : 0;
+                        const Real mass = effectiveMass(la, lb, ja, iaj, jb, ibj);
+                        const Real v = (linear ? dir.dot(sb[b].v - sb[a].v) : 0) + jb.dot(sb[b].w) -
+                                       ja.dot(sb[a].w);
+                        const Real next = std::clamp(lambda - mass * (v - bias), lo, hi);
+                        const Real d = next - lambda;
+                        lambda = float(next);
+                        sb[a].v -= la * d * dir;
+                        sb[a].w -= d * iaj;
+                        sb[b].v += lb * d * dir;
+                        sb[b].w += d * ibj;
+                    };
+                    Real support = 0;
+                    for (int r = 0; r < 4; ++r) {
+                        if (L.massN[r][l] == 0) {
+                            continue;
+                        }
+                        Real bias = L.sep[r][l];
+                        if (track) {
+                            const Real sNow = L.sep[r][l] + normal.dot(moved_[b] - moved_[a]) +
+                                              lane(L.rbN[r], l).dot(turned_[b]) -
+                                              lane(L.raN[r], l).dot(turned_[a]);
+                            bias = sNow > 0 ? -(sNow + settings.correction * settings.slop) / hs
+                                            : -settings.correction * (sNow + settings.slop) / hs;
+                        }
+                        solveRow(normal, lane(L.raN[r], l), lane(L.rbN[r], l), lane(L.iaN[r], l),
+                                 lane(L.ibN[r], l), bias, L.lambdaN[r][l], 0,
+                                 std::numeric_limits<Real>::infinity(), true);
+                        support += L.lambdaN[r][l];
                     }
-                    if (f.mu > 0) {
-                        FrictionConstraint g = heldF;
-                        if (side == 1) {
-                            g.iaT1.setZero();
-                            g.iaT2.setZero();
-                            g.iaTwist.setZero();
-                        } else if (side == 2) {
-                            g.ibT1.setZero();
-                            g.ibT2.setZero();
-                            g.ibTwist.setZero();
-                        }
-                        g.massT1 = effectiveMass(g.wa, g.wb, g.raT1, g.iaT1, g.rbT1, g.ibT1);
-                        g.massT2 = effectiveMass(g.wa, g.wb, g.raT2, g.iaT2, g.rbT2, g.ibT2);
-                        g.massTwist = effectiveMass(0, 0, g.n, g.iaTwist, g.n, g.ibTwist);
-                        for (int which = 1; which <= 3; ++which) {
-                            solveFriction(g, which);
-                        }
-                        f.lambdaT1 = g.lambdaT1;
-                        f.lambdaT2 = g.lambdaT2;
-                        f.lambdaTwist = g.lambdaTwist;
+                    const Real bound = L.mu[l] * support;
+                    if (bound > 0) {
+                        solveRow(lane(L.t1, l), lane(L.raT1, l), lane(L.rbT1, l), lane(L.iaT1, l),
+                                 lane(L.ibT1, l), 0, L.lambdaT1[l], -bound, bound, true);
+                        solveRow(lane(L.t2, l), lane(L.raT2, l), lane(L.rbT2, l), lane(L.iaT2, l),
+                                 lane(L.ibT2, l), 0, L.lambdaT2[l], -bound, bound, true);
+                        const Real twist = bound * L.twistRadius[l];
+                        solveRow(normal, normal, normal, lane(L.iaTwist, l), lane(L.ibTwist, l), 0,
+                                 L.lambdaTwist[l], -twist, twist, false);
                     }
                 }
             }
             begin = end;
         }
-    }
-
-    // Positions (§5 step 1): x += h v and R turned by h omega. Omega is taken at the middle of
-    // the turn, omega_mid = I_mid^-1 L with I_mid = R_mid I' R_mid^T (a few fixed-point rounds):
-    // with L exact in free flight this keeps the kinetic energy, where turning by the omega of
-    // the step's start gains energy every step.
-    const auto turn = [](const Quat& q, const Vec3& angle) {
-        const Real a = angle.norm();
-        return a > 0 ? Quat(Eigen::AngleAxisd(a, angle / a)) * q : q;
     };
-    for (int i = 0; i < n; ++i) {
-        RigidBody& b = bodies[i];
-        if (awake(i)) {
-            b.x += h * sb[i].v;
-            const Vec3 L = sb[i].w == omegaBefore[i]
-                               ? b.L
-                               : Vec3(b.L + inertiaBefore[i] * (sb[i].w - omegaBefore[i]));
-            Vec3 w = sb[i].w;
-            for (int round = 0; round < 4; ++round) {
-                const Mat3 R = turn(b.q, 0.5 * h * w).toRotationMatrix();
-                const Vec3 next = R * (b.inverseInertiaBody * (R.transpose() * L));
-                const bool settled = (next - w).squaredNorm() <= 1e-28 * next.squaredNorm();
-                w = next;
-                if (settled) {
-                    break;
-                }
-            }
-            b.q = turn(b.q, h * w).normalized();
-        } else if (b.motion == RigidMotion::Kinematic) {
-            b.x += h * b.v;
-            b.q = turn(b.q, h * b.omega).normalized();
-        }
-    }
 
-    // Relax: sweeps without the push out, so the velocity it took does not stay in the bodies
-    // as energy (Catto's relax iterations, Box2D v3); the penetration has been corrected in the
-    // positions above. Speculative contacts keep their allowed approach.
-    if (settings.relaxIterations > 0) {
-        for (PointConstraint& c : points) {
-            c.bias = std::min<Real>(c.bias, 0);
+    // Positions (§5 step 1): x += h v and R turned by h omega. In the single solve, omega is
+    // taken at the middle of the turn, omega_mid = I_mid^-1 L with I_mid = R_mid I' R_mid^T (a
+    // few fixed-point rounds): with L exact in free flight this keeps the kinetic energy, where
+    // turning by the omega of the step's start gains energy every step. With substeps, the
+    // bodies a constraint acts on turn by the solved omega every substep, and free bodies turn
+    // this way once, at the end.
+    const auto turnThroughL = [&](RigidBody& b, int i) {
+        const Vec3 L = sb[i].w == omegaBefore[i]
+                           ? b.L
+                           : Vec3(b.L + inertiaBefore[i] * (sb[i].w - omegaBefore[i]));
+        Vec3 w = sb[i].w;
+        for (int round = 0; round < 4; ++round) {
+            const Mat3 R = turned(b.q, 0.5 * h * w).toRotationMatrix();
+            const Vec3 next = R * (b.inverseInertiaBody * (R.transpose() * L));
+            const bool settled = (next - w).squaredNorm() <= 1e-28 * next.squaredNorm();
+            w = next;
+            if (settled) {
+                break;
+            }
+        }
+        b.q = turned(b.q, h * w).normalized();
+    };
+    const auto integratePositions = [&] {
+        for (int i = 0; i < n; ++i) {
+            RigidBody& b = bodies[i];
+            const bool moving = awake(i) || b.motion == RigidMotion::Kinematic;
+            if (!moving) {
+                continue;
+            }
+            if (!track) {
+                b.x += h * sb[i].v;
+                if (awake(i)) {
+                    turnThroughL(b, i);
+                } else {
+                    b.q = turned(b.q, h * b.omega).normalized();
+                }
+                continue;
+            }
+            const Vec3 dx = hs * sb[i].v;
+            b.x += dx;
+            moved_[std::size_t(i)] += dx;
+            if (touched[std::size_t(i)] || !awake(i)) {
+                const Vec3 angle = hs * sb[i].w;
+                b.q = turned(b.q, angle).normalized();
+                turned_[std::size_t(i)] += angle;
+            }
+        }
+    };
+
+    // The substeps (one for the source's single solve): gravity, warm start, sweeps, shock
+    // propagation, positions, relax.
+    for (int sub = 0; sub < substeps; ++sub) {
+        for (int i = 0; i < n; ++i) {
+            if (awake(i)) {
+                sb[std::size_t(i)].v += hs * gravity;
+            }
+        }
+        if (sub > 0) {
+            buildJoints(hs);
         }
         for (LaneBatch& L : batches_) {
-            for (D4& bias : L.bias) {
-                bias = bias < 0 ? bias : D4{};
-            }
+            warmStartBatch(L);
+        }
+        for (int it = 0; it < settings.iterations; ++it) {
+            sweep(true, hs);
         }
         if (shock) {
-            syncImpulses(true); // changed by shock propagation
+            propagateShock();
         }
-        for (JointConstraint& c : jointRows) {
-            c.linearBias.setZero();
-            c.angularBias.setZero();
-            c.lowerBias = std::max<Real>(c.lowerBias, 0);
-            c.upperBias = std::max<Real>(c.upperBias, 0);
+        integratePositions();
+        // Relax: sweeps without the push out, so the velocity it took does not stay in the
+        // bodies as energy (Catto's relax iterations, Box2D v3); the penetration has been
+        // corrected in the positions above. Speculative contacts keep their allowed approach.
+        if (settings.relaxIterations > 0) {
+            if (!track) {
+                for (LaneBatch& L : batches_) {
+                    for (D4& bias : L.sep) {
+                        bias = bias < zero ? bias : zero;
+                    }
+                }
+            }
+            for (JointConstraint& c : jointRows) {
+                c.linearBias.setZero();
+                c.angularBias.setZero();
+                c.lowerBias = std::max<Real>(c.lowerBias, 0);
+                c.upperBias = std::max<Real>(c.upperBias, 0);
+            }
+            for (int it = 0; it < settings.relaxIterations; ++it) {
+                sweep(false, hs);
+            }
         }
-        for (int it = 0; it < settings.relaxIterations; ++it) {
-            sweep();
+    }
+    if (track) {
+        for (int i = 0; i < n; ++i) {
+            if (awake(i) && !touched[std::size_t(i)]) {
+                turnThroughL(bodies[i], i);
+            }
         }
-        syncImpulses(false);
     }
 
     // Store the impulses for the next step's warm start, and report the contacts (each point
-    // with its share of the manifold's friction).
+    // with its share of the manifold's friction; over the step, so per substep times the
+    // substeps).
     contacts_.clear();
-    for (const FrictionConstraint& f : frictions) {
-        Real support = 0;
-        for (int k = 0; k < f.pointCount; ++k) {
-            support += points[f.firstPoint + k].lambdaN;
+    std::vector<std::pair<std::uint32_t, int>> laneOf(manifoldCount, {0, -1});
+    for (std::uint32_t bi = 0; bi < batches_.size(); ++bi) {
+        for (int l = 0; l < kRigidLanes; ++l) {
+            if (batches_[bi].manifold[l] >= 0) {
+                laneOf[std::size_t(batches_[bi].manifold[l])] = {bi, l};
+            }
         }
-        const Vec3 friction = f.lambdaT1 * f.t1 + f.lambdaT2 * f.t2;
-        for (int k = 0; k < f.pointCount; ++k) {
-            const PointConstraint& c = points[f.firstPoint + k];
-            CachedManifold& cm = manifolds_[c.manifold];
-            cm.normalImpulse[c.point] = c.lambdaN;
-            cm.frictionImpulse = Vec3(f.lambdaT1, f.lambdaT2, f.lambdaTwist);
-            const RigidContactPoint& p = cm.manifold.points[c.point];
-            const Real share = support > 0 ? c.lambdaN / support : 1.0 / f.pointCount;
-            contacts_.push_back(
-                {f.a, f.b, p.position, f.n, p.separation, c.lambdaN, share * friction, p.feature});
+    }
+    for (std::uint32_t mi = 0; mi < manifoldCount; ++mi) {
+        const auto [bi, l] = laneOf[mi];
+        if (l < 0) {
+            continue;
+        }
+        const LaneBatch& L = batches_[bi];
+        CachedManifold& cm = manifolds_[mi];
+        const RigidManifold& m = cm.manifold;
+        Real support = 0;
+        for (int slot = 0; slot < 4; ++slot) {
+            if (L.slotPoint[l][slot] < m.count) {
+                cm.normalImpulse[L.slotPoint[l][slot]] = L.lambdaN[slot][l];
+                support += L.lambdaN[slot][l];
+            }
+        }
+        cm.frictionImpulse = Vec3(L.lambdaT1[l], L.lambdaT2[l], L.lambdaTwist[l]);
+        Vec3 t1, t2;
+        tangents(m.normal, t1, t2);
+        const Vec3 friction = substeps * (L.lambdaT1[l] * t1 + L.lambdaT2[l] * t2);
+        for (int k = 0; k < m.count; ++k) {
+            const RigidContactPoint& p = m.points[k];
+            const Real lambda = cm.normalImpulse[std::size_t(k)];
+            const Real share = support > 0 ? lambda / support : 1.0 / m.count;
+            contacts_.push_back({m.bodyA, m.bodyB, p.position, m.normal, p.separation,
+                                 substeps * lambda, share * friction, p.feature});
         }
     }
 

@@ -4,7 +4,9 @@
 // constraints (contact normal rows [0, inf), two friction rows bounded by mu·lambda_n, joint
 // rows); warm-start them; projected Gauss-Seidel sweeps in a random row order seeded per step;
 // shock propagation (if chosen); integrate x += h v and R += h [omega]x R (as a quaternion,
-// normalised); put resting islands to sleep. Serial and deterministic: same input, same result.
+// normalised); relax sweeps; put resting islands to sleep. With substeps (RigidSettings), the
+// solve, move and relax repeat per substep on the contacts detected once (the soft step).
+// Serial and deterministic: same input, same result.
 
 #include "core/RigidCollision.h"
 #include "core/RigidSettings.h"
@@ -30,9 +32,10 @@ struct RigidStatistics {
     std::size_t candidatePairs = 0; // pairs whose bounds overlap
     std::size_t manifolds = 0;      // touching shape pairs solved
     std::size_t points = 0;
-    std::size_t rows = 0;            // scalar rows (a joint's block counts its rows)
-    std::size_t warmStarted = 0;     // points that found their last impulse
-    std::size_t reusedManifolds = 0; // kept from the last step by aggressive sleep
+    std::size_t rows = 0;               // scalar rows (a joint's block counts its rows)
+    std::size_t warmStarted = 0;        // points that found their last impulse
+    std::size_t reusedManifolds = 0;    // kept from the last step by aggressive sleep
+    std::size_t refreshedManifolds = 0; // carried with their bodies, not detected again
     std::size_t awakeBodies = 0;
     std::size_t sleepingBodies = 0;
     std::size_t islands = 0; // islands of dynamic bodies (awake and asleep)
@@ -67,6 +70,10 @@ private:
         std::array<Real, 4> normalImpulse{};
         Vec3 frictionImpulse = Vec3::Zero();       // along t1, t2 and the twist about n
         Vec3 xA = Vec3::Zero(), xB = Vec3::Zero(); // the bodies' positions when it was made
+        // The manifold as detected and the bodies' poses then (for the refresh).
+        RigidManifold made;
+        Vec3 madeXA = Vec3::Zero(), madeXB = Vec3::Zero();
+        Quat madeQA = Quat::Identity(), madeQB = Quat::Identity();
     };
     struct SolverBody {
         Real inverseMass = 0;
@@ -75,8 +82,6 @@ private:
     struct Velocity {
         Vec3 v, w;
     };
-    struct PointConstraint;
-    struct FrictionConstraint;
     struct JointConstraint;
     struct LaneBatch;
 
@@ -91,11 +96,10 @@ private:
     std::vector<int> heights_;
     std::vector<RigidContact> contacts_;
     std::vector<std::uint32_t> order_;
-    std::vector<PointConstraint> points_;
-    std::vector<FrictionConstraint> frictions_;
     std::vector<JointConstraint> jointRows_;
-    std::vector<LaneBatch> batches_;     // the manifolds in colours, four at a time
-    std::vector<std::uint32_t> serial_;  // joints and manifolds left out of the colours
+    std::vector<LaneBatch> batches_;     // the manifolds in colours, eight at a time, then the
+                                         // ones left out of the colours, one per batch
+    std::vector<Vec3> moved_, turned_;   // per body: its move and turn since the step's start
     std::vector<std::uint64_t> colours_; // per body: the colours its manifolds are in
     RigidStatistics stats_;
     Real maxJointError_ = 0;

@@ -205,7 +205,13 @@ RigidJoint rigidJointFromJson(const json& j, const std::string& w) {
 
 json rigidSettingsToJson(const RigidSettings& r) {
     return json{{"iterations", r.iterations},
+                {"substeps", r.substeps},
                 {"relaxIterations", r.relaxIterations},
+                {"contactHertz", r.contactHertz},
+                {"contactDampingRatio", r.contactDampingRatio},
+                {"maxPushVelocity", r.maxPushVelocity},
+                {"refreshDistance", r.refreshDistance},
+                {"refreshAngle", r.refreshAngle},
                 {"slop", r.slop},
                 {"correction", r.correction},
                 {"contactMargin", r.contactMargin},
@@ -226,7 +232,21 @@ json rigidSettingsToJson(const RigidSettings& r) {
 RigidSettings rigidSettingsFromJson(const json& j, const std::string& w) {
     RigidSettings r;
     r.iterations = getOr<int>(j, "iterations", r.iterations, w);
+    r.substeps = getOr<int>(j, "substeps", r.substeps, w);
+    if (r.substeps < 1) {
+        throw FormatError{w + ".substeps: needs a whole number >= 1, not " +
+                          std::to_string(r.substeps)};
+    }
     r.relaxIterations = getOr<int>(j, "relaxIterations", r.relaxIterations, w);
+    r.contactHertz = getOr<Real>(j, "contactHertz", r.contactHertz, w);
+    r.contactDampingRatio = getOr<Real>(j, "contactDampingRatio", r.contactDampingRatio, w);
+    r.maxPushVelocity = getOr<Real>(j, "maxPushVelocity", r.maxPushVelocity, w);
+    r.refreshDistance = getOr<Real>(j, "refreshDistance", r.refreshDistance, w);
+    r.refreshAngle = getOr<Real>(j, "refreshAngle", r.refreshAngle, w);
+    if (!(r.contactHertz >= 0) || !(r.contactDampingRatio >= 0) || !(r.maxPushVelocity > 0)) {
+        throw FormatError{w + ": contactHertz and contactDampingRatio need values >= 0 and "
+                              "maxPushVelocity one > 0"};
+    }
     r.slop = getOr<Real>(j, "slop", r.slop, w);
     r.correction = getOr<Real>(j, "correction", r.correction, w);
     r.contactMargin = getOr<Real>(j, "contactMargin", r.contactMargin, w);

@@ -501,9 +501,23 @@ private slots:
         QCOMPARE(j["rigid_bodies"].get<int>(), 211);
         QVERIFY(j["rigid_contacts"].get<int>() >= 4 * 210);
         QVERIFY(j["ms_rigid_solve"].get<double>() > 0);
+        // At rest, the pyramid's manifolds are carried with their bodies, not detected again.
+        QVERIFY(j["rigid_refreshed_share"].get<double>() > 0.9);
+
+        // The soft step: applied, reported, and the stack stands.
+        r = run(cli_, {"simulate", "stack", "--steps", "60", "--rigid-substeps", "4",
+                       "--rigid-iterations", "1", "--rigid-relax", "1", "--contact-hertz", "60",
+                       "--sleeping", "off"});
+        QVERIFY2(r.exitCode == 0, qPrintable(r.err));
+        j = nlohmann::json::parse(r.out.toStdString());
+        QCOMPARE(j["rigid"]["settings"]["substeps"].get<int>(), 4);
+        QCOMPARE(j["rigid"]["settings"]["relax_iterations"].get<int>(), 1);
+        QCOMPARE(j["rigid"]["settings"]["contact_hertz"].get<double>(), 60.0);
+        QVERIFY(j["rigid"]["bodies"][10]["position"][1].get<double>() > 9.4);
 
         for (const char* bad : {"--warm-start=maybe", "--stabilisation=magic",
-                                "--rigid-iterations=0", "--exact-angular-momentum=yes"}) {
+                                "--rigid-iterations=0", "--exact-angular-momentum=yes",
+                                "--rigid-substeps=0", "--rigid-relax=-1", "--contact-hertz=fast"}) {
             const QStringList parts = QString(bad).split('=');
             r = run(cli_, {"simulate", "stack", parts[0], parts[1]});
             QCOMPARE(r.exitCode, 2);

@@ -577,6 +577,20 @@ private slots:
         QVERIFY(w->isWindowModified());
         QCOMPARE(w->simulation()->settings().rigid.iterations, 12);
         QVERIFY(!w->simulation()->settings().rigid.warmStart);
+        // The soft step: substeps and soft contacts, shown as 'rigid' at 0 Hz.
+        auto* rigidSubsteps = w->findChild<QSpinBox*>("rigidSubsteps");
+        auto* contactHertz = w->findChild<QDoubleSpinBox*>("rigidContactHertz");
+        QVERIFY(rigidSubsteps && contactHertz);
+        QCOMPARE(rigidSubsteps->value(), 1);
+        QCOMPARE(contactHertz->text(), QString("rigid"));
+        rigidSubsteps->setValue(4);
+        contactHertz->setValue(60);
+        QCOMPARE(w->scene().solver.rigid.substeps, 4);
+        QCOMPARE(w->scene().solver.rigid.contactHertz, 60.0);
+        QCOMPARE(w->simulation()->settings().rigid.substeps, 4);
+        QCOMPARE(w->simulation()->settings().rigid.contactHertz, 60.0);
+        QVERIFY(w->simulateSteps(2));
+        QVERIFY(std::isfinite(w->scene().rigidBodies.back().x.y()));
         auto* exact = w->findChild<QCheckBox*>("exactAngularMomentum");
         QVERIFY(exact && !exact->isChecked());
         exact->setChecked(true);

@@ -368,6 +368,115 @@ private slots:
         QVERIFY(moved < 0.01);
     }
 
+    void softStepStands_data() {
+        QTest::addColumn<QString>("name");
+        QTest::newRow("pyramid (210 boxes)") << QString("pyramid");
+        QTest::newRow("stack of 10") << QString("stack");
+    }
+
+    // The soft step (RigidSettings::substeps, contactHertz): 4 substeps of 1 sweep and 1 relax
+    // sweep with 60 Hz contacts. Soft contacts give under load, so the pyramid settles by a few
+    // millimetres and then stays.
+    void softStepStands() {
+        QFETCH(QString, name);
+        Result<Scene> made = makeScene(name.toStdString());
+        QVERIFY(made.ok());
+        Scene scene = *made;
+        RigidSettings& r = scene.solver.rigid;
+        r.sleeping = false;
+        r.substeps = 4;
+        r.iterations = 1;
+        r.relaxIterations = 1;
+        r.contactHertz = 60;
+        const Real moved = standFor(scene, 10);
+        Real speed = 0;
+        for (const RigidBody& b : scene.rigidBodies) {
+            speed = std::max(speed, b.v.norm());
+        }
+        qInfo("%s, soft step, 10 s: largest displacement %.4f m, fastest body %.2e m/s",
+              QTest::currentDataTag(), moved, speed);
+        QVERIFY(moved < 0.01);
+        QVERIFY(speed < 1e-3);
+    }
+
+    // A soft contact is a damped spring: a box resting on a static ground (twice the contact
+    // frequency) sinks below the slop by g/omega^2, omega = 2 pi (2 f).
+    void softContactRestsAtTheSpringDepth() {
+        Scene scene = groundScene();
+        scene.rigidBodies.push_back(dynamicBox(Vec3::Constant(0.5), Vec3(0, 0.5, 0)));
+        RigidSettings& r = scene.solver.rigid;
+        r.sleeping = false;
+        r.substeps = 4;
+        r.iterations = 1;
+        r.relaxIterations = 1;
+        r.contactHertz = 30;
+        Solver solver(scene);
+        for (int i = 0; i < 240; ++i) {
+            solver.step();
+        }
+        const RigidBody& box = scene.rigidBodies[1];
+        const Real omega = 2 * M_PI * 2 * r.contactHertz;
+        const Real expected = r.slop + kGravity / (omega * omega);
+        const Real penetration = 0.5 - box.x.y();
+        qInfo("soft resting box: penetration %.6f m, spring depth %.6f m, speed %.2e m/s",
+              penetration, expected, box.v.norm());
+        QVERIFY(std::abs(penetration - expected) < 0.2 * (expected - r.slop));
+        QVERIFY(box.v.norm() < 1e-5);
+        // Rigid contacts (the source's correction) settle at the slop itself.
+        QVERIFY(std::abs(penetration - r.slop) > 0.5 * (expected - r.slop));
+    }
+
+    // Persistent manifolds: a pair that barely moved keeps its points, carried with the bodies,
+    // and they equal a fresh detection; beyond the tolerances the pair is detected again.
+    void refreshedManifoldsMatchDetection() {
+        Scene scene = groundScene();
+        scene.rigidBodies.push_back(dynamicBox(Vec3(0.5, 0.3, 0.4), Vec3(0, 0.29, 0)));
+        RigidSettings r = scene.solver.rigid;
+        r.sleeping = false;
+        RigidSolver solver;
+        solver.step(scene.rigidBodies, scene.rigidJoints, r, Vec3::Zero(), 1.0 / 60);
+        QCOMPARE(solver.statistics().refreshedManifolds, std::size_t(0));
+        RigidBody& box = scene.rigidBodies[1];
+        const auto fresh = [&] {
+            RigidManifold m;
+            const RigidShape &ground = scene.rigidBodies[0].shapes[0], &shape = box.shapes[0];
+            collideShapes(ground, shapePose(scene.rigidBodies[0], ground), shape,
+                          shapePose(box, shape), r.contactMargin, m);
+            return m;
+        };
+        // A small move and turn, within the tolerances (1 mm, 0.005 rad).
+        box.x += Vec3(0.0004, -0.0003, 0.0002);
+        box.q = (Quat(Eigen::AngleAxisd(0.003, Vec3(1, 0, 1).normalized())) * box.q).normalized();
+        box.v.setZero();
+        box.L.setZero();
+        const RigidManifold expected = fresh();
+        solver.step(scene.rigidBodies, scene.rigidJoints, r, Vec3::Zero(), 1e-9);
+        QCOMPARE(solver.statistics().refreshedManifolds, std::size_t(1));
+        std::vector<RigidContact> got = solver.contacts();
+        QCOMPARE(int(got.size()), expected.count);
+        Real separation = 0, position = 0;
+        for (int k = 0; k < expected.count; ++k) {
+            const RigidContactPoint& p = expected.points[std::size_t(k)];
+            const auto same = std::find_if(got.begin(), got.end(), [&](const RigidContact& c) {
+                return c.feature == p.feature;
+            });
+            QVERIFY(same != got.end());
+            separation = std::max(separation, std::abs(same->separation - p.separation));
+            position = std::max(position, (same->position - p.position).norm());
+        }
+        // The separations are the bodies' own; a point's place on the face differs by up to
+        // the tolerated move (detection puts it on the incident body, the refresh midway).
+        qInfo("refreshed manifold: largest difference from detection %.2e m in separation, "
+              "%.2e m in position",
+              separation, position);
+        QVERIFY(separation < 1e-5);
+        QVERIFY(position < r.refreshDistance);
+        // Beyond the tolerance it is detected again.
+        box.x += Vec3(0.002, 0, 0);
+        solver.step(scene.rigidBodies, scene.rigidJoints, r, Vec3::Zero(), 1e-9);
+        QCOMPARE(solver.statistics().refreshedManifolds, std::size_t(0));
+    }
+
     void chainJointsHold_data() {
         QTest::addColumn<QString>("name");
         QTest::newRow("ball joints") << QString("chain");
@@ -552,9 +661,22 @@ private slots:
         }
     }
 
+    void sameInputSameResult_data() {
+        QTest::addColumn<int>("substeps");
+        QTest::newRow("single solve") << 1;
+        QTest::newRow("soft step") << 4;
+    }
+
     void sameInputSameResult() {
+        QFETCH(int, substeps);
         Result<Scene> made = makeScene("pyramid");
         QVERIFY(made.ok());
+        if (substeps > 1) {
+            made->solver.rigid.substeps = substeps;
+            made->solver.rigid.iterations = 1;
+            made->solver.rigid.relaxIterations = 1;
+            made->solver.rigid.contactHertz = 60;
+        }
         Scene a = *made, b = *made;
         a.rigidBodies[100].v = Vec3(2, 0, 1); // knock a box so that something happens
         b.rigidBodies[100].v = Vec3(2, 0, 1);

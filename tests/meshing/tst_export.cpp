@@ -320,6 +320,9 @@ private slots:
         s.rigidJoints[3].lowerAngle = -0.3;
         s.solver.rigid.stabilisation = StackStabilisation::ShockPropagation;
         s.solver.rigid.iterations = 12;
+        s.solver.rigid.substeps = 4;
+        s.solver.rigid.contactHertz = 45;
+        s.solver.rigid.refreshDistance = 0;
         s.solver.rigid.aggressiveSleep = true;
         s.solver.exactAngularMomentum = true;
         Result<Scene> back = projectFromJson(projectToJson(s));
@@ -327,6 +330,7 @@ private slots:
         QCOMPARE(back->rigidBodies.size(), s.rigidBodies.size());
         QCOMPARE(back->rigidJoints.size(), s.rigidJoints.size());
         QCOMPARE(back->solver.rigid.iterations, 12);
+        QVERIFY(back->solver.rigid == s.solver.rigid);
         QVERIFY(back->solver.rigid.aggressiveSleep);
         QVERIFY(back->solver.exactAngularMomentum);
         QVERIFY(back->solver.rigid.stabilisation == StackStabilisation::ShockPropagation);
