@@ -70,7 +70,8 @@ Commands:
   simulate SCENE|PROJECT|ASSET [--steps N] [--substeps S] [--iterations I] [--dt T] [--threads T]
            [--method xpbd|pbd] [--air-optimization K] [--air-threshold Q]
            [--air-distance D] [--air-friction MU] [--squash-y] [--out result.json]
-           [--rigid-iterations N] [--warm-start on|off] [--sleeping on|off]
+           [--rigid-iterations N] [--rigid-substeps S] [--rigid-relax N] [--contact-hertz HZ]
+           [--warm-start on|off] [--sleeping on|off]
            [--stabilisation off|shock-propagation|weight-amplification]
            [--exact-angular-momentum on|off] [--group NAME:KEY=VALUE[,KEY=VALUE]]...
            [--collider SHAPE[:KEY=VALUE,...]]...
@@ -84,7 +85,9 @@ Commands:
                                    air keep D m apart and slide with friction MU. With rigid
                                    bodies: their transforms, velocities, total momentum and
                                    energy, and the momenta with the particles (N PGS
-                                   sweeps, warm starting, sleeping, stack stabilisation).
+                                   sweeps, warm starting, sleeping, stack stabilisation;
+                                   S substeps on contacts detected once, N relax sweeps,
+                                   soft contacts of HZ hertz, 0 = rigid: the soft step).
                                    --exact-angular-momentum on projects distances along
                                    their edges at the start of the substep (SHAKE).
                                    --group edits a constraint group first (see 'info'):
@@ -100,8 +103,9 @@ Commands:
                                    --collider 'sphere:position=0 0.5 0,radius=0.3';
                                    or mesh:file=PATH[,KEY=VALUE...], a closed mesh.
   bench SCENE|PROJECT|ASSET [--steps N] [--threads T] [--air-optimization K] [--air-threshold Q]
-        [--air-distance D] [--air-friction MU] [--rigid-iterations N] [--warm-start on|off]
-        [--sleeping on|off] [--stabilisation off|shock-propagation|weight-amplification]
+        [--air-distance D] [--air-friction MU] [--rigid-iterations N] [--rigid-substeps S]
+        [--rigid-relax N] [--contact-hertz HZ] [--warm-start on|off] [--sleeping on|off]
+        [--stabilisation off|shock-propagation|weight-amplification]
         [--exact-angular-momentum on|off] [--group NAME:KEY=VALUE[,...]]...
         [--collider SHAPE[:KEY=VALUE,...]]... [--json]
                                    Time the solver on a generated scene: median ms per step
