@@ -95,7 +95,6 @@ private:
     std::vector<Velocity> velocities_;
     std::vector<int> heights_;
     std::vector<RigidContact> contacts_;
-    std::vector<std::uint32_t> order_;
     std::vector<JointConstraint> jointRows_;
     std::vector<LaneBatch> batches_;     // the manifolds in colours, eight at a time, then the
                                          // ones left out of the colours, one per batch
