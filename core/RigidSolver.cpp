@@ -351,6 +351,31 @@ void RigidSolver::detect(std::vector<RigidBody>& bodies, const std::vector<Rigid
                              [](const CachedManifold& m, std::uint64_t k) { return m.key < k; });
         return it != previous_.end() && it->key == key ? &*it : nullptr;
     };
+    // The same for keys asked in increasing order: one walk along previous_.
+    std::size_t walk = 0;
+    const auto cachedNext = [&](std::uint64_t key) -> const CachedManifold* {
+        while (walk < previous_.size() && previous_[walk].key < key) {
+            ++walk;
+        }
+        return walk < previous_.size() && previous_[walk].key == key ? &previous_[walk] : nullptr;
+    };
+    // The last step's impulses of the points with the same features (source 004: warm
+    // starting by feature IDs), taken along now so that building the rows need not look back.
+    const auto carryImpulses = [](const CachedManifold& old, CachedManifold& out) {
+        out.warm = 0x10;
+        out.frictionImpulse = old.frictionImpulse;
+        const RigidManifold &m = out.manifold, &om = old.manifold;
+        for (int k = 0; k < m.count; ++k) {
+            out.normalImpulse[std::size_t(k)] = 0;
+            for (int j = 0; j < om.count; ++j) {
+                if (om.points[j].feature == m.points[k].feature) {
+                    out.normalImpulse[std::size_t(k)] = old.normalImpulse[std::size_t(j)];
+                    out.warm |= std::uint8_t(1u << k);
+                    break;
+                }
+            }
+        }
+    };
     const auto narrow = [&](const Candidate& c, CachedManifold& out) {
         out.key = c.key;
         RigidManifold& m = out.manifold;
@@ -427,7 +452,7 @@ void RigidSolver::detect(std::vector<RigidBody>& bodies, const std::vector<Rigid
         }
         done[i] = 1;
         if (settings.aggressiveSleep && resting(c.a) && resting(c.b)) {
-            if (const CachedManifold* old = cached(c.key)) {
+            if (const CachedManifold* old = cachedNext(c.key)) {
                 // The same points, normal and lever arms; only the separations follow the
                 // bodies' small moves since, so the slop is kept.
                 CachedManifold kept = *old;
@@ -444,10 +469,14 @@ void RigidSolver::detect(std::vector<RigidBody>& bodies, const std::vector<Rigid
                 continue;
             }
         }
-        CachedManifold m;
-        const CachedManifold* old = cached(c.key);
+        const CachedManifold* old = cachedNext(c.key);
+        CachedManifold& m = found.emplace_back();
         if ((old && refresh(c, *old, m)) || narrow(c, m)) {
-            found.push_back(m);
+            if (old) {
+                carryImpulses(*old, m);
+            }
+        } else {
+            found.pop_back();
         }
     }
     for (std::size_t i = 0; i < candidates.size(); ++i) {
@@ -507,6 +536,9 @@ void RigidSolver::detect(std::vector<RigidBody>& bodies, const std::vector<Rigid
                 if ((done[i] == 0 || done[i] == 3) && (active(c.a) || active(c.b))) {
                     CachedManifold m;
                     if (narrow(c, m)) {
+                        if (const CachedManifold* old = cached(c.key)) {
+                            carryImpulses(*old, m);
+                        }
                         found.push_back(m);
                     }
                 }
@@ -688,17 +720,6 @@ void RigidSolver::step(std::vector<RigidBody>& bodies, const std::vector<RigidJo
         }
     }
 
-    // Each manifold's entry in the last step's (both sorted by key: one merge).
-    std::vector<int> previousOf(manifoldCount, -1);
-    for (std::size_t i = 0, j = 0; i < manifoldCount && j < previous_.size();) {
-        if (manifolds_[i].key < previous_[j].key) {
-            ++i;
-        } else if (previous_[j].key < manifolds_[i].key) {
-            ++j;
-        } else {
-            previousOf[i++] = int(j++);
-        }
-    }
     const auto effectiveMass = [](Real wa, Real wb, const Vec3& ja, const Vec3& iaj, const Vec3& jb,
                                   const Vec3& ibj) {
         const Real inverse = wa + wb + ja.dot(iaj) + jb.dot(ibj);
@@ -724,8 +745,7 @@ void RigidSolver::step(std::vector<RigidBody>& bodies, const std::vector<RigidJo
         const CachedManifold& cm = manifolds_[mi];
         const RigidManifold& m = cm.manifold;
         ++stats_.manifolds;
-        const bool hasOld = settings.warmStart && previousOf[mi] >= 0;
-        const CachedManifold* old = hasOld ? &previous_[std::size_t(previousOf[mi])] : nullptr;
+        const std::uint8_t warm = settings.warmStart ? cm.warm : 0;
         const RigidBody &A = bodies[m.bodyA], &B = bodies[m.bodyB];
         const SolverBody &sa = solverBodies_[m.bodyA], &sb = solverBodies_[m.bodyB];
         Real scaleA = 1, scaleB = 1;
@@ -792,16 +812,10 @@ void RigidSolver::step(std::vector<RigidBody>& bodies, const std::vector<RigidJo
                     float(settings.correction * (std::max<Real>(depth, 0) - settings.slop) / h +
                           std::min<Real>(depth, 0) / h);
             }
-            if (hasOld) {
+            if (warm & (1u << slots[slot])) {
                 // Warm start: the last step's impulse of the same features (source 004).
-                const RigidManifold& om = old->manifold;
-                for (int j = 0; j < om.count; ++j) {
-                    if (om.points[j].feature == p.feature) {
-                        L.lambdaN[slot][l] = float(old->normalImpulse[std::size_t(j)]);
-                        ++stats_.warmStarted;
-                        break;
-                    }
-                }
+                L.lambdaN[slot][l] = float(cm.normalImpulse[slots[slot]]);
+                ++stats_.warmStarted;
             }
         }
         stats_.points += std::size_t(m.count);
@@ -837,11 +851,11 @@ void RigidSolver::step(std::vector<RigidBody>& bodies, const std::vector<RigidJo
         // Friction warm-starts at a share of its last impulse: in a stack, friction couples at
         // a box's top and bottom balanced by its normal impulses are invisible to the sweeps,
         // and carried in full from step to step they grow until the stack sways.
-        if (hasOld) {
+        if (warm & 0x10) {
             const Real share = settings.frictionWarmStart;
-            L.lambdaT1[l] = float(share * old->frictionImpulse.x());
-            L.lambdaT2[l] = float(share * old->frictionImpulse.y());
-            L.lambdaTwist[l] = float(share * old->frictionImpulse.z());
+            L.lambdaT1[l] = float(share * cm.frictionImpulse.x());
+            L.lambdaT2[l] = float(share * cm.frictionImpulse.y());
+            L.lambdaTwist[l] = float(share * cm.frictionImpulse.z());
         }
         stats_.rows += std::size_t(m.count) + (mu > 0 ? 3 : 0);
     };

@@ -67,8 +67,12 @@ private:
     struct CachedManifold {
         std::uint64_t key = 0;
         RigidManifold manifold;
+        // The impulses: carried over from the last step's manifold of the pair at detection
+        // (matched by feature; `warm` bits 0-3 say which points found theirs, bit 4 that the
+        // pair was there), and this step's once solved.
         std::array<Real, 4> normalImpulse{};
-        Vec3 frictionImpulse = Vec3::Zero();       // along t1, t2 and the twist about n
+        Vec3 frictionImpulse = Vec3::Zero(); // along t1, t2 and the twist about n
+        std::uint8_t warm = 0;
         Vec3 xA = Vec3::Zero(), xB = Vec3::Zero(); // the bodies' positions when it was made
         // The manifold as detected and the bodies' poses then (for the refresh).
         RigidManifold made;
