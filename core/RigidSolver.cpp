@@ -142,7 +142,51 @@ inline void setLane(V4& to, int l, const Vec3& v) {
     to.y[l] = float(v.y());
     to.z[l] = float(v.z());
 }
+// A body's record in the sweeps: two vectors (v and omega, or the move and the turn) in the
+// first six of eight floats, so that eight bodies are one 8x8 transpose away from the lanes.
+inline D4 bodyRecord(const Vec3& first, const Vec3& second) {
+    return D4{float(first.x()),
+              float(first.y()),
+              float(first.z()),
+              float(second.x()),
+              float(second.y()),
+              float(second.z()),
+              0.0f,
+              0.0f};
+}
+inline Vec3 recordFirst(const D4& r) {
+    return {double(r[0]), double(r[1]), double(r[2])};
+}
+inline Vec3 recordSecond(const D4& r) {
+    return {double(r[3]), double(r[4]), double(r[5])};
+}
+// Rows to columns (and back): r[i][j] becomes r[j][i].
+inline void transpose8(D4 r[8]) {
+    using Mask = int __attribute__((vector_size(kRigidLanes * sizeof(int))));
+    const Mask lo{0, 8, 1, 9, 4, 12, 5, 13}, hi{2, 10, 3, 11, 6, 14, 7, 15};
+    const Mask lo2{0, 1, 8, 9, 4, 5, 12, 13}, hi2{2, 3, 10, 11, 6, 7, 14, 15};
+    const Mask lo4{0, 1, 2, 3, 8, 9, 10, 11}, hi4{4, 5, 6, 7, 12, 13, 14, 15};
+    D4 t[8], u[8];
+    for (int i = 0; i < 8; i += 2) {
+        t[i] = __builtin_shuffle(r[i], r[i + 1], lo);
+        t[i + 1] = __builtin_shuffle(r[i], r[i + 1], hi);
+    }
+    for (int i = 0; i < 8; i += 4) {
+        u[i] = __builtin_shuffle(t[i], t[i + 2], lo2);
+        u[i + 1] = __builtin_shuffle(t[i], t[i + 2], hi2);
+        u[i + 2] = __builtin_shuffle(t[i + 1], t[i + 3], lo2);
+        u[i + 3] = __builtin_shuffle(t[i + 1], t[i + 3], hi2);
+    }
+    for (int i = 0; i < 4; ++i) {
+        r[i] = __builtin_shuffle(u[i], u[i + 4], lo4);
+        r[i + 4] = __builtin_shuffle(u[i], u[i + 4], hi4);
+    }
+}
 } // namespace
+
+struct RigidSolver::SweepRecord {
+    D4 value;
+};
 
 struct RigidSolver::LaneBatch {
     int a[kRigidLanes], b[kRigidLanes];
@@ -975,26 +1019,52 @@ void RigidSolver::step(std::vector<RigidBody>& bodies, const std::vector<RigidJo
                        std::size_t(c.joint->motor);
     }
 
+    // The velocities in the sweeps: floats, in the records of the lanes (sweepVelocities_);
+    // velocities_ keeps the doubles, which the bodies a constraint acts on take back after the
+    // sweeps (syncToDoubles) and the free ones keep.
     std::vector<Velocity>& sb = velocities_;
-    const auto applyJointLinear = [&](JointConstraint& c, const Vec3& impulse) {
-        sb[c.a].v -= c.wa * impulse;
-        sb[c.a].w -= c.ia * c.ra.cross(impulse);
-        sb[c.b].v += c.wb * impulse;
-        sb[c.b].w += c.ib * c.rb.cross(impulse);
+    std::vector<SweepRecord>& fv = sweepVelocities_;
+    fv.resize(std::size_t(n) + 1);
+    for (int i = 0; i <= n; ++i) {
+        fv[std::size_t(i)].value = bodyRecord(sb[std::size_t(i)].v, sb[std::size_t(i)].w);
+    }
+    if (track) {
+        sweepMoves_.assign(std::size_t(n) + 1, SweepRecord{});
+    }
+    const auto load = [&](int i) {
+        const D4& r = fv[std::size_t(i)].value;
+        return Velocity{recordFirst(r), recordSecond(r)};
     };
-    const auto applyJointAngular = [&](JointConstraint& c, const Vec3& angular) {
-        sb[c.a].w -= c.ia * angular;
-        sb[c.b].w += c.ib * angular;
+    const auto store = [&](int i, const Velocity& u) {
+        fv[std::size_t(i)].value = bodyRecord(u.v, u.w);
+    };
+    const auto syncToDoubles = [&] {
+        for (int i = 0; i < n; ++i) {
+            if (touched[std::size_t(i)] && movable(i)) {
+                sb[std::size_t(i)] = load(i);
+            }
+        }
     };
     const auto solveJoint = [&](JointConstraint& c, Real hj) {
+        Velocity A = load(c.a), B = load(c.b);
+        const auto applyJointLinear = [&](JointConstraint& c, const Vec3& impulse) {
+            A.v -= c.wa * impulse;
+            A.w -= c.ia * c.ra.cross(impulse);
+            B.v += c.wb * impulse;
+            B.w += c.ib * c.rb.cross(impulse);
+        };
+        const auto applyJointAngular = [&](JointConstraint& c, const Vec3& angular) {
+            A.w -= c.ia * angular;
+            B.w += c.ib * angular;
+        };
         {
-            const Vec3 cdot = sb[c.b].v + sb[c.b].w.cross(c.rb) - sb[c.a].v - sb[c.a].w.cross(c.ra);
+            const Vec3 cdot = B.v + B.w.cross(c.rb) - A.v - A.w.cross(c.ra);
             const Vec3 impulse = -(c.linearMass * (cdot + c.linearBias));
             c.linearImpulse += impulse;
             applyJointLinear(c, impulse);
         }
         if (c.angularRows > 0) {
-            const Vec3 relativeW = sb[c.b].w - sb[c.a].w;
+            const Vec3 relativeW = B.w - A.w;
             Vec3 cdot = c.angularAxes * relativeW;
             if (c.angularRows == 2) {
                 cdot.z() = 0;
@@ -1004,7 +1074,7 @@ void RigidSolver::step(std::vector<RigidBody>& bodies, const std::vector<RigidJo
             applyJointAngular(c, c.angularAxes.transpose() * impulse);
         }
         if (c.lowerActive) {
-            const Real wAxis = c.axis.dot(sb[c.b].w - sb[c.a].w);
+            const Real wAxis = c.axis.dot(B.w - A.w);
             // Row: +axis·(wB - wA) >= -lowerBias.
             const Real next =
                 std::max<Real>(c.lowerImpulse - c.axialMass * (wAxis + c.lowerBias), 0);
@@ -1013,7 +1083,7 @@ void RigidSolver::step(std::vector<RigidBody>& bodies, const std::vector<RigidJo
             applyJointAngular(c, delta * c.axis);
         }
         if (c.upperActive) {
-            const Real wAxis = c.axis.dot(sb[c.b].w - sb[c.a].w);
+            const Real wAxis = c.axis.dot(B.w - A.w);
             // Row: -axis·(wB - wA) >= -upperBias.
             const Real next =
                 std::max<Real>(c.upperImpulse - c.axialMass * (-wAxis + c.upperBias), 0);
@@ -1023,54 +1093,50 @@ void RigidSolver::step(std::vector<RigidBody>& bodies, const std::vector<RigidJo
         }
         if (c.joint->motor) {
             const RigidJoint& j = *c.joint;
-            const Real wAxis = c.axis.dot(sb[c.b].w - sb[c.a].w);
+            const Real wAxis = c.axis.dot(B.w - A.w);
             const Real bound = j.maxMotorTorque * hj;
             const Real next =
                 std::clamp(c.motorImpulse - c.axialMass * (wAxis - j.motorSpeed), -bound, bound);
             applyJointAngular(c, (next - c.motorImpulse) * c.axis);
             c.motorImpulse = next;
         }
+        store(c.a, A);
+        store(c.b, B);
     };
 
-    // The lanes' velocities (and, when tracked, moves) in, and their changes back out: in
-    // floats, added to the doubles (nothing where nothing pushed).
+    // The lanes' body records in (velocities, or the moves) and the velocities back out: a
+    // transpose of eight records each way. Within a batch no two lanes share a body that moves,
+    // so every store is its lane's own; a body that cannot move is stored back unchanged (its
+    // lanes' inverse mass and inertia are zero).
     struct LaneBodies {
-        V4 va, wa, vb, wb, va0, wa0, vb0, wb0;
+        V4 va, wa, vb, wb;
+    };
+    const auto gatherRecords = [](const std::vector<SweepRecord>& records,
+                                  const int(&index)[kRigidLanes], V4& first, V4& second) {
+        D4 r[kRigidLanes];
+        for (int l = 0; l < kRigidLanes; ++l) {
+            r[l] = records[std::size_t(index[l])].value;
+        }
+        transpose8(r);
+        first = {r[0], r[1], r[2]};
+        second = {r[3], r[4], r[5]};
+    };
+    const auto scatterRecords = [](std::vector<SweepRecord>& records,
+                                   const int(&index)[kRigidLanes], const V4& first,
+                                   const V4& second) {
+        D4 r[kRigidLanes] = {first.x, first.y, first.z, second.x, second.y, second.z, {}, {}};
+        transpose8(r);
+        for (int l = 0; l < kRigidLanes; ++l) {
+            records[std::size_t(index[l])].value = r[l];
+        }
     };
     const auto gather = [&](const LaneBatch& L, LaneBodies& s) {
-        for (int l = 0; l < kRigidLanes; ++l) {
-            const Velocity& A = sb[std::size_t(L.a[l])];
-            const Velocity& B = sb[std::size_t(L.b[l])];
-            setLane(s.va, l, A.v);
-            setLane(s.wa, l, A.w);
-            setLane(s.vb, l, B.v);
-            setLane(s.wb, l, B.w);
-        }
-        s.va0 = s.va;
-        s.wa0 = s.wa;
-        s.vb0 = s.vb;
-        s.wb0 = s.wb;
+        gatherRecords(fv, L.a, s.va, s.wa);
+        gatherRecords(fv, L.b, s.vb, s.wb);
     };
     const auto scatter = [&](const LaneBatch& L, const LaneBodies& s) {
-        for (int l = 0; l < kRigidLanes; ++l) {
-            if (L.manifold[l] < 0) {
-                continue;
-            }
-            const auto change = [l](const V4& now, const V4& before) {
-                return Vec3(double(now.x[l] - before.x[l]), double(now.y[l] - before.y[l]),
-                            double(now.z[l] - before.z[l]));
-            };
-            if (movable(L.a[l])) {
-                Velocity& A = sb[std::size_t(L.a[l])];
-                A.v += change(s.va, s.va0);
-                A.w += change(s.wa, s.wa0);
-            }
-            if (movable(L.b[l])) {
-                Velocity& B = sb[std::size_t(L.b[l])];
-                B.v += change(s.vb, s.vb0);
-                B.w += change(s.wb, s.wb0);
-            }
-        }
+        scatterRecords(fv, L.a, s.va, s.wa);
+        scatterRecords(fv, L.b, s.vb, s.wb);
     };
     const D4 zero{};
     const D4 slopLanes = zero + float(settings.slop);
@@ -1112,12 +1178,8 @@ void RigidSolver::step(std::vector<RigidBody>& bodies, const std::vector<RigidJo
         gather(L, s);
         V4 ma{}, ta{}, mb{}, tb{};
         if (track) {
-            for (int l = 0; l < kRigidLanes; ++l) {
-                setLane(ma, l, moved_[std::size_t(L.a[l])]);
-                setLane(ta, l, turned_[std::size_t(L.a[l])]);
-                setLane(mb, l, moved_[std::size_t(L.b[l])]);
-                setLane(tb, l, turned_[std::size_t(L.b[l])]);
-            }
+            gatherRecords(sweepMoves_, L.a, ma, ta);
+            gatherRecords(sweepMoves_, L.b, mb, tb);
         }
         V4 &va = s.va, &wa = s.wa, &vb = s.vb, &wb = s.wb;
         for (const std::uint8_t r : L.rows) {
@@ -1212,6 +1274,7 @@ void RigidSolver::step(std::vector<RigidBody>& bodies, const std::vector<RigidJo
                     const int a = L.a[l], b = L.b[l];
                     const Real wa = side == 1 ? 0 : L.wa[l], wb = side == 2 ? 0 : L.wb[l];
                     const Vec3 normal = lane(L.n, l);
+                    Velocity A = load(a), B = load(b);
                     const auto solveRow = [&](const Vec3& dir, const Vec3& ja, const Vec3& jb,
                                               Vec3 iaj, Vec3 ibj, Real bias, float& lambda, Real lo,
                                               Real hi, bool linear) {
@@ -1222,15 +1285,15 @@ void RigidSolver::step(std::vector<RigidBody>& bodies, const std::vector<RigidJo
                         }
                         const Real la = linear ? wa : 0, lb = linear ? wb : 0;
                         const Real mass = effectiveMass(la, lb, ja, iaj, jb, ibj);
-                        const Real v = (linear ? dir.dot(sb[b].v - sb[a].v) : 0) + jb.dot(sb[b].w) -
-                                       ja.dot(sb[a].w);
+                        const Real v =
+                            (linear ? dir.dot(B.v - A.v) : 0) + jb.dot(B.w) - ja.dot(A.w);
                         const Real next = std::clamp(lambda - mass * (v - bias), lo, hi);
                         const Real d = next - lambda;
                         lambda = float(next);
-                        sb[a].v -= la * d * dir;
-                        sb[a].w -= d * iaj;
-                        sb[b].v += lb * d * dir;
-                        sb[b].w += d * ibj;
+                        A.v -= la * d * dir;
+                        A.w -= d * iaj;
+                        B.v += lb * d * dir;
+                        B.w += d * ibj;
                     };
                     Real support = 0;
                     for (int r = 0; r < 4; ++r) {
@@ -1260,6 +1323,8 @@ void RigidSolver::step(std::vector<RigidBody>& bodies, const std::vector<RigidJo
                         solveRow(normal, normal, normal, lane(L.iaTwist, l), lane(L.ibTwist, l), 0,
                                  L.lambdaTwist[l], -twist, twist, false);
                     }
+                    store(a, A);
+                    store(b, B);
                 }
             }
             begin = end;
@@ -1312,6 +1377,8 @@ void RigidSolver::step(std::vector<RigidBody>& bodies, const std::vector<RigidJo
                 b.q = turned(b.q, angle).normalized();
                 turned_[std::size_t(i)] += angle;
             }
+            sweepMoves_[std::size_t(i)].value =
+                bodyRecord(moved_[std::size_t(i)], turned_[std::size_t(i)]);
         }
     };
 
@@ -1321,6 +1388,7 @@ void RigidSolver::step(std::vector<RigidBody>& bodies, const std::vector<RigidJo
         for (int i = 0; i < n; ++i) {
             if (awake(i)) {
                 sb[std::size_t(i)].v += hs * gravity;
+                fv[std::size_t(i)].value = bodyRecord(sb[std::size_t(i)].v, sb[std::size_t(i)].w);
             }
         }
         if (sub > 0) {
@@ -1335,6 +1403,7 @@ void RigidSolver::step(std::vector<RigidBody>& bodies, const std::vector<RigidJo
         if (shock) {
             propagateShock();
         }
+        syncToDoubles();
         integratePositions();
         // Relax: sweeps without the push out, so the velocity it took does not stay in the
         // bodies as energy (Catto's relax iterations, Box2D v3); the penetration has been
@@ -1356,6 +1425,7 @@ void RigidSolver::step(std::vector<RigidBody>& bodies, const std::vector<RigidJo
             for (int it = 0; it < settings.relaxIterations; ++it) {
                 sweep(false, hs);
             }
+            syncToDoubles();
         }
     }
     if (track) {

@@ -88,6 +88,7 @@ private:
     };
     struct JointConstraint;
     struct LaneBatch;
+    struct SweepRecord;
 
     void detect(std::vector<RigidBody>& bodies, const std::vector<RigidJoint>& joints,
                 const RigidSettings& settings);
@@ -100,9 +101,10 @@ private:
     std::vector<int> heights_;
     std::vector<RigidContact> contacts_;
     std::vector<JointConstraint> jointRows_;
-    std::vector<LaneBatch> batches_;     // the manifolds in colours, eight at a time, then the
-                                         // ones left out of the colours, one per batch
-    std::vector<Vec3> moved_, turned_;   // per body: its move and turn since the step's start
+    std::vector<LaneBatch> batches_;   // the manifolds in colours, eight at a time, then the
+                                       // ones left out of the colours, one per batch
+    std::vector<Vec3> moved_, turned_; // per body: its move and turn since the step's start
+    std::vector<SweepRecord> sweepVelocities_, sweepMoves_; // the same in floats, for the lanes
     std::vector<std::uint64_t> colours_; // per body: the colours its manifolds are in
     RigidStatistics stats_;
     Real maxJointError_ = 0;
