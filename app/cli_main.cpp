@@ -858,7 +858,7 @@ int bench(const std::vector<std::string_view>& args) {
     }
     std::vector<double> ms;
     double detectionMs = 0, rigidSolveMs = 0;
-    std::size_t manifoldsMade = 0, manifoldsRefreshed = 0;
+    std::size_t manifoldsMade = 0, manifoldsRefreshed = 0, shapesReproxied = 0;
     const std::size_t passesBefore = solver.airOptimizationPasses();
     const double passMsBefore = solver.airOptimizationMilliseconds();
     std::size_t changes = 0;
@@ -869,6 +869,7 @@ int bench(const std::vector<std::string_view>& args) {
         detectionMs += solver.rigid().statistics().detectionMilliseconds;
         manifoldsMade += solver.rigid().statistics().manifolds;
         manifoldsRefreshed += solver.rigid().statistics().refreshedManifolds;
+        shapesReproxied += solver.rigid().statistics().reproxied;
         rigidSolveMs += solver.rigid().statistics().solveMilliseconds;
     }
     const std::size_t passes = solver.airOptimizationPasses() - passesBefore;
@@ -914,6 +915,14 @@ int bench(const std::vector<std::string_view>& args) {
         // The share of the solved manifolds carried with their bodies instead of detected.
         full["rigid_refreshed_share"] =
             manifoldsMade > 0 ? double(manifoldsRefreshed) / double(manifoldsMade) : 0.0;
+        // The share of the shapes paired afresh in the broadphase per step (their bounds left
+        // the enlarged ones).
+        std::size_t shapes = 0;
+        for (const pbd::RigidBody& b : scene.rigidBodies) {
+            shapes += b.shapes.size();
+        }
+        full["rigid_reproxied_share"] =
+            shapes > 0 ? double(shapesReproxied) / (double(shapes) * steps) : 0.0;
         full["rigid_awake"] = st.awakeBodies;
         full["rigid_sleeping"] = st.sleepingBodies;
         // Per substep, averaged over the timed steps.

@@ -5,6 +5,7 @@
 #include <chrono>
 #include <climits>
 #include <cmath>
+#include <cstddef>
 #include <cstring>
 #include <deque>
 #include <limits>
@@ -235,31 +236,64 @@ void RigidSolver::reset() {
     manifolds_.clear();
     previous_.clear();
     contacts_.clear();
+    proxies_.clear();
+    proxyPairs_.clear();
+    proxyPairsValid_ = false;
     stats_ = {};
     steps_ = 0;
     maxJointError_ = 0;
 }
 
-void RigidSolver::detect(std::vector<RigidBody>& bodies, const std::vector<RigidJoint>& joints,
-                         const RigidSettings& settings) {
+// Broadphase (Box2D's fat bounds, on a uniform grid): each shape keeps bounds enlarged by a
+// tenth of its size, and the pairs of shapes whose enlarged bounds overlap are kept from step
+// to step. Only a shape whose bounds left its enlarged ones is enlarged again and paired
+// afresh, through a grid of cells twice as large as the typical shape: it meets those filed in
+// its own and the 26 neighbouring cells, and the large ones (a ground), which meet all. The
+// candidates are the kept pairs whose bounds overlap: the same as testing every pair.
+void RigidSolver::broadphase(const std::vector<RigidBody>& bodies,
+                             const std::vector<RigidJoint>& joints, const RigidSettings& settings) {
     const int n = int(bodies.size());
-    // Broadphase: a uniform grid of cells twice as large as the typical shape's bounds. Each
-    // shape whose bounds fit in a cell is filed under the cell of its centre and meets those in its
-    // own and the 26 neighbouring cells; larger ones (a ground) are tested against all.
-    struct Proxy {
-        Bounds bounds;
-        int body, shape;
-    };
-    std::vector<Proxy> proxies;
     const Vec3 fatten = Vec3::Constant(0.5 * settings.contactMargin);
-    for (int i = 0; i < n; ++i) {
-        for (int s = 0; s < int(bodies[i].shapes.size()); ++s) {
-            Bounds b = shapeBounds(bodies[i], bodies[i].shapes[s]);
-            b.min -= fatten;
-            b.max += fatten;
-            proxies.push_back({b, i, s});
+    std::size_t count = 0;
+    for (const RigidBody& b : bodies) {
+        count += b.shapes.size();
+    }
+    bool same = proxyPairsValid_ && proxies_.size() == count;
+    proxies_.resize(count);
+    reproxied_.assign(count, 0);
+    bool anyMoved = false;
+    const auto within = [](const Bounds& inner, const Bounds& outer) {
+        return (inner.min.array() >= outer.min.array()).all() &&
+               (inner.max.array() <= outer.max.array()).all();
+    };
+    for (int i = 0, k = 0; i < n; ++i) {
+        for (int s = 0; s < int(bodies[i].shapes.size()); ++s, ++k) {
+            BroadProxy& p = proxies_[std::size_t(k)];
+            same = same && p.body == i && p.shape == s;
+            p.body = i;
+            p.shape = s;
+            p.tight = shapeBounds(bodies[i], bodies[i].shapes[std::size_t(s)]);
+            p.tight.min -= fatten;
+            p.tight.max += fatten;
+            if (!same || !within(p.tight, p.fat)) {
+                const Vec3 grow = Vec3::Constant(0.1 * (p.tight.max - p.tight.min).maxCoeff());
+                p.fat = {p.tight.min - grow, p.tight.max + grow};
+                reproxied_[std::size_t(k)] = 1;
+                anyMoved = true;
+            }
         }
     }
+    if (!same) {
+        std::fill(reproxied_.begin(), reproxied_.end(), 1);
+        proxyPairs_.clear();
+    }
+    proxyPairsValid_ = true;
+    if (anyMoved) {
+        repairProxies();
+    }
+    stats_.reproxied =
+        std::size_t(std::count(reproxied_.begin(), reproxied_.end(), std::uint8_t(1)));
+
     std::vector<std::pair<int, int>> jointPairs;
     for (const RigidJoint& j : joints) {
         if (!j.collideConnected && j.bodyA >= 0 && j.bodyB >= 0) {
@@ -267,62 +301,71 @@ void RigidSolver::detect(std::vector<RigidBody>& bodies, const std::vector<Rigid
         }
     }
     std::sort(jointPairs.begin(), jointPairs.end());
-    const auto active = [&](int i) { return bodies[i].isDynamic() && !bodies[i].sleeping; };
-    const auto resting = [&](int i) {
-        return !bodies[i].isDynamic() ? bodies[i].motion == RigidMotion::Static
-                                      : bodies[i].restTime >= settings.aggressiveSleepTime;
-    };
-    struct Candidate {
-        std::uint64_t key;
-        int a, sa, b, sb;
-    };
-    std::vector<Candidate> candidates;
-    const auto consider = [&](const Proxy& p, const Proxy& q) {
-        if (p.body == q.body || q.bounds.min.x() > p.bounds.max.x() ||
-            p.bounds.min.x() > q.bounds.max.x() || q.bounds.min.y() > p.bounds.max.y() ||
-            p.bounds.min.y() > q.bounds.max.y() || q.bounds.min.z() > p.bounds.max.z() ||
-            p.bounds.min.z() > q.bounds.max.z()) {
-            return;
+    candidates_.clear();
+    for (const ProxyPair& pair : proxyPairs_) {
+        const BroadProxy &p = proxies_[pair.p], &q = proxies_[pair.q];
+        if (q.tight.min.x() > p.tight.max.x() || p.tight.min.x() > q.tight.max.x() ||
+            q.tight.min.y() > p.tight.max.y() || p.tight.min.y() > q.tight.max.y() ||
+            q.tight.min.z() > p.tight.max.z() || p.tight.min.z() > q.tight.max.z()) {
+            continue;
         }
         if (!bodies[p.body].isDynamic() && !bodies[q.body].isDynamic()) {
-            return;
+            continue;
         }
         const bool swap = q.body < p.body;
-        Candidate c{0, swap ? q.body : p.body, swap ? q.shape : p.shape, swap ? p.body : q.body,
-                    swap ? p.shape : q.shape};
-        if (std::binary_search(jointPairs.begin(), jointPairs.end(), std::pair{c.a, c.b})) {
-            return;
+        const Candidate c{pair.key, swap ? q.body : p.body, swap ? q.shape : p.shape,
+                          swap ? p.body : q.body, swap ? p.shape : q.shape};
+        if (!jointPairs.empty() &&
+            std::binary_search(jointPairs.begin(), jointPairs.end(), std::pair{c.a, c.b})) {
+            continue;
         }
-        c.key = pairKey(c.a, c.sa, c.b, c.sb);
-        candidates.push_back(c);
+        candidates_.push_back(c);
+    }
+}
+
+// The pairs of the shapes enlarged again: their old pairs dropped, new ones found in a grid of
+// all the enlarged bounds and merged in (by key).
+void RigidSolver::repairProxies() {
+    const auto overlap = [](const Bounds& a, const Bounds& b) {
+        return !(b.min.x() > a.max.x() || a.min.x() > b.max.x() || b.min.y() > a.max.y() ||
+                 a.min.y() > b.max.y() || b.min.z() > a.max.z() || a.min.z() > b.max.z());
     };
-    // The cell size: twice the median of the shapes' largest extents.
+    std::erase_if(proxyPairs_, [&](const ProxyPair& pair) {
+        return reproxied_[pair.p] != 0 || reproxied_[pair.q] != 0;
+    });
+    // The cell size: twice the median of the enlarged shapes' largest extents.
     std::vector<Real> extents;
-    extents.reserve(proxies.size());
-    for (const Proxy& p : proxies) {
-        extents.push_back((p.bounds.max - p.bounds.min).maxCoeff());
+    extents.reserve(proxies_.size());
+    for (const BroadProxy& p : proxies_) {
+        extents.push_back((p.fat.max - p.fat.min).maxCoeff());
     }
     Real cell = 1;
     if (!extents.empty()) {
         auto middle = extents.begin() + std::ptrdiff_t(extents.size() / 2);
         std::nth_element(extents.begin(), middle, extents.end());
         cell = std::max<Real>(2 * *middle, 1e-6);
+        if (!std::isfinite(cell)) {
+            cell = 1;
+        }
     }
-    std::vector<std::uint32_t> large;
-    struct Filed {
-        std::uint64_t cell;
-        std::uint32_t proxy;
-    };
-    std::vector<Filed> filed;
-    filed.reserve(proxies.size());
     const auto cellKey = [](std::int64_t x, std::int64_t y, std::int64_t z) {
         const auto wrap = [](std::int64_t v) { return std::uint64_t(v + (1 << 20)) & 0x1FFFFF; };
         return wrap(x) << 42 | wrap(y) << 21 | wrap(z);
     };
     const auto cellOf = [&](Real v) { return std::int64_t(std::floor(v / cell)); };
-    for (std::uint32_t i = 0; i < proxies.size(); ++i) {
-        const Bounds& b = proxies[i].bounds;
-        if ((b.max - b.min).maxCoeff() > cell || !b.min.allFinite() || !b.max.allFinite()) {
+    struct Filed {
+        std::uint64_t cell;
+        std::uint32_t proxy;
+    };
+    std::vector<Filed> filed;
+    filed.reserve(proxies_.size());
+    std::vector<std::uint32_t> large;
+    const auto isLarge = [&](const Bounds& b) {
+        return (b.max - b.min).maxCoeff() > cell || !b.min.allFinite() || !b.max.allFinite();
+    };
+    for (std::uint32_t i = 0; i < proxies_.size(); ++i) {
+        const Bounds& b = proxies_[i].fat;
+        if (isLarge(b)) {
             large.push_back(i);
             continue;
         }
@@ -332,62 +375,79 @@ void RigidSolver::detect(std::vector<RigidBody>& bodies, const std::vector<Rigid
     std::sort(filed.begin(), filed.end(), [](const Filed& x, const Filed& y) {
         return x.cell < y.cell || (x.cell == y.cell && x.proxy < y.proxy);
     });
-    const auto range = [&](std::uint64_t key) {
-        const auto lo =
-            std::lower_bound(filed.begin(), filed.end(), key,
-                             [](const Filed& f, std::uint64_t k) { return f.cell < k; });
-        auto hi = lo;
-        while (hi != filed.end() && hi->cell == key) {
-            ++hi;
+    std::vector<ProxyPair> fresh;
+    const auto consider = [&](std::uint32_t p, std::uint32_t q) {
+        const BroadProxy &a = proxies_[p], &b = proxies_[q];
+        if (a.body == b.body || (reproxied_[q] && q < p) || !overlap(a.fat, b.fat)) {
+            return; // a pair of two enlarged ones is taken from the lower's side
         }
-        return std::pair{lo, hi};
+        const bool swap = b.body < a.body;
+        const std::uint64_t key = swap ? pairKey(b.body, b.shape, a.body, a.shape)
+                                       : pairKey(a.body, a.shape, b.body, b.shape);
+        fresh.push_back({key, std::min(p, q), std::max(p, q)});
     };
-    for (std::size_t begin = 0; begin < filed.size();) {
-        std::size_t end = begin;
-        while (end < filed.size() && filed[end].cell == filed[begin].cell) {
-            ++end;
+    for (std::uint32_t p = 0; p < proxies_.size(); ++p) {
+        if (!reproxied_[p]) {
+            continue;
         }
-        // Pairs within the cell, then with the 13 neighbours that come after it (each
-        // neighbouring pair of cells once).
-        for (std::size_t i = begin; i < end; ++i) {
-            for (std::size_t j = i + 1; j < end; ++j) {
-                consider(proxies[filed[i].proxy], proxies[filed[j].proxy]);
+        const Bounds& b = proxies_[p].fat;
+        if (isLarge(b)) {
+            for (std::uint32_t q = 0; q < proxies_.size(); ++q) {
+                if (q != p) {
+                    consider(p, q);
+                }
             }
+            continue;
         }
-        const Vec3 centre =
-            0.5 * (proxies[filed[begin].proxy].bounds.min + proxies[filed[begin].proxy].bounds.max);
+        const Vec3 centre = 0.5 * (b.min + b.max);
         const std::int64_t cx = cellOf(centre.x()), cy = cellOf(centre.y()),
                            cz = cellOf(centre.z());
         for (int dx = -1; dx <= 1; ++dx) {
             for (int dy = -1; dy <= 1; ++dy) {
+                // The cells along z follow each other in the key order: a search finds the
+                // first, and the next is where its range ends.
+                auto it = filed.begin();
+                std::uint64_t next = ~std::uint64_t(0);
                 for (int dz = -1; dz <= 1; ++dz) {
                     const std::uint64_t key = cellKey(cx + dx, cy + dy, cz + dz);
-                    if (key <= filed[begin].cell) {
-                        continue;
+                    if (key != next) {
+                        it = std::lower_bound(
+                            filed.begin(), filed.end(), key,
+                            [](const Filed& f, std::uint64_t k) { return f.cell < k; });
                     }
-                    const auto [lo, hi] = range(key);
-                    for (std::size_t i = begin; i < end; ++i) {
-                        for (auto it = lo; it != hi; ++it) {
-                            consider(proxies[filed[i].proxy], proxies[it->proxy]);
+                    for (; it != filed.end() && it->cell == key; ++it) {
+                        if (it->proxy != p) {
+                            consider(p, it->proxy);
                         }
                     }
+                    next = key + 1;
                 }
             }
         }
-        begin = end;
-    }
-    for (std::size_t k = 0; k < large.size(); ++k) {
-        for (std::uint32_t i = 0; i < proxies.size(); ++i) {
-            // Large against every shape, and each pair of large ones once.
-            const bool otherLarge = std::binary_search(large.begin(), large.end(), i);
-            if (i == large[k] || (otherLarge && i < large[k])) {
-                continue;
+        for (const std::uint32_t q : large) {
+            if (q != p) {
+                consider(p, q);
             }
-            consider(proxies[large[k]], proxies[i]);
         }
     }
-    std::sort(candidates.begin(), candidates.end(),
-              [](const Candidate& x, const Candidate& y) { return x.key < y.key; });
+    const auto byKey = [](const ProxyPair& x, const ProxyPair& y) { return x.key < y.key; };
+    std::sort(fresh.begin(), fresh.end(), byKey);
+    const std::size_t kept = proxyPairs_.size();
+    proxyPairs_.insert(proxyPairs_.end(), fresh.begin(), fresh.end());
+    std::inplace_merge(proxyPairs_.begin(), proxyPairs_.begin() + std::ptrdiff_t(kept),
+                       proxyPairs_.end(), byKey);
+}
+
+void RigidSolver::detect(std::vector<RigidBody>& bodies, const std::vector<RigidJoint>& joints,
+                         const RigidSettings& settings) {
+    const int n = int(bodies.size());
+    broadphase(bodies, joints, settings);
+    const auto active = [&](int i) { return bodies[i].isDynamic() && !bodies[i].sleeping; };
+    const auto resting = [&](int i) {
+        return !bodies[i].isDynamic() ? bodies[i].motion == RigidMotion::Static
+                                      : bodies[i].restTime >= settings.aggressiveSleepTime;
+    };
+    const std::vector<Candidate>& candidates = candidates_;
     stats_.candidatePairs = candidates.size();
     const auto cached = [&](std::uint64_t key) -> const CachedManifold* {
         auto it =
@@ -922,12 +982,23 @@ void RigidSolver::step(std::vector<RigidBody>& bodies, const std::vector<RigidJo
         }
         return L;
     };
+    // The manifolds come in a random order: each is fetched a batch ahead of its building (the
+    // part read: up to the impulses).
+    const auto prefetch = [&](std::uint32_t mi) {
+        const char* p = reinterpret_cast<const char*>(&manifolds_[mi]);
+        for (std::size_t at = 0; at <= offsetof(CachedManifold, warm); at += 64) {
+            __builtin_prefetch(p + at);
+        }
+    };
     batches_.clear();
     for (const std::vector<std::uint32_t>& colour : byColour) {
         for (std::size_t first = 0; first < colour.size(); first += kRigidLanes) {
             const std::uint32_t index = std::uint32_t(batches_.size());
             LaneBatch& L = newBatch();
             for (int l = 0; l < kRigidLanes && first + std::size_t(l) < colour.size(); ++l) {
+                if (first + std::size_t(l + kRigidLanes) < colour.size()) {
+                    prefetch(colour[first + std::size_t(l + kRigidLanes)]);
+                }
                 buildLane(L, index, l, colour[first + std::size_t(l)]);
             }
         }
@@ -1047,13 +1118,13 @@ void RigidSolver::step(std::vector<RigidBody>& bodies, const std::vector<RigidJo
     };
     const auto solveJoint = [&](JointConstraint& c, Real hj) {
         Velocity A = load(c.a), B = load(c.b);
-        const auto applyJointLinear = [&](JointConstraint& c, const Vec3& impulse) {
+        const auto applyJointLinear = [&](const Vec3& impulse) {
             A.v -= c.wa * impulse;
             A.w -= c.ia * c.ra.cross(impulse);
             B.v += c.wb * impulse;
             B.w += c.ib * c.rb.cross(impulse);
         };
-        const auto applyJointAngular = [&](JointConstraint& c, const Vec3& angular) {
+        const auto applyJointAngular = [&](const Vec3& angular) {
             A.w -= c.ia * angular;
             B.w += c.ib * angular;
         };
@@ -1061,7 +1132,7 @@ void RigidSolver::step(std::vector<RigidBody>& bodies, const std::vector<RigidJo
             const Vec3 cdot = B.v + B.w.cross(c.rb) - A.v - A.w.cross(c.ra);
             const Vec3 impulse = -(c.linearMass * (cdot + c.linearBias));
             c.linearImpulse += impulse;
-            applyJointLinear(c, impulse);
+            applyJointLinear(impulse);
         }
         if (c.angularRows > 0) {
             const Vec3 relativeW = B.w - A.w;
@@ -1071,7 +1142,7 @@ void RigidSolver::step(std::vector<RigidBody>& bodies, const std::vector<RigidJo
             }
             const Vec3 impulse = -(c.angularMass * (cdot + c.angularBias));
             c.angularImpulse += impulse;
-            applyJointAngular(c, c.angularAxes.transpose() * impulse);
+            applyJointAngular(c.angularAxes.transpose() * impulse);
         }
         if (c.lowerActive) {
             const Real wAxis = c.axis.dot(B.w - A.w);
@@ -1080,7 +1151,7 @@ void RigidSolver::step(std::vector<RigidBody>& bodies, const std::vector<RigidJo
                 std::max<Real>(c.lowerImpulse - c.axialMass * (wAxis + c.lowerBias), 0);
             const Real delta = next - c.lowerImpulse;
             c.lowerImpulse = next;
-            applyJointAngular(c, delta * c.axis);
+            applyJointAngular(delta * c.axis);
         }
         if (c.upperActive) {
             const Real wAxis = c.axis.dot(B.w - A.w);
@@ -1089,7 +1160,7 @@ void RigidSolver::step(std::vector<RigidBody>& bodies, const std::vector<RigidJo
                 std::max<Real>(c.upperImpulse - c.axialMass * (-wAxis + c.upperBias), 0);
             const Real delta = next - c.upperImpulse;
             c.upperImpulse = next;
-            applyJointAngular(c, -delta * c.axis);
+            applyJointAngular(-delta * c.axis);
         }
         if (c.joint->motor) {
             const RigidJoint& j = *c.joint;
@@ -1097,7 +1168,7 @@ void RigidSolver::step(std::vector<RigidBody>& bodies, const std::vector<RigidJo
             const Real bound = j.maxMotorTorque * hj;
             const Real next =
                 std::clamp(c.motorImpulse - c.axialMass * (wAxis - j.motorSpeed), -bound, bound);
-            applyJointAngular(c, (next - c.motorImpulse) * c.axis);
+            applyJointAngular((next - c.motorImpulse) * c.axis);
             c.motorImpulse = next;
         }
         store(c.a, A);

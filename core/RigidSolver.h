@@ -30,6 +30,7 @@ struct RigidContact {
 
 struct RigidStatistics {
     std::size_t candidatePairs = 0; // pairs whose bounds overlap
+    std::size_t reproxied = 0;      // shapes paired afresh: their bounds left the enlarged ones
     std::size_t manifolds = 0;      // touching shape pairs solved
     std::size_t points = 0;
     std::size_t rows = 0;               // scalar rows (a joint's block counts its rows)
@@ -90,10 +91,33 @@ private:
     struct LaneBatch;
     struct SweepRecord;
 
+    // A shape in the broadphase: its bounds (with half the contact margin) and the enlarged
+    // bounds its kept pairs were found with.
+    struct BroadProxy {
+        Bounds tight, fat;
+        int body = -1, shape = -1;
+    };
+    struct ProxyPair {
+        std::uint64_t key; // the pair's manifold key
+        std::uint32_t p, q;
+    };
+    struct Candidate {
+        std::uint64_t key;
+        int a, sa, b, sb;
+    };
+
+    void broadphase(const std::vector<RigidBody>& bodies, const std::vector<RigidJoint>& joints,
+                    const RigidSettings& settings);
+    void repairProxies();
     void detect(std::vector<RigidBody>& bodies, const std::vector<RigidJoint>& joints,
                 const RigidSettings& settings);
     void computeHeights(const std::vector<RigidBody>& bodies);
 
+    std::vector<BroadProxy> proxies_;
+    std::vector<std::uint8_t> reproxied_;
+    std::vector<ProxyPair> proxyPairs_; // by key: the shapes whose enlarged bounds overlap
+    bool proxyPairsValid_ = false;
+    std::vector<Candidate> candidates_;
     std::vector<CachedManifold> manifolds_; // this step's, sorted by key; next step's cache
     std::vector<CachedManifold> previous_;
     std::vector<SolverBody> solverBodies_;
