@@ -236,6 +236,8 @@ void RigidSolver::reset() {
     manifolds_.clear();
     previous_.clear();
     contacts_.clear();
+    contactsStale_ = false;
+    solved_.clear();
     proxies_.clear();
     proxyPairs_.clear();
     proxyPairsValid_ = false;
@@ -714,7 +716,50 @@ Quat turned(const Quat& q, const Vec3& angle) {
     return a > 0 ? Quat(Eigen::AngleAxisd(a, angle / a)) * q : q;
 }
 
+// The source's R += h [omega]x R for a quaternion, q += (angle/2, 0) q, normalised: a substep's
+// turn (small), without the sine and cosine of the exact one.
+Quat turnedFirstOrder(const Quat& q, const Vec3& angle) {
+    const Quat spin(0, 0.5 * angle.x(), 0.5 * angle.y(), 0.5 * angle.z());
+    Quat next = q;
+    next.coeffs() += (spin * q).coeffs();
+    return next.normalized();
+}
+
 } // namespace
+
+// The contact points of the manifolds solved in the last step, each with its share of the
+// manifold's friction; impulses over the step (per substep times the substeps). Made when
+// first asked for.
+const std::vector<RigidContact>& RigidSolver::contacts() const {
+    if (!contactsStale_) {
+        return contacts_;
+    }
+    contactsStale_ = false;
+    contacts_.clear();
+    for (std::size_t mi = 0; mi < manifolds_.size() && mi < solved_.size(); ++mi) {
+        if (!solved_[mi]) {
+            continue;
+        }
+        const CachedManifold& cm = manifolds_[mi];
+        const RigidManifold& m = cm.manifold;
+        Real support = 0;
+        for (int k = 0; k < m.count; ++k) {
+            support += cm.normalImpulse[std::size_t(k)];
+        }
+        Vec3 t1, t2;
+        tangents(m.normal, t1, t2);
+        const Vec3 friction =
+            reportSubsteps_ * (cm.frictionImpulse.x() * t1 + cm.frictionImpulse.y() * t2);
+        for (int k = 0; k < m.count; ++k) {
+            const RigidContactPoint& p = m.points[k];
+            const Real lambda = cm.normalImpulse[std::size_t(k)];
+            const Real share = support > 0 ? lambda / support : 1.0 / m.count;
+            contacts_.push_back({m.bodyA, m.bodyB, p.position, m.normal, p.separation,
+                                 reportSubsteps_ * lambda, share * friction, p.feature});
+        }
+    }
+    return contacts_;
+}
 
 void RigidSolver::step(std::vector<RigidBody>& bodies, const std::vector<RigidJoint>& joints,
                        const RigidSettings& settings, const Vec3& gravity, Real h) {
@@ -754,11 +799,16 @@ void RigidSolver::step(std::vector<RigidBody>& bodies, const std::vector<RigidJo
     velocities_.assign(std::size_t(n) + 1, Velocity{Vec3::Zero(), Vec3::Zero()});
     moved_.assign(std::size_t(n) + 1, Vec3::Zero());
     turned_.assign(std::size_t(n) + 1, Vec3::Zero());
-    std::vector<Vec3> omegaBefore(n, Vec3::Zero());
-    std::vector<Mat3> inertiaBefore(n, Mat3::Zero());
+    std::vector<Vec3>& omegaBefore = omegaBefore_;
+    std::vector<Mat3>& inertiaBefore = inertiaBefore_;
+    omegaBefore.assign(std::size_t(n), Vec3::Zero());
+    inertiaBefore.assign(std::size_t(n), Mat3::Zero());
     for (int i = 0; i < n; ++i) {
         const RigidBody& b = bodies[i];
         SolverBody& s = solverBodies_[i];
+        s.x = b.x;
+        s.friction = b.friction;
+        s.height = stacking ? heights_[std::size_t(i)] : 0;
         Velocity& u = velocities_[std::size_t(i)];
         if (b.isDynamic() && !b.sleeping) {
             u = {b.v, b.omega};
@@ -850,11 +900,10 @@ void RigidSolver::step(std::vector<RigidBody>& bodies, const std::vector<RigidJo
         const RigidManifold& m = cm.manifold;
         ++stats_.manifolds;
         const std::uint8_t warm = settings.warmStart ? cm.warm : 0;
-        const RigidBody &A = bodies[m.bodyA], &B = bodies[m.bodyB];
         const SolverBody &sa = solverBodies_[m.bodyA], &sb = solverBodies_[m.bodyB];
         Real scaleA = 1, scaleB = 1;
         if (stacking) {
-            const int ha = heights_[m.bodyA], hb = heights_[m.bodyB];
+            const int ha = sa.height, hb = sb.height;
             const int lower = ha < hb ? 1 : hb < ha ? 2 : 0;
             if (settings.stabilisation == StackStabilisation::WeightAmplification) {
                 // The lower body counts c times heavier in this contact (source 004, WA法).
@@ -897,8 +946,8 @@ void RigidSolver::step(std::vector<RigidBody>& bodies, const std::vector<RigidJo
                 continue; // zero mass: never pushes
             }
             const RigidContactPoint& p = m.points[slots[slot]];
-            const Vec3 raN = (p.position - A.x).cross(m.normal);
-            const Vec3 rbN = (p.position - B.x).cross(m.normal);
+            const Vec3 raN = (p.position - sa.x).cross(m.normal);
+            const Vec3 rbN = (p.position - sb.x).cross(m.normal);
             const Vec3 iaN = ia * raN, ibN = ib * rbN;
             setLane(L.raN[slot], l, raN);
             setLane(L.rbN[slot], l, rbN);
@@ -929,7 +978,7 @@ void RigidSolver::step(std::vector<RigidBody>& bodies, const std::vector<RigidJo
         }
         Vec3 t1, t2;
         tangents(m.normal, t1, t2);
-        const Vec3 ra = centre - A.x, rb = centre - B.x;
+        const Vec3 ra = centre - sa.x, rb = centre - sb.x;
         const Vec3 raT1 = ra.cross(t1), rbT1 = rb.cross(t1), raT2 = ra.cross(t2),
                    rbT2 = rb.cross(t2);
         const Vec3 iaT1 = ia * raT1, ibT1 = ib * rbT1, iaT2 = ia * raT2, ibT2 = ib * rbT2;
@@ -949,7 +998,7 @@ void RigidSolver::step(std::vector<RigidBody>& bodies, const std::vector<RigidJo
         L.massT1[l] = float(effectiveMass(wa, wb, raT1, iaT1, rbT1, ibT1));
         L.massT2[l] = float(effectiveMass(wa, wb, raT2, iaT2, rbT2, ibT2));
         L.massTwist[l] = float(effectiveMass(0, 0, m.normal, iaTwist, m.normal, ibTwist));
-        const Real mu = std::sqrt(std::max<Real>(A.friction, 0) * std::max<Real>(B.friction, 0));
+        const Real mu = std::sqrt(std::max<Real>(sa.friction, 0) * std::max<Real>(sb.friction, 0));
         L.mu[l] = float(mu);
         L.twistRadius[l] = float(twistRadius);
         // Friction warm-starts at a share of its last impulse: in a stack, friction couples at
@@ -1445,7 +1494,7 @@ void RigidSolver::step(std::vector<RigidBody>& bodies, const std::vector<RigidJo
             moved_[std::size_t(i)] += dx;
             if (touched[std::size_t(i)] || !awake(i)) {
                 const Vec3 angle = hs * sb[i].w;
-                b.q = turned(b.q, angle).normalized();
+                b.q = turnedFirstOrder(b.q, angle);
                 turned_[std::size_t(i)] += angle;
             }
             sweepMoves_[std::size_t(i)].value =
@@ -1507,43 +1556,23 @@ void RigidSolver::step(std::vector<RigidBody>& bodies, const std::vector<RigidJo
         }
     }
 
-    // Store the impulses for the next step's warm start, and report the contacts (each point
-    // with its share of the manifold's friction; over the step, so per substep times the
-    // substeps).
-    contacts_.clear();
-    std::vector<std::pair<std::uint32_t, int>> laneOf(manifoldCount, {0, -1});
-    for (std::uint32_t bi = 0; bi < batches_.size(); ++bi) {
+    // Store the impulses for the next step's warm start (and the report, contacts()).
+    solved_.assign(manifoldCount, 0);
+    reportSubsteps_ = substeps;
+    contactsStale_ = true;
+    for (const LaneBatch& L : batches_) {
         for (int l = 0; l < kRigidLanes; ++l) {
-            if (batches_[bi].manifold[l] >= 0) {
-                laneOf[std::size_t(batches_[bi].manifold[l])] = {bi, l};
+            if (L.manifold[l] < 0) {
+                continue;
             }
-        }
-    }
-    for (std::uint32_t mi = 0; mi < manifoldCount; ++mi) {
-        const auto [bi, l] = laneOf[mi];
-        if (l < 0) {
-            continue;
-        }
-        const LaneBatch& L = batches_[bi];
-        CachedManifold& cm = manifolds_[mi];
-        const RigidManifold& m = cm.manifold;
-        Real support = 0;
-        for (int slot = 0; slot < 4; ++slot) {
-            if (L.slotPoint[l][slot] < m.count) {
-                cm.normalImpulse[L.slotPoint[l][slot]] = L.lambdaN[slot][l];
-                support += L.lambdaN[slot][l];
+            CachedManifold& cm = manifolds_[std::size_t(L.manifold[l])];
+            for (int slot = 0; slot < 4; ++slot) {
+                if (L.slotPoint[l][slot] < cm.manifold.count) {
+                    cm.normalImpulse[L.slotPoint[l][slot]] = L.lambdaN[slot][l];
+                }
             }
-        }
-        cm.frictionImpulse = Vec3(L.lambdaT1[l], L.lambdaT2[l], L.lambdaTwist[l]);
-        Vec3 t1, t2;
-        tangents(m.normal, t1, t2);
-        const Vec3 friction = substeps * (L.lambdaT1[l] * t1 + L.lambdaT2[l] * t2);
-        for (int k = 0; k < m.count; ++k) {
-            const RigidContactPoint& p = m.points[k];
-            const Real lambda = cm.normalImpulse[std::size_t(k)];
-            const Real share = support > 0 ? lambda / support : 1.0 / m.count;
-            contacts_.push_back({m.bodyA, m.bodyB, p.position, m.normal, p.separation,
-                                 substeps * lambda, share * friction, p.feature});
+            cm.frictionImpulse = Vec3(L.lambdaT1[l], L.lambdaT2[l], L.lambdaTwist[l]);
+            solved_[std::size_t(L.manifold[l])] = 1;
         }
     }
 

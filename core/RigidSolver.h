@@ -59,7 +59,7 @@ public:
     // the row order; for a scene reset.
     void reset();
 
-    const std::vector<RigidContact>& contacts() const { return contacts_; }
+    const std::vector<RigidContact>& contacts() const;
     const RigidStatistics& statistics() const { return stats_; }
     // The largest distance between a joint's two anchors after the last step, m.
     Real maxJointError() const { return maxJointError_; }
@@ -80,9 +80,13 @@ private:
         Vec3 madeXA = Vec3::Zero(), madeXB = Vec3::Zero();
         Quat madeQA = Quat::Identity(), madeQB = Quat::Identity();
     };
+    // What building the rows reads of a body, in one place.
     struct SolverBody {
         Real inverseMass = 0;
         Mat3 inverseInertia = Mat3::Zero();
+        Vec3 x = Vec3::Zero();
+        Real friction = 0;
+        int height = 0; // contact-graph distance from a fixed body (stack stabilisation)
     };
     struct Velocity {
         Vec3 v, w;
@@ -122,8 +126,13 @@ private:
     std::vector<CachedManifold> previous_;
     std::vector<SolverBody> solverBodies_;
     std::vector<Velocity> velocities_;
+    std::vector<Vec3> omegaBefore_; // per body: omega and the world inertia at the step's start
+    std::vector<Mat3> inertiaBefore_;
     std::vector<int> heights_;
-    std::vector<RigidContact> contacts_;
+    std::vector<std::uint8_t> solved_; // per manifold: solved in the last step (reported)
+    int reportSubsteps_ = 1;
+    mutable std::vector<RigidContact> contacts_; // made from the manifolds when asked for
+    mutable bool contactsStale_ = false;
     std::vector<JointConstraint> jointRows_;
     std::vector<LaneBatch> batches_;   // the manifolds in colours, eight at a time, then the
                                        // ones left out of the colours, one per batch
