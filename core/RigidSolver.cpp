@@ -889,6 +889,8 @@ void RigidSolver::step(std::vector<RigidBody>& bodies, const std::vector<RigidJo
         int level;
         std::uint32_t batch;
         std::uint8_t lane, lower;
+        // The shock pass's own impulses (normal per slot, friction along t1, t2, twist).
+        float normal[4] = {}, friction[3] = {};
     };
     std::vector<LaneLevel> laneLevels;
     stats_.rows = 0;
@@ -1382,6 +1384,13 @@ void RigidSolver::step(std::vector<RigidBody>& bodies, const std::vector<RigidJo
         const auto lane = [](const V4& v, int l) {
             return Vec3(double(v.x[l]), double(v.y[l]), double(v.z[l]));
         };
+        // With the lower body held, the pass may only push: its impulses are its own, from
+        // zero, never taking back what the sweeps applied to both bodies (which, taken from
+        // the upper body alone, would pull it down by the whole weight it carries).
+        for (LaneLevel& level : laneLevels) {
+            std::fill(std::begin(level.normal), std::end(level.normal), 0.0f);
+            std::fill(std::begin(level.friction), std::end(level.friction), 0.0f);
+        }
         for (std::size_t begin = 0; begin < laneLevels.size();) {
             std::size_t end = begin;
             while (end < laneLevels.size() && laneLevels[end].level == laneLevels[begin].level) {
@@ -1389,8 +1398,9 @@ void RigidSolver::step(std::vector<RigidBody>& bodies, const std::vector<RigidJo
             }
             for (int pass = 0; pass < 2; ++pass) {
                 for (std::size_t k = begin; k < end; ++k) {
-                    LaneBatch& L = batches_[laneLevels[k].batch];
-                    const int l = laneLevels[k].lane, side = laneLevels[k].lower;
+                    LaneLevel& own = laneLevels[k];
+                    LaneBatch& L = batches_[own.batch];
+                    const int l = own.lane, side = own.lower;
                     const int a = L.a[l], b = L.b[l];
                     const Real wa = side == 1 ? 0 : L.wa[l], wb = side == 2 ? 0 : L.wb[l];
                     const Vec3 normal = lane(L.n, l);
@@ -1429,19 +1439,20 @@ void RigidSolver::step(std::vector<RigidBody>& bodies, const std::vector<RigidJo
                                             : -settings.correction * (sNow + settings.slop) / hs;
                         }
                         solveRow(normal, lane(L.raN[r], l), lane(L.rbN[r], l), lane(L.iaN[r], l),
-                                 lane(L.ibN[r], l), bias, L.lambdaN[r][l], 0,
+                                 lane(L.ibN[r], l), bias, own.normal[r], 0,
                                  std::numeric_limits<Real>::infinity(), true);
-                        support += L.lambdaN[r][l];
+                        support += own.normal[r];
                     }
+                    // Friction up to mu times the pass's own push.
                     const Real bound = L.mu[l] * support;
                     if (bound > 0) {
                         solveRow(lane(L.t1, l), lane(L.raT1, l), lane(L.rbT1, l), lane(L.iaT1, l),
-                                 lane(L.ibT1, l), 0, L.lambdaT1[l], -bound, bound, true);
+                                 lane(L.ibT1, l), 0, own.friction[0], -bound, bound, true);
                         solveRow(lane(L.t2, l), lane(L.raT2, l), lane(L.rbT2, l), lane(L.iaT2, l),
-                                 lane(L.ibT2, l), 0, L.lambdaT2[l], -bound, bound, true);
+                                 lane(L.ibT2, l), 0, own.friction[1], -bound, bound, true);
                         const Real twist = bound * L.twistRadius[l];
                         solveRow(normal, normal, normal, lane(L.iaTwist, l), lane(L.ibTwist, l), 0,
-                                 L.lambdaTwist[l], -twist, twist, false);
+                                 own.friction[2], -twist, twist, false);
                     }
                     store(a, A);
                     store(b, B);
