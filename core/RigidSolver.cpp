@@ -504,42 +504,42 @@ void RigidSolver::detect(std::vector<RigidBody>& bodies, const std::vector<Rigid
     // is within the refresh tolerances of the one it was made in, each point moves with both
     // bodies; its separation is the distance between the two bodies' material points along the
     // normal (turned with A), and its position their midpoint.
-    const auto refresh = [&](const Candidate& c, const CachedManifold& old, CachedManifold& out) {
+    // Returns the kept manifold moved with its bodies (appended to found), or null when the
+    // pair moved beyond the tolerances.
+    const auto refresh = [&](const Candidate& c, const CachedManifold& old) -> CachedManifold* {
         if (settings.refreshDistance <= 0 || settings.refreshAngle <= 0) {
-            return false;
+            return nullptr;
         }
         const RigidBody &A = bodies[c.a], &B = bodies[c.b];
         const Quat turnA = A.q * old.madeQA.conjugate(), turnB = B.q * old.madeQB.conjugate();
         const Vec3 drift = (B.x - A.x) - turnA * (old.madeXB - old.madeXA);
         if (drift.squaredNorm() > settings.refreshDistance * settings.refreshDistance) {
-            return false;
+            return nullptr;
         }
         const Quat relative = turnA.conjugate() * turnB;
         const Real half = std::sin(0.5 * settings.refreshAngle);
         if (relative.vec().squaredNorm() > half * half) {
-            return false;
+            return nullptr;
         }
-        out.key = old.key;
-        out.made = old.made;
-        out.madeXA = old.madeXA;
-        out.madeXB = old.madeXB;
-        out.madeQA = old.madeQA;
-        out.madeQB = old.madeQB;
+        // A copy of the old one (what it was made from, its impulses: the same features).
+        CachedManifold& out = manifolds_.emplace_back(old);
+        out.warm = std::uint8_t(0x10 | ((1u << old.made.count) - 1));
         out.xA = A.x;
         out.xB = B.x;
         RigidManifold& m = out.manifold;
-        m = old.made;
+        m.count = old.made.count;
         const Mat3 RA = turnA.toRotationMatrix(), RB = turnB.toRotationMatrix();
         m.normal = RA * old.made.normal;
         for (int k = 0; k < m.count; ++k) {
             const RigidContactPoint& p = old.made.points[k];
             const Vec3 onA = A.x + RA * (p.position - old.madeXA);
             const Vec3 onB = B.x + RB * (p.position - old.madeXB);
+            m.points[k] = p;
             m.points[k].position = 0.5 * (onA + onB);
             m.points[k].separation = p.separation + m.normal.dot(onB - onA);
         }
         ++stats_.refreshedManifolds;
-        return true;
+        return &out;
     };
     // Pairs with an awake dynamic body are detected (or, under aggressive sleep, kept while
     // both rest); pairs of sleeping bodies keep their last manifold, so that islands stay whole
@@ -576,8 +576,11 @@ void RigidSolver::detect(std::vector<RigidBody>& bodies, const std::vector<Rigid
             }
         }
         const CachedManifold* old = cachedNext(c.key);
+        if (old && refresh(c, *old)) {
+            continue;
+        }
         CachedManifold& m = found.emplace_back();
-        if ((old && refresh(c, *old, m)) || narrow(c, m)) {
+        if (narrow(c, m)) {
             if (old) {
                 carryImpulses(*old, m);
             }
@@ -664,11 +667,23 @@ void RigidSolver::computeHeights(const std::vector<RigidBody>& bodies) {
     // "物体の高さ"); bodies not resting on anything keep INT_MAX.
     const int n = int(bodies.size());
     heights_.assign(n, INT_MAX);
-    std::vector<std::vector<int>> neighbours(n);
+    // The contact graph's adjacency, packed (each body's neighbours from first[i] on).
+    std::vector<int>& first = adjacencyFirst_;
+    std::vector<int>& neighbours = adjacency_;
+    first.assign(std::size_t(n) + 1, 0);
     for (const CachedManifold& m : manifolds_) {
         if (m.manifold.count > 0) {
-            neighbours[m.manifold.bodyA].push_back(m.manifold.bodyB);
-            neighbours[m.manifold.bodyB].push_back(m.manifold.bodyA);
+            ++first[std::size_t(m.manifold.bodyA) + 1];
+            ++first[std::size_t(m.manifold.bodyB) + 1];
+        }
+    }
+    std::partial_sum(first.begin(), first.end(), first.begin());
+    neighbours.resize(std::size_t(first.back()));
+    std::vector<int> fill(first.begin(), first.end() - 1);
+    for (const CachedManifold& m : manifolds_) {
+        if (m.manifold.count > 0) {
+            neighbours[std::size_t(fill[std::size_t(m.manifold.bodyA)]++)] = m.manifold.bodyB;
+            neighbours[std::size_t(fill[std::size_t(m.manifold.bodyB)]++)] = m.manifold.bodyA;
         }
     }
     std::deque<int> queue;
@@ -682,7 +697,8 @@ void RigidSolver::computeHeights(const std::vector<RigidBody>& bodies) {
     while (!queue.empty()) {
         const int i = queue.front();
         queue.pop_front();
-        for (int j : neighbours[i]) {
+        for (int k = first[std::size_t(i)]; k < first[std::size_t(i) + 1]; ++k) {
+            const int j = neighbours[std::size_t(k)];
             if (heights_[j] == INT_MAX) {
                 heights_[j] = heights_[i] + 1;
                 stats_.maxHeight = std::max(stats_.maxHeight, heights_[j]);

@@ -129,6 +129,7 @@ private:
     std::vector<Vec3> omegaBefore_; // per body: omega and the world inertia at the step's start
     std::vector<Mat3> inertiaBefore_;
     std::vector<int> heights_;
+    std::vector<int> adjacencyFirst_, adjacency_; // the contact graph (computeHeights)
     std::vector<std::uint8_t> solved_; // per manifold: solved in the last step (reported)
     int reportSubsteps_ = 1;
     mutable std::vector<RigidContact> contacts_; // made from the manifolds when asked for
