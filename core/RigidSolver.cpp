@@ -866,27 +866,42 @@ void RigidSolver::step(std::vector<RigidBody>& bodies, const std::vector<RigidJo
     colours_.assign(std::size_t(n) + 1, 0);
     std::array<std::vector<std::uint32_t>, 64> byColour;
     std::vector<std::uint32_t> overflow, jointOrder;
+    // What the colouring reads, compact (it visits the manifolds in a random order): each
+    // manifold's bodies, and per body whether it is awake (1) and movable (2).
+    std::vector<std::pair<int, int>>& pairs = manifoldBodies_;
+    pairs.resize(manifoldCount);
+    for (std::uint32_t mi = 0; mi < manifoldCount; ++mi) {
+        pairs[mi] = {manifolds_[mi].manifold.bodyA, manifolds_[mi].manifold.bodyB};
+    }
+    std::vector<std::uint8_t>& flags = bodyFlags_;
+    flags.assign(std::size_t(n), 0);
+    for (int i = 0; i < n; ++i) {
+        flags[std::size_t(i)] = std::uint8_t((awake(i) ? 1 : 0) | (movable(i) ? 2 : 0));
+    }
     for (const std::uint32_t group : groupOrder) {
         if (group >= manifoldCount) {
             jointOrder.push_back(group - manifoldCount);
             continue;
         }
-        const RigidManifold& m = manifolds_[group].manifold;
-        if (!awake(m.bodyA) && !awake(m.bodyB)) {
+        const auto [a, b] = pairs[group];
+        const std::uint8_t fa = flags[std::size_t(a)], fb = flags[std::size_t(b)];
+        if (!((fa | fb) & 1)) {
             continue;
         }
-        const std::uint64_t used = (movable(m.bodyA) ? colours_[std::size_t(m.bodyA)] : 0) |
-                                   (movable(m.bodyB) ? colours_[std::size_t(m.bodyB)] : 0);
+        const std::uint64_t used =
+            ((fa & 2) ? colours_[std::size_t(a)] : 0) | ((fb & 2) ? colours_[std::size_t(b)] : 0);
         if (used == ~std::uint64_t(0)) {
             overflow.push_back(group);
             continue;
         }
         const int colour = std::countr_one(used);
         byColour[std::size_t(colour)].push_back(group);
-        for (int body : {m.bodyA, m.bodyB}) {
-            if (movable(body)) {
-                colours_[std::size_t(body)] |= std::uint64_t(1) << colour;
-            }
+        const std::uint64_t bit = std::uint64_t(1) << colour;
+        if (fa & 2) {
+            colours_[std::size_t(a)] |= bit;
+        }
+        if (fb & 2) {
+            colours_[std::size_t(b)] |= bit;
         }
     }
 

@@ -139,7 +139,9 @@ private:
                                        // ones left out of the colours, one per batch
     std::vector<Vec3> moved_, turned_; // per body: its move and turn since the step's start
     std::vector<SweepRecord> sweepVelocities_, sweepMoves_; // the same in floats, for the lanes
-    std::vector<std::uint64_t> colours_; // per body: the colours its manifolds are in
+    std::vector<std::uint64_t> colours_;              // per body: the colours its manifolds are in
+    std::vector<std::pair<int, int>> manifoldBodies_; // the colouring's compact inputs
+    std::vector<std::uint8_t> bodyFlags_;
     RigidStatistics stats_;
     Real maxJointError_ = 0;
     std::uint64_t steps_ = 0;
