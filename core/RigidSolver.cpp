@@ -55,6 +55,12 @@ Mat3 skew(const Vec3& r) {
     return s;
 }
 
+// Whether two bounding boxes overlap (touching counts).
+bool boundsOverlap(const Bounds& a, const Bounds& b) {
+    return !(b.min.x() > a.max.x() || a.min.x() > b.max.x() || b.min.y() > a.max.y() ||
+             a.min.y() > b.max.y() || b.min.z() > a.max.z() || a.min.z() > b.max.z());
+}
+
 // Two unit tangents perpendicular to n, the same for the same n (so that friction impulses
 // warm-start along the same directions).
 void tangents(const Vec3& n, Vec3& t1, Vec3& t2) {
@@ -306,9 +312,7 @@ void RigidSolver::broadphase(const std::vector<RigidBody>& bodies,
     candidates_.clear();
     for (const ProxyPair& pair : proxyPairs_) {
         const BroadProxy &p = proxies_[pair.p], &q = proxies_[pair.q];
-        if (q.tight.min.x() > p.tight.max.x() || p.tight.min.x() > q.tight.max.x() ||
-            q.tight.min.y() > p.tight.max.y() || p.tight.min.y() > q.tight.max.y() ||
-            q.tight.min.z() > p.tight.max.z() || p.tight.min.z() > q.tight.max.z()) {
+        if (!boundsOverlap(p.tight, q.tight)) {
             continue;
         }
         if (!bodies[p.body].isDynamic() && !bodies[q.body].isDynamic()) {
@@ -328,10 +332,6 @@ void RigidSolver::broadphase(const std::vector<RigidBody>& bodies,
 // The pairs of the shapes enlarged again: their old pairs dropped, new ones found in a grid of
 // all the enlarged bounds and merged in (by key).
 void RigidSolver::repairProxies() {
-    const auto overlap = [](const Bounds& a, const Bounds& b) {
-        return !(b.min.x() > a.max.x() || a.min.x() > b.max.x() || b.min.y() > a.max.y() ||
-                 a.min.y() > b.max.y() || b.min.z() > a.max.z() || a.min.z() > b.max.z());
-    };
     std::erase_if(proxyPairs_, [&](const ProxyPair& pair) {
         return reproxied_[pair.p] != 0 || reproxied_[pair.q] != 0;
     });
@@ -380,7 +380,7 @@ void RigidSolver::repairProxies() {
     std::vector<ProxyPair> fresh;
     const auto consider = [&](std::uint32_t p, std::uint32_t q) {
         const BroadProxy &a = proxies_[p], &b = proxies_[q];
-        if (a.body == b.body || (reproxied_[q] && q < p) || !overlap(a.fat, b.fat)) {
+        if (a.body == b.body || (reproxied_[q] && q < p) || !boundsOverlap(a.fat, b.fat)) {
             return; // a pair of two enlarged ones is taken from the lower's side
         }
         const bool swap = b.body < a.body;
