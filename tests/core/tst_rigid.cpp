@@ -301,6 +301,49 @@ private slots:
         QVERIFY(lowestAlignment < -0.9); // it turned over
     }
 
+    // The sweeps keep velocities in floats; a body no constraint acts on keeps its doubles: its
+    // velocity is gravity added in doubles, and it flies exactly as it would alone, bit for
+    // bit, beside a box resting in contact (single solve and soft step).
+    void freeBodiesKeepTheirDoublesBesideContacts_data() {
+        QTest::addColumn<int>("substeps");
+        QTest::newRow("single solve") << 1;
+        QTest::newRow("soft step") << 4;
+    }
+
+    void freeBodiesKeepTheirDoublesBesideContacts() {
+        QFETCH(int, substeps);
+        RigidBody flyer = dynamicBox(Vec3(0.3, 0.2, 0.1), Vec3(10, 5, 0));
+        flyer.v = Vec3(0.123456789, 3.3, -0.7);
+        flyer.L = flyer.inertiaWorld() * Vec3(1.1, -2.3, 0.45);
+        Scene together = groundScene();
+        together.rigidBodies.push_back(dynamicBox(Vec3(0.5, 0.5, 0.5), Vec3(0, 0.498, 0)));
+        together.rigidBodies.push_back(flyer);
+        Scene alone;
+        alone.rigidBodies.push_back(flyer);
+        RigidSettings r = together.solver.rigid;
+        r.sleeping = false;
+        r.substeps = substeps;
+        r.contactHertz = substeps > 1 ? 30 : 0;
+        RigidSolver a, b;
+        const Vec3 g(0, -kGravity, 0);
+        Vec3 expected = flyer.v;       // gravity added in doubles, substep by substep
+        for (int i = 0; i < 60; ++i) { // a second: it flies up and comes down to 3.4 m
+            a.step(together.rigidBodies, together.rigidJoints, r, g, 1.0 / 60);
+            b.step(alone.rigidBodies, alone.rigidJoints, r, g, 1.0 / 60);
+            const RigidBody &x = together.rigidBodies[2], &y = alone.rigidBodies[0];
+            QVERIFY(std::memcmp(x.x.data(), y.x.data(), sizeof(Real) * 3) == 0);
+            QVERIFY(std::memcmp(x.v.data(), y.v.data(), sizeof(Real) * 3) == 0);
+            for (int k = 0; k < substeps; ++k) {
+                expected += (1.0 / 60 / substeps) * g;
+            }
+            QVERIFY(std::memcmp(x.v.data(), expected.data(), sizeof(Real) * 3) == 0);
+            QVERIFY(std::memcmp(x.L.data(), y.L.data(), sizeof(Real) * 3) == 0);
+            QVERIFY(std::memcmp(x.q.coeffs().data(), y.q.coeffs().data(), sizeof(Real) * 4) == 0);
+        }
+        QVERIFY(a.statistics().points > 0); // the box beside it was in contact throughout
+        QVERIFY(together.rigidBodies[2].x.y() > 3);
+    }
+
     void restingBoxSettlesAtTheSlop() {
         Scene scene = groundScene();
         scene.rigidBodies.push_back(dynamicBox(Vec3::Constant(0.5), Vec3(0, 0.6, 0)));
