@@ -435,11 +435,7 @@ private slots:
 
     void shockPropagationStands_data() { scenesStand_data(); }
 
-    void softStepStands_data() {
-        QTest::addColumn<QString>("name");
-        QTest::newRow("pyramid (210 boxes)") << QString("pyramid");
-        QTest::newRow("stack of 10") << QString("stack");
-    }
+    void softStepStands_data() { scenesStand_data(); }
 
     // The soft step (RigidSettings::substeps, contactHertz): 4 substeps of 1 sweep and 1 relax
     // sweep with 60 Hz contacts. Soft contacts give under load, so the pyramid settles by a few
