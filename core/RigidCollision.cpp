@@ -229,37 +229,19 @@ bool capsuleCapsule(const RigidShape& a, const ShapePose& pa, const RigidShape& 
 }
 
 // A capsule against a polyhedron: the polyhedron's distance is convex along the capsule's
-// segment, so its minimum is found by golden-section search; the ends are contacts too, so a
-// capsule lying on a face rests on two points.
+// segment, so its minimum is found by golden-section search (segmentSignedDistance); the ends
+// are contacts too, so a capsule lying on a face rests on two points.
 bool capsulePolyhedron(const RigidShape& a, const ShapePose& pa, const RigidShape& b,
                        const ShapePose& pb, Real margin, RigidManifold& m) {
     const auto [a0, a1] = capsuleEnds(a, pa);
     const auto distanceAt = [&](Real t, Vec3& n) {
         return shapeSignedDistance(b, pb, a0 + t * (a1 - a0), n);
     };
-    Real lo = 0, hi = 1;
-    constexpr Real golden = 0.6180339887498949;
-    Real x1 = hi - golden * (hi - lo), x2 = lo + golden * (hi - lo);
-    Vec3 n;
-    Real f1 = distanceAt(x1, n), f2 = distanceAt(x2, n);
-    for (int i = 0; i < 40; ++i) {
-        if (f1 < f2) {
-            hi = x2;
-            x2 = x1;
-            f2 = f1;
-            x1 = hi - golden * (hi - lo);
-            f1 = distanceAt(x1, n);
-        } else {
-            lo = x1;
-            x1 = x2;
-            f1 = f2;
-            x2 = lo + golden * (hi - lo);
-            f2 = distanceAt(x2, n);
-        }
-    }
-    const Real tMin = 0.5 * (lo + hi);
-    Vec3 n0, n1, nMin;
-    const Real d0 = distanceAt(0, n0), d1 = distanceAt(1, n1), dMin = distanceAt(tMin, nMin);
+    Real tMin = 0;
+    Vec3 nMin;
+    const Real dMin = segmentSignedDistance(b, pb, a0, a1, tMin, nMin);
+    Vec3 n0, n1;
+    const Real d0 = distanceAt(0, n0), d1 = distanceAt(1, n1);
     const Real r = a.radius;
     if (std::min({d0, d1, dMin}) - r > margin) {
         return false;
@@ -678,6 +660,42 @@ Real shapeSignedDistance(const RigidShape& shape, const ShapePose& pose, const V
     }
     normal = Vec3::UnitY();
     return kInfinity;
+}
+
+Real segmentSignedDistance(const RigidShape& shape, const ShapePose& pose, const Vec3& a,
+                           const Vec3& b, Real& t, Vec3& normal, int iterations, Real cutoff) {
+    // The signed distance of a convex shape is convex along a line: golden-section search.
+    const auto distanceAt = [&](Real u, Vec3& n) {
+        return shapeSignedDistance(shape, pose, a + u * (b - a), n);
+    };
+    constexpr Real golden = 0.6180339887498949;
+    Real lo = 0, hi = 1;
+    Real x1 = hi - golden * (hi - lo), x2 = lo + golden * (hi - lo);
+    Vec3 n;
+    Real f1 = distanceAt(x1, n), f2 = distanceAt(x2, n);
+    const Real length = (b - a).norm();
+    for (int i = 0; i < iterations; ++i) {
+        // The minimum lies in [lo, hi] and the distance is 1-Lipschitz.
+        if (std::min(f1, f2) - (hi - lo) * length >= cutoff) {
+            t = f1 < f2 ? x1 : x2;
+            return distanceAt(t, normal);
+        }
+        if (f1 < f2) {
+            hi = x2;
+            x2 = x1;
+            f2 = f1;
+            x1 = hi - golden * (hi - lo);
+            f1 = distanceAt(x1, n);
+        } else {
+            lo = x1;
+            x1 = x2;
+            f1 = f2;
+            x2 = lo + golden * (hi - lo);
+            f2 = distanceAt(x2, n);
+        }
+    }
+    t = 0.5 * (lo + hi);
+    return distanceAt(t, normal);
 }
 
 bool collideShapes(const RigidShape& a, const ShapePose& poseA, const RigidShape& b,

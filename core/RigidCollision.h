@@ -10,6 +10,7 @@
 
 #include <array>
 #include <cstdint>
+#include <limits>
 
 namespace pbd {
 
@@ -37,5 +38,14 @@ bool collideShapes(const RigidShape& a, const ShapePose& poseA, const RigidShape
 // the closest surface point.
 Real shapeSignedDistance(const RigidShape& shape, const ShapePose& pose, const Vec3& point,
                          Vec3& normal);
+
+// The smallest signed distance from the segment [a, b] to a shape: the segment parameter t in
+// [0, 1] where it is reached and the outward normal there. The distance is convex along the
+// segment, so `iterations` steps of golden-section search find t within 0.618^iterations. The
+// search stops early, returning a distance of at least `cutoff`, once the minimum is known to
+// be no smaller than `cutoff`.
+Real segmentSignedDistance(const RigidShape& shape, const ShapePose& pose, const Vec3& a,
+                           const Vec3& b, Real& t, Vec3& normal, int iterations = 40,
+                           Real cutoff = std::numeric_limits<Real>::infinity());
 
 } // namespace pbd

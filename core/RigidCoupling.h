@@ -1,14 +1,19 @@
 #pragma once
 // Particles coupled with rigid bodies (§5): attachments of particles to points of rigid bodies,
-// and contacts of particles with rigid shapes. Within a substep the bodies are held where the
-// rigid step put them and the particles are projected onto them (position level, like the
-// colliders); afterwards every body receives the opposite of the momentum its attachments and
-// contacts gave the particles: the impulse m_i dp_i / h, applied at the particle's start position
-// x_i (with v = (p' - x)/h the particle's angular momentum changes by x_i x m_i dp_i / h), so the
-// coupling keeps the total linear and angular momentum exactly.
+// and contacts of particles and of the edges between them (cloth and surface triangles) with
+// rigid shapes, so that a shape's edge or corner cannot slip through between particles. Within a
+// substep the bodies are held where the rigid step put them and the particles are projected onto
+// them (position level, like the colliders; an edge's point is moved like a point of the segment,
+// its two particles weighted by their inverse masses and the point's place on the edge); afterwards
+// every body receives the opposite of the momentum its attachments and contacts gave the particles:
+// the impulse m_i dp_i / h, applied at the particle's start position x_i (with v = (p' - x)/h the
+// particle's angular momentum changes by x_i x m_i dp_i / h), so the coupling keeps the total
+// linear and angular momentum exactly.
 
 #include "core/RigidBody.h"
 
+#include <array>
+#include <cstdint>
 #include <vector>
 
 namespace pbd {
@@ -32,6 +37,9 @@ public:
 
     // Particle contacts with rigid shapes in the last substep.
     std::size_t contactCount() const { return contactCount_; }
+    // Edge contacts (a shape closer to an edge's inside than to its particles) in the last
+    // substep.
+    std::size_t edgeContactCount() const { return edgeLinks_.size(); }
     // The momentum handed to bodies in the last substep (sum of |impulse|), N·s.
     Real lastImpulse() const { return lastImpulse_; }
 
@@ -47,7 +55,33 @@ private:
         bool contact;
         Vec3 start; // the particle's position at the start of the substep
     };
+    // A shape's point against the point a fraction t along the edge from particle a to b.
+    struct EdgeLink {
+        Index a, b;
+        int body;
+        Real t;
+        Vec3 local;  // the surface point, body frame
+        Vec3 normal; // outward surface normal, body frame
+        Vec3 movedA, movedB;
+        Vec3 startA, startB;
+    };
+    // The edges of the bodies' triangles (not the air's), each once; rebuilt when the
+    // triangles change (tearing, editing).
+    void updateEdges(const Scene& scene);
+    void findEdgeContacts(const Scene& scene, const SolverParticle* predicted);
+
     std::vector<Link> links_;
+    std::vector<EdgeLink> edgeLinks_;
+    std::vector<std::array<Index, 2>> edges_;
+    std::uint64_t edgeSignature_ = 0;
+    struct ParticleDistance {
+        Real distance;
+        Vec3 normal;
+    };
+    std::vector<ParticleDistance> distances_; // per particle, valid where stamps_ == stamp_
+    std::vector<std::uint32_t> stamps_;
+    std::uint32_t stamp_ = 0;
+    Real longestEdge_ = 0;
     std::size_t contactCount_ = 0;
     Real margin_ = 0;
     Real lastImpulse_ = 0;
