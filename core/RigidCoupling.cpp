@@ -14,8 +14,20 @@ RigidAttachment attachToRigidBody(const Scene& scene, Index particle, int body, 
             compliance};
 }
 
-void RigidCoupling::begin(const Scene& scene, const SolverParticle* P, Real margin) {
+void RigidCoupling::begin(const Scene& scene, const SolverParticle* P, Real margin, Real h) {
     margin_ = margin;
+    bodies_.resize(scene.rigidBodies.size());
+    for (std::size_t i = 0; i < bodies_.size(); ++i) {
+        const RigidBody& b = scene.rigidBodies[i];
+        BodyState& s = bodies_[i];
+        s.moves = b.isDynamic();
+        s.dx = s.dtheta = Vec3::Zero();
+        s.inverseMass = s.moves ? b.inverseMass : 0;
+        s.inverseInertia = s.moves ? b.inverseInertiaWorld() : Mat3::Zero();
+        s.origin = b.x - h * b.v;
+        s.v = b.v;
+        s.touched = false;
+    }
     links_.clear();
     contactCount_ = 0;
     for (const RigidAttachment& a : scene.rigidAttachments) {
@@ -186,6 +198,27 @@ void RigidCoupling::findEdgeContacts(const Scene& scene, const SolverParticle* P
     }
 }
 
+Vec3 RigidCoupling::pointOn(const RigidBody& b, const BodyState& s, const Vec3& local) {
+    const Vec3 r = b.q * local;
+    return b.x + s.dx + r + s.dtheta.cross(r);
+}
+
+Vec3 RigidCoupling::directionOn(const RigidBody& b, const BodyState& s, const Vec3& local) {
+    const Vec3 d = b.q * local;
+    return (d + s.dtheta.cross(d)).normalized();
+}
+
+Real RigidCoupling::bodyWeight(const BodyState& s, const Vec3& arm, const Vec3& n) {
+    const Vec3 rn = arm.cross(n);
+    return s.inverseMass + rn.dot(s.inverseInertia * rn);
+}
+
+void RigidCoupling::push(BodyState& s, const Vec3& arm, const Vec3& n, Real dl) {
+    // The particle received m dp / h = dl n / h at `arm`: the body takes the opposite.
+    s.dx -= s.inverseMass * dl * n;
+    s.dtheta -= s.inverseInertia * arm.cross(n) * dl;
+}
+
 void RigidCoupling::project(const Scene& scene, SolverParticle* P, Real h) {
     for (Link& l : links_) {
         SolverParticle& p = P[l.particle];
@@ -193,55 +226,76 @@ void RigidCoupling::project(const Scene& scene, SolverParticle* P, Real h) {
             continue;
         }
         const RigidBody& b = scene.rigidBodies[std::size_t(l.body)];
+        BodyState& state = bodies_[std::size_t(l.body)];
         const Vec3 at(p.x, p.y, p.z);
-        const Vec3 target = b.x + b.q * l.local;
-        Vec3 move = Vec3::Zero();
+        const Vec3 target = pointOn(b, state, l.local);
+        const Vec3 arm = l.start - state.origin;
+        // The correction dl along n moves the particle by w dl n and the body's point by
+        // -w_body dl n (PBD §3.3 with the body's generalized inverse mass, Müller et al. 2020).
+        Vec3 n;
+        Real dl = 0;
         if (l.contact) {
             // C = (p - q)·n - margin >= 0, like a collider (PBD §3.4).
-            const Vec3 n = b.q * l.normal;
+            n = directionOn(b, state, l.normal);
             const Real c = (at - target).dot(n) - margin_;
             if (c >= 0) {
                 continue;
             }
-            move = -c * n;
-        } else if (l.compliance <= 0) {
-            move = target - at;
+            dl = -c / (p.w + (state.moves ? bodyWeight(state, arm, n) : 0));
         } else {
-            // XPBD: C = |p - target|, alpha~ = compliance / h^2 (XPBD eq. 18).
-            const Vec3 d = at - target;
+            const Vec3 d = target - at;
             const Real c = d.norm();
             if (c < 1e-15) {
                 continue;
             }
-            const Real alpha = l.compliance / (h * h);
-            const Real dl = (-c - alpha * l.lambda) / (p.w + alpha);
-            l.lambda += dl;
-            move = p.w * dl * (d / c);
+            n = d / c;
+            const Real w = p.w + (state.moves ? bodyWeight(state, arm, n) : 0);
+            if (l.compliance <= 0) {
+                dl = c / w;
+            } else {
+                // XPBD: C = |p - target|, alpha~ = compliance / h^2 (XPBD eq. 18).
+                const Real alpha = l.compliance / (h * h);
+                dl = (c - alpha * l.lambda) / (w + alpha);
+                l.lambda += dl;
+            }
         }
+        const Vec3 move = p.w * dl * n;
         p.x += move.x();
         p.y += move.y();
         p.z += move.z();
         l.moved += move;
+        if (state.moves) {
+            push(state, arm, n, dl);
+        }
     }
     for (EdgeLink& l : edgeLinks_) {
         // C = (p(t) - q)·n - margin >= 0 with p(t) = (1 - t) p_a + t p_b: the gradients are
-        // (1 - t) n and t n, so s = -C / (w_a (1 - t)^2 + w_b t^2) (PBD §3.3).
+        // (1 - t) n and t n, so dl = -C / (w_a (1 - t)^2 + w_b t^2 + w_body) (PBD §3.3); the
+        // body takes each particle's share at that particle's start.
         SolverParticle& pa = P[l.a];
         SolverParticle& pb = P[l.b];
-        const Real ga = 1 - l.t, gb = l.t;
-        const Real weight = pa.w * ga * ga + pb.w * gb * gb;
-        if (weight <= 0) {
+        const Real ga = pa.w > 0 ? 1 - l.t : 0, gb = pb.w > 0 ? l.t : 0;
+        const Real particles = pa.w * ga * ga + pb.w * gb * gb;
+        if (particles <= 0) {
             continue;
         }
         const RigidBody& b = scene.rigidBodies[std::size_t(l.body)];
-        const Vec3 n = b.q * l.normal;
-        const Vec3 at(ga * pa.x + gb * pb.x, ga * pa.y + gb * pb.y, ga * pa.z + gb * pb.z);
-        const Real c = (at - (b.x + b.q * l.local)).dot(n) - margin_;
+        BodyState& state = bodies_[std::size_t(l.body)];
+        const Vec3 n = directionOn(b, state, l.normal);
+        const Real ta = 1 - l.t, tb = l.t;
+        const Vec3 at(ta * pa.x + tb * pb.x, ta * pa.y + tb * pb.y, ta * pa.z + tb * pb.z);
+        const Real c = (at - pointOn(b, state, l.local)).dot(n) - margin_;
         if (c >= 0) {
             continue;
         }
-        const Real lambda = -c / weight;
-        const Vec3 moveA = pa.w * ga * lambda * n, moveB = pb.w * gb * lambda * n;
+        const Vec3 armA = l.startA - state.origin, armB = l.startB - state.origin;
+        Real weight = particles;
+        if (state.moves) {
+            const Vec3 arm = (ga * armA + gb * armB) / (ga + gb);
+            weight += (ga + gb) * bodyWeight(state, arm, n);
+        }
+        const Real dl = -c / weight;
+        const Vec3 moveA = pa.w * ga * dl * n, moveB = pb.w * gb * dl * n;
         pa.x += moveA.x();
         pa.y += moveA.y();
         pa.z += moveA.z();
@@ -250,20 +304,76 @@ void RigidCoupling::project(const Scene& scene, SolverParticle* P, Real h) {
         pb.z += moveB.z();
         l.movedA += moveA;
         l.movedB += moveB;
+        if (state.moves) {
+            push(state, armA, n, ga * dl);
+            push(state, armB, n, gb * dl);
+        }
     }
 }
 
 void RigidCoupling::applyImpulses(Scene& scene, Real h) {
     lastImpulse_ = 0;
+    // The momentum each link gave its particles, taken from the body. With v = (p' - x)/h the
+    // particle's angular momentum x' x m v' changed by x x m dp/h (x' x x' = 0): the impulse
+    // acts at the particle's start x. The body's position moves with its velocity change as
+    // the projection moved it (x_b += h dv_b), so its own angular momentum x_b x m v_b changes
+    // by o x m dv_b with o = x_b - h v_b: the lever arms are taken from o.
+    const auto giveBack = [&](int body, Index particle, const Vec3& moved, const Vec3& start) {
+        const Real w = scene.particles.inverseMasses[particle];
+        if (w <= 0 || moved.squaredNorm() == 0) {
+            return;
+        }
+        RigidBody& b = scene.rigidBodies[std::size_t(body)];
+        const Vec3 impulse = moved / (w * h);
+        lastImpulse_ += impulse.norm();
+        if (!b.isDynamic()) {
+            return;
+        }
+        BodyState& state = bodies_[std::size_t(body)];
+        b.v -= b.inverseMass * impulse;
+        b.L -= (start - state.origin).cross(impulse);
+        state.touched = true;
+        if (b.sleeping) {
+            b.sleeping = false;
+            b.restTime = 0;
+        }
+    };
+    for (const Link& l : links_) {
+        giveBack(l.body, l.particle, l.moved, l.start);
+    }
+    for (const EdgeLink& l : edgeLinks_) {
+        giveBack(l.body, l.a, l.movedA, l.startA);
+        giveBack(l.body, l.b, l.movedB, l.startB);
+    }
+    for (std::size_t i = 0; i < bodies_.size(); ++i) {
+        BodyState& state = bodies_[i];
+        if (!state.touched) {
+            continue;
+        }
+        // Where the projection moved the body: dx = h dv and dtheta = h I^-1 dL.
+        RigidBody& b = scene.rigidBodies[i];
+        b.x += h * (b.v - state.v);
+        const Real angle = state.dtheta.norm();
+        if (angle > 0) {
+            b.q = (Quat(Eigen::AngleAxisd(angle, state.dtheta / angle)) * b.q).normalized();
+        }
+        b.omega = b.inverseInertiaWorld() * b.L;
+        state.inverseInertia = b.inverseInertiaWorld();
+    }
+
+    // Coulomb friction on the contacts, after the velocity update (as for colliders, PBD §3.4):
+    // the sliding velocity relative to the body's surface there is reduced by an impulse of at
+    // most mu times the contact's normal impulse; the body takes the opposite at the particle
+    // (velocities only, so the lever arm is from the body's centre now).
+    const auto slidingWeight = [&](int body, const Vec3& arm, const Vec3& direction) {
+        const BodyState& state = bodies_[std::size_t(body)];
+        return state.moves ? bodyWeight(state, arm, direction) : Real(0);
+    };
     const auto give = [](RigidBody& b, const Vec3& impulse, const Vec3& at) {
-        // The impulse a particle received at `at`, taken from the body.
         b.v -= b.inverseMass * impulse;
         b.L -= (at - b.x).cross(impulse);
         b.omega = b.inverseInertiaWorld() * b.L;
     };
-    // Coulomb friction on the contacts, after the velocity update (as for colliders, PBD §3.4):
-    // the particle's sliding velocity relative to the body's surface there is reduced by at
-    // most mu times the normal velocity change the contact made; the body takes the opposite.
     for (Link& l : links_) {
         const Real w = scene.particles.inverseMasses[l.particle];
         if (!l.contact || w <= 0 || l.moved.squaredNorm() == 0) {
@@ -282,71 +392,51 @@ void RigidCoupling::applyImpulses(Scene& scene, Real h) {
         if (speed < 1e-12) {
             continue;
         }
-        const Real normalChange = std::abs(l.moved.dot(n)) / h;
-        const Vec3 dv = -std::min(speed, b.friction * normalChange) * (sliding / speed);
-        v += dv;
+        const Vec3 direction = sliding / speed;
+        const Real normalImpulse = std::abs(l.moved.dot(n)) / (w * h);
+        const Real stop = speed / (w + slidingWeight(l.body, at - b.x, direction));
+        const Vec3 impulse = -std::min(stop, b.friction * normalImpulse) * direction;
+        v += w * impulse;
         if (b.isDynamic()) {
-            give(b, dv / w, at);
+            give(b, impulse, at);
         }
     }
-    // The same at an edge's point: its velocity change dv is shared like a position correction,
-    // dv_a = w_a (1 - t) s, dv_b = w_b t s with s = dv / (w_a (1 - t)^2 + w_b t^2), and the body
-    // takes -s (the impulse the two particles received) at the point.
+    // The same at an edge's point: the impulse J there is shared as (1 - t) J and t J.
     for (EdgeLink& l : edgeLinks_) {
         RigidBody& b = scene.rigidBodies[std::size_t(l.body)];
         const Real wa = scene.particles.inverseMasses[l.a], wb = scene.particles.inverseMasses[l.b];
-        const Real ga = 1 - l.t, gb = l.t;
-        const Real weight = wa * ga * ga + wb * gb * gb;
-        if (!(b.friction > 0) || weight <= 0 ||
+        const Real ga = wa > 0 ? 1 - l.t : 0, gb = wb > 0 ? l.t : 0;
+        const Real particles = wa * ga * ga + wb * gb * gb;
+        if (!(b.friction > 0) || particles <= 0 ||
             l.movedA.squaredNorm() + l.movedB.squaredNorm() == 0) {
             continue;
         }
         const Vec3 n = b.q * l.normal;
         Vec3& va = scene.particles.velocities[l.a];
         Vec3& vb = scene.particles.velocities[l.b];
-        const Vec3 at = ga * scene.particles.positions[l.a] + gb * scene.particles.positions[l.b];
-        const Vec3 relative = ga * va + gb * vb - b.velocityAt(at);
+        const Real ta = 1 - l.t, tb = l.t;
+        const Vec3 at = ta * scene.particles.positions[l.a] + tb * scene.particles.positions[l.b];
+        const Vec3 relative = ta * va + tb * vb - b.velocityAt(at);
         const Vec3 sliding = relative - relative.dot(n) * n;
         const Real speed = sliding.norm();
         if (speed < 1e-12) {
             continue;
         }
-        const Real normalChange = std::abs((ga * l.movedA + gb * l.movedB).dot(n)) / h;
-        const Vec3 dv = -std::min(speed, b.friction * normalChange) * (sliding / speed);
-        const Vec3 impulse = dv / weight;
+        const Vec3 direction = sliding / speed;
+        const Real normalImpulse =
+            std::abs((l.movedA / (wa > 0 ? wa : 1) + l.movedB / (wb > 0 ? wb : 1)).dot(n)) / h;
+        const Vec3 arm =
+            (ga * scene.particles.positions[l.a] + gb * scene.particles.positions[l.b]) /
+                (ga + gb) -
+            b.x;
+        const Real stop = speed / (particles + (ga + gb) * slidingWeight(l.body, arm, direction));
+        const Vec3 impulse = -std::min(stop, b.friction * normalImpulse) * direction;
         va += wa * ga * impulse;
         vb += wb * gb * impulse;
         if (b.isDynamic()) {
-            give(b, ga * (wa > 0 ? impulse : Vec3::Zero()) + gb * (wb > 0 ? impulse : Vec3::Zero()),
-                 at);
+            give(b, ga * impulse, scene.particles.positions[l.a]);
+            give(b, gb * impulse, scene.particles.positions[l.b]);
         }
-    }
-    // The momentum each link gave its particles, taken from the body at the particles.
-    const auto giveBack = [&](int body, Index particle, const Vec3& moved, const Vec3& start) {
-        const Real w = scene.particles.inverseMasses[particle];
-        if (w <= 0 || moved.squaredNorm() == 0) {
-            return;
-        }
-        RigidBody& b = scene.rigidBodies[std::size_t(body)];
-        const Vec3 impulse = moved / (w * h);
-        lastImpulse_ += impulse.norm();
-        if (!b.isDynamic()) {
-            return;
-        }
-        // With v = (p' - x)/h the particle's angular momentum x' x m v' changed by
-        // x x m dp/h (x' x x' = 0): the impulse acts at the start position x = p + (x - p).
-        give(b, impulse, start);
-        if (b.sleeping) {
-            b.sleeping = false;
-            b.restTime = 0;
-        }
-    };
-    for (const Link& l : links_) {
-        giveBack(l.body, l.particle, l.moved, l.start);
-    }
-    for (const EdgeLink& l : edgeLinks_) {
-        giveBack(l.body, l.a, l.movedA, l.startA);
-        giveBack(l.body, l.b, l.movedB, l.startB);
     }
 }
 

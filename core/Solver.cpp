@@ -443,7 +443,7 @@ void Solver::runSubstepPhases(Real h) {
             findContacts(part, T);
             break;
         case Kind::Coupling:
-            coupling_.begin(scene_, P, s.collisionMargin);
+            coupling_.begin(scene_, P, s.collisionMargin, h);
             break;
         case Kind::Sweep: {
             const kernels::Sweep sweep{invH2, phase.iteration == 0, start};
