@@ -915,6 +915,12 @@ QWidget* MainWindow::createSimulationPanel() {
     rigidWarmStart_->setObjectName(QStringLiteral("rigidWarmStart"));
     rigidWarmStart_->setToolTip(tr("Start each step from the last step's contact impulses, "
                                    "matched by feature (vertex of one body on face of the other)"));
+    rigidSeparatePush_ = new QCheckBox(tr("Separate push"), rigidSettings_);
+    rigidSeparatePush_->setObjectName(QStringLiteral("rigidSeparatePush"));
+    rigidSeparatePush_->setToolTip(
+        tr("Rigid contacts with warm starting: the push out of penetrations moves the bodies "
+           "but is not kept in their velocities (split impulse), so tall stacks do not rock. "
+           "Off: it is, and the relax sweeps take it out again"));
     rigidStabilisation_ = new QComboBox(rigidSettings_);
     rigidStabilisation_->setObjectName(QStringLiteral("rigidStabilisation"));
     rigidStabilisation_->addItem(tr("Off"), int(StackStabilisation::Off));
@@ -942,6 +948,7 @@ QWidget* MainWindow::createSimulationPanel() {
     rigidContactHertz_->setSizePolicy(QSizePolicy::Ignored, QSizePolicy::Fixed);
     rigidForm->addRow(tr("Stacks"), rigidStabilisation_);
     rigidForm->addRow(rigidWarmStart_);
+    rigidForm->addRow(rigidSeparatePush_);
     rigidForm->addRow(rigidSleeping_);
     rigidForm->addRow(rigidAggressiveSleep_);
     rigidSettings_->setEnabled(false);
@@ -952,7 +959,8 @@ QWidget* MainWindow::createSimulationPanel() {
             &MainWindow::solverSettingsEdited);
     connect(rigidStabilisation_, &QComboBox::currentIndexChanged, this,
             &MainWindow::solverSettingsEdited);
-    for (QCheckBox* box : {rigidWarmStart_, rigidSleeping_, rigidAggressiveSleep_}) {
+    for (QCheckBox* box :
+         {rigidWarmStart_, rigidSeparatePush_, rigidSleeping_, rigidAggressiveSleep_}) {
         connect(box, &QCheckBox::toggled, this, &MainWindow::solverSettingsEdited);
     }
     // The air (Air Meshes §4): how often it is re-meshed and how bodies meet across it.
@@ -1164,6 +1172,7 @@ SolverSettings MainWindow::dockSettings() const {
     r.substeps = rigidSubsteps_->value();
     take(rigidContactHertz_, r.contactHertz, 1);
     r.warmStart = rigidWarmStart_->isChecked();
+    r.separatePush = rigidSeparatePush_->isChecked();
     r.stabilisation = StackStabilisation(rigidStabilisation_->currentData().toInt());
     r.sleeping = rigidSleeping_->isChecked();
     r.aggressiveSleep = rigidAggressiveSleep_->isChecked();
@@ -1219,6 +1228,9 @@ std::pair<QString, QString> describeSettingsEdit(const SolverSettings& a, const 
     }
     if (a.rigid.warmStart != b.rigid.warmStart) {
         return {"warm", onOff(b.rigid.warmStart, QObject::tr("warm starting"))};
+    }
+    if (a.rigid.separatePush != b.rigid.separatePush) {
+        return {"separatePush", onOff(b.rigid.separatePush, QObject::tr("the separate push"))};
     }
     if (a.rigid.stabilisation != b.rigid.stabilisation) {
         return {"stabilisation",
@@ -1333,8 +1345,8 @@ void MainWindow::showSolverSettings() {
     }
     airSettings_->setEnabled(!scene_.air.empty());
     const std::initializer_list<QWidget*> rigidWidgets{
-        rigidIterations_,    rigidSubsteps_, rigidContactHertz_,   rigidWarmStart_,
-        rigidStabilisation_, rigidSleeping_, rigidAggressiveSleep_};
+        rigidIterations_,   rigidSubsteps_,      rigidContactHertz_, rigidWarmStart_,
+        rigidSeparatePush_, rigidStabilisation_, rigidSleeping_,     rigidAggressiveSleep_};
     for (QWidget* w : rigidWidgets) {
         w->blockSignals(true);
     }
@@ -1343,6 +1355,7 @@ void MainWindow::showSolverSettings() {
     rigidSubsteps_->setValue(rigid.substeps);
     rigidContactHertz_->setValue(rigid.contactHertz);
     rigidWarmStart_->setChecked(rigid.warmStart);
+    rigidSeparatePush_->setChecked(rigid.separatePush);
     rigidStabilisation_->setCurrentIndex(rigidStabilisation_->findData(int(rigid.stabilisation)));
     rigidSleeping_->setChecked(rigid.sleeping);
     rigidAggressiveSleep_->setChecked(rigid.aggressiveSleep);

@@ -275,6 +275,7 @@ private:
     QSpinBox* rigidSubsteps_ = nullptr;
     QDoubleSpinBox* rigidContactHertz_ = nullptr;
     QCheckBox* rigidWarmStart_ = nullptr;
+    QCheckBox* rigidSeparatePush_ = nullptr;
     QComboBox* rigidStabilisation_ = nullptr;
     QCheckBox* rigidSleeping_ = nullptr;
     QCheckBox* rigidAggressiveSleep_ = nullptr;

@@ -71,7 +71,7 @@ Commands:
            [--method xpbd|pbd] [--air-optimization K] [--air-threshold Q]
            [--air-distance D] [--air-friction MU] [--squash-y] [--out result.json]
            [--rigid-iterations N] [--rigid-substeps S] [--rigid-relax N] [--contact-hertz HZ]
-           [--warm-start on|off] [--sleeping on|off]
+           [--warm-start on|off] [--separate-push on|off] [--sleeping on|off]
            [--stabilisation off|shock-propagation|weight-amplification]
            [--exact-angular-momentum on|off] [--group NAME:KEY=VALUE[,KEY=VALUE]]...
            [--collider SHAPE[:KEY=VALUE,...]]...
@@ -87,7 +87,9 @@ Commands:
                                    energy, and the momenta with the particles (N PGS
                                    sweeps, warm starting, sleeping, stack stabilisation;
                                    S substeps on contacts detected once, N relax sweeps,
-                                   soft contacts of HZ hertz, 0 = rigid: the soft step).
+                                   soft contacts of HZ hertz, 0 = rigid: the soft step;
+                                   --separate-push off keeps the push out of penetrations
+                                   in the velocities, taken out by the relax sweeps).
                                    --exact-angular-momentum on projects distances along
                                    their edges at the start of the substep (SHAKE).
                                    --group edits a constraint group first (see 'info'):
@@ -104,8 +106,8 @@ Commands:
                                    or mesh:file=PATH[,KEY=VALUE...], a closed mesh.
   bench SCENE|PROJECT|ASSET [--steps N] [--threads T] [--air-optimization K] [--air-threshold Q]
         [--air-distance D] [--air-friction MU] [--rigid-iterations N] [--rigid-substeps S]
-        [--rigid-relax N] [--contact-hertz HZ] [--warm-start on|off] [--sleeping on|off]
-        [--stabilisation off|shock-propagation|weight-amplification]
+        [--rigid-relax N] [--contact-hertz HZ] [--warm-start on|off] [--separate-push on|off]
+        [--sleeping on|off] [--stabilisation off|shock-propagation|weight-amplification]
         [--exact-angular-momentum on|off] [--group NAME:KEY=VALUE[,...]]...
         [--collider SHAPE[:KEY=VALUE,...]]... [--json]
                                    Time the solver on a generated scene: median ms per step
@@ -279,6 +281,7 @@ struct RunOptions {
     int rigidRelax = -1;
     double contactHertz = -1;
     std::string warmStart;              // on | off
+    std::string separatePush;           // on | off
     std::string stabilisation;          // off | shock-propagation | weight-amplification
     std::string sleeping;               // on | off
     std::string exactAngularMomentum;   // on | off
@@ -365,10 +368,12 @@ std::string parseRunOptions(std::string_view command, const std::vector<std::str
                         ": --contact-hertz needs a frequency >= 0 (0: rigid contacts), not '" +
                         std::string(v) + "'";
             }
-        } else if (a == "--warm-start" || a == "--sleeping" || a == "--exact-angular-momentum") {
-            std::string& target = a == "--warm-start" ? o.warmStart
-                                  : a == "--sleeping" ? o.sleeping
-                                                      : o.exactAngularMomentum;
+        } else if (a == "--warm-start" || a == "--sleeping" || a == "--exact-angular-momentum" ||
+                   a == "--separate-push") {
+            std::string& target = a == "--warm-start"      ? o.warmStart
+                                  : a == "--sleeping"      ? o.sleeping
+                                  : a == "--separate-push" ? o.separatePush
+                                                           : o.exactAngularMomentum;
             target = value();
             if (target != "on" && target != "off") {
                 error = cmd + ": " + std::string(a) + " is on or off, not '" + target + "'";
@@ -469,6 +474,9 @@ void applyRunOptions(const RunOptions& o, pbd::SolverSettings& s) {
     if (!o.warmStart.empty()) {
         s.rigid.warmStart = o.warmStart == "on";
     }
+    if (!o.separatePush.empty()) {
+        s.rigid.separatePush = o.separatePush == "on";
+    }
     if (!o.sleeping.empty()) {
         s.rigid.sleeping = o.sleeping == "on";
     }
@@ -514,6 +522,7 @@ json rigidSettingsJson(const pbd::RigidSettings& r) {
             {"slop", r.slop},
             {"correction", r.correction},
             {"warm_start", r.warmStart},
+            {"separate_push", r.separatePush},
             {"permute_rows", r.permuteRows},
             {"stabilisation", std::string(pbd::toString(r.stabilisation))},
             {"weight_amplification", r.weightAmplification},

@@ -1546,6 +1546,8 @@ void RigidSolver::step(std::vector<RigidBody>& bodies, const std::vector<RigidJo
 
     // The substeps (one for the source's single solve): gravity, warm start, sweeps, shock
     // propagation, positions, relax.
+    // Split push (see RigidSettings::separatePush); the soft step has its own.
+    const bool split = settings.separatePush && settings.warmStart && !soft;
     for (int sub = 0; sub < substeps; ++sub) {
         for (int i = 0; i < n; ++i) {
             if (awake(i)) {
@@ -1558,6 +1560,61 @@ void RigidSolver::step(std::vector<RigidBody>& bodies, const std::vector<RigidJo
         }
         for (LaneBatch& L : batches_) {
             warmStartBatch(L);
+        }
+        if (split) {
+            // The velocities first, without the push out of penetrations: the sweeps' own
+            // speculative approach stays; joints keep their correction.
+            constexpr std::size_t kSaved = 11; // per batch: 4 biases, then 7 impulses
+            static_assert(sizeof(LaneBlock) == sizeof(D4) && alignof(LaneBlock) >= alignof(D4));
+            pushSaved_.resize(batches_.size() * kSaved);
+            D4* saved = reinterpret_cast<D4*>(pushSaved_.data());
+            for (std::size_t k = 0; k < batches_.size(); ++k) {
+                LaneBatch& L = batches_[k];
+                for (int r = 0; r < 4; ++r) {
+                    saved[k * kSaved + std::size_t(r)] = L.sep[r];
+                    if (!track) {
+                        L.sep[r] = L.sep[r] < zero ? L.sep[r] : zero;
+                    }
+                }
+            }
+            for (int it = 0; it < settings.iterations; ++it) {
+                sweep(false, hs);
+            }
+            if (shock) {
+                propagateShock();
+            }
+            // Then the push, from there. It moves the positions only: the velocities and the
+            // impulses are put back afterwards.
+            pushVelocities_ = fv;
+            for (std::size_t k = 0; k < batches_.size(); ++k) {
+                LaneBatch& L = batches_[k];
+                D4* at = saved + k * kSaved;
+                for (int r = 0; r < 4; ++r) {
+                    L.sep[r] = at[r];
+                    at[4 + r] = L.lambdaN[r];
+                }
+                at[8] = L.lambdaT1;
+                at[9] = L.lambdaT2;
+                at[10] = L.lambdaTwist;
+            }
+            for (int it = 0; it < settings.relaxIterations; ++it) {
+                sweep(true, hs);
+            }
+            syncToDoubles();
+            integratePositions();
+            fv.swap(pushVelocities_);
+            for (std::size_t k = 0; k < batches_.size(); ++k) {
+                LaneBatch& L = batches_[k];
+                const D4* at = saved + k * kSaved;
+                for (int r = 0; r < 4; ++r) {
+                    L.lambdaN[r] = at[4 + r];
+                }
+                L.lambdaT1 = at[8];
+                L.lambdaT2 = at[9];
+                L.lambdaTwist = at[10];
+            }
+            syncToDoubles();
+            continue;
         }
         for (int it = 0; it < settings.iterations; ++it) {
             sweep(true, hs);

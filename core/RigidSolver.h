@@ -139,6 +139,13 @@ private:
                                        // ones left out of the colours, one per batch
     std::vector<Vec3> moved_, turned_; // per body: its move and turn since the step's start
     std::vector<SweepRecord> sweepVelocities_, sweepMoves_; // the same in floats, for the lanes
+    // Separate push: the velocities before the push sweeps, and per batch the biases and
+    // impulses (a block of lanes each).
+    struct alignas(32) LaneBlock {
+        float lanes[8];
+    };
+    std::vector<SweepRecord> pushVelocities_;
+    std::vector<LaneBlock> pushSaved_;
     std::vector<std::uint64_t> colours_;              // per body: the colours its manifolds are in
     std::vector<std::pair<int, int>> manifoldBodies_; // the colouring's compact inputs
     std::vector<std::uint8_t> bodyFlags_;

@@ -217,6 +217,7 @@ json rigidSettingsToJson(const RigidSettings& r) {
                 {"contactMargin", r.contactMargin},
                 {"jointCorrection", r.jointCorrection},
                 {"warmStart", r.warmStart},
+                {"separatePush", r.separatePush},
                 {"frictionWarmStart", r.frictionWarmStart},
                 {"permuteRows", r.permuteRows},
                 {"stabilisation", toString(r.stabilisation)},
@@ -252,6 +253,7 @@ RigidSettings rigidSettingsFromJson(const json& j, const std::string& w) {
     r.contactMargin = getOr<Real>(j, "contactMargin", r.contactMargin, w);
     r.jointCorrection = getOr<Real>(j, "jointCorrection", r.jointCorrection, w);
     r.warmStart = getOr<bool>(j, "warmStart", r.warmStart, w);
+    r.separatePush = getOr<bool>(j, "separatePush", r.separatePush, w);
     r.frictionWarmStart = getOr<Real>(j, "frictionWarmStart", r.frictionWarmStart, w);
     r.permuteRows = getOr<bool>(j, "permuteRows", r.permuteRows, w);
     if (j.contains("stabilisation")) {

@@ -474,12 +474,19 @@ private slots:
         QVERIFY2(r.exitCode == 0, qPrintable(r.err));
         j = nlohmann::json::parse(r.out.toStdString());
         QCOMPARE(j["rigid"]["settings"]["warm_start"].get<bool>(), false);
+        QCOMPARE(j["rigid"]["settings"]["separate_push"].get<bool>(), true);
         QCOMPARE(j["rigid"]["settings"]["iterations"].get<int>(), 30);
         QCOMPARE(j["rigid"]["settings"]["stabilisation"].get<std::string>(),
                  std::string("shock-propagation"));
         QCOMPARE(j["rigid"]["bodies"].size(), std::size_t(11));
         QCOMPARE(j["rigid"]["contacts"].get<int>(), 40);
         QVERIFY(j["rigid"]["bodies"][10]["position"][1].get<double>() > 9.4);
+
+        // The separate push is on by default (above) and can be turned off.
+        r = run(cli_, {"simulate", "pyramid", "--steps", "2", "--separate-push", "off"});
+        QVERIFY2(r.exitCode == 0, qPrintable(r.err));
+        j = nlohmann::json::parse(r.out.toStdString());
+        QCOMPARE(j["rigid"]["settings"]["separate_push"].get<bool>(), false);
 
         // Cloth on rigid bodies with SHAKE distances: applied and reported, with the momenta
         // of the whole system (bodies and particles).
@@ -515,9 +522,10 @@ private slots:
         QCOMPARE(j["rigid"]["settings"]["contact_hertz"].get<double>(), 60.0);
         QVERIFY(j["rigid"]["bodies"][10]["position"][1].get<double>() > 9.4);
 
-        for (const char* bad : {"--warm-start=maybe", "--stabilisation=magic",
-                                "--rigid-iterations=0", "--exact-angular-momentum=yes",
-                                "--rigid-substeps=0", "--rigid-relax=-1", "--contact-hertz=fast"}) {
+        for (const char* bad :
+             {"--warm-start=maybe", "--stabilisation=magic", "--rigid-iterations=0",
+              "--exact-angular-momentum=yes", "--rigid-substeps=0", "--rigid-relax=-1",
+              "--contact-hertz=fast", "--separate-push=maybe"}) {
             const QStringList parts = QString(bad).split('=');
             r = run(cli_, {"simulate", "stack", parts[0], parts[1]});
             QCOMPARE(r.exitCode, 2);

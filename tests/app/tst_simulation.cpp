@@ -577,6 +577,11 @@ private slots:
         QVERIFY(w->isWindowModified());
         QCOMPARE(w->simulation()->settings().rigid.iterations, 12);
         QVERIFY(!w->simulation()->settings().rigid.warmStart);
+        auto* separate = w->findChild<QCheckBox*>("rigidSeparatePush");
+        QVERIFY(separate && separate->isChecked());
+        separate->setChecked(false);
+        QVERIFY(!w->scene().solver.rigid.separatePush);
+        QVERIFY(!w->simulation()->settings().rigid.separatePush);
         // The soft step: substeps and soft contacts, shown as 'rigid' at 0 Hz.
         auto* rigidSubsteps = w->findChild<QSpinBox*>("rigidSubsteps");
         auto* contactHertz = w->findChild<QDoubleSpinBox*>("rigidContactHertz");

@@ -324,6 +324,7 @@ private slots:
         s.solver.rigid.contactHertz = 45;
         s.solver.rigid.refreshDistance = 0;
         s.solver.rigid.aggressiveSleep = true;
+        s.solver.rigid.separatePush = false;
         s.solver.exactAngularMomentum = true;
         Result<Scene> back = projectFromJson(projectToJson(s));
         QVERIFY2(back.ok(), back.error().c_str());
@@ -332,6 +333,7 @@ private slots:
         QCOMPARE(back->solver.rigid.iterations, 12);
         QVERIFY(back->solver.rigid == s.solver.rigid);
         QVERIFY(back->solver.rigid.aggressiveSleep);
+        QVERIFY(!back->solver.rigid.separatePush);
         QVERIFY(back->solver.exactAngularMomentum);
         QVERIFY(back->solver.rigid.stabilisation == StackStabilisation::ShockPropagation);
         QVERIFY(back->rigidJoints[3].limit);
