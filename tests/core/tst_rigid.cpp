@@ -53,6 +53,18 @@ void addClothPatch(Scene& scene, int n, Real size, const Vec3& center, Real area
     }
 }
 
+// The total linear and angular momentum (about the origin) of the rigid bodies and particles.
+void momentumWithParticles(const Scene& scene, Vec3& P, Vec3& L) {
+    const RigidTotals r = rigidTotals(scene.rigidBodies, Vec3::Zero());
+    P = r.linearMomentum;
+    L = r.angularMomentum;
+    for (Index i = 0; i < scene.particles.size(); ++i) {
+        const Real m = 1 / scene.particles.inverseMasses[i];
+        P += m * scene.particles.velocities[i];
+        L += scene.particles.positions[i].cross(m * scene.particles.velocities[i]);
+    }
+}
+
 Real maxDisplacement(const std::vector<RigidBody>& now, const std::vector<Vec3>& start) {
     Real worst = 0;
     for (std::size_t i = 0; i < start.size(); ++i) {
@@ -746,16 +758,7 @@ private slots:
                 scene.rigidAttachments.push_back(attachToRigidBody(scene, i, 0, edges ? 0 : 1e-3));
             }
         }
-        const auto totals = [&](Vec3& P, Vec3& L) {
-            const RigidTotals r = rigidTotals(scene.rigidBodies, Vec3::Zero());
-            P = r.linearMomentum;
-            L = r.angularMomentum;
-            for (Index i = 0; i < scene.particles.size(); ++i) {
-                const Real m = 1 / scene.particles.inverseMasses[i];
-                P += m * scene.particles.velocities[i];
-                L += scene.particles.positions[i].cross(m * scene.particles.velocities[i]);
-            }
-        };
+        const auto totals = [&](Vec3& P, Vec3& L) { momentumWithParticles(scene, P, L); };
         Vec3 P0, L0;
         totals(P0, L0);
         Solver solver(scene);
@@ -857,16 +860,7 @@ private slots:
         }
         const RigidShape& shape = scene.rigidBodies[0].shapes[0];
         QVERIFY(std::abs(scene.particles.positions[2].x() + 0.03) < 1e-12); // columns at ±3 cm
-        const auto totals = [&](Vec3& P, Vec3& L) {
-            const RigidTotals r = rigidTotals(scene.rigidBodies, Vec3::Zero());
-            P = r.linearMomentum;
-            L = r.angularMomentum;
-            for (Index i = 0; i < scene.particles.size(); ++i) {
-                const Real m = 1 / scene.particles.inverseMasses[i];
-                P += m * scene.particles.velocities[i];
-                L += scene.particles.positions[i].cross(m * scene.particles.velocities[i]);
-            }
-        };
+        const auto totals = [&](Vec3& P, Vec3& L) { momentumWithParticles(scene, P, L); };
         const auto kineticEnergy = [&] {
             Real e = rigidTotals(scene.rigidBodies, Vec3::Zero()).kineticEnergy;
             for (Index i = 0; i < scene.particles.size(); ++i) {
