@@ -62,6 +62,19 @@ Scene makeRigidPyramid(int base) {
                         Vec3(x, y, 0)));
         }
     }
+    if (base > 60) {
+        // PGS's 20 sweeps hold pyramids up to base 60 (support climbs a few layers per sweep);
+        // taller ones stand under the soft step: 8 substeps of one sweep and one relax, 20 Hz
+        // contacts, with the friction impulses warm-started in full. While the layers take up
+        // their load, fewer substeps or stiffer contacts throw the top box up (30 Hz: 0.7 m)
+        // or collapse it (4 substeps), and without friction warm starting it collapses.
+        RigidSettings& r = scene.solver.rigid;
+        r.substeps = 8;
+        r.iterations = 1;
+        r.relaxIterations = 1;
+        r.contactHertz = 20;
+        r.frictionWarmStart = 1;
+    }
     return scene;
 }
 

@@ -465,6 +465,31 @@ private slots:
         QVERIFY(largest[1] > 0.3); // what the separate push is for
     }
 
+    void largePyramidStands() {
+        // The benchmark, pyramid-100 (5,050 boxes), with its scene's settings (the soft step,
+        // 8 x (1 + 1) sweeps at 20 Hz): it settles under its load (soft contacts give) and
+        // stands for 15 s, at rest at the end.
+        Result<Scene> made = makeScene("pyramid-100");
+        QVERIFY(made.ok());
+        Scene scene = *made;
+        QCOMPARE(scene.rigidBodies.size(), std::size_t(5051));
+        QCOMPARE(scene.solver.rigid.substeps, 8);
+        scene.solver.rigid.sleeping = false;
+        const std::vector<Vec3> start = positionsOf(scene.rigidBodies);
+        const Real largest = standFor(scene, 15);
+        Real sag = 0, fastest = 0;
+        for (std::size_t i = 0; i < start.size(); ++i) {
+            sag = std::max(sag, start[i].y() - scene.rigidBodies[i].x.y());
+            fastest = std::max(fastest, scene.rigidBodies[i].v.norm());
+        }
+        qInfo("pyramid-100, soft step, 15 s: largest displacement %.3f m, sag %.3f m, fastest "
+              "body %.1e m/s",
+              largest, sag, fastest);
+        QVERIFY(largest < 0.25);
+        QVERIFY(sag < 0.2);
+        QVERIFY(fastest < 1e-3);
+    }
+
     void shockPropagationStands() {
         QFETCH(QString, name);
         Result<Scene> made = makeScene(name.toStdString());
