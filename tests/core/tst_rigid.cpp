@@ -73,6 +73,15 @@ Real maxDisplacement(const std::vector<RigidBody>& now, const std::vector<Vec3>&
     return worst;
 }
 
+// The speed of the fastest body.
+Real fastestSpeed(const std::vector<RigidBody>& bodies) {
+    Real fastest = 0;
+    for (const RigidBody& b : bodies) {
+        fastest = std::max(fastest, b.v.norm());
+    }
+    return fastest;
+}
+
 std::vector<Vec3> positionsOf(const std::vector<RigidBody>& bodies) {
     std::vector<Vec3> x;
     for (const RigidBody& b : bodies) {
@@ -451,9 +460,7 @@ private slots:
             const std::vector<Vec3> start = positionsOf(scene.rigidBodies);
             largest[!separate] = standFor(scene, 10);
             last[!separate] = maxDisplacement(scene.rigidBodies, start);
-            for (const RigidBody& b : scene.rigidBodies) {
-                fastest[!separate] = std::max(fastest[!separate], b.v.norm());
-            }
+            fastest[!separate] = fastestSpeed(scene.rigidBodies);
         }
         qInfo("%s, 10 s: largest displacement %.3f m, at the end %.3f m, fastest body %.1e m/s; "
               "without the separate push %.2f m, %.2f m, %.1e m/s",
@@ -477,10 +484,10 @@ private slots:
         scene.solver.rigid.sleeping = false;
         const std::vector<Vec3> start = positionsOf(scene.rigidBodies);
         const Real largest = standFor(scene, 15);
-        Real sag = 0, fastest = 0;
+        const Real fastest = fastestSpeed(scene.rigidBodies);
+        Real sag = 0;
         for (std::size_t i = 0; i < start.size(); ++i) {
             sag = std::max(sag, start[i].y() - scene.rigidBodies[i].x.y());
-            fastest = std::max(fastest, scene.rigidBodies[i].v.norm());
         }
         qInfo("pyramid-100, soft step, 15 s: largest displacement %.3f m, sag %.3f m, fastest "
               "body %.1e m/s",
@@ -498,10 +505,7 @@ private slots:
         scene.solver.rigid.sleeping = false;
         scene.solver.rigid.stabilisation = StackStabilisation::ShockPropagation;
         const Real moved = standFor(scene, 10);
-        Real fastest = 0;
-        for (const RigidBody& b : scene.rigidBodies) {
-            fastest = std::max(fastest, b.v.norm());
-        }
+        const Real fastest = fastestSpeed(scene.rigidBodies);
         qInfo("%s, shock propagation, 10 s: largest displacement %.4f m, fastest body %.2e m/s",
               QTest::currentDataTag(), moved, fastest);
         QVERIFY(moved < 0.02);
@@ -527,10 +531,7 @@ private slots:
         r.relaxIterations = 1;
         r.contactHertz = 60;
         const Real moved = standFor(scene, 10);
-        Real speed = 0;
-        for (const RigidBody& b : scene.rigidBodies) {
-            speed = std::max(speed, b.v.norm());
-        }
+        const Real speed = fastestSpeed(scene.rigidBodies);
         qInfo("%s, soft step, 10 s: largest displacement %.4f m, fastest body %.2e m/s",
               QTest::currentDataTag(), moved, speed);
         QVERIFY(moved < 0.01);
