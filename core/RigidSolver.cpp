@@ -196,6 +196,7 @@ struct RigidSolver::SweepRecord {
 };
 
 struct RigidSolver::LaneBatch {
+    LaneBatch() {} // left uninitialised: building a batch writes every field
     int a[kRigidLanes], b[kRigidLanes];
     int manifold[kRigidLanes]; // the lane's manifold (manifolds_), -1 for a padding lane
     std::uint8_t slotPoint[kRigidLanes][4];
@@ -926,128 +927,14 @@ void RigidSolver::step(std::vector<RigidBody>& bodies, const std::vector<RigidJo
     std::vector<LaneLevel> laneLevels;
     stats_.rows = 0;
 
-    // Builds manifold mi's rows into lane l of batch L (source 004: contact normal rows [0, inf)
-    // and friction bounded by mu·lambda_n; warm start by feature ID).
-    const auto buildLane = [&](LaneBatch& L, std::uint32_t batchIndex, int l, std::uint32_t mi) {
-        const CachedManifold& cm = manifolds_[mi];
-        const RigidManifold& m = cm.manifold;
-        ++stats_.manifolds;
-        const std::uint8_t warm = settings.warmStart ? cm.warm : 0;
-        const SolverBody &sa = solverBodies_[m.bodyA], &sb = solverBodies_[m.bodyB];
-        Real scaleA = 1, scaleB = 1;
-        if (stacking) {
-            const int ha = sa.height, hb = sb.height;
-            const int lower = ha < hb ? 1 : hb < ha ? 2 : 0;
-            if (settings.stabilisation == StackStabilisation::WeightAmplification) {
-                // The lower body counts c times heavier in this contact (source 004, WA法).
-                if (lower == 1) {
-                    scaleA = 1 / settings.weightAmplification;
-                } else if (lower == 2) {
-                    scaleB = 1 / settings.weightAmplification;
-                }
-            } else if (shock) {
-                laneLevels.push_back(
-                    {std::min(ha, hb), batchIndex, std::uint8_t(l), std::uint8_t(lower)});
-            }
-        }
-        touched[std::size_t(m.bodyA)] = touched[std::size_t(m.bodyB)] = 1;
-        const Real wa = sa.inverseMass * scaleA, wb = sb.inverseMass * scaleB;
-        const Mat3 ia = sa.inverseInertia * scaleA, ib = sb.inverseInertia * scaleB;
-        L.manifold[l] = int(mi);
-        L.a[l] = m.bodyA;
-        L.b[l] = m.bodyB;
-        L.wa[l] = float(wa);
-        L.wb[l] = float(wb);
-        setLane(L.n, l, m.normal);
-        const Softness& softness =
-            sa.inverseMass == 0 || sb.inverseMass == 0 ? staticSoft : dynamicSoft;
-        L.biasRate[l] = float(softness.biasRate);
-        L.massScale[l] = float(softness.massScale);
-        L.impulseScale[l] = float(softness.impulseScale);
-        std::uint8_t* slots = L.slotPoint[l];
-        if (settings.permuteRows) {
-            for (int i = 4; i > 1; --i) {
-                std::swap(slots[i - 1], slots[random.next() % std::uint64_t(i)]);
-            }
-        }
-        Vec3 centre = Vec3::Zero();
-        for (int k = 0; k < m.count; ++k) {
-            centre += m.points[k].position / Real(m.count);
-        }
-        for (int slot = 0; slot < 4; ++slot) {
-            if (slots[slot] >= m.count) {
-                continue; // zero mass: never pushes
-            }
-            const RigidContactPoint& p = m.points[slots[slot]];
-            const Vec3 raN = (p.position - sa.x).cross(m.normal);
-            const Vec3 rbN = (p.position - sb.x).cross(m.normal);
-            const Vec3 iaN = ia * raN, ibN = ib * rbN;
-            setLane(L.raN[slot], l, raN);
-            setLane(L.rbN[slot], l, rbN);
-            setLane(L.iaN[slot], l, iaN);
-            setLane(L.ibN[slot], l, ibN);
-            L.massN[slot][l] = float(effectiveMass(wa, wb, raN, iaN, rbN, ibN));
-            if (track) {
-                L.sep[slot][l] = float(p.separation);
-            } else {
-                // v_error = k (d - d_slop)/h (source 004, Slop), on both sides of the slop:
-                // deeper is pushed out, shallower may sink in, so a resting body settles at the
-                // slop. Apart (a speculative contact), the gap may also close within the step.
-                const Real depth = -p.separation;
-                L.sep[slot][l] =
-                    float(settings.correction * (std::max<Real>(depth, 0) - settings.slop) / h +
-                          std::min<Real>(depth, 0) / h);
-            }
-            if (warm & (1u << slots[slot])) {
-                // Warm start: the last step's impulse of the same features (source 004).
-                L.lambdaN[slot][l] = float(cm.normalImpulse[slots[slot]]);
-                ++stats_.warmStarted;
-            }
-        }
-        stats_.points += std::size_t(m.count);
-        Real twistRadius = 0;
-        for (int k = 0; k < m.count; ++k) {
-            twistRadius += (m.points[k].position - centre).norm() / Real(m.count);
-        }
-        Vec3 t1, t2;
-        tangents(m.normal, t1, t2);
-        const Vec3 ra = centre - sa.x, rb = centre - sb.x;
-        const Vec3 raT1 = ra.cross(t1), rbT1 = rb.cross(t1), raT2 = ra.cross(t2),
-                   rbT2 = rb.cross(t2);
-        const Vec3 iaT1 = ia * raT1, ibT1 = ib * rbT1, iaT2 = ia * raT2, ibT2 = ib * rbT2;
-        const Vec3 iaTwist = ia * m.normal, ibTwist = ib * m.normal;
-        setLane(L.t1, l, t1);
-        setLane(L.t2, l, t2);
-        setLane(L.raT1, l, raT1);
-        setLane(L.rbT1, l, rbT1);
-        setLane(L.raT2, l, raT2);
-        setLane(L.rbT2, l, rbT2);
-        setLane(L.iaT1, l, iaT1);
-        setLane(L.ibT1, l, ibT1);
-        setLane(L.iaT2, l, iaT2);
-        setLane(L.ibT2, l, ibT2);
-        setLane(L.iaTwist, l, iaTwist);
-        setLane(L.ibTwist, l, ibTwist);
-        L.massT1[l] = float(effectiveMass(wa, wb, raT1, iaT1, rbT1, ibT1));
-        L.massT2[l] = float(effectiveMass(wa, wb, raT2, iaT2, rbT2, ibT2));
-        L.massTwist[l] = float(effectiveMass(0, 0, m.normal, iaTwist, m.normal, ibTwist));
-        const Real mu = std::sqrt(std::max<Real>(sa.friction, 0) * std::max<Real>(sb.friction, 0));
-        L.mu[l] = float(mu);
-        L.twistRadius[l] = float(twistRadius);
-        // Friction warm-starts at a share of its last impulse: in a stack, friction couples at
-        // a box's top and bottom balanced by its normal impulses are invisible to the sweeps,
-        // and carried in full from step to step they grow until the stack sways.
-        if (warm & 0x10) {
-            const Real share = settings.frictionWarmStart;
-            L.lambdaT1[l] = float(share * cm.frictionImpulse.x());
-            L.lambdaT2[l] = float(share * cm.frictionImpulse.y());
-            L.lambdaTwist[l] = float(share * cm.frictionImpulse.z());
-        }
-        stats_.rows += std::size_t(m.count) + (mu > 0 ? 3 : 0);
-    };
-    const auto newBatch = [&]() -> LaneBatch& {
-        LaneBatch& L = batches_.emplace_back();
-        std::memset(static_cast<void*>(&L), 0, sizeof(L));
+    // Builds up to eight manifolds' rows into batch L, one per lane (source 004: contact normal
+    // rows [0, inf) and friction bounded by mu·lambda_n; warm start by feature ID). What each
+    // lane reads of its manifold and bodies is gathered first, the arms in doubles (they are
+    // differences of positions); then the rows are made eight lanes at a time, and every field
+    // of the batch is written (a padding lane or slot gets zero mass and never pushes).
+    const auto buildBatch = [&](LaneBatch& L, std::uint32_t batchIndex, const std::uint32_t* lanes,
+                                int count) {
+        const D4 zero{}, one = zero + 1.0f;
         // The rows' order (source 004, Permutation), shared by the lanes; each lane's points
         // are placed in the normal slots in an order of its own.
         std::iota(L.rows.begin(), L.rows.end(), std::uint8_t(0));
@@ -1057,15 +944,191 @@ void RigidSolver::step(std::vector<RigidBody>& bodies, const std::vector<RigidJo
                           L.rows[std::size_t(random.next() % std::uint64_t(i))]);
             }
         }
+        V4 normal{zero, zero + 1.0f, zero}, centreA{}, centreB{}, armA[4]{}, armB[4]{};
+        D4 valid[4]{}, sep[4]{}, lambdaN[4]{}, inertiaA[6]{}, inertiaB[6]{};
+        D4 wa{}, wb{}, mu{}, points{}, biasRate{}, massScale{}, impulseScale{};
+        D4 lambdaT1{}, lambdaT2{}, lambdaTwist{};
         for (int l = 0; l < kRigidLanes; ++l) {
             L.manifold[l] = -1;
             L.a[l] = L.b[l] = n; // a padding lane reads and writes nothing that moves
             std::iota(L.slotPoint[l], L.slotPoint[l] + 4, std::uint8_t(0));
         }
-        return L;
+        for (int l = 0; l < count; ++l) {
+            const std::uint32_t mi = lanes[l];
+            const CachedManifold& cm = manifolds_[mi];
+            const RigidManifold& m = cm.manifold;
+            ++stats_.manifolds;
+            const std::uint8_t warm = settings.warmStart ? cm.warm : 0;
+            const SolverBody &sa = solverBodies_[m.bodyA], &sb = solverBodies_[m.bodyB];
+            Real scaleA = 1, scaleB = 1;
+            if (stacking) {
+                const int ha = sa.height, hb = sb.height;
+                const int lower = ha < hb ? 1 : hb < ha ? 2 : 0;
+                if (settings.stabilisation == StackStabilisation::WeightAmplification) {
+                    // The lower body counts c times heavier in this contact (source 004, WA法).
+                    if (lower == 1) {
+                        scaleA = 1 / settings.weightAmplification;
+                    } else if (lower == 2) {
+                        scaleB = 1 / settings.weightAmplification;
+                    }
+                } else if (shock) {
+                    laneLevels.push_back(
+                        {std::min(ha, hb), batchIndex, std::uint8_t(l), std::uint8_t(lower)});
+                }
+            }
+            touched[std::size_t(m.bodyA)] = touched[std::size_t(m.bodyB)] = 1;
+            L.manifold[l] = int(mi);
+            L.a[l] = m.bodyA;
+            L.b[l] = m.bodyB;
+            wa[l] = float(sa.inverseMass * scaleA);
+            wb[l] = float(sb.inverseMass * scaleB);
+            const auto setInertia = [l](D4* to, const Mat3& i, Real scale) {
+                to[0][l] = float(scale * i(0, 0));
+                to[1][l] = float(scale * i(1, 1));
+                to[2][l] = float(scale * i(2, 2));
+                to[3][l] = float(scale * i(0, 1));
+                to[4][l] = float(scale * i(0, 2));
+                to[5][l] = float(scale * i(1, 2));
+            };
+            setInertia(inertiaA, sa.inverseInertia, scaleA);
+            setInertia(inertiaB, sb.inverseInertia, scaleB);
+            setLane(normal, l, m.normal);
+            const Softness& softness =
+                sa.inverseMass == 0 || sb.inverseMass == 0 ? staticSoft : dynamicSoft;
+            biasRate[l] = float(softness.biasRate);
+            massScale[l] = float(softness.massScale);
+            impulseScale[l] = float(softness.impulseScale);
+            std::uint8_t* slots = L.slotPoint[l];
+            if (settings.permuteRows) {
+                for (int i = 4; i > 1; --i) {
+                    std::swap(slots[i - 1], slots[random.next() % std::uint64_t(i)]);
+                }
+            }
+            Vec3 centre = Vec3::Zero();
+            for (int k = 0; k < m.count; ++k) {
+                centre += m.points[k].position / Real(m.count);
+            }
+            points[l] = float(m.count);
+            setLane(centreA, l, centre - sa.x);
+            setLane(centreB, l, centre - sb.x);
+            for (int slot = 0; slot < 4; ++slot) {
+                if (slots[slot] >= m.count) {
+                    continue; // zero mass: never pushes
+                }
+                const RigidContactPoint& p = m.points[slots[slot]];
+                valid[slot][l] = 1;
+                setLane(armA[slot], l, p.position - sa.x);
+                setLane(armB[slot], l, p.position - sb.x);
+                if (track) {
+                    sep[slot][l] = float(p.separation);
+                } else {
+                    // v_error = k (d - d_slop)/h (source 004, Slop), on both sides of the slop:
+                    // deeper is pushed out, shallower may sink in, so a resting body settles at
+                    // the slop. Apart (a speculative contact), the gap may also close within
+                    // the step.
+                    const Real depth = -p.separation;
+                    sep[slot][l] =
+                        float(settings.correction * (std::max<Real>(depth, 0) - settings.slop) / h +
+                              std::min<Real>(depth, 0) / h);
+                }
+                if (warm & (1u << slots[slot])) {
+                    // Warm start: the last step's impulse of the same features (source 004).
+                    lambdaN[slot][l] = float(cm.normalImpulse[slots[slot]]);
+                    ++stats_.warmStarted;
+                }
+            }
+            stats_.points += std::size_t(m.count);
+            mu[l] =
+                float(std::sqrt(std::max<Real>(sa.friction, 0) * std::max<Real>(sb.friction, 0)));
+            // Friction warm-starts at a share of its last impulse: in a stack, friction couples
+            // at a box's top and bottom balanced by its normal impulses are invisible to the
+            // sweeps, and carried in full from step to step they grow until the stack sways.
+            if (warm & 0x10) {
+                const Real share = settings.frictionWarmStart;
+                lambdaT1[l] = float(share * cm.frictionImpulse.x());
+                lambdaT2[l] = float(share * cm.frictionImpulse.y());
+                lambdaTwist[l] = float(share * cm.frictionImpulse.z());
+            }
+            stats_.rows += std::size_t(m.count) + (mu[l] > 0 ? 3 : 0);
+        }
+
+        // The rows, eight lanes at a time.
+        const auto cross = [](const V4& a, const V4& b) {
+            return V4{a.y * b.z - a.z * b.y, a.z * b.x - a.x * b.z, a.x * b.y - a.y * b.x};
+        };
+        // A symmetric inverse inertia (xx, yy, zz, xy, xz, yz) times a vector.
+        const auto times = [](const D4(&i)[6], const V4& v) {
+            return V4{i[0] * v.x + i[3] * v.y + i[4] * v.z, i[3] * v.x + i[1] * v.y + i[5] * v.z,
+                      i[4] * v.x + i[5] * v.y + i[2] * v.z};
+        };
+        const auto inverseOrZero = [&](D4 k) { return k > zero ? one / k : zero; };
+        L.n = normal;
+        L.wa = wa;
+        L.wb = wb;
+        L.mu = mu;
+        L.biasRate = biasRate;
+        L.massScale = massScale;
+        L.impulseScale = impulseScale;
+        L.lambdaT1 = lambdaT1;
+        L.lambdaT2 = lambdaT2;
+        L.lambdaTwist = lambdaTwist;
+        D4 radius = zero;
+        for (int slot = 0; slot < 4; ++slot) {
+            const V4 raN = cross(armA[slot], normal), rbN = cross(armB[slot], normal);
+            const V4 iaN = times(inertiaA, raN), ibN = times(inertiaB, rbN);
+            L.raN[slot] = raN;
+            L.rbN[slot] = rbN;
+            L.iaN[slot] = iaN;
+            L.ibN[slot] = ibN;
+            L.massN[slot] =
+                valid[slot] > zero ? inverseOrZero(wa + wb + dot(raN, iaN) + dot(rbN, ibN)) : zero;
+            L.sep[slot] = sep[slot];
+            L.lambdaN[slot] = lambdaN[slot];
+            const V4 off = armA[slot] - centreA;
+            D4 distance = dot(off, off);
+            for (int l = 0; l < kRigidLanes; ++l) {
+                distance[l] = std::sqrt(distance[l]);
+            }
+            radius += valid[slot] * distance;
+        }
+        L.twistRadius = points > zero ? radius / points : zero;
+        // Two unit tangents perpendicular to n, the same for the same n (so that friction
+        // impulses warm-start along the same directions).
+        const D4 ax = normal.x < zero ? -normal.x : normal.x;
+        D4 lengthX = normal.x * normal.x + normal.y * normal.y,
+           lengthZ = normal.y * normal.y + normal.z * normal.z;
+        for (int l = 0; l < kRigidLanes; ++l) {
+            lengthX[l] = 1 / std::sqrt(lengthX[l]);
+            lengthZ[l] = 1 / std::sqrt(lengthZ[l]);
+        }
+        const auto alongX = ax >= zero + 0.57735f;
+        const V4 t1{alongX ? normal.y * lengthX : zero,
+                    alongX ? -normal.x * lengthX : normal.z * lengthZ,
+                    alongX ? zero : -normal.y * lengthZ};
+        const V4 t2 = cross(normal, t1);
+        const V4 raT1 = cross(centreA, t1), rbT1 = cross(centreB, t1), raT2 = cross(centreA, t2),
+                 rbT2 = cross(centreB, t2);
+        const V4 iaT1 = times(inertiaA, raT1), ibT1 = times(inertiaB, rbT1),
+                 iaT2 = times(inertiaA, raT2), ibT2 = times(inertiaB, rbT2);
+        const V4 iaTwist = times(inertiaA, normal), ibTwist = times(inertiaB, normal);
+        L.t1 = t1;
+        L.t2 = t2;
+        L.raT1 = raT1;
+        L.rbT1 = rbT1;
+        L.raT2 = raT2;
+        L.rbT2 = rbT2;
+        L.iaT1 = iaT1;
+        L.ibT1 = ibT1;
+        L.iaT2 = iaT2;
+        L.ibT2 = ibT2;
+        L.iaTwist = iaTwist;
+        L.ibTwist = ibTwist;
+        L.massT1 = inverseOrZero(wa + wb + dot(raT1, iaT1) + dot(rbT1, ibT1));
+        L.massT2 = inverseOrZero(wa + wb + dot(raT2, iaT2) + dot(rbT2, ibT2));
+        L.massTwist = inverseOrZero(dot(normal, iaTwist) + dot(normal, ibTwist));
     };
-    // The manifolds come in a random order: each is fetched a batch ahead of its building (the
-    // part read: up to the impulses).
+    // The manifolds are fetched a batch ahead of their building (the part read: up to the
+    // impulses).
     const auto prefetch = [&](std::uint32_t mi) {
         const char* p = reinterpret_cast<const char*>(&manifolds_[mi]);
         for (std::size_t at = 0; at <= offsetof(CachedManifold, warm); at += 64) {
@@ -1075,19 +1138,18 @@ void RigidSolver::step(std::vector<RigidBody>& bodies, const std::vector<RigidJo
     batches_.clear();
     for (const std::vector<std::uint32_t>& colour : byColour) {
         for (std::size_t first = 0; first < colour.size(); first += kRigidLanes) {
-            const std::uint32_t index = std::uint32_t(batches_.size());
-            LaneBatch& L = newBatch();
-            for (int l = 0; l < kRigidLanes && first + std::size_t(l) < colour.size(); ++l) {
-                if (first + std::size_t(l + kRigidLanes) < colour.size()) {
-                    prefetch(colour[first + std::size_t(l + kRigidLanes)]);
-                }
-                buildLane(L, index, l, colour[first + std::size_t(l)]);
+            const int count = int(std::min<std::size_t>(kRigidLanes, colour.size() - first));
+            for (std::size_t next = first + kRigidLanes;
+                 next < std::min(colour.size(), first + 2 * kRigidLanes); ++next) {
+                prefetch(colour[next]);
             }
+            const std::uint32_t index = std::uint32_t(batches_.size());
+            buildBatch(batches_.emplace_back(), index, colour.data() + first, count);
         }
     }
     for (const std::uint32_t mi : overflow) {
         const std::uint32_t index = std::uint32_t(batches_.size());
-        buildLane(newBatch(), index, 0, mi);
+        buildBatch(batches_.emplace_back(), index, &mi, 1);
     }
 
     // Joint constraints, from the bodies' current poses; rebuilt every substep.
