@@ -733,15 +733,6 @@ Quat turned(const Quat& q, const Vec3& angle) {
     return a > 0 ? Quat(Eigen::AngleAxisd(a, angle / a)) * q : q;
 }
 
-// The source's R += h [omega]x R for a quaternion, q += (angle/2, 0) q, normalised: a substep's
-// turn (small), without the sine and cosine of the exact one.
-Quat turnedFirstOrder(const Quat& q, const Vec3& angle) {
-    const Quat spin(0, 0.5 * angle.x(), 0.5 * angle.y(), 0.5 * angle.z());
-    Quat next = q;
-    next.coeffs() += (spin * q).coeffs();
-    return next.normalized();
-}
-
 } // namespace
 
 // The contact points of the manifolds solved in the last step, each with its share of the
@@ -814,8 +805,6 @@ void RigidSolver::step(std::vector<RigidBody>& bodies, const std::vector<RigidJo
     // velocities, which then stay in the cache. Index n is the world.
     solverBodies_.assign(std::size_t(n) + 1, SolverBody{});
     velocities_.assign(std::size_t(n) + 1, Velocity{Vec3::Zero(), Vec3::Zero()});
-    moved_.assign(std::size_t(n) + 1, Vec3::Zero());
-    turned_.assign(std::size_t(n) + 1, Vec3::Zero());
     std::vector<Vec3>& omegaBefore = omegaBefore_;
     std::vector<Mat3>& inertiaBefore = inertiaBefore_;
     omegaBefore.assign(std::size_t(n), Vec3::Zero());
@@ -1229,6 +1218,41 @@ void RigidSolver::step(std::vector<RigidBody>& bodies, const std::vector<RigidJo
         }
     };
     buildJoints(hs);
+    // With substeps, the bodies a constraint acts on and the kinematic ones move in floats,
+    // which the sweeps read: each substep adds h_s v and h_s omega to the body's move and turn
+    // since the step's start (sweepMoves_) and turns its orientation's turn (turns_, from the
+    // identity: q += (angle/2, 0) q, normalised). The poses take them at the end of the step,
+    // and the jointed bodies' every substep (the joints are rebuilt from them). Free bodies
+    // fall and turn in doubles once, at the end.
+    std::vector<int>& substepped = substepped_;
+    std::vector<int>& jointed = jointed_;
+    substepped.clear();
+    jointed.clear();
+    if (track) {
+        turns_.assign(std::size_t(n), SubstepTurn{});
+        startOrientations_.resize(std::size_t(n));
+        for (int i = 0; i < n; ++i) {
+            startOrientations_[std::size_t(i)] = bodies[i].q;
+            if ((awake(i) && touched[std::size_t(i)]) ||
+                bodies[i].motion == RigidMotion::Kinematic) {
+                substepped.push_back(i);
+            }
+        }
+        for (const JointConstraint& c : jointRows) {
+            for (const int i : {c.a, c.b}) {
+                if (i < n && (awake(i) || bodies[i].motion == RigidMotion::Kinematic)) {
+                    jointed.push_back(i);
+                }
+            }
+        }
+    }
+    const auto poseAfterSubsteps = [&](int i) {
+        const SubstepTurn& t = turns_[std::size_t(i)];
+        const Quat turn(double(t.w), double(t.x), double(t.y), double(t.z));
+        return std::pair<Vec3, Quat>(solverBodies_[std::size_t(i)].x +
+                                         recordFirst(sweepMoves_[std::size_t(i)].value),
+                                     (turn * startOrientations_[std::size_t(i)]).normalized());
+    };
     for (const JointConstraint& c : jointRows) {
         stats_.rows += 3 + std::size_t(c.angularRows) + (c.lowerActive || c.upperActive) +
                        std::size_t(c.joint->motor);
@@ -1359,6 +1383,7 @@ void RigidSolver::step(std::vector<RigidBody>& bodies, const std::vector<RigidJo
     const D4 correctionLanes = zero + float(settings.correction);
     const D4 maxPush = zero + float(settings.maxPushVelocity);
     const D4 one = zero + 1.0f;
+    const D4 stepLanes = zero + float(hs);
     // The wanted separating speed of normal slot r, its mass scale and its impulse scale; with
     // useBias false (relax) only a gap may still close.
     struct RowBias {
@@ -1525,9 +1550,12 @@ void RigidSolver::step(std::vector<RigidBody>& bodies, const std::vector<RigidJo
                         }
                         Real bias = L.sep[r][l];
                         if (track) {
-                            const Real sNow = L.sep[r][l] + normal.dot(moved_[b] - moved_[a]) +
-                                              lane(L.rbN[r], l).dot(turned_[b]) -
-                                              lane(L.raN[r], l).dot(turned_[a]);
+                            const D4 &ma = sweepMoves_[std::size_t(a)].value,
+                                     &mb = sweepMoves_[std::size_t(b)].value;
+                            const Real sNow = L.sep[r][l] +
+                                              normal.dot(recordFirst(mb) - recordFirst(ma)) +
+                                              lane(L.rbN[r], l).dot(recordSecond(mb)) -
+                                              lane(L.raN[r], l).dot(recordSecond(ma));
                             bias = sNow > 0 ? -(sNow + settings.correction * settings.slop) / hs
                                             : -settings.correction * (sNow + settings.slop) / hs;
                         }
@@ -1578,31 +1606,38 @@ void RigidSolver::step(std::vector<RigidBody>& bodies, const std::vector<RigidJo
         b.q = turned(b.q, h * w).normalized();
     };
     const auto integratePositions = [&] {
+        if (track) {
+            for (const int i : substepped) {
+                D4& move = sweepMoves_[std::size_t(i)].value;
+                const D4 angle = stepLanes * fv[std::size_t(i)].value;
+                move += angle;
+                // The source's R += h [omega]x R for a quaternion, q += (angle/2, 0) q,
+                // normalised: a substep's turn (small), without the sine and cosine of the
+                // exact one.
+                const float x = 0.5f * angle[3], y = 0.5f * angle[4], z = 0.5f * angle[5];
+                SubstepTurn& t = turns_[std::size_t(i)];
+                const float qx = t.x + t.w * x + (y * t.z - z * t.y);
+                const float qy = t.y + t.w * y + (z * t.x - x * t.z);
+                const float qz = t.z + t.w * z + (x * t.y - y * t.x);
+                const float qw = t.w - (x * t.x + y * t.y + z * t.z);
+                const float norm = 1 / std::sqrt(qx * qx + qy * qy + qz * qz + qw * qw);
+                t = {qx * norm, qy * norm, qz * norm, qw * norm};
+            }
+            for (const int i : jointed) {
+                bodies[i].x = poseAfterSubsteps(i).first;
+                bodies[i].q = poseAfterSubsteps(i).second;
+            }
+            return;
+        }
         for (int i = 0; i < n; ++i) {
             RigidBody& b = bodies[i];
-            const bool moving = awake(i) || b.motion == RigidMotion::Kinematic;
-            if (!moving) {
-                continue;
-            }
-            if (!track) {
+            if (awake(i)) {
                 b.x += h * sb[i].v;
-                if (awake(i)) {
-                    turnThroughL(b, i);
-                } else {
-                    b.q = turned(b.q, h * b.omega).normalized();
-                }
-                continue;
+                turnThroughL(b, i);
+            } else if (b.motion == RigidMotion::Kinematic) {
+                b.x += h * sb[i].v;
+                b.q = turned(b.q, h * b.omega).normalized();
             }
-            const Vec3 dx = hs * sb[i].v;
-            b.x += dx;
-            moved_[std::size_t(i)] += dx;
-            if (touched[std::size_t(i)] || !awake(i)) {
-                const Vec3 angle = hs * sb[i].w;
-                b.q = turnedFirstOrder(b.q, angle);
-                turned_[std::size_t(i)] += angle;
-            }
-            sweepMoves_[std::size_t(i)].value =
-                bodyRecord(moved_[std::size_t(i)], turned_[std::size_t(i)]);
         }
     };
 
@@ -1610,11 +1645,21 @@ void RigidSolver::step(std::vector<RigidBody>& bodies, const std::vector<RigidJo
     // propagation, positions, relax.
     // Split push (see RigidSettings::separatePush); the soft step has its own.
     const bool split = settings.separatePush && settings.warmStart && !soft;
+    const D4 fall = bodyRecord(hs * gravity, Vec3::Zero());
     for (int sub = 0; sub < substeps; ++sub) {
-        for (int i = 0; i < n; ++i) {
-            if (awake(i)) {
-                sb[std::size_t(i)].v += hs * gravity;
-                fv[std::size_t(i)].value = bodyRecord(sb[std::size_t(i)].v, sb[std::size_t(i)].w);
+        if (track) {
+            for (const int i : substepped) {
+                if (movable(i)) {
+                    fv[std::size_t(i)].value += fall;
+                }
+            }
+        } else {
+            for (int i = 0; i < n; ++i) {
+                if (awake(i)) {
+                    sb[std::size_t(i)].v += hs * gravity;
+                    fv[std::size_t(i)].value =
+                        bodyRecord(sb[std::size_t(i)].v, sb[std::size_t(i)].w);
+                }
             }
         }
         if (sub > 0) {
@@ -1662,7 +1707,9 @@ void RigidSolver::step(std::vector<RigidBody>& bodies, const std::vector<RigidJo
             for (int it = 0; it < settings.relaxIterations; ++it) {
                 sweep(true, hs);
             }
-            syncToDoubles();
+            if (!track) {
+                syncToDoubles();
+            }
             integratePositions();
             fv.swap(pushVelocities_);
             for (std::size_t k = 0; k < batches_.size(); ++k) {
@@ -1675,7 +1722,9 @@ void RigidSolver::step(std::vector<RigidBody>& bodies, const std::vector<RigidJo
                 L.lambdaT2 = at[9];
                 L.lambdaTwist = at[10];
             }
-            syncToDoubles();
+            if (!track) {
+                syncToDoubles();
+            }
             continue;
         }
         for (int it = 0; it < settings.iterations; ++it) {
@@ -1684,7 +1733,9 @@ void RigidSolver::step(std::vector<RigidBody>& bodies, const std::vector<RigidJo
         if (shock) {
             propagateShock();
         }
-        syncToDoubles();
+        if (!track) {
+            syncToDoubles();
+        }
         integratePositions();
         // Relax: sweeps without the push out, so the velocity it took does not stay in the
         // bodies as energy (Catto's relax iterations, Box2D v3); the penetration has been
@@ -1706,12 +1757,24 @@ void RigidSolver::step(std::vector<RigidBody>& bodies, const std::vector<RigidJo
             for (int it = 0; it < settings.relaxIterations; ++it) {
                 sweep(false, hs);
             }
-            syncToDoubles();
+            if (!track) {
+                syncToDoubles();
+            }
         }
     }
     if (track) {
+        for (const int i : substepped) {
+            std::tie(bodies[i].x, bodies[i].q) = poseAfterSubsteps(i);
+        }
+        syncToDoubles();
+        // The free bodies, substep by substep in doubles: they fall, and turn through L.
         for (int i = 0; i < n; ++i) {
             if (awake(i) && !touched[std::size_t(i)]) {
+                Velocity& u = sb[std::size_t(i)];
+                for (int sub = 0; sub < substeps; ++sub) {
+                    u.v += hs * gravity;
+                    bodies[i].x += hs * u.v;
+                }
                 turnThroughL(bodies[i], i);
             }
         }

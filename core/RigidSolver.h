@@ -135,10 +135,17 @@ private:
     mutable std::vector<RigidContact> contacts_; // made from the manifolds when asked for
     mutable bool contactsStale_ = false;
     std::vector<JointConstraint> jointRows_;
-    std::vector<LaneBatch> batches_;   // the manifolds in colours, eight at a time, then the
-                                       // ones left out of the colours, one per batch
-    std::vector<Vec3> moved_, turned_; // per body: its move and turn since the step's start
-    std::vector<SweepRecord> sweepVelocities_, sweepMoves_; // the same in floats, for the lanes
+    std::vector<LaneBatch> batches_; // the manifolds in colours, eight at a time, then the
+                                     // ones left out of the colours, one per batch
+    // Per body, the velocity and, with substeps, the move and turn since the step's start (in
+    // floats, for the lanes).
+    std::vector<SweepRecord> sweepVelocities_, sweepMoves_;
+    struct SubstepTurn {
+        float x = 0, y = 0, z = 0, w = 1; // a unit quaternion
+    };
+    std::vector<SubstepTurn> turns_; // per body: its turn since the step's start
+    std::vector<Quat> startOrientations_;
+    std::vector<int> substepped_, jointed_; // the bodies moved per substep; the jointed ones
     // Separate push: the velocities before the push sweeps, and per batch the biases and
     // impulses (a block of lanes each).
     struct alignas(32) LaneBlock {
