@@ -168,7 +168,7 @@ inline Vec3 recordSecond(const D4& r) {
     return {double(r[3]), double(r[4]), double(r[5])};
 }
 // Rows to columns (and back): r[i][j] becomes r[j][i].
-inline void transpose8(D4 r[8]) {
+[[gnu::always_inline]] inline void transpose8(D4 r[8]) {
     using Mask = int __attribute__((vector_size(kRigidLanes * sizeof(int))));
     const Mask lo{0, 8, 1, 9, 4, 12, 5, 13}, hi{2, 10, 3, 11, 6, 14, 7, 15};
     const Mask lo2{0, 1, 8, 9, 4, 5, 12, 13}, hi2{2, 3, 10, 11, 6, 7, 14, 15};
@@ -507,6 +507,7 @@ void RigidSolver::detect(std::vector<RigidBody>& bodies, const std::vector<Rigid
     // normal (turned with A), and its position their midpoint.
     // Returns the kept manifold moved with its bodies (appended to found), or null when the
     // pair moved beyond the tolerances.
+    const Real half = std::sin(0.5 * settings.refreshAngle);
     const auto refresh = [&](const Candidate& c, const CachedManifold& old) -> CachedManifold* {
         if (settings.refreshDistance <= 0 || settings.refreshAngle <= 0) {
             return nullptr;
@@ -518,7 +519,6 @@ void RigidSolver::detect(std::vector<RigidBody>& bodies, const std::vector<Rigid
             return nullptr;
         }
         const Quat relative = turnA.conjugate() * turnB;
-        const Real half = std::sin(0.5 * settings.refreshAngle);
         if (relative.vec().squaredNorm() > half * half) {
             return nullptr;
         }
@@ -782,14 +782,6 @@ void RigidSolver::step(std::vector<RigidBody>& bodies, const std::vector<RigidJo
     // the step's start (the source's single solve).
     const bool track = substeps > 1 || soft;
 
-    // omega from L with the current inertia (§5 step 3-4; no external torques). Gravity is
-    // added per substep.
-    for (RigidBody& b : bodies) {
-        if (b.isDynamic() && !b.sleeping) {
-            b.omega = b.inverseInertiaWorld() * b.L;
-        }
-    }
-
     std::swap(previous_, manifolds_);
     manifolds_.clear();
     detect(bodies, joints, settings);
@@ -810,17 +802,21 @@ void RigidSolver::step(std::vector<RigidBody>& bodies, const std::vector<RigidJo
     omegaBefore.assign(std::size_t(n), Vec3::Zero());
     inertiaBefore.assign(std::size_t(n), Mat3::Zero());
     for (int i = 0; i < n; ++i) {
-        const RigidBody& b = bodies[i];
+        RigidBody& b = bodies[i];
         SolverBody& s = solverBodies_[i];
         s.x = b.x;
         s.friction = b.friction;
         s.height = stacking ? heights_[std::size_t(i)] : 0;
         Velocity& u = velocities_[std::size_t(i)];
         if (b.isDynamic() && !b.sleeping) {
+            // omega from L with the current inertia (§5 step 3-4; no external torques).
+            // Gravity is added per substep.
+            const Mat3 R = b.rotation();
+            s.inverseInertia = R * b.inverseInertiaBody * R.transpose();
+            inertiaBefore[i] = R * b.inertiaBody * R.transpose();
+            b.omega = s.inverseInertia * b.L;
             u = {b.v, b.omega};
             s.inverseMass = b.inverseMass;
-            s.inverseInertia = b.inverseInertiaWorld();
-            inertiaBefore[i] = b.inertiaWorld();
             ++stats_.awakeBodies;
         } else if (b.motion == RigidMotion::Kinematic) {
             u = {b.v, b.omega};
