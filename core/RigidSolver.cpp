@@ -207,6 +207,7 @@ struct RigidSolver::LaneBatch {
     // sep: the bias (the wanted separating speed) of the single solve, or, with substeps or
     // soft contacts, the separation at the step's start, which the bodies' moves then update.
     D4 massN[4], sep[4], lambdaN[4];
+    D4 gap[4]; // the separation of now (substeps, soft contacts): sep and the bodies' moves
     V4 raT1, rbT1, raT2, rbT2, iaT1, ibT1, iaT2, ibT2, iaTwist, ibTwist;
     D4 massT1, massT2, massTwist, lambdaT1, lambdaT2, lambdaTwist;
     D4 biasRate, massScale, impulseScale; // soft contacts
@@ -1068,6 +1069,7 @@ void RigidSolver::step(std::vector<RigidBody>& bodies, const std::vector<RigidJo
             L.massN[slot] =
                 valid[slot] > zero ? inverseOrZero(wa + wb + dot(raN, iaN) + dot(rbN, ibN)) : zero;
             L.sep[slot] = sep[slot];
+            L.gap[slot] = sep[slot];
             L.lambdaN[slot] = lambdaN[slot];
             const V4 off = armA[slot] - centreA;
             D4 distance = dot(off, off);
@@ -1385,12 +1387,11 @@ void RigidSolver::step(std::vector<RigidBody>& bodies, const std::vector<RigidJo
     struct RowBias {
         D4 bias, massScale, impulseScale;
     };
-    const auto rowBias = [&](const LaneBatch& L, int r, const V4& ma, const V4& ta, const V4& mb,
-                             const V4& tb, bool useBias) -> RowBias {
+    const auto rowBias = [&](const LaneBatch& L, int r, bool useBias) -> RowBias {
         if (!track) {
             return {L.sep[r], one, zero};
         }
-        const D4 s = L.sep[r] + dot(L.n, mb - ma) + dot(L.rbN[r], tb) - dot(L.raN[r], ta);
+        const D4 s = L.gap[r];
         if (soft) {
             const D4 s1 = s + slopLanes;
             const auto apart = s1 > zero;
@@ -1409,18 +1410,24 @@ void RigidSolver::step(std::vector<RigidBody>& bodies, const std::vector<RigidJo
             invHs;
         return {useBias ? hard : (hard < zero ? hard : zero), one, zero};
     };
+    // The separations of now follow the bodies' moves: after the moves, the next sweep takes
+    // them afresh, and the sweeps after it read them.
+    bool movesTaken = true;
     const auto solveBatch = [&](LaneBatch& L, bool useBias) {
         LaneBodies s;
         gather(L, s);
-        V4 ma{}, ta{}, mb{}, tb{};
-        if (track) {
+        if (track && !movesTaken) {
+            V4 ma, ta, mb, tb;
             gatherRecords(sweepMoves_, L.a, ma, ta);
             gatherRecords(sweepMoves_, L.b, mb, tb);
+            for (int r = 0; r < 4; ++r) {
+                L.gap[r] = L.sep[r] + dot(L.n, mb - ma) + dot(L.rbN[r], tb) - dot(L.raN[r], ta);
+            }
         }
         V4 &va = s.va, &wa = s.wa, &vb = s.vb, &wb = s.wb;
         for (const std::uint8_t r : L.rows) {
             if (r < 4) {
-                const RowBias rb = rowBias(L, r, ma, ta, mb, tb, useBias);
+                const RowBias rb = rowBias(L, r, useBias);
                 const D4 vn = dot(L.n, vb - va) + dot(L.rbN[r], wb) - dot(L.raN[r], wa);
                 D4 next = L.lambdaN[r] - L.massN[r] * rb.massScale * (vn - rb.bias) -
                           rb.impulseScale * L.lambdaN[r];
@@ -1484,6 +1491,7 @@ void RigidSolver::step(std::vector<RigidBody>& bodies, const std::vector<RigidJo
         for (LaneBatch& L : batches_) {
             solveBatch(L, useBias);
         }
+        movesTaken = true;
         for (JointConstraint& c : jointRows) {
             solveJoint(c, hj);
         }
@@ -1603,6 +1611,7 @@ void RigidSolver::step(std::vector<RigidBody>& bodies, const std::vector<RigidJo
     };
     const auto integratePositions = [&] {
         if (track) {
+            movesTaken = false;
             for (const int i : substepped) {
                 D4& move = sweepMoves_[std::size_t(i)].value;
                 const D4 angle = stepLanes * fv[std::size_t(i)].value;
