@@ -1079,8 +1079,8 @@ void RigidSolver::step(std::vector<RigidBody>& bodies, const std::vector<RigidJo
             radius += valid[slot] * distance;
         }
         L.twistRadius = points > zero ? radius / points : zero;
-        // Two unit tangents perpendicular to n, the same for the same n (so that friction
-        // impulses warm-start along the same directions).
+        // tangents() in the lanes: two unit tangents perpendicular to n, the same for the same n
+        // (so that friction impulses warm-start along the same directions).
         const D4 ax = normal.x < zero ? -normal.x : normal.x;
         D4 lengthX = normal.x * normal.x + normal.y * normal.y,
            lengthZ = normal.y * normal.y + normal.z * normal.z;
@@ -1258,7 +1258,7 @@ void RigidSolver::step(std::vector<RigidBody>& bodies, const std::vector<RigidJo
 
     // The velocities in the sweeps: floats, in the records of the lanes (sweepVelocities_);
     // velocities_ keeps the doubles, which the bodies a constraint acts on take back after the
-    // sweeps (syncToDoubles) and the free ones keep.
+    // sweeps (syncToDoubles; with substeps once, at the end of the step) and the free ones keep.
     std::vector<Velocity>& sb = velocities_;
     std::vector<SweepRecord>& fv = sweepVelocities_;
     fv.resize(std::size_t(n) + 1);
@@ -1629,8 +1629,7 @@ void RigidSolver::step(std::vector<RigidBody>& bodies, const std::vector<RigidJo
                 t = {qx * norm, qy * norm, qz * norm, qw * norm};
             }
             for (const int i : jointed) {
-                bodies[i].x = poseAfterSubsteps(i).first;
-                bodies[i].q = poseAfterSubsteps(i).second;
+                std::tie(bodies[i].x, bodies[i].q) = poseAfterSubsteps(i);
             }
             return;
         }
