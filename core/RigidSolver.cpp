@@ -1243,6 +1243,9 @@ void RigidSolver::step(std::vector<RigidBody>& bodies, const std::vector<RigidJo
                 }
             }
         }
+        // A link between two joints is posed once per substep.
+        std::sort(jointed.begin(), jointed.end());
+        jointed.erase(std::unique(jointed.begin(), jointed.end()), jointed.end());
     }
     const auto poseAfterSubsteps = [&](int i) {
         const SubstepTurn& t = turns_[std::size_t(i)];
