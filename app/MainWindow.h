@@ -2,9 +2,9 @@
 // PBD Lab's main window: the 3D view in the centre; Scene, Properties and Log docks; the File,
 // View and Help menus. Window geometry, dock layout, view toggles and recent files persist.
 
-#include "core/Fields.h"
-#include "core/RigidSolver.h"
-#include "core/Scene.h"
+#include "core/fields/Fields.h"
+#include "core/rigid/RigidSolver.h"
+#include "core/scene/Scene.h"
 #include "meshing/Prepare.h"
 #include "widgets/ExportDialog.h"
 #include "widgets/PreferencesDialog.h"
@@ -92,7 +92,7 @@ public:
     // Runs `steps` solver steps on the worker and waits for them (batch use); false with a
     // message when the run diverged.
     bool simulateSteps(int steps, QString* error = nullptr);
-    // Colours the surfaces by a field ("none", "strain_u", ..., see core/SurfaceFields.h).
+    // Colours the surfaces by a field ("none", "strain_u", ..., see core/fields/SurfaceFields.h).
     bool setField(const QString& name, QString* error = nullptr);
     // Frame recording: while on, every drawn simulation frame is also written to
     // `directory`/frame_NNNNNN.png (NNNNNN = its step), `size` pixels. An empty directory stops.
@@ -127,7 +127,7 @@ public:
     enum class AttachTarget { Points, Collider, Body, RigidBody };
     bool attachSelection(AttachTarget target, int index = -1, QString* error = nullptr);
     bool isPinned(Index particle) const;
-    // Constraint groups (core/ConstraintGroups.h), each edit through the undo stack:
+    // Constraint groups (core/constraints/ConstraintGroups.h), each edit through the undo stack:
     // a group's material (applies to a running simulation at the next step), a new group of
     // `type` for a body generated from the authored (rest) state, a group removed. Adding or
     // removing a group restarts the simulation from the authored state. False with a message

@@ -1,7 +1,7 @@
 #include "app/SimulationWorker.h"
 
-#include "core/Fields.h"
-#include "core/Solver.h"
+#include "core/fields/Fields.h"
+#include "core/solver/Solver.h"
 
 #include <chrono>
 #include <cmath>

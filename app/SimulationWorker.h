@@ -4,9 +4,9 @@
 // publishes; neither waits for the other. A step that produces a non-finite position stops the
 // run, restores the state after the last good step and says which particle diverged.
 
-#include "core/Fields.h"
-#include "core/Scene.h"
-#include "core/Solver.h"
+#include "core/fields/Fields.h"
+#include "core/scene/Scene.h"
+#include "core/solver/Solver.h"
 
 #include <QObject>
 #include <QString>
@@ -32,7 +32,7 @@ struct SimulationSnapshot {
     double stepsPerSecond = 0;
     // Largest constraint error after each iteration of the step's last substep, when recorded.
     std::vector<Real> convergence;
-    // The air mesh in the last step (see core/Solver.h); all zero without air.
+    // The air mesh in the last step (see core/solver/Solver.h); all zero without air.
     AirStatistics air;
     // The air tets, under a new version whenever the optimisation re-meshed them (or a reset
     // or a new scene brought others); the last step's optimisation pass and the passes so far.
@@ -75,7 +75,7 @@ public:
     void reset();
     // New time step (s), substeps, iterations and threads, taken at the next step boundary.
     void setSettings(Real timeStep, int substeps, int iterations, int threads);
-    // New air settings (core/SolverSettings.h): optimisation interval (0 = off) and quality
+    // New air settings (core/solver/SolverSettings.h): optimisation interval (0 = off) and quality
     // threshold, contact distance (m) and friction; taken at the next step boundary.
     void setAirSettings(int optimizationInterval, Real qualityThreshold, Real contactDistance,
                         Real friction);
@@ -95,8 +95,8 @@ public:
     // the running state and in the state Reset returns to.
     void setInverseMass(Index particle, Real inverseMass);
 
-    // Sets constraint group `index`'s material (core/ConstraintGroups.h) at the next step
-    // boundary, in the running state and in the state Reset returns to.
+    // Sets constraint group `index`'s material (core/constraints/ConstraintGroups.h) at the next
+    // step boundary, in the running state and in the state Reset returns to.
     void setConstraintGroup(int index, const ConstraintGroup& group);
 
     // Replaces the colliders at the next step boundary, in the running state and in the state
@@ -104,7 +104,7 @@ public:
     void setColliders(const std::vector<Collider>& colliders);
 
     bool isRunning() const { return running_.load(); }
-    // New rigid-body solver settings (core/RigidSettings.h), taken at the next step boundary.
+    // New rigid-body solver settings (core/rigid/RigidSettings.h), taken at the next step boundary.
     void setRigidSettings(const RigidSettings& rigid);
     // Distances along their start-of-substep edges (SHAKE), from the next step.
     void setExactAngularMomentum(bool on);

@@ -6,8 +6,8 @@
 //                                  renders, writes the PNG and exits (0 on success)
 
 #include "app/MainWindow.h"
-#include "core/SceneLibrary.h"
-#include "core/Version.h"
+#include "core/base/Version.h"
+#include "core/scenes/SceneLibrary.h"
 #include "meshing/AirScenes.h"
 #include "widgets/VtkViewport.h"
 

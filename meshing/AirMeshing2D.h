@@ -5,8 +5,8 @@
 // are the air. Air triangles share the bodies' and ropes' vertices; the rectangle's vertices
 // are new, immovable particles.
 
-#include "core/Result.h"
-#include "core/Scene.h"
+#include "core/base/Result.h"
+#include "core/scene/Scene.h"
 
 namespace pbd {
 

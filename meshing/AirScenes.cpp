@@ -1,7 +1,7 @@
 #include "meshing/AirScenes.h"
 
-#include "core/ConstraintBuilders.h"
-#include "core/PrimitiveMeshes.h"
+#include "core/constraints/ConstraintBuilders.h"
+#include "core/scenes/PrimitiveMeshes.h"
 #include "meshing/AirMeshing2D.h"
 #include "meshing/Prepare.h"
 #include "meshing/SurfaceAssembly.h"

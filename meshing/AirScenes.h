@@ -3,8 +3,8 @@
 // meshing pipeline (TetGen), so they live here rather than in core's SceneLibrary. The app and
 // the CLI offer core's scenes and these together.
 
-#include "core/Result.h"
-#include "core/SceneLibrary.h"
+#include "core/base/Result.h"
+#include "core/scenes/SceneLibrary.h"
 
 #include <string_view>
 #include <vector>

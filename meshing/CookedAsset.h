@@ -11,8 +11,8 @@
 // It loads back (loadSceneFile, pbdlab-cli simulate) to a scene that steps bit for bit as the
 // exported one: the colouring is kept, so the solver does not colour again.
 
-#include "core/Result.h"
-#include "core/Scene.h"
+#include "core/base/Result.h"
+#include "core/scene/Scene.h"
 
 #include <filesystem>
 #include <string>

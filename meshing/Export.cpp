@@ -1,6 +1,6 @@
 #include "meshing/Export.h"
 
-#include "core/Topology.h"
+#include "core/scene/Topology.h"
 #include "meshing/ProjectFile.h"
 #include "meshing/VolumeMeshing.h"
 

@@ -4,9 +4,9 @@
 // body's index), the air tets (region -1, "air") and the triangles of bodies without tets
 // (cloth and bare surfaces). Files are written atomically.
 
-#include "core/Result.h"
-#include "core/Scene.h"
-#include "core/Topology.h" // tetQuality, triangleQuality (the quality arrays)
+#include "core/base/Result.h"
+#include "core/scene/Scene.h"
+#include "core/scene/Topology.h" // tetQuality, triangleQuality (the quality arrays)
 
 #include <filesystem>
 #include <string>

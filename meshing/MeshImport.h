@@ -3,8 +3,8 @@
 // the other formats. OBJ goes through tinyobjloader in double precision; PLY, STL, OFF and
 // glTF/GLB through assimp.
 
-#include "core/Result.h"
-#include "core/Scene.h"
+#include "core/base/Result.h"
+#include "core/scene/Scene.h"
 
 #include <filesystem>
 #include <string>

@@ -1,8 +1,8 @@
 #include "meshing/Prepare.h"
 
-#include "core/ConstraintBuilders.h"
-#include "core/Mass.h"
-#include "core/Topology.h"
+#include "core/constraints/ConstraintBuilders.h"
+#include "core/scene/Mass.h"
+#include "core/scene/Topology.h"
 
 #include <chrono>
 #include <limits>

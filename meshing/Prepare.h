@@ -4,7 +4,7 @@
 // constraints. Shared by `pbdlab-cli prepare` and the GUI's Prepare dialog. The input scene is
 // never modified: the result is a new scene, or an error with the report that explains it.
 
-#include "core/Scene.h"
+#include "core/scene/Scene.h"
 #include "meshing/MeshImport.h"
 #include "meshing/SurfaceCheck.h"
 #include "meshing/VolumeMeshing.h"

@@ -3,8 +3,8 @@
 // topology, UVs and material frames, the air mesh, colliders, constraints with their rest data
 // and parameters, and solver settings) that loads back identically.
 
-#include "core/Result.h"
-#include "core/Scene.h"
+#include "core/base/Result.h"
+#include "core/scene/Scene.h"
 
 #include <filesystem>
 #include <string>

@@ -3,8 +3,8 @@
 // load errors that name the JSON path, flat arrays of vectors and elements, and the
 // serialisation of colliders, rigid bodies, joints and solver settings.
 
-#include "core/Result.h"
-#include "core/Scene.h"
+#include "core/base/Result.h"
+#include "core/scene/Scene.h"
 
 #include <cmath>
 #include <filesystem>

@@ -2,9 +2,9 @@
 // Turns the triangle soup a file format delivers into a body: corners welded by position so
 // that UV seams and per-face normals do not split simulation vertices, UVs kept per corner.
 
-#include "core/Body.h"
-#include "core/Particles.h"
-#include "core/Scene.h"
+#include "core/scene/Body.h"
+#include "core/scene/Particles.h"
+#include "core/scene/Scene.h"
 
 #include <string>
 #include <vector>

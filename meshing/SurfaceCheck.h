@@ -4,7 +4,7 @@
 // triangles, components, UV coverage) and between bodies, and the repairs that make a surface
 // safe to hand to TetGen. Every problem is a message that names the body and the element.
 
-#include "core/Scene.h"
+#include "core/scene/Scene.h"
 
 #include <string>
 #include <vector>

@@ -4,8 +4,8 @@
 // hang becomes a timeout, and the user can cancel at any moment. The parent reads TetGen's
 // stage messages for progress and gets the mesh back through an anonymous memory file.
 
-#include "core/LinearAlgebra.h"
-#include "core/Result.h"
+#include "core/base/LinearAlgebra.h"
+#include "core/base/Result.h"
 
 #include <functional>
 #include <string>

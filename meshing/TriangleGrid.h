@@ -2,7 +2,7 @@
 // Nearest-triangle queries over a triangle surface through a uniform grid: used for material
 // frames from the nearest surface and for air kept near selected surfaces.
 
-#include "core/LinearAlgebra.h"
+#include "core/base/LinearAlgebra.h"
 
 #include <unordered_map>
 #include <vector>

@@ -1,6 +1,6 @@
 #include "meshing/VolumeMeshing.h"
 
-#include "core/Topology.h"
+#include "core/scene/Topology.h"
 #include "meshing/TriangleGrid.h"
 
 #include <algorithm>

@@ -3,8 +3,8 @@
 // (Air Meshes §4), both through TetGen in a child process (TetgenProcess.h), and the material
 // frames of triangles (from UVs, SBD §3.3) and tets (global or from the nearest surface, §3.6).
 
-#include "core/Result.h"
-#include "core/Scene.h"
+#include "core/base/Result.h"
+#include "core/scene/Scene.h"
 #include "meshing/TetgenProcess.h"
 
 #include <string>

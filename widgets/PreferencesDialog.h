@@ -3,7 +3,7 @@
 // metres), the solver settings a scene made from a mesh starts with, and the colour map fields
 // are drawn with. Persisted in QSettings ("preferences/...").
 
-#include "core/SolverSettings.h"
+#include "core/solver/SolverSettings.h"
 
 #include <QDialog>
 #include <QString>

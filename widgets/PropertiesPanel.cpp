@@ -1,6 +1,6 @@
 #include "widgets/PropertiesPanel.h"
 
-#include "core/Mass.h"
+#include "core/scene/Mass.h"
 
 #include <QHeaderView>
 

@@ -2,7 +2,7 @@
 // The Properties dock: what the selected body (or the whole scene) is made of, and the material
 // of the selected constraint group, edited in place (double-click or F2 a value).
 
-#include "core/Scene.h"
+#include "core/scene/Scene.h"
 
 #include <QTableWidget>
 

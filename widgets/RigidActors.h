@@ -3,8 +3,8 @@
 // sleeping bodies greyed; contact points as glyphs along their normals coloured by the contact
 // force, with a scalar bar; joints as their anchors with body A's frame axes. GUI thread only.
 
-#include "core/RigidSolver.h"
-#include "core/Scene.h"
+#include "core/rigid/RigidSolver.h"
+#include "core/scene/Scene.h"
 
 #include <QColor>
 

@@ -1,6 +1,6 @@
 #include "widgets/SceneActors.h"
 
-#include "core/Topology.h"
+#include "core/scene/Topology.h"
 
 #include <vtkAppendPolyData.h>
 #include <vtkCellArray.h>

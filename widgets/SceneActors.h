@@ -2,8 +2,8 @@
 // The VTK picture of a core::Scene: one surface actor per body, kept in step with the scene's
 // particle positions. GUI thread only.
 
-#include "core/Fields.h"
-#include "core/Scene.h"
+#include "core/fields/Fields.h"
+#include "core/scene/Scene.h"
 
 #include <QColor>
 #include <QStringList>

@@ -4,7 +4,7 @@
 // a group to a body and removes or toggles a group; colliders are listed under "colliders",
 // added from its context menu and removed from theirs.
 
-#include "core/Scene.h"
+#include "core/scene/Scene.h"
 
 #include <QTreeWidget>
 

@@ -1,10 +1,10 @@
 // app: the main window's actions, docks, file handling and persisted settings.
 
 #include "app/MainWindow.h"
-#include "core/ConstraintBuilders.h"
-#include "core/Mass.h"
-#include "core/SurfaceFields.h"
-#include "core/Topology.h"
+#include "core/constraints/ConstraintBuilders.h"
+#include "core/fields/SurfaceFields.h"
+#include "core/scene/Mass.h"
+#include "core/scene/Topology.h"
 #include "meshing/ProjectFile.h"
 #include "widgets/LogPanel.h"
 #include "widgets/PropertiesPanel.h"

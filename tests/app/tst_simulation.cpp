@@ -3,8 +3,8 @@
 
 #include "app/MainWindow.h"
 #include "app/SimulationWorker.h"
-#include "core/SceneLibrary.h"
-#include "core/SurfaceFields.h"
+#include "core/fields/SurfaceFields.h"
+#include "core/scenes/SceneLibrary.h"
 #include "widgets/LogPanel.h"
 #include "widgets/PrepareDialog.h"
 #include "widgets/PropertiesPanel.h"

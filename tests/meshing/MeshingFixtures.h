@@ -2,8 +2,8 @@
 // Generated input surfaces for the meshing tests: closed boxes and tori as bare triangle
 // surfaces (as an importer would deliver them) and cloth sheets.
 
-#include "core/PrimitiveMeshes.h"
-#include "core/Scene.h"
+#include "core/scene/Scene.h"
+#include "core/scenes/PrimitiveMeshes.h"
 #include "meshing/SurfaceAssembly.h"
 
 namespace pbd::test {

@@ -2,12 +2,12 @@
 // export (.vtu read back with VTK's own reader, Gmsh .msh 4.1 parsed strictly, TetGen files);
 // every assimp test model either prepares or fails with a message.
 
-#include "core/ConstraintBuilders.h"
-#include "core/Mass.h"
-#include "core/RigidScenes.h"
-#include "core/SceneLibrary.h"
-#include "core/Solver.h"
-#include "core/Topology.h"
+#include "core/constraints/ConstraintBuilders.h"
+#include "core/scene/Mass.h"
+#include "core/scene/Topology.h"
+#include "core/scenes/RigidScenes.h"
+#include "core/scenes/SceneLibrary.h"
+#include "core/solver/Solver.h"
 #include "meshing/AirScenes.h"
 #include "meshing/CookedAsset.h"
 #include "meshing/Export.h"

@@ -1,7 +1,7 @@
 // meshing: surface checks and repair (CGAL), tetrahedralization and air tessellation (TetGen in
 // a child process, with crash, hang and cancel turned into errors), material frames.
 
-#include "core/Topology.h"
+#include "core/scene/Topology.h"
 #include "meshing/SurfaceCheck.h"
 #include "meshing/VolumeMeshing.h"
 

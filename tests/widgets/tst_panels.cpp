@@ -1,6 +1,6 @@
 // widgets: the Log, Scene and Properties docks.
 
-#include "core/SceneLibrary.h"
+#include "core/scenes/SceneLibrary.h"
 #include "widgets/LogPanel.h"
 #include "widgets/PropertiesPanel.h"
 #include "widgets/SceneTreePanel.h"

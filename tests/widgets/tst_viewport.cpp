@@ -1,7 +1,7 @@
 // widgets: the Qt 6 / VTK viewport renders for real, reacts to mouse and keys, and raises no
 // OpenGL or VTK errors. Run twice by ctest: at device pixel ratio 1 and 2.
 
-#include "core/SceneLibrary.h"
+#include "core/scenes/SceneLibrary.h"
 #include "widgets/SceneActors.h"
 #include "widgets/VtkMessageRelay.h"
 #include "widgets/VtkViewport.h"

@@ -1,0 +1,98 @@
+#include "app/cli/Command.h"
+
+#include <cmath>
+#include <cstdio>
+#include <cstdlib>
+
+namespace pbd::cli {
+
+namespace {
+
+// The whole of `text` as a number; false when any of it is not.
+bool parseDouble(const std::string& text, double& value) {
+    char* end = nullptr;
+    value = std::strtod(text.c_str(), &end);
+    return !text.empty() && end != text.c_str() && *end == '\0';
+}
+
+bool parseLong(const std::string& text, long& value) {
+    char* end = nullptr;
+    value = std::strtol(text.c_str(), &end, 10);
+    return !text.empty() && end != text.c_str() && *end == '\0';
+}
+
+CLI::Validator make(std::function<std::string(std::string&)> check, std::string description) {
+    return CLI::Validator(std::move(check), std::move(description));
+}
+
+} // namespace
+
+int inputProblem(const std::string& message) {
+    std::fprintf(stderr, "pbdlab-cli: %s\n", message.c_str());
+    return kInputProblem;
+}
+
+CLI::Validator positiveWhole() {
+    return make(
+        [](std::string& s) -> std::string {
+            long v = 0;
+            return parseLong(s, v) && v >= 1 ? ""
+                                             : "needs a positive whole number, not '" + s + "'";
+        },
+        "INT>=1");
+}
+
+CLI::Validator wholeAtLeastZero() {
+    return make(
+        [](std::string& s) -> std::string {
+            long v = 0;
+            return parseLong(s, v) && v >= 0 ? "" : "needs a whole number >= 0, not '" + s + "'";
+        },
+        "INT>=0");
+}
+
+CLI::Validator positiveNumber(const std::string& what) {
+    return make(
+        [what](std::string& s) -> std::string {
+            double v = 0;
+            return parseDouble(s, v) && v > 0 && std::isfinite(v)
+                       ? ""
+                       : "needs " + what + ", not '" + s + "'";
+        },
+        "NUMBER>0");
+}
+
+CLI::Validator numberAtLeastZero() {
+    return make(
+        [](std::string& s) -> std::string {
+            double v = 0;
+            return parseDouble(s, v) && v >= 0 && std::isfinite(v)
+                       ? ""
+                       : "needs a number >= 0, not '" + s + "'";
+        },
+        "NUMBER>=0");
+}
+
+CLI::Validator oneOf(std::vector<std::string> choices) {
+    std::string list, bar;
+    for (std::size_t i = 0; i < choices.size(); ++i) {
+        list += (i == 0 ? "" : i + 1 == choices.size() ? " or " : ", ") + choices[i];
+        bar += (i == 0 ? "" : "|") + choices[i];
+    }
+    return make(
+        [choices, list](std::string& s) -> std::string {
+            for (const std::string& c : choices) {
+                if (s == c) {
+                    return "";
+                }
+            }
+            return "is " + list + ", not '" + s + "'";
+        },
+        "{" + bar + "}");
+}
+
+CLI::Validator onOff() {
+    return oneOf({"on", "off"});
+}
+
+} // namespace pbd::cli

@@ -1,0 +1,254 @@
+#include "app/cli/RunOptions.h"
+
+#include "app/cli/Command.h"
+#include "meshing/AirScenes.h"
+#include "meshing/Prepare.h"
+#include "meshing/ProjectFile.h"
+
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+#include <cstdlib>
+
+namespace pbd::cli {
+
+void addRunOptions(CLI::App& c, RunOptions& o) {
+    c.add_option("scene", o.scene,
+                 "A generated scene (see 'pbdlab-cli scenes'), a project or a cooked asset (.json)")
+        ->required()
+        ->type_name("SCENE|PROJECT|ASSET");
+    c.add_option("--steps", o.steps, "Steps to run")->check(positiveWhole())->type_name("N");
+    c.add_option("--substeps", o.substeps, "Substeps per step")
+        ->check(positiveWhole())
+        ->type_name("S");
+    c.add_option("--iterations", o.iterations, "Constraint sweeps per substep")
+        ->check(positiveWhole())
+        ->type_name("I");
+    c.add_option("--dt", o.dt, "Time step of a step, seconds")
+        ->check(positiveNumber("a positive time step in seconds"))
+        ->type_name("T");
+    c.add_option("--threads", o.threads, "Solver threads")->check(positiveWhole())->type_name("T");
+    c.add_option("--method", o.method, "XPBD (compliance) or classic PBD (stiffness)")
+        ->check(oneOf({"xpbd", "pbd"}));
+    c.add_option("--air-optimization", o.airOptimization,
+                 "With air: an optimisation pass every K steps (0 = off)")
+        ->check(CLI::Validator(
+            [](std::string& s) -> std::string {
+                char* end = nullptr;
+                const long v = std::strtol(s.c_str(), &end, 10);
+                return !s.empty() && *end == '\0' && v >= 0
+                           ? ""
+                           : "needs a step interval (0 = off), not '" + s + "'";
+            },
+            "K>=0"))
+        ->type_name("K");
+    c.add_option("--air-threshold", o.airThreshold, "Air tets of a quality below Q are improved")
+        ->check(CLI::Validator(
+            [](std::string& s) -> std::string {
+                char* end = nullptr;
+                const double v = std::strtod(s.c_str(), &end);
+                return !s.empty() && *end == '\0' && v > 0 && v <= 1
+                           ? ""
+                           : "needs a quality in (0, 1], not '" + s + "'";
+            },
+            "Q"))
+        ->type_name("Q");
+    c.add_option("--air-distance", o.airDistance,
+                 "Bodies facing each other across the air keep D m apart")
+        ->check(numberAtLeastZero())
+        ->type_name("D");
+    c.add_option("--air-friction", o.airFriction, "Friction between bodies in contact via air")
+        ->check(numberAtLeastZero())
+        ->type_name("MU");
+    c.add_option("--rigid-iterations", o.rigidIterations, "Rigid bodies: PGS sweeps")
+        ->check(positiveWhole())
+        ->type_name("N");
+    c.add_option("--rigid-substeps", o.rigidSubsteps,
+                 "Rigid bodies: substeps on contacts detected once (the soft step)")
+        ->check(positiveWhole())
+        ->type_name("S");
+    c.add_option("--rigid-relax", o.rigidRelax, "Rigid bodies: relax sweeps")
+        ->check(wholeAtLeastZero())
+        ->type_name("N");
+    c.add_option("--contact-hertz", o.contactHertz,
+                 "Rigid bodies: soft contacts of HZ hertz (0: rigid contacts)")
+        ->check(CLI::Validator(
+            [](std::string& s) -> std::string {
+                char* end = nullptr;
+                const double v = std::strtod(s.c_str(), &end);
+                return !s.empty() && *end == '\0' && v >= 0 && std::isfinite(v)
+                           ? ""
+                           : "needs a frequency >= 0 (0: rigid contacts), not '" + s + "'";
+            },
+            "HZ"))
+        ->type_name("HZ");
+    c.add_option("--warm-start", o.warmStart, "Rigid bodies: warm starting")->check(onOff());
+    c.add_option("--separate-push", o.separatePush,
+                 "Rigid bodies: the push out of penetrations kept out of the velocities")
+        ->check(onOff());
+    c.add_option("--sleeping", o.sleeping, "Rigid bodies: islands at rest sleep")->check(onOff());
+    c.add_option("--stabilisation", o.stabilisation, "Rigid bodies: what keeps stacks standing")
+        ->check(oneOf({"off", "shock-propagation", "weight-amplification"}));
+    c.add_option("--exact-angular-momentum", o.exactAngularMomentum,
+                 "Project distances along their edges at the start of the substep (SHAKE)")
+        ->check(onOff());
+    c.add_option("--group", o.groups,
+                 "Edit a constraint group first (see 'info'): KEY is enabled (on|off), modulus or "
+                 "compliance, a component (stretch_u, stretch_v, shear_uv, stretch_x..., a number "
+                 "or 'rigid'), pbd or pbd_COMPONENT, rest_u, rest_v, rest_x..., pressure; e.g. "
+                 "'cloth strain:stretch_v=50,rest_u=1.1'")
+        ->check(CLI::Validator(
+            [](std::string& s) -> std::string {
+                return s.find(':') != std::string::npos && s.find('=') != std::string::npos
+                           ? ""
+                           : "needs NAME:KEY=VALUE[,KEY=VALUE...], not '" + s + "'";
+            },
+            ""))
+        ->type_name("NAME:KEY=VALUE[,...]")
+        ->allow_extra_args(false); // one value per --group; repeat the option for more
+    c.add_option("--collider", o.colliders,
+                 "Add a plane, sphere, box or capsule fitted under the bodies, then edited: KEY "
+                 "is name, position, normal, radius, half_extents, rotation (degrees), a, b, "
+                 "friction, restitution; vectors as 'x y z'; e.g. "
+                 "'sphere:position=0 0.5 0,radius=0.3'; or mesh:file=PATH[,KEY=VALUE...]")
+        ->type_name("SHAPE[:KEY=VALUE,...]")
+        ->allow_extra_args(false);
+}
+
+void applyRunOptions(const RunOptions& o, SolverSettings& s) {
+    if (o.substeps > 0) {
+        s.substeps = o.substeps;
+    }
+    if (o.iterations > 0) {
+        s.iterations = o.iterations;
+    }
+    if (o.dt > 0) {
+        s.timeStep = o.dt;
+    }
+    if (o.threads > 0) {
+        s.threads = o.threads;
+    }
+    if (o.airOptimization >= 0) {
+        s.airOptimizationInterval = o.airOptimization;
+    }
+    if (o.airThreshold > 0) {
+        s.airQualityThreshold = o.airThreshold;
+    }
+    if (o.airDistance >= 0) {
+        s.airContactDistance = o.airDistance;
+    }
+    if (o.airFriction >= 0) {
+        s.airFriction = o.airFriction;
+    }
+    if (!o.method.empty()) {
+        s.method = o.method == "pbd" ? SolverMethod::Pbd : SolverMethod::Xpbd;
+    }
+    if (o.rigidIterations > 0) {
+        s.rigid.iterations = o.rigidIterations;
+    }
+    if (o.rigidSubsteps > 0) {
+        s.rigid.substeps = o.rigidSubsteps;
+    }
+    if (o.rigidRelax >= 0) {
+        s.rigid.relaxIterations = o.rigidRelax;
+    }
+    if (o.contactHertz >= 0) {
+        s.rigid.contactHertz = o.contactHertz;
+    }
+    if (!o.warmStart.empty()) {
+        s.rigid.warmStart = o.warmStart == "on";
+    }
+    if (!o.separatePush.empty()) {
+        s.rigid.separatePush = o.separatePush == "on";
+    }
+    if (!o.sleeping.empty()) {
+        s.rigid.sleeping = o.sleeping == "on";
+    }
+    if (!o.exactAngularMomentum.empty()) {
+        s.exactAngularMomentum = o.exactAngularMomentum == "on";
+    }
+    if (!o.stabilisation.empty()) {
+        s.rigid.stabilisation = o.stabilisation == "off" ? StackStabilisation::Off
+                                : o.stabilisation == "shock-propagation"
+                                    ? StackStabilisation::ShockPropagation
+                                    : StackStabilisation::WeightAmplification;
+    }
+}
+
+namespace {
+
+// The --group edits and --collider additions on `scene`; false (with the message on stderr)
+// when one cannot be made.
+bool applyEdits(const RunOptions& o, Scene& scene) {
+    for (const std::string& spec : o.groups) {
+        if (const Result<int> edited = editConstraintGroup(scene, spec); !edited) {
+            inputProblem("--group " + spec + ": " + edited.error());
+            return false;
+        }
+    }
+    for (const std::string& spec : o.colliders) {
+        Result<Collider> c = Error{""};
+        if (spec.starts_with("mesh:file=")) {
+            // mesh:file=PATH[,KEY=VALUE...]: a closed surface from a mesh file, then edits.
+            const std::size_t comma = spec.find(',');
+            const std::string file = spec.substr(10, comma - std::min(comma, std::size_t(10)));
+            c = meshColliderFromFile(file);
+            if (c && comma != std::string::npos) {
+                c = editCollider(std::move(c).value(), spec.substr(comma + 1));
+            }
+        } else {
+            c = colliderFromSpec(spec, scene.bounds());
+        }
+        if (!c) {
+            inputProblem("--collider " + spec + ": " + c.error());
+            return false;
+        }
+        scene.colliders.push_back(std::move(c).value());
+    }
+    return true;
+}
+
+} // namespace
+
+std::optional<Scene> sceneToRun(const RunOptions& o) {
+    Result<Scene> made =
+        o.scene.ends_with(".json") ? loadSceneFile(o.scene) : makeAnyScene(o.scene);
+    if (!made) {
+        if (!o.scene.ends_with(".json") && o.scene.find_first_of("./") != std::string::npos) {
+            // A mesh file has no constraints until it is prepared.
+            inputProblem(
+                "'" + o.scene + "' looks like a mesh file; prepare it first ('pbdlab-cli prepare " +
+                o.scene + " --tet --constraints -o project.json') and simulate the project");
+        } else {
+            inputProblem(made.error());
+        }
+        return std::nullopt;
+    }
+    Scene scene = std::move(made).value();
+    applyRunOptions(o, scene.solver);
+    if (!applyEdits(o, scene)) {
+        return std::nullopt;
+    }
+    if (o.squashY) {
+        squashY(scene);
+    }
+    return scene;
+}
+
+std::string divergence(const Scene& scene) {
+    for (std::size_t i = 0; i < scene.particles.size(); ++i) {
+        if (!scene.particles.positions[i].allFinite()) {
+            return "the simulation diverged: particle " + std::to_string(i) +
+                   " has a non-finite position";
+        }
+    }
+    for (const RigidBody& b : scene.rigidBodies) {
+        if (!b.x.allFinite() || !b.q.coeffs().allFinite() || !b.v.allFinite() || !b.L.allFinite()) {
+            return "the simulation diverged: rigid body '" + b.name +
+                   "' has a non-finite position or velocity";
+        }
+    }
+    return "";
+}
+
+} // namespace pbd::cli

@@ -1,0 +1,58 @@
+#pragma once
+// The options `simulate` and `bench` share: the scene, the solver settings that override its
+// own, constraint-group edits and added colliders; and the scene they name, ready to step.
+
+#include "core/scene/Scene.h"
+
+#include <CLI/CLI.hpp>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace pbd::cli {
+
+struct RunOptions {
+    std::string scene;
+    int steps = -1;
+    int substeps = -1;
+    int iterations = -1;
+    double dt = -1;
+    int threads = -1;
+    std::string method;
+    std::string out;
+    bool json = false;
+    bool squashY = false;
+    int airOptimization = -1;
+    double airThreshold = -1;
+    double airDistance = -1;
+    double airFriction = -1;
+    int rigidIterations = -1;
+    int rigidSubsteps = -1;
+    int rigidRelax = -1;
+    double contactHertz = -1;
+    std::string warmStart;              // on | off
+    std::string separatePush;           // on | off
+    std::string stabilisation;          // off | shock-propagation | weight-amplification
+    std::string sleeping;               // on | off
+    std::string exactAngularMomentum;   // on | off
+    std::vector<std::string> groups;    // NAME:KEY=VALUE,... (core editConstraintGroup)
+    std::vector<std::string> colliders; // SHAPE[:KEY=VALUE,...] (core colliderFromSpec)
+};
+
+// Adds the shared options to a subcommand (`simulate` also has --out and --squash-y, added by
+// itself); -1 or "" means "the scene's own".
+void addRunOptions(CLI::App& command, RunOptions& o);
+
+// The solver settings the options set, over the scene's own.
+void applyRunOptions(const RunOptions& o, SolverSettings& s);
+
+// The generated scene, project or asset the options name, with their settings, group edits and
+// colliders applied (and squashed with --squash-y); nothing, with the message on stderr, when it
+// cannot be loaded or an edit cannot be made.
+std::optional<Scene> sceneToRun(const RunOptions& o);
+
+// The first particle or rigid body with a non-finite state, as a message; "" when all are
+// finite.
+std::string divergence(const Scene& scene);
+
+} // namespace pbd::cli

@@ -1,0 +1,178 @@
+// pbdlab-cli bench: times the solver on a scene: the median ms per step, ns per projection of
+// each constraint type; with air, ns per air check and ms per optimisation pass; with rigid
+// bodies, ms for contact detection and for the solve.
+
+#include "app/cli/Command.h"
+#include "app/cli/ReportJson.h"
+#include "app/cli/RunOptions.h"
+#include "core/air/AirOptimizer.h"
+#include "core/solver/Solver.h"
+
+#include <algorithm>
+#include <cstdio>
+#include <iostream>
+
+namespace pbd::cli {
+
+namespace {
+
+int bench(const RunOptions& o) {
+    std::optional<Scene> made = sceneToRun(o);
+    if (!made) {
+        return kInputProblem;
+    }
+    Scene& scene = *made;
+    if (o.threads < 0) {
+        scene.solver.threads = 1;
+    }
+    const int steps = o.steps > 0 ? o.steps : 200;
+    Solver solver(scene);
+    const int warmup = std::min(20, steps);
+    for (int i = 0; i < warmup; ++i) {
+        solver.step();
+    }
+    std::vector<double> ms;
+    double detectionMs = 0, rigidSolveMs = 0;
+    std::size_t manifoldsMade = 0, manifoldsRefreshed = 0, shapesReproxied = 0;
+    const std::size_t passesBefore = solver.airOptimizationPasses();
+    const double passMsBefore = solver.airOptimizationMilliseconds();
+    std::size_t changes = 0;
+    for (int i = 0; i < steps; ++i) {
+        solver.step();
+        ms.push_back(solver.lastStepMilliseconds());
+        changes += solver.airOptimization().changes();
+        detectionMs += solver.rigid().statistics().detectionMilliseconds;
+        manifoldsMade += solver.rigid().statistics().manifolds;
+        manifoldsRefreshed += solver.rigid().statistics().refreshedManifolds;
+        shapesReproxied += solver.rigid().statistics().reproxied;
+        rigidSolveMs += solver.rigid().statistics().solveMilliseconds;
+    }
+    const std::size_t passes = solver.airOptimizationPasses() - passesBefore;
+    const double passMs = solver.airOptimizationMilliseconds() - passMsBefore;
+    if (const std::string d = divergence(scene); !d.empty()) {
+        return inputProblem(d);
+    }
+    std::vector<double> sorted = ms;
+    std::sort(sorted.begin(), sorted.end());
+    const double median = sorted.size() % 2 == 1
+                              ? sorted[sorted.size() / 2]
+                              : 0.5 * (sorted[sorted.size() / 2 - 1] + sorted[sorted.size() / 2]);
+    double mean = 0;
+    for (double v : ms) {
+        mean += v / static_cast<double>(ms.size());
+    }
+    json perType = json::object();
+    json counts = json::object();
+    for (const KernelCost& k : solver.measureKernels(20)) {
+        perType[std::string(toString(k.type))] = k.nanosecondsPerProjection;
+        counts[std::string(toString(k.type))] = k.projections / 20;
+    }
+    json full = {{"scene", scene.name},
+                 {"threads", scene.solver.threads},
+                 {"steps", steps},
+                 {"substeps", scene.solver.substeps},
+                 {"iterations", scene.solver.iterations},
+                 {"method", std::string(toString(scene.solver.method))},
+                 {"particles", scene.particles.size()},
+                 {"colours", scene.constraints.colourCount},
+                 {"constraints", counts},
+                 {"ms_per_step", median},
+                 {"ms_per_step_min", sorted.front()},
+                 {"ms_per_step_mean", mean},
+                 {"ns_per_projection", perType}};
+    if (!scene.rigidBodies.empty()) {
+        const RigidStatistics& st = solver.rigid().statistics();
+        full["rigid_bodies"] = scene.rigidBodies.size();
+        full["rigid_contacts"] = st.points;
+        full["rigid_rows"] = st.rows;
+        full["rigid_manifolds"] = st.manifolds;
+        // The share of the solved manifolds carried with their bodies instead of detected.
+        full["rigid_refreshed_share"] =
+            manifoldsMade > 0 ? double(manifoldsRefreshed) / double(manifoldsMade) : 0.0;
+        // The share of the shapes paired afresh in the broadphase per step (their bounds left
+        // the enlarged ones).
+        std::size_t shapes = 0;
+        for (const RigidBody& b : scene.rigidBodies) {
+            shapes += b.shapes.size();
+        }
+        full["rigid_reproxied_share"] =
+            shapes > 0 ? double(shapesReproxied) / (double(shapes) * steps) : 0.0;
+        full["rigid_awake"] = st.awakeBodies;
+        full["rigid_sleeping"] = st.sleepingBodies;
+        // Per substep, averaged over the timed steps.
+        const double substeps = double(steps) * std::max(1, scene.solver.substeps);
+        full["ms_rigid_detection"] = detectionMs / substeps;
+        full["ms_rigid_solve"] = rigidSolveMs / substeps;
+        full["rigid_settings"] = rigidSettingsJson(scene.solver.rigid);
+    }
+    if (!scene.air.empty()) {
+        full["air_tets"] = scene.air.tets.size();
+        full["air_triangles"] = scene.air.triangles.size();
+        full["ns_per_air_projection"] = solver.measureAirCheck(50);
+        full["air_optimisation_interval"] = scene.solver.airOptimizationInterval;
+        full["optimisation_passes"] = passes;
+        full["optimisation_changes"] = changes;
+        if (passes > 0) {
+            full["ms_per_optimisation_pass"] = passMs / double(passes);
+        } else {
+            // Optimisation off in the run: time a pass on a copy of the final state, after one
+            // pass that builds the adjacency (the run's passes keep theirs between passes).
+            Scene copy = scene;
+            AirOptimizer optimizer;
+            AirOptimizationOptions options;
+            options.qualityThreshold = scene.solver.airQualityThreshold;
+            optimizer.optimize(copy, options);
+            full["ms_per_optimisation_pass"] = optimizer.optimize(copy, options).milliseconds;
+            full["optimisation_measured_on_copy"] = true;
+        }
+    }
+    if (o.json) {
+        std::cout << full.dump(2) << '\n';
+        return 0;
+    }
+    std::printf("%s: %d steps, %d substep(s) x %d iterations, %d thread(s)\n", scene.name.c_str(),
+                steps, scene.solver.substeps, scene.solver.iterations, scene.solver.threads);
+    std::printf("  ms per step: median %.3f, min %.3f, mean %.3f\n", median, sorted.front(), mean);
+    for (auto it = perType.begin(); it != perType.end(); ++it) {
+        std::printf("  %-16s %8zu elements  %7.1f ns per projection\n", it.key().c_str(),
+                    counts[it.key()].get<std::size_t>(), it.value().get<double>());
+    }
+    if (full.contains("rigid_bodies")) {
+        std::printf("  rigid: %zu bodies (%zu awake), %zu contact points, %zu rows; per substep "
+                    "%.3f ms detection, %.3f ms solve\n",
+                    scene.rigidBodies.size(), full["rigid_awake"].get<std::size_t>(),
+                    full["rigid_contacts"].get<std::size_t>(),
+                    full["rigid_rows"].get<std::size_t>(), full["ms_rigid_detection"].get<double>(),
+                    full["ms_rigid_solve"].get<double>());
+    }
+    if (full.contains("air_tets")) {
+        std::printf("  %-16s %8zu elements  %7.2f ns per check\n", "air", scene.air.size(),
+                    full["ns_per_air_projection"].get<double>());
+        if (passes > 0) {
+            std::printf("  air optimisation every %d step(s): %.3f ms per pass, %zu changes in "
+                        "%zu passes\n",
+                        scene.solver.airOptimizationInterval, passMs / double(passes), changes,
+                        passes);
+        } else {
+            std::printf("  air optimisation off; a pass on a copy of the final state: %.3f ms\n",
+                        full["ms_per_optimisation_pass"].get<double>());
+        }
+    }
+    return 0;
+}
+
+} // namespace
+
+void addBenchCommand(CLI::App& cli, int& status) {
+    auto o = std::make_shared<RunOptions>();
+    auto* c = cli.add_subcommand(
+        "bench", "Time the solver on a scene (one thread unless --threads): the median ms per "
+                 "step and ns per projection of each constraint type; with air, ns per air check "
+                 "and ms per optimisation pass; with rigid bodies, ms for contact detection and "
+                 "for the solve.");
+    addRunOptions(*c, *o);
+    c->add_flag("--json", o->json, "The figures as JSON");
+    c->callback([o, &status] { status = bench(*o); });
+}
+
+} // namespace pbd::cli

@@ -1,0 +1,192 @@
+// pbdlab-cli prepare: import, check and repair meshes, tetrahedralize closed bodies, tessellate
+// the air, material frames, masses and constraints; write the project, asset and meshes.
+
+#include "meshing/Prepare.h"
+
+#include "app/cli/Command.h"
+#include "meshing/CookedAsset.h"
+#include "meshing/Export.h"
+#include "meshing/ProjectFile.h"
+
+#include <chrono>
+#include <cmath>
+#include <cstdio>
+#include <cstdlib>
+
+namespace pbd::cli {
+
+namespace {
+
+struct PrepareCommandOptions {
+    PrepareOptions prepare;
+    std::vector<std::string> files;
+    std::string frames, tetFrames, localBodies;
+    double timeout = 0;
+    int airSubdivisions = 0;
+    std::string project, asset, vtu, msh, tetgen, report;
+    bool quiet = false;
+};
+
+const char* severityName(ReportSeverity s) {
+    switch (s) {
+    case ReportSeverity::Info:
+        return "info";
+    case ReportSeverity::Warning:
+        return "warning";
+    case ReportSeverity::Error:
+        return "error";
+    }
+    return "";
+}
+
+int prepare(PrepareCommandOptions& o) {
+    PrepareOptions& options = o.prepare;
+    if (!o.frames.empty()) {
+        options.frames = true;
+    }
+    if (!o.tetFrames.empty()) {
+        options.tetFrames =
+            o.tetFrames == "global" ? TetFrameMode::Global : TetFrameMode::NearestSurface;
+        options.frames = true;
+    }
+    if (o.airSubdivisions > 0) {
+        options.airOptions.boxSubdivisions = o.airSubdivisions;
+    }
+    for (std::size_t start = 0; start < o.localBodies.size();) {
+        const std::size_t comma = std::min(o.localBodies.find(',', start), o.localBodies.size());
+        if (comma > start) {
+            options.airOptions.localBodies.push_back(o.localBodies.substr(start, comma - start));
+        }
+        start = comma + 1;
+    }
+    if (o.timeout > 0) {
+        options.tet.timeoutSeconds = options.airOptions.timeoutSeconds = o.timeout;
+    }
+    std::vector<std::filesystem::path> files(o.files.begin(), o.files.end());
+    int lastPercent = -1;
+    const ProgressCallback progress = [&](double f, const std::string& stage) {
+        if (!o.quiet && f >= 0 && int(f * 100) != lastPercent) {
+            lastPercent = int(f * 100);
+            std::fprintf(stderr, "[%3d%%] %s\n", lastPercent, stage.c_str());
+        }
+        return true;
+    };
+    PrepareResult result = prepareFiles(files, options, progress);
+    for (const ReportLine& l : result.report.lines) {
+        if (l.severity == ReportSeverity::Error && l.text == result.report.error) {
+            continue; // said once below
+        }
+        if (!o.quiet || l.severity != ReportSeverity::Info) {
+            std::fprintf(stderr, "%s: %s\n", severityName(l.severity), l.text.c_str());
+        }
+    }
+    auto write = [&](const std::string& target, auto&& writer) {
+        if (target.empty() || !result.report.ok()) {
+            return;
+        }
+        if (const Result<bool> ok = writer(target); !ok) {
+            inputProblem(ok.error());
+            result.report.error = ok.error();
+        }
+    };
+    const auto started = std::chrono::steady_clock::now();
+    write(o.project, [&](const std::string& f) { return saveProject(result.scene, f); });
+    write(o.asset, [&](const std::string& f) { return exportCookedAsset(result.scene, f); });
+    write(o.vtu, [&](const std::string& f) { return exportVtu(result.scene, f); });
+    write(o.msh, [&](const std::string& f) { return exportMsh(result.scene, f); });
+    write(o.tetgen, [&](const std::string& f) { return exportTetgen(result.scene, f); });
+    result.report.timings.emplace_back(
+        "export",
+        std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count());
+    if (!o.report.empty()) {
+        if (const Result<bool> ok = writeFileAtomically(o.report, result.report.toJson(2) + "\n");
+            !ok) {
+            return inputProblem(ok.error());
+        }
+    }
+    if (!result.report.ok()) {
+        return inputProblem("prepare failed: " + result.report.error);
+    }
+    return kSuccess;
+}
+
+} // namespace
+
+void addPrepareCommand(CLI::App& cli, int& status) {
+    auto o = std::make_shared<PrepareCommandOptions>();
+    PrepareOptions& p = o->prepare;
+    auto* c = cli.add_subcommand(
+        "prepare",
+        "Import, check and repair meshes; tetrahedralize closed bodies (TetGen, surface kept "
+        "exactly); tessellate the air in a box around everything; material frames from UVs; "
+        "masses and, with --constraints, default constraints. Writes a project file, a cooked "
+        "asset, .vtu, Gmsh .msh 4.1, TetGen .node/.ele/.face and a JSON report. Progress and "
+        "the report go to stderr.");
+    c->add_option("meshes", o->files, "Mesh files: .obj, .ply, .stl, .off, .gltf, .glb")
+        ->required()
+        ->type_name("MESH...");
+    c->add_flag("--tet", p.tetrahedralize, "Tetrahedralize closed bodies");
+    c->add_flag("--air", p.air, "Tessellate the air between and around the bodies");
+    c->add_option("--frames", o->frames, "Material frames from the UVs")->check(oneOf({"uv"}));
+    c->add_option("--tet-frames", o->tetFrames,
+                  "Tets' frames: one global frame, or the nearest surface triangle's")
+        ->check(oneOf({"global", "surface"}));
+    c->add_option("--quality", p.tet.radiusEdgeRatio,
+                  "Tets' radius-edge ratio bound (at least 1; 0: none)")
+        ->check(CLI::Validator(
+            [](std::string& s) -> std::string {
+                char* end = nullptr;
+                const double v = std::strtod(s.c_str(), &end);
+                return !s.empty() && *end == '\0' && (v == 0 || v >= 1) && std::isfinite(v)
+                           ? ""
+                           : "is a radius-edge ratio of at least 1 (or 0 for none), not '" + s +
+                                 "'";
+            },
+            "Q"))
+        ->type_name("Q");
+    c->add_option("--max-volume", p.tet.maxVolume, "Largest tet volume, m^3")
+        ->check(positiveNumber())
+        ->type_name("V");
+    c->add_option("--air-margin", p.airOptions.margin,
+                  "The air box's margin, a share F of the scene's size")
+        ->check(positiveNumber())
+        ->type_name("F");
+    c->add_option("--air-subdivisions", o->airSubdivisions, "Segments per air box edge")
+        ->check(positiveWhole())
+        ->type_name("N");
+    c->add_option("--air-quality", p.airOptions.radiusEdgeRatio, "The air tets' radius-edge ratio")
+        ->check(numberAtLeastZero())
+        ->type_name("Q");
+    c->add_option("--local-air", p.airOptions.localDistance,
+                  "Tessellate only the air within D m of the --local-air-bodies")
+        ->check(positiveNumber())
+        ->type_name("D");
+    c->add_option("--local-air-bodies", o->localBodies, "The bodies of --local-air")
+        ->type_name("NAME,...");
+    c->add_option("--scale", p.import.scale, "Scale the meshes' coordinates by S")
+        ->check(positiveNumber())
+        ->type_name("S");
+    c->add_flag("--no-repair{false}", p.repair, "Refuse meshes with problems instead of mending");
+    c->add_flag("--constraints", p.defaultConstraints, "Add default constraints");
+    c->add_flag("--rigid", p.rigidHulls, "Every body becomes a rigid body, its convex hull");
+    c->add_flag("--ground", p.rigidGround, "With --rigid: on a static ground");
+    c->add_option("--density", p.density, "Density, kg/m^3 (tet and rigid bodies)")
+        ->check(positiveNumber())
+        ->type_name("D");
+    c->add_option("--areal-density", p.arealDensity, "Mass per area of cloth, kg/m^2")
+        ->check(positiveNumber())
+        ->type_name("D");
+    c->add_option("--timeout", o->timeout, "Seconds TetGen may take per run")
+        ->check(positiveNumber())
+        ->type_name("S");
+    c->add_option("-o,--out", o->project, "Write the project file")->type_name("PROJECT.json");
+    c->add_option("--asset", o->asset, "Write a cooked asset")->type_name("FILE");
+    c->add_option("--vtu", o->vtu, "Write a VTK unstructured grid")->type_name("FILE");
+    c->add_option("--msh", o->msh, "Write a Gmsh 4.1 mesh")->type_name("FILE");
+    c->add_option("--tetgen", o->tetgen, "Write TetGen .node/.ele/.face")->type_name("PREFIX");
+    c->add_option("--report", o->report, "Write the report as JSON")->type_name("REPORT.json");
+    c->add_flag("--quiet", o->quiet, "Only warnings and errors on stderr");
+    c->callback([o, &status] { status = prepare(*o); });
+}
+
+} // namespace pbd::cli

@@ -1,0 +1,77 @@
+// The vertex-face pairs across the air that the contact-distance pass keeps apart (Air Meshes
+// §4.3): a solid vertex over a face of another solid, on the air's boundary or a cloth triangle.
+
+#include "core/air/AirConnectivity.h"
+#include "core/air/AirOptimizer.h"
+
+#include <algorithm>
+
+namespace pbd {
+
+using air::buildAdjacency;
+using air::faceKey;
+using air::kFace;
+using air::kNone;
+
+std::vector<AirContactPair> airContactPairs(const Scene& scene,
+                                            const std::vector<std::int32_t>* adjacency) {
+    std::vector<AirContactPair> pairs;
+    const std::vector<Tetrahedron>& tets = scene.air.tets;
+    if (tets.empty()) {
+        return pairs;
+    }
+    std::vector<std::int32_t> built;
+    if (!adjacency || adjacency->size() != 4 * tets.size()) {
+        built = buildAdjacency(tets);
+        adjacency = &built;
+    }
+    const std::vector<std::int32_t>& neighbours = *adjacency;
+    std::vector<Triangle> cloth;
+    for (const Body& body : scene.bodies) {
+        if (body.kind == BodyKind::Cloth) {
+            for (const Triangle& t : body.triangles) {
+                cloth.push_back(faceKey(t[0], t[1], t[2]));
+            }
+        }
+    }
+    std::sort(cloth.begin(), cloth.end());
+    const Index airBegin = scene.air.firstParticle;
+    const Index airEnd = airBegin + scene.air.particleCount;
+    const auto solid = [&](Index v) {
+        return v < airBegin || v >= airEnd || !(scene.particles.inverseMasses[v] > 0);
+    };
+    const auto freeAirPoint = [&](Index v) { return !solid(v); };
+    // The body a particle belongs to, or -1 (the container).
+    std::vector<int> owner(scene.particles.size(), -1);
+    for (std::size_t b = 0; b < scene.bodies.size(); ++b) {
+        const Body& body = scene.bodies[b];
+        std::fill_n(owner.begin() + body.firstParticle, body.particleCount, int(b));
+    }
+    const auto bodyOf = [&](Index v) { return owner[v]; };
+    for (std::size_t t = 0; t < tets.size(); ++t) {
+        const Tetrahedron& tet = tets[t];
+        for (int i = 0; i < 4; ++i) {
+            const Index p = tet[std::size_t(i)];
+            const Triangle face{tet[std::size_t(kFace[i][0])], tet[std::size_t(kFace[i][1])],
+                                tet[std::size_t(kFace[i][2])]};
+            if (!solid(p) || std::any_of(face.begin(), face.end(), freeAirPoint)) {
+                continue;
+            }
+            // A body's own particle across the air from its own face lies in that face's
+            // plane as often as not (a corner next to a side): no contact between the two.
+            const int body = bodyOf(p);
+            if (body >= 0 &&
+                (body == bodyOf(face[0]) || body == bodyOf(face[1]) || body == bodyOf(face[2]))) {
+                continue;
+            }
+            const bool boundary = neighbours[4 * t + std::size_t(i)] == kNone;
+            if (boundary || std::binary_search(cloth.begin(), cloth.end(),
+                                               faceKey(face[0], face[1], face[2]))) {
+                pairs.push_back({p, face});
+            }
+        }
+    }
+    return pairs;
+}
+
+} // namespace pbd

@@ -1,0 +1,985 @@
+#include "core/air/AirOptimizer.h"
+
+#include "core/air/AirConnectivity.h"
+#include "core/scene/Topology.h"
+
+#include <algorithm>
+#include <array>
+#include <chrono>
+#include <cmath>
+#include <limits>
+#include <utility>
+
+namespace pbd {
+
+namespace {
+
+using namespace air;
+
+constexpr Index kDead = std::numeric_limits<Index>::max();
+constexpr Real kInfinity = std::numeric_limits<Real>::infinity();
+constexpr int kMaxRing = 16;
+constexpr Real kPi = 3.14159265358979323846;
+
+int localIndex(const Tetrahedron& t, Index v) {
+    for (int i = 0; i < 4; ++i) {
+        if (t[i] == v) {
+            return i;
+        }
+    }
+    return -1;
+}
+
+// The vertex of t that is none of a, b, c.
+Index otherVertex(const Tetrahedron& t, Index a, Index b, Index c) {
+    for (Index v : t) {
+        if (v != a && v != b && v != c) {
+            return v;
+        }
+    }
+    return kDead;
+}
+
+// Whether (p0, p1, p2, p3), a permutation of (0, 1, 2, 3), is even.
+bool isEven(int p0, int p1, int p2, int p3) {
+    const int p[4] = {p0, p1, p2, p3};
+    int inversions = 0;
+    for (int i = 0; i < 4; ++i) {
+        for (int j = i + 1; j < 4; ++j) {
+            inversions += p[i] > p[j];
+        }
+    }
+    return inversions % 2 == 0;
+}
+
+// The angles the tets (a, b, r_k, r_k+1) turn through around edge ab, summed over the closed
+// ring r: 2 pi when the ring winds once around the edge (an untangled neighbourhood), 4 pi or
+// more when the tets, though each positive, overlap (the air folded over itself, as after
+// bodies were squashed into each other).
+Real ringAngle(const std::vector<Vec3>& x, Index a, Index b, const Index* ring, std::size_t m) {
+    const Vec3 axis = (x[b] - x[a]).normalized();
+    Real total = 0;
+    for (std::size_t k = 0; k < m; ++k) {
+        Vec3 u = x[ring[k]] - x[a];
+        Vec3 v = x[ring[(k + 1) % m]] - x[a];
+        u -= u.dot(axis) * axis;
+        v -= v.dot(axis) * axis;
+        total += std::atan2(axis.dot(u.cross(v)), u.dot(v));
+    }
+    return std::abs(total);
+}
+
+} // namespace
+
+struct AirOptimizer::Impl {
+    std::vector<std::int32_t> neighbours;
+    std::vector<EdgeKey> fixedEdges;  // sorted: every body triangle's edges
+    std::vector<Triangle> fixedFaces; // sorted keys of every body triangle
+    std::size_t builtFor = std::numeric_limits<std::size_t>::max();
+
+    // State of the pass.
+    std::vector<Tetrahedron>* tets = nullptr;
+    const std::vector<Vec3>* x = nullptr;
+    AirOptimizationOptions options;
+    std::vector<Real> quality;
+    std::vector<std::int32_t> freeSlots;
+    std::vector<std::uint8_t> frozen; // per particle: a corner of a crushed body tet
+    bool anyFrozen = false;
+
+    // A change to the mesh: tets removed and tets added.
+    struct Change {
+        Real newMin = -kInfinity;
+        Real oldMin = 0;
+        bool edgeRemoval = false;
+        std::size_t size = 0; // ring size or faces removed
+        std::vector<std::int32_t> removed;
+        std::vector<Tetrahedron> added;
+    };
+    Change best;
+
+    // Scratch of the searches.
+    std::vector<Index> ring;
+    std::vector<std::int32_t> ringTets;
+    struct Node {
+        std::array<Index, 3> p;              // wound so that (a, p0, p1, p2) is positive
+        std::int32_t ta = kNone, tb = kNone; // the tets (a, face) and (face, b)
+        int parentEdge = -1;                 // the edge shared with the parent, -1 at the root
+    };
+    std::vector<Node> nodes;
+    std::vector<std::int32_t> star;
+    std::vector<std::uint32_t> visited; // per tet: the walk that last reached it
+    std::uint32_t visit = 0;
+    std::vector<EdgeKey> oldEdges;
+
+    void build(const Scene& scene) {
+        neighbours = buildAdjacency(scene.air.tets);
+        fixedEdges.clear();
+        fixedFaces.clear();
+        for (const Body& body : scene.bodies) {
+            for (const Triangle& t : body.triangles) {
+                fixedFaces.push_back(faceKey(t[0], t[1], t[2]));
+                for (int k = 0; k < 3; ++k) {
+                    fixedEdges.push_back(edgeKey(t[k], t[(k + 1) % 3]));
+                }
+            }
+        }
+        std::sort(fixedEdges.begin(), fixedEdges.end());
+        fixedEdges.erase(std::unique(fixedEdges.begin(), fixedEdges.end()), fixedEdges.end());
+        std::sort(fixedFaces.begin(), fixedFaces.end());
+        fixedFaces.erase(std::unique(fixedFaces.begin(), fixedFaces.end()), fixedFaces.end());
+        builtFor = scene.air.tets.size();
+    }
+
+    bool fixedEdge(Index a, Index b) const {
+        return std::binary_search(fixedEdges.begin(), fixedEdges.end(), edgeKey(a, b));
+    }
+    bool fixedFace(Index a, Index b, Index c) const {
+        return std::binary_search(fixedFaces.begin(), fixedFaces.end(), faceKey(a, b, c));
+    }
+
+    Real q(Index a, Index b, Index c, Index d) const {
+        const std::vector<Vec3>& p = *x;
+        return tetQuality(p[a], p[b], p[c], p[d]);
+    }
+    Real q(const Tetrahedron& t) const { return q(t[0], t[1], t[2], t[3]); }
+
+    void consider(Change&& change) {
+        if (anyFrozen) {
+            for (std::int32_t r : change.removed) {
+                for (Index v : (*tets)[std::size_t(r)]) {
+                    if (frozen[v]) {
+                        return;
+                    }
+                }
+            }
+        }
+        if (change.newMin > change.oldMin + options.minimumGain && change.newMin > best.newMin &&
+            change.newMin > options.worstMade) {
+            best = std::move(change);
+        }
+    }
+
+    // Edge removal of edge (a, b) of tet t: the ring of tets around the edge is replaced by
+    // the best triangulation of the ring's polygon, each triangle coned to a and to b.
+    void tryEdgeRemoval(std::int32_t t, Index a, Index b) {
+        if (fixedEdge(a, b)) {
+            return;
+        }
+        const std::vector<Tetrahedron>& T = *tets;
+        ring.clear();
+        ringTets.clear();
+        Real oldMin = kInfinity;
+        std::int32_t current = t;
+        for (;;) {
+            const Tetrahedron& tet = T[std::size_t(current)];
+            const int ia = localIndex(tet, a);
+            const int ib = localIndex(tet, b);
+            if (ia < 0 || ib < 0) {
+                return;
+            }
+            int ic = -1;
+            int id = -1;
+            for (int k = 0; k < 4; ++k) {
+                if (k != ia && k != ib) {
+                    (ic < 0 ? ic : id) = k;
+                }
+            }
+            if (!isEven(ia, ib, ic, id)) {
+                std::swap(ic, id); // (a, b, c, d) positive: the ring runs c -> d
+            }
+            ring.push_back(tet[std::size_t(ic)]);
+            ringTets.push_back(current);
+            oldMin = std::min(oldMin, quality[std::size_t(current)]);
+            if (oldMin < options.worstRemovable) {
+                return;
+            }
+            current = neighbours[4 * std::size_t(current) + std::size_t(ic)]; // across (a, b, d)
+            if (current == kNone) {
+                return; // the edge is on the air's boundary
+            }
+            if (current == t) {
+                break;
+            }
+            if (int(ring.size()) >= std::min(options.maxRing, kMaxRing)) {
+                return;
+            }
+        }
+        const int m = int(ring.size());
+        if (m < 3) {
+            return;
+        }
+        // Klincsek's dynamic programme over the polygon r0 .. r(m-1): Q[i][j] is the best worst
+        // quality of the triangulation of r_i .. r_j, each triangle (r_i, r_k, r_j) giving the
+        // tets (a, r_i, r_k, r_j) and (r_i, r_k, r_j, b).
+        // Only triangulations better than the target matter: anything at or below it counts as
+        // a failure, which lets most candidates be dismissed after one quality each.
+        const Real target =
+            std::max({oldMin + options.minimumGain, best.newMin, options.worstMade});
+        Real Q[kMaxRing][kMaxRing];
+        int K[kMaxRing][kMaxRing];
+        for (int i = 0; i + 1 < m; ++i) {
+            Q[i][i + 1] = kInfinity;
+        }
+        for (int length = 2; length < m; ++length) {
+            for (int i = 0; i + length < m; ++i) {
+                const int j = i + length;
+                Real bestValue = target;
+                int bestK = i + 1;
+                for (int k = i + 1; k < j; ++k) {
+                    Real v = std::min(Q[i][k], Q[k][j]);
+                    if (v <= bestValue) {
+                        continue;
+                    }
+                    v = std::min(
+                        v, q(a, ring[std::size_t(i)], ring[std::size_t(k)], ring[std::size_t(j)]));
+                    if (v <= bestValue) {
+                        continue;
+                    }
+                    v = std::min(
+                        v, q(ring[std::size_t(i)], ring[std::size_t(k)], ring[std::size_t(j)], b));
+                    if (v > bestValue) {
+                        bestValue = v;
+                        bestK = k;
+                    }
+                }
+                Q[i][j] = bestValue;
+                K[i][j] = bestK;
+            }
+        }
+        Change change;
+        change.newMin = Q[0][m - 1];
+        change.oldMin = oldMin;
+        if (!(change.newMin > target)) {
+            return;
+        }
+        if (!(ringAngle(*x, a, b, ring.data(), ring.size()) < 3 * kPi)) {
+            return; // the ring does not wind once around the edge: the air is folded here
+        }
+        change.edgeRemoval = true;
+        change.size = std::size_t(m);
+        change.removed = ringTets;
+        std::array<std::pair<int, int>, kMaxRing> stack;
+        int top = 0;
+        stack[std::size_t(top++)] = {0, m - 1};
+        while (top > 0) {
+            const auto [i, j] = stack[std::size_t(--top)];
+            if (j - i < 2) {
+                continue;
+            }
+            const int k = K[i][j];
+            const Index ri = ring[std::size_t(i)];
+            const Index rk = ring[std::size_t(k)];
+            const Index rj = ring[std::size_t(j)];
+            change.added.push_back({a, ri, rk, rj});
+            change.added.push_back({ri, rk, rj, b});
+            stack[std::size_t(top++)] = {i, k};
+            stack[std::size_t(top++)] = {k, j};
+        }
+        consider(std::move(change));
+    }
+
+    // Multi-face removal of the face opposite vertex f of tet t: with a = that vertex and b the
+    // vertex across the face, the faces sandwiched between a and b (each with tets (a, face)
+    // and (face, b)) are removed and the edge ab is made, with a ring of tets (a, b, edge)
+    // around it, one per outer edge of the removed faces. Shewchuk chooses the faces by a
+    // dynamic programme over the tree of sandwiched faces; with a target to beat, it reduces
+    // to growing the tree only across the edges whose tet (a, b, edge) would not beat the
+    // target (such an edge cannot stay on the ring, so the face beyond it must go too), and
+    // giving up where no sandwiched face lies beyond such an edge. What grows is the smallest
+    // set of faces whose removal beats the target, if any does.
+    void tryMultiFace(std::int32_t t, int f) {
+        const std::vector<Tetrahedron>& T = *tets;
+        const Tetrahedron& tet = T[std::size_t(t)];
+        const std::int32_t across = neighbours[4 * std::size_t(t) + std::size_t(f)];
+        if (across == kNone) {
+            return;
+        }
+        const Index a = tet[std::size_t(f)];
+        const std::array<Index, 3> root{tet[std::size_t(kFace[f][0])],
+                                        tet[std::size_t(kFace[f][1])],
+                                        tet[std::size_t(kFace[f][2])]};
+        const Index b = otherVertex(T[std::size_t(across)], root[0], root[1], root[2]);
+        if (b == kDead || fixedFace(root[0], root[1], root[2])) {
+            return;
+        }
+        const Real rootMin = std::min(quality[std::size_t(t)], quality[std::size_t(across)]);
+        if (rootMin < options.worstRemovable) {
+            return;
+        }
+        const Real target =
+            std::max({rootMin + options.minimumGain, best.newMin, options.worstMade});
+        nodes.clear();
+        nodes.push_back({root, t, across, -1});
+        const auto known = [&](std::int32_t tetIndex) {
+            for (const Node& n : nodes) {
+                if (n.ta == tetIndex || n.tb == tetIndex) {
+                    return true;
+                }
+            }
+            return false;
+        };
+        Change change;
+        change.newMin = kInfinity;
+        for (std::size_t n = 0; n < nodes.size(); ++n) {
+            for (int e = 0; e < 3; ++e) {
+                if (e == nodes[n].parentEdge) {
+                    continue;
+                }
+                const Node node = nodes[n];
+                const Index p = node.p[std::size_t(e)];
+                const Index r = node.p[std::size_t((e + 1) % 3)];
+                const Index s = node.p[std::size_t((e + 2) % 3)];
+                const Real edgeQuality = q(a, b, p, r);
+                if (edgeQuality > target) {
+                    change.newMin = std::min(change.newMin, edgeQuality);
+                    change.added.push_back({a, b, p, r}); // stays on the ring
+                    continue;
+                }
+                // The face beyond edge pr must go too: it must be sandwiched and removable.
+                if (int(nodes.size()) >= options.maxFaces || fixedEdge(p, r)) {
+                    return;
+                }
+                const std::int32_t ta2 =
+                    neighbours[4 * std::size_t(node.ta) +
+                               std::size_t(localIndex(T[std::size_t(node.ta)], s))];
+                const std::int32_t tb2 =
+                    neighbours[4 * std::size_t(node.tb) +
+                               std::size_t(localIndex(T[std::size_t(node.tb)], s))];
+                if (ta2 == kNone || tb2 == kNone || known(ta2) || known(tb2)) {
+                    return;
+                }
+                const Index xa = otherVertex(T[std::size_t(ta2)], a, p, r);
+                const Index xb = otherVertex(T[std::size_t(tb2)], b, p, r);
+                if (xa != xb || xa == a || xa == b || xa == kDead || fixedFace(p, r, xa) ||
+                    quality[std::size_t(ta2)] < options.worstRemovable ||
+                    quality[std::size_t(tb2)] < options.worstRemovable) {
+                    return;
+                }
+                nodes.push_back({{r, p, xa}, ta2, tb2, 0}); // (a, r, p, xa) is positive
+            }
+        }
+        // The new tets' edges around ab, in ring order, must wind once around it.
+        if (change.added.size() >= 3) {
+            // change.added lists ring edges in tree order; chain them into ring order.
+            std::vector<Index> ordered{change.added[0][2], change.added[0][3]};
+            for (std::size_t k = 1; k + 1 < change.added.size(); ++k) {
+                for (const Tetrahedron& ringTet : change.added) {
+                    if (ringTet[2] == ordered.back()) {
+                        ordered.push_back(ringTet[3]);
+                        break;
+                    }
+                }
+            }
+            if (ordered.size() != change.added.size() ||
+                !(ringAngle(*x, a, b, ordered.data(), ordered.size()) < 3 * kPi)) {
+                return;
+            }
+        }
+        change.oldMin = kInfinity;
+        for (const Node& node : nodes) {
+            change.removed.push_back(node.ta);
+            change.removed.push_back(node.tb);
+            change.oldMin = std::min(
+                {change.oldMin, quality[std::size_t(node.ta)], quality[std::size_t(node.tb)]});
+        }
+        change.edgeRemoval = false;
+        change.size = nodes.size();
+        consider(std::move(change));
+    }
+
+    // Whether some live tet other than the removed ones has all of `vertices` (one or two
+    // more besides `around`), searched among the tets around vertex `around` that are reachable
+    // from `start` through faces containing `around`.
+    template <std::size_t N>
+    bool existsElsewhere(const Change& change, std::int32_t start, Index around,
+                         const std::array<Index, N>& vertices) {
+        const std::vector<Tetrahedron>& T = *tets;
+        if (visited.size() < T.size()) {
+            visited.resize(T.size(), 0);
+        }
+        if (++visit == 0) { // the stamps wrapped around: start afresh
+            std::fill(visited.begin(), visited.end(), 0);
+            visit = 1;
+        }
+        star.clear();
+        star.push_back(start);
+        visited[std::size_t(start)] = visit;
+        for (std::size_t k = 0; k < star.size(); ++k) {
+            const std::int32_t t = star[k];
+            const Tetrahedron& tet = T[std::size_t(t)];
+            const bool removed =
+                std::find(change.removed.begin(), change.removed.end(), t) != change.removed.end();
+            if (!removed && std::all_of(vertices.begin(), vertices.end(),
+                                        [&](Index v) { return localIndex(tet, v) >= 0; })) {
+                return true;
+            }
+            for (int i = 0; i < 4; ++i) {
+                const std::int32_t n = neighbours[4 * std::size_t(t) + std::size_t(i)];
+                if (tet[std::size_t(i)] != around && n != kNone &&
+                    visited[std::size_t(n)] != visit) {
+                    visited[std::size_t(n)] = visit;
+                    star.push_back(n);
+                }
+            }
+        }
+        return false;
+    }
+
+    // The change keeps the air a simplicial complex: among the new tets every face is shared
+    // by two of them or by one and the cavity's outside, and no new edge (nor a new face made
+    // only of old edges) already exists elsewhere. In a valid mesh that follows from the new
+    // tets being positive; after a rough step (bodies pressed into each other, air squashed)
+    // the mesh can be tangled and this is what keeps a flip from making it non-manifold.
+    template <typename Outside>
+    bool keepsTheMeshSimple(const Change& change, const std::vector<Outside>& outside) {
+        const std::vector<Tetrahedron>& T = *tets;
+        for (const Tetrahedron& t : change.added) {
+            for (int i = 0; i < 4; ++i) {
+                const Triangle key = faceOpposite(t, i);
+                int inside = 0;
+                for (const Tetrahedron& u : change.added) {
+                    for (int j = 0; j < 4; ++j) {
+                        inside += faceOpposite(u, j) == key;
+                    }
+                }
+                int out = 0;
+                for (const Outside& o : outside) {
+                    out += o.key == key;
+                }
+                if (!((inside == 1 && out == 1) || (inside == 2 && out == 0))) {
+                    return false;
+                }
+            }
+        }
+        oldEdges.clear();
+        for (std::int32_t r : change.removed) {
+            const Tetrahedron& t = T[std::size_t(r)];
+            for (int i = 0; i < 4; ++i) {
+                for (int j = i + 1; j < 4; ++j) {
+                    oldEdges.push_back(edgeKey(t[std::size_t(i)], t[std::size_t(j)]));
+                }
+            }
+        }
+        std::sort(oldEdges.begin(), oldEdges.end());
+        const auto old = [&](Index u, Index v) {
+            return std::binary_search(oldEdges.begin(), oldEdges.end(), edgeKey(u, v));
+        };
+        const auto removedTetWith = [&](Index v) {
+            for (std::int32_t r : change.removed) {
+                if (localIndex(T[std::size_t(r)], v) >= 0) {
+                    return r;
+                }
+            }
+            return kNone;
+        };
+        for (const Tetrahedron& t : change.added) {
+            for (int i = 0; i < 4; ++i) {
+                for (int j = i + 1; j < 4; ++j) {
+                    const Index u = t[std::size_t(i)];
+                    const Index v = t[std::size_t(j)];
+                    if (!old(u, v) &&
+                        existsElsewhere(change, removedTetWith(u), u, std::array<Index, 1>{v})) {
+                        return false;
+                    }
+                }
+            }
+            for (int i = 0; i < 4; ++i) {
+                const Index u = t[std::size_t(kFace[i][0])];
+                const Index v = t[std::size_t(kFace[i][1])];
+                const Index w = t[std::size_t(kFace[i][2])];
+                if (old(u, v) && old(v, w) && old(w, u)) {
+                    bool isOld = false;
+                    for (std::int32_t r : change.removed) {
+                        const Tetrahedron& o = T[std::size_t(r)];
+                        isOld = isOld || (localIndex(o, u) >= 0 && localIndex(o, v) >= 0 &&
+                                          localIndex(o, w) >= 0);
+                    }
+                    if (!isOld &&
+                        existsElsewhere(change, removedTetWith(u), u, std::array<Index, 2>{v, w})) {
+                        return false;
+                    }
+                }
+            }
+        }
+        return true;
+    }
+
+    // Replaces the change's removed tets by its added ones, linking every new face to the
+    // cavity's outside or to another new tet. Returns false (and changes nothing) when the
+    // faces do not match up.
+    bool apply(const Change& change) {
+        std::vector<Tetrahedron>& T = *tets;
+        struct Outside {
+            Triangle key;
+            std::int32_t tet; // the tet outside the cavity, or kNone on the air's boundary
+            int local;        // its face index pointing into the cavity
+            bool used = false;
+        };
+        std::vector<Outside> outside;
+        const auto removed = [&](std::int32_t t) {
+            return std::find(change.removed.begin(), change.removed.end(), t) !=
+                   change.removed.end();
+        };
+        for (std::int32_t r : change.removed) {
+            for (int i = 0; i < 4; ++i) {
+                const std::int32_t n = neighbours[4 * std::size_t(r) + std::size_t(i)];
+                if (n != kNone && removed(n)) {
+                    continue;
+                }
+                int local = -1;
+                if (n != kNone) {
+                    for (int k = 0; k < 4; ++k) {
+                        if (neighbours[4 * std::size_t(n) + std::size_t(k)] == r) {
+                            local = k;
+                        }
+                    }
+                    if (local < 0) {
+                        return false;
+                    }
+                }
+                outside.push_back({faceOpposite(T[std::size_t(r)], i), n, local});
+            }
+        }
+        if (!keepsTheMeshSimple(change, outside)) {
+            return false;
+        }
+        // links[4 s + i]: >= 0 an outside entry, <= -2 the new tet -(value + 2).
+        const std::size_t count = change.added.size();
+        std::vector<std::int32_t> links(4 * count, kNone);
+        for (std::size_t s = 0; s < count; ++s) {
+            for (int i = 0; i < 4; ++i) {
+                if (links[4 * s + std::size_t(i)] != kNone) {
+                    continue;
+                }
+                const Triangle key = faceOpposite(change.added[s], i);
+                bool matched = false;
+                for (std::size_t o = 0; o < outside.size() && !matched; ++o) {
+                    if (!outside[o].used && outside[o].key == key) {
+                        outside[o].used = true;
+                        links[4 * s + std::size_t(i)] = std::int32_t(o);
+                        matched = true;
+                    }
+                }
+                for (std::size_t s2 = s + 1; s2 < count && !matched; ++s2) {
+                    for (int j = 0; j < 4 && !matched; ++j) {
+                        if (links[4 * s2 + std::size_t(j)] == kNone &&
+                            faceOpposite(change.added[s2], j) == key) {
+                            links[4 * s + std::size_t(i)] = -std::int32_t(s2) - 2;
+                            links[4 * s2 + std::size_t(j)] = -std::int32_t(s) - 2;
+                            matched = true;
+                        }
+                    }
+                }
+                if (!matched) {
+                    return false;
+                }
+            }
+        }
+        for (const Outside& o : outside) {
+            if (!o.used) {
+                return false;
+            }
+        }
+        // Slots: the removed tets' first, then free ones, then new ones at the end.
+        std::vector<std::int32_t> slots;
+        slots.reserve(count);
+        for (std::size_t k = 0; k < count; ++k) {
+            if (k < change.removed.size()) {
+                slots.push_back(change.removed[k]);
+            } else if (!freeSlots.empty()) {
+                slots.push_back(freeSlots.back());
+                freeSlots.pop_back();
+            } else {
+                slots.push_back(std::int32_t(T.size()));
+                T.push_back({});
+                neighbours.insert(neighbours.end(), 4, kNone);
+                quality.push_back(0);
+            }
+        }
+        for (std::size_t k = count; k < change.removed.size(); ++k) {
+            const std::int32_t r = change.removed[k];
+            T[std::size_t(r)] = {kDead, kDead, kDead, kDead};
+            std::fill_n(neighbours.begin() + 4 * std::ptrdiff_t(r), 4, kNone);
+            quality[std::size_t(r)] = kInfinity;
+            freeSlots.push_back(r);
+        }
+        for (std::size_t s = 0; s < count; ++s) {
+            const std::int32_t slot = slots[s];
+            T[std::size_t(slot)] = change.added[s];
+            quality[std::size_t(slot)] = q(change.added[s]);
+            for (int i = 0; i < 4; ++i) {
+                const std::int32_t link = links[4 * s + std::size_t(i)];
+                std::int32_t neighbour = kNone;
+                if (link >= 0) {
+                    const Outside& o = outside[std::size_t(link)];
+                    neighbour = o.tet;
+                    if (o.tet != kNone) {
+                        neighbours[4 * std::size_t(o.tet) + std::size_t(o.local)] = slot;
+                    }
+                } else {
+                    neighbour = slots[std::size_t(-link - 2)];
+                }
+                neighbours[4 * std::size_t(slot) + std::size_t(i)] = neighbour;
+            }
+        }
+        return true;
+    }
+
+    // Moves the last live tets into the holes so the array is dense again.
+    void compact() {
+        std::vector<Tetrahedron>& T = *tets;
+        std::sort(freeSlots.begin(), freeSlots.end());
+        for (std::int32_t hole : freeSlots) {
+            while (!T.empty() && T.back()[0] == kDead) {
+                T.pop_back();
+            }
+            if (std::size_t(hole) >= T.size()) {
+                break;
+            }
+            const std::size_t last = T.size() - 1;
+            T[std::size_t(hole)] = T[last];
+            quality[std::size_t(hole)] = quality[last];
+            for (int i = 0; i < 4; ++i) {
+                const std::int32_t n = neighbours[4 * last + std::size_t(i)];
+                neighbours[4 * std::size_t(hole) + std::size_t(i)] = n;
+                if (n != kNone) {
+                    for (int k = 0; k < 4; ++k) {
+                        std::int32_t& back = neighbours[4 * std::size_t(n) + std::size_t(k)];
+                        if (back == std::int32_t(last)) {
+                            back = hole;
+                        }
+                    }
+                }
+            }
+            T.pop_back();
+        }
+        while (!T.empty() && T.back()[0] == kDead) {
+            T.pop_back();
+        }
+        freeSlots.clear();
+        neighbours.resize(4 * T.size());
+        quality.resize(T.size());
+    }
+};
+
+namespace {
+
+using namespace air;
+
+// 2 A of a triangle in the xy plane, counter-clockwise positive.
+Real cross2(const std::vector<Vec3>& x, Index a, Index b, Index c) {
+    return (x[b].x() - x[a].x()) * (x[c].y() - x[a].y()) -
+           (x[b].y() - x[a].y()) * (x[c].x() - x[a].x());
+}
+
+// Quality of a triangle in the xy plane (Air Meshes eq. 3 with the erratum), signed:
+// 4 sqrt(3) A / (l1^2 + l2^2 + l3^2), negative when clockwise.
+Real planarQuality(const std::vector<Vec3>& x, Index a, Index b, Index c) {
+    const Real sum =
+        (x[b] - x[a]).squaredNorm() + (x[c] - x[b]).squaredNorm() + (x[a] - x[c]).squaredNorm();
+    if (!(sum > 0)) {
+        return 0;
+    }
+    return 4.0 * std::sqrt(3.0) * 0.5 * cross2(x, a, b, c) / sum;
+}
+
+} // namespace
+
+// The 2D pass (the paper's proof of concept): flip the edge between two air triangles when
+// the two new triangles' worse quality beats the old ones' worse quality. The edge adjacency
+// is kept up to date flip by flip (a flip reuses the two triangles' slots).
+struct AirOptimizer::Planar {
+    std::vector<std::int32_t> neighbours;
+    std::vector<EdgeKey> fixedEdges; // body triangle edges and rope segments
+    std::size_t builtFor = std::numeric_limits<std::size_t>::max();
+
+    void build(const Scene& scene) {
+        neighbours = buildEdgeAdjacency(scene.air.triangles);
+        fixedEdges.clear();
+        for (const Body& body : scene.bodies) {
+            for (const Triangle& t : body.triangles) {
+                for (int k = 0; k < 3; ++k) {
+                    fixedEdges.push_back(edgeKey(t[std::size_t(k)], t[std::size_t((k + 1) % 3)]));
+                }
+            }
+            if (body.triangles.empty() && body.tets.empty()) { // a rope
+                for (Index i = body.firstParticle; i + 1 < body.firstParticle + body.particleCount;
+                     ++i) {
+                    fixedEdges.push_back(edgeKey(i, i + 1));
+                }
+            }
+        }
+        std::sort(fixedEdges.begin(), fixedEdges.end());
+        fixedEdges.erase(std::unique(fixedEdges.begin(), fixedEdges.end()), fixedEdges.end());
+        builtFor = scene.air.triangles.size();
+    }
+
+    AirOptimizationStatistics pass(Scene& scene, const AirOptimizationOptions& options) {
+        AirOptimizationStatistics stats;
+        std::vector<Triangle>& T = scene.air.triangles;
+        const std::vector<Vec3>& x = scene.particles.positions;
+        stats.tetsBefore = T.size();
+        std::vector<Real> quality(T.size());
+        std::vector<std::int32_t> candidates;
+        Real worst = kInfinity;
+        for (std::size_t t = 0; t < T.size(); ++t) {
+            quality[t] = planarQuality(x, T[t][0], T[t][1], T[t][2]);
+            worst = std::min(worst, quality[t]);
+            if (quality[t] < options.qualityThreshold) {
+                candidates.push_back(std::int32_t(t));
+            }
+        }
+        stats.minQualityBefore = worst;
+        stats.candidates = candidates.size();
+        std::sort(candidates.begin(), candidates.end(), [&](std::int32_t l, std::int32_t r) {
+            return quality[std::size_t(l)] < quality[std::size_t(r)] ||
+                   (quality[std::size_t(l)] == quality[std::size_t(r)] && l < r);
+        });
+        for (std::int32_t t : candidates) {
+            const Real q0 = quality[std::size_t(t)];
+            if (!(q0 < options.qualityThreshold) || q0 < options.worstRemovable) {
+                continue;
+            }
+            // The best flip of one of t's three edges.
+            int bestEdge = -1;
+            Real bestQuality = -kInfinity;
+            for (int i = 0; i < 3; ++i) {
+                const std::int32_t u = neighbours[3 * std::size_t(t) + std::size_t(i)];
+                if (u == kNone) {
+                    continue;
+                }
+                const Triangle& tt = T[std::size_t(t)];
+                const Index c = tt[std::size_t(i)], p = tt[std::size_t((i + 1) % 3)],
+                            q = tt[std::size_t((i + 2) % 3)];
+                if (std::binary_search(fixedEdges.begin(), fixedEdges.end(), edgeKey(p, q))) {
+                    continue;
+                }
+                const Index d = otherCorner(T[std::size_t(u)], p, q);
+                const Real oldMin = std::min(q0, quality[std::size_t(u)]);
+                if (d == kDead || oldMin < options.worstRemovable) {
+                    continue;
+                }
+                const Real newMin = std::min(planarQuality(x, c, p, d), planarQuality(x, c, d, q));
+                if (newMin > oldMin + options.minimumGain && newMin > options.worstMade &&
+                    newMin > bestQuality) {
+                    bestQuality = newMin;
+                    bestEdge = i;
+                }
+            }
+            if (bestEdge >= 0) {
+                flip(T, x, quality, t, bestEdge);
+                ++stats.edgeRemovals;
+            }
+        }
+        stats.tetsAfter = T.size();
+        stats.minQualityAfter =
+            quality.empty() ? 0 : *std::min_element(quality.begin(), quality.end());
+        return stats;
+    }
+
+    static Index otherCorner(const Triangle& t, Index p, Index q) {
+        for (Index v : t) {
+            if (v != p && v != q) {
+                return v;
+            }
+        }
+        return kDead;
+    }
+
+    // Triangle t = (c, p, q) (corner i = c) and u = (d, q, p) across pq become t = (c, p, d)
+    // and u = (c, d, q).
+    void flip(std::vector<Triangle>& T, const std::vector<Vec3>& x, std::vector<Real>& quality,
+              std::int32_t t, int i) {
+        const std::int32_t u = neighbours[3 * std::size_t(t) + std::size_t(i)];
+        const Triangle tt = T[std::size_t(t)], uu = T[std::size_t(u)];
+        const Index c = tt[std::size_t(i)], p = tt[std::size_t((i + 1) % 3)],
+                    q = tt[std::size_t((i + 2) % 3)];
+        const Index d = otherCorner(uu, p, q);
+        const auto across = [&](std::int32_t tri, const Triangle& corners, Index opposite) {
+            for (int k = 0; k < 3; ++k) {
+                if (corners[std::size_t(k)] == opposite) {
+                    return neighbours[3 * std::size_t(tri) + std::size_t(k)];
+                }
+            }
+            return kNone;
+        };
+        const std::int32_t tAcrossQ = across(t, tt, q); // edge (c, p)
+        const std::int32_t tAcrossP = across(t, tt, p); // edge (q, c)
+        const std::int32_t uAcrossQ = across(u, uu, q); // edge (p, d)
+        const std::int32_t uAcrossP = across(u, uu, p); // edge (d, q)
+        T[std::size_t(t)] = {c, p, d};
+        T[std::size_t(u)] = {c, d, q};
+        // Opposite c, p, d of t: (p, d) -> uAcrossQ, (d, c) -> u, (c, p) -> tAcrossQ.
+        neighbours[3 * std::size_t(t) + 0] = uAcrossQ;
+        neighbours[3 * std::size_t(t) + 1] = u;
+        neighbours[3 * std::size_t(t) + 2] = tAcrossQ;
+        // Opposite c, d, q of u: (d, q) -> uAcrossP, (q, c) -> tAcrossP, (c, d) -> t.
+        neighbours[3 * std::size_t(u) + 0] = uAcrossP;
+        neighbours[3 * std::size_t(u) + 1] = tAcrossP;
+        neighbours[3 * std::size_t(u) + 2] = t;
+        const auto repoint = [&](std::int32_t outer, std::int32_t from, std::int32_t to) {
+            if (outer == kNone) {
+                return;
+            }
+            for (int k = 0; k < 3; ++k) {
+                std::int32_t& n = neighbours[3 * std::size_t(outer) + std::size_t(k)];
+                if (n == from) {
+                    n = to;
+                }
+            }
+        };
+        repoint(uAcrossQ, u, t); // edge (p, d) now belongs to t
+        repoint(tAcrossP, t, u); // edge (q, c) now belongs to u
+        quality[std::size_t(t)] = planarQuality(x, c, p, d);
+        quality[std::size_t(u)] = planarQuality(x, c, d, q);
+    }
+};
+
+AirOptimizer::AirOptimizer()
+    : impl_(std::make_unique<Impl>())
+    , planar_(std::make_unique<Planar>()) {}
+
+AirOptimizer::~AirOptimizer() = default;
+
+AirOptimizationStatistics AirOptimizer::optimize(Scene& scene,
+                                                 const AirOptimizationOptions& options) {
+    const auto start = std::chrono::steady_clock::now();
+    AirOptimizationStatistics stats;
+    if (scene.air.tets.empty() && !scene.air.triangles.empty()) {
+        if (planar_->builtFor != scene.air.triangles.size()) {
+            planar_->build(scene);
+            ++rebuilds_;
+        }
+        stats = planar_->pass(scene, options);
+        stats.milliseconds =
+            std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start)
+                .count();
+        return stats;
+    }
+    Impl& m = *impl_;
+    std::vector<Tetrahedron>& T = scene.air.tets;
+    stats.tetsBefore = T.size();
+    if (T.empty()) {
+        return stats;
+    }
+    if (m.builtFor != T.size()) {
+        m.build(scene);
+        ++rebuilds_;
+    }
+    m.tets = &T;
+    m.x = &scene.particles.positions;
+    m.options = options;
+    m.quality.resize(T.size());
+    std::vector<std::int32_t> candidates;
+    Real worst = kInfinity;
+    for (std::size_t t = 0; t < T.size(); ++t) {
+        const Real q = m.q(T[t]);
+        m.quality[t] = q;
+        worst = std::min(worst, q);
+        if (q < options.qualityThreshold) {
+            candidates.push_back(std::int32_t(t));
+        }
+    }
+    stats.minQualityBefore = worst;
+    m.frozen.assign(scene.particles.size(), 0);
+    m.anyFrozen = false;
+    for (const Body& body : scene.bodies) {
+        for (const Tetrahedron& t : body.tets) {
+            if (m.q(t) < options.crushedBody) {
+                for (Index v : t) {
+                    stats.frozenVertices += m.frozen[v] == 0;
+                    m.frozen[v] = 1;
+                }
+                m.anyFrozen = true;
+            }
+        }
+    }
+    stats.candidates = candidates.size();
+    // Worst first (ties by index, so passes are deterministic).
+    std::sort(candidates.begin(), candidates.end(), [&](std::int32_t l, std::int32_t r) {
+        const Real ql = m.quality[std::size_t(l)];
+        const Real qr = m.quality[std::size_t(r)];
+        return ql < qr || (ql == qr && l < r);
+    });
+    for (std::int32_t t : candidates) {
+        if (T[std::size_t(t)][0] == kDead ||
+            !(m.quality[std::size_t(t)] < options.qualityThreshold) ||
+            m.quality[std::size_t(t)] < options.worstRemovable) {
+            continue;
+        }
+        m.best = Impl::Change{};
+        const Tetrahedron tet = T[std::size_t(t)];
+        for (int i = 0; i < 4; ++i) {
+            for (int j = i + 1; j < 4; ++j) {
+                m.tryEdgeRemoval(t, tet[std::size_t(i)], tet[std::size_t(j)]);
+            }
+        }
+        for (int f = 0; f < 4; ++f) {
+            m.tryMultiFace(t, f);
+        }
+        if (m.best.removed.empty() || !m.apply(m.best)) {
+            continue;
+        }
+        if (m.best.edgeRemoval) {
+            ++stats.edgeRemovals;
+            stats.flips32 += m.best.size == 3;
+        } else {
+            ++stats.multiFaceRemovals;
+            stats.flips23 += m.best.size == 1;
+        }
+    }
+    m.compact();
+    m.builtFor = T.size();
+    stats.tetsAfter = T.size();
+    stats.minQualityAfter = T.empty() ? 0 : *std::min_element(m.quality.begin(), m.quality.end());
+    stats.milliseconds =
+        std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
+    return stats;
+}
+
+const std::vector<std::int32_t>* AirOptimizer::adjacency(const Scene& scene) const {
+    const Impl& m = *impl_;
+    if (m.builtFor != scene.air.tets.size() || m.tets != &scene.air.tets) {
+        return nullptr;
+    }
+    return &m.neighbours;
+}
+
+std::vector<std::string> AirOptimizer::checkAdjacency(const Scene& scene) const {
+    std::vector<std::string> problems;
+    if (scene.air.tets.empty() && !scene.air.triangles.empty()) {
+        const Planar& p = *planar_;
+        const std::vector<std::int32_t> fresh = buildEdgeAdjacency(scene.air.triangles);
+        if (p.neighbours.size() != fresh.size()) {
+            problems.push_back("the adjacency was built for another air");
+            return problems;
+        }
+        for (std::size_t k = 0; k < fresh.size() && problems.size() < 10; ++k) {
+            if (fresh[k] != p.neighbours[k]) {
+                problems.push_back("air triangle " + std::to_string(k / 3) + " edge " +
+                                   std::to_string(k % 3) + ": kept neighbour " +
+                                   std::to_string(p.neighbours[k]) + ", rebuilt " +
+                                   std::to_string(fresh[k]));
+            }
+        }
+        return problems;
+    }
+    const Impl& m = *impl_;
+    if (m.builtFor != scene.air.tets.size() || m.neighbours.size() != 4 * scene.air.tets.size()) {
+        problems.push_back("the adjacency was built for " + std::to_string(m.builtFor) +
+                           " air tets, the scene has " + std::to_string(scene.air.tets.size()));
+        return problems;
+    }
+    const std::vector<std::int32_t> fresh = buildAdjacency(scene.air.tets);
+    for (std::size_t k = 0; k < fresh.size() && problems.size() < 10; ++k) {
+        if (fresh[k] != m.neighbours[k]) {
+            problems.push_back("air tet " + std::to_string(k / 4) + " face " +
+                               std::to_string(k % 4) + ": kept neighbour " +
+                               std::to_string(m.neighbours[k]) + ", rebuilt " +
+                               std::to_string(fresh[k]));
+        }
+    }
+    return problems;
+}
+
+} // namespace pbd

@@ -1,0 +1,519 @@
+// The solver's air passes (Air Meshes §4): the sign check of the air tets, their projection
+// (eq. 2), the contact-distance pass and friction across the air (§4.3). Members of Solver, kept
+// apart from the constraint sweeps because they are a system of their own.
+
+#include "core/solver/Solver.h"
+
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+
+namespace pbd {
+
+namespace {
+
+// 6 V of an air tet at the predicted positions: (p1 - p0) . ((p2 - p0) x (p3 - p0)).
+inline Real airDet(const SolverParticle* P, const Tetrahedron& t) {
+    const SolverParticle& a = P[t[0]];
+    const SolverParticle& b = P[t[1]];
+    const SolverParticle& c = P[t[2]];
+    const SolverParticle& d = P[t[3]];
+    const Real bx = b.x - a.x, by = b.y - a.y, bz = b.z - a.z;
+    const Real cx = c.x - a.x, cy = c.y - a.y, cz = c.z - a.z;
+    const Real dx = d.x - a.x, dy = d.y - a.y, dz = d.z - a.z;
+    return bx * (cy * dz - cz * dy) + by * (cz * dx - cx * dz) + bz * (cx * dy - cy * dx);
+}
+
+// 2 A of a 2D air triangle at the predicted positions: ((p1 - p0) x (p2 - p0)).z.
+inline Real airCross(const SolverParticle* P, const Triangle& t) {
+    const SolverParticle& a = P[t[0]];
+    const SolverParticle& b = P[t[1]];
+    const SolverParticle& c = P[t[2]];
+    return (b.x - a.x) * (c.y - a.y) - (b.y - a.y) * (c.x - a.x);
+}
+
+} // namespace
+
+// The unilateral air constraint C = det[p1 - p0, p2 - p0, p3 - p0] >= 0 (Air Meshes eq. 2) is
+// free while positive, so the common case is a sign check: each part checks its share of the
+// air tets and remembers the inverted ones; projectAir then projects those in order.
+void Solver::checkAir(int part, int parts) {
+    const std::vector<Tetrahedron>& tets = scene_.air.tets;
+    const std::vector<Triangle>& triangles = scene_.air.triangles;
+    const SolverParticle* P = predicted_.data();
+    const std::size_t nTets = tets.size();
+    const std::size_t n = scene_.air.size();
+    const std::size_t begin = n * std::size_t(part) / std::size_t(parts);
+    const std::size_t end = n * std::size_t(part + 1) / std::size_t(parts);
+    std::vector<std::uint32_t>& inverted = airInverted_[std::size_t(part)];
+    inverted.clear();
+    for (std::size_t t = begin; t < std::min(end, nTets); ++t) {
+        if (!(airDet(P, tets[t]) >= 0)) { // flat is allowed: C >= 0
+            inverted.push_back(std::uint32_t(t));
+        }
+    }
+    for (std::size_t t = std::max(begin, nTets); t < end; ++t) {
+        if (!(airCross(P, triangles[t - nTets]) >= 0)) {
+            inverted.push_back(std::uint32_t(t));
+        }
+    }
+}
+
+double Solver::measureAirCheck(int sweeps) {
+    if (scene_.air.empty() || sweeps < 1) {
+        return 0;
+    }
+    const std::size_t n = scene_.particles.size();
+    predicted_.resize(n);
+    for (std::size_t i = 0; i < n; ++i) {
+        const Vec3& p = scene_.particles.positions[i];
+        predicted_[i] = {p.x(), p.y(), p.z(), scene_.particles.inverseMasses[i]};
+    }
+    airInverted_.resize(std::max<std::size_t>(airInverted_.size(), 1));
+    const auto t0 = std::chrono::steady_clock::now();
+    for (int k = 0; k < sweeps; ++k) {
+        checkAir(0, 1); // writes the inverted list: nothing for the compiler to drop
+    }
+    const double ns =
+        std::chrono::duration<double, std::nano>(std::chrono::steady_clock::now() - t0).count();
+    airInverted_[0].clear();
+    return ns / (double(sweeps) * double(scene_.air.size()));
+}
+
+namespace {
+constexpr int kAirRounds = 64; // re-checks after the last iteration, at most
+constexpr int kAirPasses = 8;  // sweeps over the inverted tets per check, at most
+} // namespace
+
+void Solver::projectAir(bool last) {
+    projectAirPasses();
+    const SolverSettings& s = scene_.solver;
+    if (!airPairs_.empty() && s.airContactDistance > 0) {
+        keepAirDistance();
+    }
+    if (last) {
+        airStatistics_.contacts = applyAirFriction();
+    }
+    if (!last || (airStatistics_.projections == 0 && airStatistics_.contacts == 0)) {
+        return;
+    }
+    // After the last iteration no air tet may stay inverted: projections can invert neighbours
+    // that were fine when checked. One full check, then rounds that re-check only the elements
+    // around the corners the previous round moved (no other element can have changed sign).
+    refreshAirIncidence();
+    const std::size_t nTets = scene_.air.tets.size();
+    const SolverParticle* P = predicted_.data();
+    const auto inverted = [&](std::uint32_t e) {
+        return e < nTets ? !(airDet(P, scene_.air.tets[e]) >= 0)
+                         : !(airCross(P, scene_.air.triangles[e - nTets]) >= 0);
+    };
+    for (std::size_t k = 1; k < airInverted_.size(); ++k) {
+        airInverted_[k].clear();
+    }
+    checkAir(0, 1);
+    std::vector<std::uint32_t>& found = airInverted_[0];
+    for (int round = 0; round < kAirRounds && !found.empty(); ++round) {
+        projectAirPasses();
+        airMoved_.assign(found.begin(), found.end());
+        // The contacts these projections made get their friction too (the slip of the whole
+        // substep, as for the others); it moves their corners as well.
+        if (!airContactTets_.empty()) {
+            airMoved_.insert(airMoved_.end(), airContactTets_.begin(), airContactTets_.end());
+            airStatistics_.contacts += applyAirFriction();
+        }
+        if (airSeen_.size() != scene_.air.size()) {
+            airSeen_.assign(scene_.air.size(), 0);
+        }
+        if (++airSeenStamp_ == 0) {
+            std::fill(airSeen_.begin(), airSeen_.end(), 0);
+            airSeenStamp_ = 1;
+        }
+        found.clear();
+        for (std::uint32_t e : airMoved_) {
+            const Index* corners =
+                e < nTets ? scene_.air.tets[e].data() : scene_.air.triangles[e - nTets].data();
+            const int n = e < nTets ? 4 : 3;
+            for (int k = 0; k < n; ++k) {
+                const Index v = corners[k];
+                for (std::uint32_t i = airIncidenceStart_[v]; i < airIncidenceStart_[v + 1]; ++i) {
+                    const std::uint32_t f = airIncidence_[i];
+                    if (airSeen_[f] != airSeenStamp_) {
+                        airSeen_[f] = airSeenStamp_;
+                        if (inverted(f)) {
+                            found.push_back(f);
+                        }
+                    }
+                }
+            }
+        }
+        std::sort(found.begin(), found.end()); // element order, as a full check gives
+    }
+}
+
+// Particle -> air elements (tets, then 2D triangles) incidence, rebuilt when the air changed.
+void Solver::refreshAirIncidence() {
+    const std::size_t n = scene_.particles.size();
+    if (airIncidenceVersion_ == airTopologyVersion_ && airIncidenceElements_ == scene_.air.size() &&
+        airIncidenceStart_.size() == n + 1) {
+        return;
+    }
+    airIncidenceStart_.assign(n + 1, 0);
+    const auto visit = [&](auto&& f) {
+        std::uint32_t e = 0;
+        for (const Tetrahedron& t : scene_.air.tets) {
+            for (Index v : t) {
+                f(v, e);
+            }
+            ++e;
+        }
+        for (const Triangle& t : scene_.air.triangles) {
+            for (Index v : t) {
+                f(v, e);
+            }
+            ++e;
+        }
+    };
+    visit([&](Index v, std::uint32_t) { ++airIncidenceStart_[v + 1]; });
+    for (std::size_t i = 0; i < n; ++i) {
+        airIncidenceStart_[i + 1] += airIncidenceStart_[i];
+    }
+    airIncidence_.resize(airIncidenceStart_[n]);
+    std::vector<std::uint32_t> fill(airIncidenceStart_.begin(), airIncidenceStart_.end() - 1);
+    visit([&](Index v, std::uint32_t e) { airIncidence_[fill[v]++] = e; });
+    airIncidenceVersion_ = airTopologyVersion_;
+    airIncidenceElements_ = scene_.air.size();
+}
+
+namespace {
+// The point of plane (f0, f1, f2) nearest p in barycentric coordinates, for normal n of the
+// face (its length twice the area).
+Vec3 planeBarycentric(const Vec3& p, const Vec3& f0, const Vec3& f1, const Vec3& f2,
+                      const Vec3& n) {
+    const Real n2 = n.squaredNorm();
+    const Real b1 = (f0 - p).cross(f2 - p).dot(n) / n2;
+    const Real b2 = (f1 - p).cross(f0 - p).dot(n) / n2;
+    return Vec3(1 - b1 - b2, b1, b2);
+}
+Vec3 at(const SolverParticle& q) {
+    return Vec3(q.x, q.y, q.z);
+}
+void move(SolverParticle& q, const Vec3& d) {
+    q.x += d.x();
+    q.y += d.y();
+    q.z += d.z();
+}
+} // namespace
+
+// The second pass (Air Meshes §4.3): C = (p - f0) . n_hat - epsilon >= 0 for each vertex-face
+// pair across the air whose vertex lies over its face (PBD eq. 12-13 with the face's point held
+// by its barycentric coordinates, as in cloth self-collision). Counts the separation added per
+// pair for friction.
+void Solver::keepAirDistance() {
+    const Real epsilon = scene_.solver.airContactDistance;
+    SolverParticle* P = predicted_.data();
+    for (std::size_t k = 0; k < airPairs_.size(); ++k) {
+        const AirContactPair& pair = airPairs_[k];
+        SolverParticle& q = P[pair.particle];
+        SolverParticle* f[3] = {&P[pair.face[0]], &P[pair.face[1]], &P[pair.face[2]]};
+        const Vec3 p = at(q), f0 = at(*f[0]), f1 = at(*f[1]), f2 = at(*f[2]);
+        const Vec3 n = (f1 - f0).cross(f2 - f0);
+        const Real length = n.norm();
+        if (!(length > 0)) {
+            continue;
+        }
+        const Vec3 un = -n / length; // toward the particle's side: (p, face) is positive
+        const Real C = (p - f0).dot(un) - epsilon;
+        if (C >= 0) {
+            continue;
+        }
+        const Vec3 b = planeBarycentric(p, f0, f1, f2, n);
+        if (b.minCoeff() < -0.05) {
+            continue; // beside the face, not over it: other pairs hold it
+        }
+        const Real W = q.w + b[0] * b[0] * f[0]->w + b[1] * b[1] * f[1]->w + b[2] * b[2] * f[2]->w;
+        if (!(W > 0)) {
+            continue;
+        }
+        const Real dl = -C / W;
+        move(q, (q.w * dl) * un);
+        for (int i = 0; i < 3; ++i) {
+            move(*f[i], (-f[i]->w * b[i] * dl) * un);
+        }
+        airPairGap_[k] -= C;
+    }
+}
+
+// Coulomb friction on the pairs the second pass held (position-based: the relative tangential
+// motion of the substep is taken back up to mu times the separation added, all of it while it
+// is smaller: static friction).
+std::size_t Solver::applyAirFriction() {
+    const Real mu = scene_.solver.airFriction;
+    SolverParticle* P = predicted_.data();
+    const std::vector<Vec3>& x = scene_.particles.positions; // the start of the substep
+    std::size_t acted = 0;
+    for (std::size_t k = 0; k < airPairs_.size(); ++k) {
+        const Real gap = k < airPairGap_.size() ? airPairGap_[k] : 0;
+        if (!(gap > 0)) {
+            continue;
+        }
+        airPairGap_[k] = 0;
+        ++acted;
+        if (!(mu > 0)) {
+            continue;
+        }
+        const AirContactPair& pair = airPairs_[k];
+        SolverParticle& q = P[pair.particle];
+        SolverParticle* f[3] = {&P[pair.face[0]], &P[pair.face[1]], &P[pair.face[2]]};
+        const Vec3 p = at(q), f0 = at(*f[0]), f1 = at(*f[1]), f2 = at(*f[2]);
+        const Vec3 n = (f1 - f0).cross(f2 - f0);
+        if (!(n.squaredNorm() > 0)) {
+            continue;
+        }
+        const Vec3 un = n.normalized();
+        const Vec3 b = planeBarycentric(p, f0, f1, f2, n).cwiseMax(0.0);
+        const Real sum = b.sum();
+        const Vec3 bb = sum > 0 ? Vec3(b / sum) : Vec3(1.0 / 3, 1.0 / 3, 1.0 / 3);
+        const Vec3 rel = (p - x[pair.particle]) - bb[0] * (f0 - x[pair.face[0]]) -
+                         bb[1] * (f1 - x[pair.face[1]]) - bb[2] * (f2 - x[pair.face[2]]);
+        const Vec3 tangential = rel - rel.dot(un) * un;
+        const Real slide = tangential.norm();
+        if (!(slide > 0)) {
+            continue;
+        }
+        const Vec3 take = tangential * (std::min(slide, mu * gap) / slide);
+        const Real W =
+            q.w + bb[0] * bb[0] * f[0]->w + bb[1] * bb[1] * f[1]->w + bb[2] * bb[2] * f[2]->w;
+        if (!(W > 0)) {
+            continue;
+        }
+        move(q, (-q.w / W) * take);
+        for (int i = 0; i < 3; ++i) {
+            move(*f[i], (f[i]->w * bb[i] / W) * take);
+        }
+    }
+    // The contacts the air projection made: the same friction between the two solids' corners,
+    // each side moving as one (by the mean of its corners' displacements).
+    for (std::uint32_t t : airContactTets_) {
+        const Real gap = airContactGap_[t];
+        airContactGap_[t] = 0;
+        ++acted;
+        if (!(mu > 0) || !(gap > 0)) {
+            continue;
+        }
+        // The element's corners and, now, the gradients of its C (a tet, or a 2D triangle).
+        Index tet[4];
+        Vec3 g[4];
+        int corners = 4;
+        const std::size_t nTets = scene_.air.tets.size();
+        if (t < nTets) {
+            std::copy(scene_.air.tets[t].begin(), scene_.air.tets[t].end(), tet);
+            const Vec3 p0 = at(P[tet[0]]);
+            const Vec3 e1 = at(P[tet[1]]) - p0, e2 = at(P[tet[2]]) - p0, e3 = at(P[tet[3]]) - p0;
+            g[1] = e2.cross(e3), g[2] = e3.cross(e1), g[3] = e1.cross(e2);
+            g[0] = -(g[1] + g[2] + g[3]);
+        } else {
+            const Triangle& tri = scene_.air.triangles[t - nTets];
+            std::copy(tri.begin(), tri.end(), tet);
+            corners = 3;
+            const Vec3 p0 = at(P[tet[0]]);
+            const Vec3 e1 = at(P[tet[1]]) - p0, e2 = at(P[tet[2]]) - p0;
+            g[1] = Vec3(e2.y(), -e2.x(), 0);
+            g[2] = Vec3(-e1.y(), e1.x(), 0);
+            g[0] = -(g[1] + g[2]);
+        }
+        const int first = particleOwner_[tet[0]];
+        Vec3 dA = Vec3::Zero(), dB = Vec3::Zero(), gA = Vec3::Zero();
+        Real wA = 0, wB = 0;
+        int nA = 0, nB = 0;
+        for (int k = 0; k < corners; ++k) {
+            const SolverParticle& q = P[tet[k]];
+            const Vec3 d = at(q) - x[tet[k]];
+            if (particleOwner_[tet[k]] == first) {
+                dA += d, wA += q.w, gA += g[k], ++nA;
+            } else {
+                dB += d, wB += q.w, ++nB;
+            }
+        }
+        wA /= nA;
+        wB /= nB;
+        // The normal: the direction moving the first solid's corners grows the element.
+        if (!(wA + wB > 0) || !(gA.squaredNorm() > 0)) {
+            continue;
+        }
+        const Vec3 n = gA.normalized();
+        const Vec3 rel = dA / nA - dB / nB;
+        const Vec3 tangential = rel - rel.dot(n) * n;
+        const Real slide = tangential.norm();
+        if (!(slide > 0)) {
+            continue;
+        }
+        const Vec3 take = tangential * (std::min(slide, mu * gap) / slide);
+        for (int k = 0; k < corners; ++k) {
+            SolverParticle& q = P[tet[k]];
+            if (!(q.w > 0)) {
+                continue;
+            }
+            if (particleOwner_[tet[k]] == first) {
+                move(q, (-wA / (wA + wB)) * take);
+            } else {
+                move(q, (wB / (wA + wB)) * take);
+            }
+        }
+    }
+    airContactTets_.clear();
+    airStatistics_.contactPairs = airPairs_.size();
+    return acted;
+}
+
+// A projected air tet whose corners belong to exactly two solids (two bodies, or a body and
+// the container) is a contact between them: the normal is the direction that moving the first
+// solid's corners grows the tet, and the separation the projection added along it is summed
+// for friction (applyAirFriction).
+void Solver::noteAirContact(std::uint32_t t, const Index* tet, const Vec3* g, int corners, Real s) {
+    int owner[4];
+    int first = kNoOwner, second = kNoOwner;
+    for (int k = 0; k < corners; ++k) {
+        owner[k] = particleOwner_[tet[k]];
+        if (owner[k] == kFreeAir) {
+            return; // the air's own free point: no surface on that side
+        }
+        if (first == kNoOwner || owner[k] == first) {
+            first = owner[k];
+        } else if (second == kNoOwner || owner[k] == second) {
+            second = owner[k];
+        } else {
+            return; // three solids meet: no single contact normal
+        }
+    }
+    if (second == kNoOwner) {
+        return;
+    }
+    Vec3 gA = Vec3::Zero(), dA = Vec3::Zero(), dB = Vec3::Zero();
+    int nA = 0, nB = 0;
+    const SolverParticle* P = predicted_.data();
+    for (int k = 0; k < corners; ++k) {
+        const Vec3 d = (s * P[tet[k]].w) * g[k];
+        if (owner[k] == first) {
+            gA += g[k];
+            dA += d;
+            ++nA;
+        } else {
+            dB += d;
+            ++nB;
+        }
+    }
+    const Real length = gA.norm();
+    if (!(length > 0)) {
+        return;
+    }
+    const Vec3 n = gA / length;
+    const Real gap = (dA / nA - dB / nB).dot(n);
+    if (!(gap > 0)) {
+        return;
+    }
+    if (airContactGap_.size() != scene_.air.size()) {
+        airContactGap_.assign(scene_.air.size(), 0);
+    }
+    if (airContactGap_[t] == 0) {
+        airContactTets_.push_back(t);
+    }
+    airContactGap_[t] += gap;
+}
+
+void Solver::projectAirPasses() {
+    const std::vector<Tetrahedron>& tets = scene_.air.tets;
+    const std::size_t nTets = tets.size();
+    SolverParticle* P = predicted_.data();
+    // Gauss-Seidel over the inverted tets; a projection moves corners of neighbours, so the
+    // list is swept again (a few times at most) until none of them is inverted.
+    const int kMaxPasses = kAirPasses;
+    const bool friction = scene_.solver.airFriction > 0;
+    for (int pass = 0; pass < kMaxPasses; ++pass) {
+        std::size_t projected = 0;
+        for (const auto& part : airInverted_) {
+            for (std::uint32_t t : part) {
+                // The element's corners and the gradients of its C: a tet, or (2D) a triangle.
+                Index corner[4];
+                Vec3 g[4];
+                int n = 4;
+                Real C = 0, longest = 0, gradients = 0;
+                if (t < nTets) {
+                    const Tetrahedron& tet = tets[t];
+                    C = airDet(P, tet);
+                    if (C >= 0) {
+                        continue; // fine, or fixed by an earlier projection
+                    }
+                    std::copy(tet.begin(), tet.end(), corner);
+                    const Vec3 p0 = at(P[tet[0]]);
+                    const Vec3 e1 = at(P[tet[1]]) - p0, e2 = at(P[tet[2]]) - p0,
+                               e3 = at(P[tet[3]]) - p0;
+                    const Vec3 g1 = e2.cross(e3), g2 = e3.cross(e1), g3 = e1.cross(e2);
+                    g[0] = -(g1 + g2 + g3), g[1] = g1, g[2] = g2, g[3] = g3;
+                    longest = std::max({e1.squaredNorm(), e2.squaredNorm(), e3.squaredNorm(),
+                                        (e2 - e1).squaredNorm(), (e3 - e1).squaredNorm(),
+                                        (e3 - e2).squaredNorm()});
+                    for (int k = 0; k < 4; ++k) {
+                        gradients += g[k].squaredNorm();
+                    }
+                    // A degenerate tet (its corners nearly on a line: every face of near-zero
+                    // area) has gradients too small to say which way is out; projecting it
+                    // would take an unbounded step. Its neighbours carry the constraint instead.
+                    if (gradients < 1e-6 * longest * longest) {
+                        continue;
+                    }
+                } else {
+                    const Triangle& tri = scene_.air.triangles[t - nTets];
+                    C = airCross(P, tri);
+                    if (C >= 0) {
+                        continue;
+                    }
+                    n = 3;
+                    std::copy(tri.begin(), tri.end(), corner);
+                    const Vec3 p0 = at(P[tri[0]]);
+                    const Vec3 e1 = at(P[tri[1]]) - p0, e2 = at(P[tri[2]]) - p0;
+                    g[1] = Vec3(e2.y(), -e2.x(), 0);
+                    g[2] = Vec3(-e1.y(), e1.x(), 0);
+                    g[0] = -(g[1] + g[2]);
+                    longest =
+                        std::max({e1.squaredNorm(), e2.squaredNorm(), (e2 - e1).squaredNorm()});
+                    for (int k = 0; k < 3; ++k) {
+                        gradients += g[k].squaredNorm();
+                    }
+                    if (gradients < 1e-6 * longest) { // corners (nearly) on one point
+                        continue;
+                    }
+                }
+                Real denom = 0;
+                for (int k = 0; k < n; ++k) {
+                    denom += P[corner[k]].w * g[k].squaredNorm();
+                }
+                if (!(denom > 0)) {
+                    continue; // all corners immovable
+                }
+                Real step = -C / denom; // hard: projects onto C = 0
+                Real largestStep = 0;
+                for (int k = 0; k < n; ++k) {
+                    largestStep = std::max(largestStep, step * P[corner[k]].w * g[k].norm());
+                }
+                const Real limit = 2 * std::sqrt(longest); // never further than it is long
+                if (largestStep > limit) {
+                    step *= limit / largestStep;
+                }
+                for (int k = 0; k < n; ++k) {
+                    SolverParticle& q = P[corner[k]];
+                    move(q, (step * q.w) * g[k]);
+                }
+                if (friction) {
+                    noteAirContact(t, corner, g, n, step);
+                }
+                ++projected;
+            }
+        }
+        airStatistics_.projections += projected;
+        if (projected == 0) {
+            break;
+        }
+    }
+}
+
+} // namespace pbd

@@ -1,0 +1,169 @@
+#include "core/constraints/Attaching.h"
+
+#include <algorithm>
+#include <cmath>
+#include <limits>
+#include <set>
+#include <string>
+
+namespace pbd {
+
+namespace {
+
+// The selection sorted, without repeats; a message when it is empty or out of range.
+Result<std::vector<Index>> checkedSelection(const Scene& scene, std::vector<Index> particles,
+                                            Real compliance) {
+    if (particles.empty()) {
+        return Error{"nothing to attach: select vertices first"};
+    }
+    std::sort(particles.begin(), particles.end());
+    particles.erase(std::unique(particles.begin(), particles.end()), particles.end());
+    if (particles.back() >= scene.particles.size()) {
+        return Error{"particle " + std::to_string(particles.back()) + " does not exist (" +
+                     std::to_string(scene.particles.size()) + " particles)"};
+    }
+    if (!(compliance >= 0) || !std::isfinite(compliance)) {
+        return Error{"an attachment's compliance must be a number >= 0"};
+    }
+    return particles;
+}
+
+std::string bodyName(const Scene& scene, int body) {
+    return body >= 0 ? scene.bodies[std::size_t(body)].name : std::string("scene");
+}
+
+// Attachments of `particles` to targets(i), in the group of the first particle's body.
+template <class Target>
+Result<AttachResult> attachTo(Scene& scene, const std::vector<Index>& selection, Real compliance,
+                              Target&& target) {
+    Result<std::vector<Index>> particles = checkedSelection(scene, selection, compliance);
+    if (!particles) {
+        return Error{particles.error()};
+    }
+    Attachments& a = scene.constraints.attachments;
+    const std::set<Index> attached(a.particle.begin(), a.particle.end());
+    AttachResult result;
+    for (Index p : *particles) {
+        if (attached.count(p) != 0) {
+            ++result.skipped;
+            continue;
+        }
+        const int body = bodyOfParticle(scene, p);
+        const int group = findOrAddGroup(scene, body, ConstraintType::Attachment, compliance);
+        a.add(p, target(p), compliance);
+        a.group.back() = group;
+        result.group = group;
+        ++result.added;
+    }
+    if (result.added == 0) {
+        return Error{"the selected particles are attached already"};
+    }
+    return result;
+}
+
+} // namespace
+
+Result<AttachResult> attachToPoints(Scene& scene, const std::vector<Index>& particles,
+                                    Real compliance) {
+    return attachTo(scene, particles, compliance,
+                    [&](Index p) { return scene.particles.positions[p]; });
+}
+
+Result<AttachResult> attachToCollider(Scene& scene, const std::vector<Index>& particles,
+                                      int collider, Real compliance) {
+    if (collider < 0 || std::size_t(collider) >= scene.colliders.size()) {
+        return Error{"there is no collider " + std::to_string(collider)};
+    }
+    const Collider& c = scene.colliders[std::size_t(collider)];
+    return attachTo(scene, particles, compliance, [&](Index p) {
+        return closestSurfacePoint(c, scene.particles.positions[p]).point;
+    });
+}
+
+Result<AttachResult> attachToBody(Scene& scene, const std::vector<Index>& selection, int body,
+                                  Real compliance) {
+    if (body < 0 || std::size_t(body) >= scene.bodies.size()) {
+        return Error{"there is no body " + std::to_string(body)};
+    }
+    Result<std::vector<Index>> particles = checkedSelection(scene, selection, compliance);
+    if (!particles) {
+        return Error{particles.error()};
+    }
+    const Body& target = scene.bodies[std::size_t(body)];
+    if (target.particleCount == 0) {
+        return Error{"body '" + target.name + "' has no particles to attach to"};
+    }
+    const int from = bodyOfParticle(scene, particles->front());
+    for (Index p : *particles) {
+        if (bodyOfParticle(scene, p) == body) {
+            return Error{"particle " + std::to_string(p) + " belongs to '" + target.name +
+                         "' itself: select vertices of another body"};
+        }
+    }
+    const std::string name = bodyName(scene, from) + " to " + target.name;
+    DistanceConstraints& d = scene.constraints.distance;
+    // Pairs tied already (either way round) are left.
+    std::set<std::pair<Index, Index>> tied;
+    for (const auto& e : d.particles) {
+        tied.emplace(std::min(e[0], e[1]), std::max(e[0], e[1]));
+    }
+    const auto& x = scene.particles.positions;
+    AttachResult result;
+    for (Index p : *particles) {
+        Index nearest = target.firstParticle;
+        Real best = std::numeric_limits<Real>::infinity();
+        for (Index q = target.firstParticle; q < target.firstParticle + target.particleCount; ++q) {
+            const Real d2 = (x[q] - x[p]).squaredNorm();
+            if (d2 < best) {
+                best = d2;
+                nearest = q;
+            }
+        }
+        if (!tied.emplace(std::min(p, nearest), std::max(p, nearest)).second) {
+            ++result.skipped;
+            continue;
+        }
+        result.group = findOrAddGroup(scene, -1, ConstraintType::Distance, compliance, name);
+        d.add(p, nearest, std::sqrt(best), compliance);
+        d.group.back() = result.group;
+        ++result.added;
+    }
+    if (result.added == 0) {
+        return Error{"the selected particles are tied to '" + target.name + "' already"};
+    }
+    return result;
+}
+
+Result<AttachResult> attachToRigidBody(Scene& scene, const std::vector<Index>& selection,
+                                       int rigidBody, Real compliance) {
+    if (rigidBody < 0 || std::size_t(rigidBody) >= scene.rigidBodies.size()) {
+        return Error{"there is no rigid body " + std::to_string(rigidBody)};
+    }
+    Result<std::vector<Index>> particles = checkedSelection(scene, selection, compliance);
+    if (!particles) {
+        return Error{particles.error()};
+    }
+    const RigidBody& b = scene.rigidBodies[std::size_t(rigidBody)];
+    std::set<Index> carried;
+    for (const RigidAttachment& a : scene.rigidAttachments) {
+        if (a.body == rigidBody) {
+            carried.insert(a.particle);
+        }
+    }
+    AttachResult result;
+    for (Index p : *particles) {
+        if (carried.count(p) != 0) {
+            ++result.skipped;
+            continue;
+        }
+        const Vec3 local = b.q.conjugate() * (scene.particles.positions[p] - b.x);
+        scene.rigidAttachments.push_back({p, rigidBody, local, compliance});
+        ++result.added;
+    }
+    if (result.added == 0) {
+        return Error{"the selected particles are carried by '" + b.name + "' already"};
+    }
+    return result;
+}
+
+} // namespace pbd

@@ -1,0 +1,391 @@
+#pragma once
+// The solver's inner loops: for each constraint batch, project the elements [begin, end) of one
+// colour, kLanes at a time in SIMD (gathering each particle's x, y, z, w with one load and a 4x4
+// transpose), the remainder one by one with the same code on doubles. Internal to the solver.
+
+#include "core/constraints/ConstraintMath.h"
+#include "core/constraints/Constraints.h"
+#include "core/solver/Solver.h"
+
+namespace pbd::kernels {
+
+using lanes::kLanes;
+using lanes::Lanes;
+using math::V3;
+
+// What a sweep needs besides the batch: 1/h^2 for alpha~ = alpha / h^2, and whether this is the
+// substep's first sweep, when lambda restarts from 0 (XPBD Alg. 1 line 4) -- done here rather
+// than in a pass of its own so each thread touches only its own region's lambdas.
+// With `start` (the particles' positions at the start of the substep), distance constraints
+// project along the edge as it was then (SHAKE) instead of as it is now; see the distance solve.
+struct Sweep {
+    Real invH2;
+    bool first;
+    const Vec3* start = nullptr;
+};
+
+// The elements a kernel call works on: e, e + 1, ..., e + active - 1 (active < kLanes only for
+// the tail of a range, whose unused lanes repeat the last element and are never stored).
+struct At {
+    std::size_t e;
+    int active;
+};
+
+template <class T> PBD_KERNEL_INLINE T loadAt(const std::vector<Real>& v, At at) {
+    if constexpr (std::is_same_v<T, Lanes>) {
+        if (at.active == kLanes) {
+            return lanes::load(v.data() + at.e);
+        }
+        Lanes r{};
+        for (int l = 0; l < kLanes; ++l) {
+            r[l] = v[at.e + static_cast<std::size_t>(std::min(l, at.active - 1))];
+        }
+        return r;
+    } else {
+        return v[at.e];
+    }
+}
+template <class T> PBD_KERNEL_INLINE void storeAt(std::vector<Real>& v, At at, T value) {
+    if constexpr (std::is_same_v<T, Lanes>) {
+        if (at.active == kLanes) {
+            lanes::store(v.data() + at.e, value);
+            return;
+        }
+        for (int l = 0; l < at.active; ++l) {
+            v[at.e + static_cast<std::size_t>(l)] = value[l];
+        }
+    } else {
+        v[at.e] = value;
+    }
+}
+
+// Rows (x, y, z, w) of four particles <-> columns x, y, z, w of four lanes; the transpose is its
+// own inverse.
+#if PBDLAB_LANES >= 4
+PBD_KERNEL_INLINE void transpose(lanes::Quad& a, lanes::Quad& b, lanes::Quad& c, lanes::Quad& d) {
+    using Q = lanes::Quad;
+    const Q t0 = __builtin_shufflevector(a, b, 0, 4, 2, 6);
+    const Q t1 = __builtin_shufflevector(a, b, 1, 5, 3, 7);
+    const Q t2 = __builtin_shufflevector(c, d, 0, 4, 2, 6);
+    const Q t3 = __builtin_shufflevector(c, d, 1, 5, 3, 7);
+    a = __builtin_shufflevector(t0, t2, 0, 1, 4, 5);
+    b = __builtin_shufflevector(t1, t3, 0, 1, 4, 5);
+    c = __builtin_shufflevector(t0, t2, 2, 3, 6, 7);
+    d = __builtin_shufflevector(t1, t3, 2, 3, 6, 7);
+}
+#endif
+
+#if PBDLAB_LANES == 2
+// Two lanes (SSE2): each particle row is two pairs, (x, y) and (z, w).
+template <int N>
+PBD_KERNEL_INLINE void gather(const SolverParticle* P, const std::array<Index, N>* idx,
+                              V3<Lanes> (&p)[N], Lanes (&w)[N]) {
+    for (int k = 0; k < N; ++k) {
+        const Lanes a0 = lanes::load(&P[idx[0][k]].x), a1 = lanes::load(&P[idx[0][k]].z);
+        const Lanes b0 = lanes::load(&P[idx[1][k]].x), b1 = lanes::load(&P[idx[1][k]].z);
+        p[k] = {__builtin_shufflevector(a0, b0, 0, 2), __builtin_shufflevector(a0, b0, 1, 3),
+                __builtin_shufflevector(a1, b1, 0, 2)};
+        w[k] = __builtin_shufflevector(a1, b1, 1, 3);
+    }
+}
+template <int N>
+PBD_KERNEL_INLINE void scatter(SolverParticle* P, const std::array<Index, N>* idx,
+                               const V3<Lanes> (&p)[N], const Lanes (&w)[N], int active = kLanes) {
+    for (int k = 0; k < N; ++k) {
+        for (int l = 0; l < active; ++l) {
+            SolverParticle& q = P[idx[l][k]];
+            q.x = p[k].x[l];
+            q.y = p[k].y[l];
+            q.z = p[k].z[l];
+        }
+    }
+    (void)w;
+}
+#else
+template <int N>
+PBD_KERNEL_INLINE void gather(const SolverParticle* P, const std::array<Index, N>* idx,
+                              V3<Lanes> (&p)[N], Lanes (&w)[N]) {
+    constexpr int Q = kLanes / 4;
+    for (int k = 0; k < N; ++k) {
+        lanes::Quad x[Q], y[Q], z[Q], m[Q];
+        for (int q = 0; q < Q; ++q) {
+            x[q] = lanes::loadQuad(&P[idx[4 * q + 0][k]].x);
+            y[q] = lanes::loadQuad(&P[idx[4 * q + 1][k]].x);
+            z[q] = lanes::loadQuad(&P[idx[4 * q + 2][k]].x);
+            m[q] = lanes::loadQuad(&P[idx[4 * q + 3][k]].x);
+            transpose(x[q], y[q], z[q], m[q]);
+        }
+        p[k] = {lanes::fromQuads(x), lanes::fromQuads(y), lanes::fromQuads(z)};
+        w[k] = lanes::fromQuads(m);
+    }
+}
+template <int N>
+PBD_KERNEL_INLINE void scatter(SolverParticle* P, const std::array<Index, N>* idx,
+                               const V3<Lanes> (&p)[N], const Lanes (&w)[N], int active = kLanes) {
+    if (active < kLanes) {
+        // The tail: store lane by lane, only the lanes that hold real elements.
+        for (int k = 0; k < N; ++k) {
+            for (int l = 0; l < active; ++l) {
+                SolverParticle& q = P[idx[l][k]];
+                q.x = p[k].x[l];
+                q.y = p[k].y[l];
+                q.z = p[k].z[l];
+            }
+        }
+        return;
+    }
+    for (int k = 0; k < N; ++k) {
+        for (int q = 0; q < kLanes / 4; ++q) {
+            lanes::Quad a = lanes::quadOf(p[k].x, q);
+            lanes::Quad b = lanes::quadOf(p[k].y, q);
+            lanes::Quad c = lanes::quadOf(p[k].z, q);
+            lanes::Quad d = lanes::quadOf(w[k], q);
+            transpose(a, b, c, d);
+            lanes::storeQuad(&P[idx[4 * q + 0][k]].x, a);
+            lanes::storeQuad(&P[idx[4 * q + 1][k]].x, b);
+            lanes::storeQuad(&P[idx[4 * q + 2][k]].x, c);
+            lanes::storeQuad(&P[idx[4 * q + 3][k]].x, d);
+        }
+    }
+}
+#endif
+template <int N>
+PBD_KERNEL_INLINE void gather(const SolverParticle* P, const std::array<Index, N>* idx,
+                              V3<Real> (&p)[N], Real (&w)[N]) {
+    for (int k = 0; k < N; ++k) {
+        const SolverParticle& q = P[(*idx)[k]];
+        p[k] = {q.x, q.y, q.z};
+        w[k] = q.w;
+    }
+}
+template <int N>
+PBD_KERNEL_INLINE void scatter(SolverParticle* P, const std::array<Index, N>* idx,
+                               const V3<Real> (&p)[N], const Real (&)[N]) {
+    for (int k = 0; k < N; ++k) {
+        SolverParticle& q = P[(*idx)[k]];
+        q.x = p[k].x;
+        q.y = p[k].y;
+        q.z = p[k].z;
+    }
+}
+
+// Runs `element(at, p, w)` over [begin, end): full lane groups, then the tail in lanes with the
+// unused lanes masked (or, for one or two elements, on doubles).
+template <class Batch, class Element>
+void forRange(Batch& b, SolverParticle* P, std::size_t begin, std::size_t end, Element&& element) {
+    constexpr int N = Batch::kParticles;
+    std::size_t e = begin;
+    for (; e + kLanes <= end; e += kLanes) {
+        V3<Lanes> p[N];
+        Lanes w[N];
+        gather<N>(P, b.particles.data() + e, p, w);
+        element(At{e, kLanes}, p, w);
+        scatter<N>(P, b.particles.data() + e, p, w);
+    }
+    const int tail = static_cast<int>(end - e);
+    if (tail > 2) {
+        std::array<Index, N> idx[kLanes];
+        for (int l = 0; l < kLanes; ++l) {
+            idx[l] = b.particles[e + static_cast<std::size_t>(std::min(l, tail - 1))];
+        }
+        V3<Lanes> p[N];
+        Lanes w[N];
+        gather<N>(P, idx, p, w);
+        element(At{e, tail}, p, w);
+        scatter<N>(P, idx, p, w, tail);
+        return;
+    }
+    for (; e < end; ++e) {
+        V3<Real> p[N];
+        Real w[N];
+        gather<N>(P, b.particles.data() + e, p, w);
+        element(At{e, 1}, p, w);
+        scatter<N>(P, b.particles.data() + e, p, w);
+    }
+}
+
+// XPBD (or PBD) update of component `comp` of element(s) e, given C and its gradients.
+template <bool Xpbd, class T, int N, class Batch>
+PBD_KERNEL_INLINE void apply(Batch& b, int comp, At e, T c, const V3<T> (&g)[N], V3<T> (&p)[N],
+                             const T (&w)[N], Sweep sweep) {
+    const T lambda = sweep.first ? math::splat<T>(0.0) : loadAt<T>(b.lambda[comp], e);
+    T alphaTilde;
+    T scale;
+    if constexpr (Xpbd) {
+        alphaTilde = loadAt<T>(b.compliance[comp], e) * sweep.invH2;
+        scale = math::splat<T>(1.0);
+    } else {
+        alphaTilde = math::splat<T>(0.0);
+        scale = loadAt<T>(b.pbdScale[comp], e);
+    }
+    const T dl = math::project<T, N>(c, g, p, w, alphaTilde, lambda, scale);
+    storeAt<T>(b.lambda[comp], e, lambda + dl);
+}
+
+// The same for a strain stretch component, with its closed-form projection.
+template <bool Xpbd, class T, int D, class Batch>
+PBD_KERNEL_INLINE void applyStretch(Batch& b, int comp, At e, V3<T> (&p)[D + 1],
+                                    const T (&w)[D + 1], const T (&cols)[D][D], Sweep sweep) {
+    const T lambda = sweep.first ? math::splat<T>(0.0) : loadAt<T>(b.lambda[comp], e);
+    T alphaTilde;
+    T scale;
+    if constexpr (Xpbd) {
+        alphaTilde = loadAt<T>(b.compliance[comp], e) * sweep.invH2;
+        scale = math::splat<T>(1.0);
+    } else {
+        alphaTilde = math::splat<T>(0.0);
+        scale = loadAt<T>(b.pbdScale[comp], e);
+    }
+    const T dl = math::projectStrainStretch<T, D>(p, w, cols, comp, loadAt<T>(b.rest[comp], e),
+                                                  alphaTilde, lambda, scale);
+    storeAt<T>(b.lambda[comp], e, lambda + dl);
+}
+
+// The edge p0 - p1 of element(s) e at the start of the substep.
+template <class T>
+PBD_KERNEL_INLINE V3<T> startEdge(const DistanceConstraints& b, const Vec3* x, At e) {
+    if constexpr (std::is_same_v<T, Lanes>) {
+        V3<T> d;
+        for (int l = 0; l < kLanes; ++l) {
+            const auto& idx =
+                b.particles[e.e + static_cast<std::size_t>(std::min(l, e.active - 1))];
+            const Vec3 v = x[idx[0]] - x[idx[1]];
+            d.x[l] = v.x();
+            d.y[l] = v.y();
+            d.z[l] = v.z();
+        }
+        return d;
+    } else {
+        const auto& idx = b.particles[e.e];
+        const Vec3 v = x[idx[0]] - x[idx[1]];
+        return {v.x(), v.y(), v.z()};
+    }
+}
+
+template <bool Xpbd>
+void solve(DistanceConstraints& b, SolverParticle* P, std::size_t begin, std::size_t end,
+           Sweep sweep) {
+    if (!sweep.start) {
+        forRange(b, P, begin, end, [&]<class T>(At e, V3<T>(&p)[2], T(&w)[2]) {
+            V3<T> g[2];
+            const T c = math::evaluateDistance<T>(p, loadAt<T>(b.restLength, e), g);
+            apply<Xpbd>(b, 0, e, c, g, p, w, sweep);
+        });
+        return;
+    }
+    // SHAKE (Ryckaert, Ciccotti & Berendsen 1977): the correction is along the edge x0 - x1 at
+    // the start of the substep, its size the Newton step of C = |p0 - p1| - d along it (the
+    // denominator has n.n0 for |g|^2). Each correction then has no torque about the start
+    // positions, from which v = (p' - x)/h measures: the particles' angular momentum changes by
+    // exactly none. Where the edge turned by more than 60 degrees within the substep the current
+    // direction is used (PBD's), which always converges.
+    forRange(b, P, begin, end, [&]<class T>(At e, V3<T>(&p)[2], T(&w)[2]) {
+        V3<T> g[2];
+        const T c = math::evaluateDistance<T>(p, loadAt<T>(b.restLength, e), g);
+        const V3<T> d0 = startEdge<T>(b, sweep.start, e);
+        const V3<T> n0 = d0 * math::safeInverse(lanes::sqrtOf(math::norm2(d0)));
+        const T along = math::dot(g[0], n0);
+        const auto keep = along > 0.5;
+        const V3<T> n = {lanes::select(keep, n0.x, g[0].x), lanes::select(keep, n0.y, g[0].y),
+                         lanes::select(keep, n0.z, g[0].z)};
+        const T cosine = lanes::select(keep, along, math::splat<T>(1.0));
+        const T lambda = sweep.first ? math::splat<T>(0.0) : loadAt<T>(b.lambda[0], e);
+        T alphaTilde = math::splat<T>(0.0);
+        T scale = math::splat<T>(1.0);
+        if constexpr (Xpbd) {
+            alphaTilde = loadAt<T>(b.compliance[0], e) * sweep.invH2;
+        } else {
+            scale = loadAt<T>(b.pbdScale[0], e);
+        }
+        const T dl = scale * (-c - alphaTilde * lambda) *
+                     math::safeInverse((w[0] + w[1]) * cosine + alphaTilde);
+        p[0] += n * (w[0] * dl);
+        p[1] -= n * (w[1] * dl);
+        storeAt<T>(b.lambda[0], e, lambda + dl);
+    });
+}
+
+template <bool Xpbd>
+void solve(BendingConstraints& b, SolverParticle* P, std::size_t begin, std::size_t end,
+           Sweep sweep) {
+    const bool bridson = b.model == BendingModel::Bridson;
+    forRange(b, P, begin, end, [&]<class T>(At e, V3<T>(&p)[4], T(&w)[4]) {
+        V3<T> g[4];
+        const T rest = loadAt<T>(b.restAngle, e);
+        const T c = bridson ? math::evaluateDihedralBridson<T>(p, rest, g)
+                            : math::evaluateDihedralPbd<T>(p, rest, g);
+        apply<Xpbd>(b, 0, e, c, g, p, w, sweep);
+    });
+}
+
+template <bool Xpbd>
+void solve(StrainTriangleConstraints& b, SolverParticle* P, std::size_t begin, std::size_t end,
+           Sweep sweep) {
+    const bool normalised = b.normalisedShear;
+    forRange(b, P, begin, end, [&]<class T>(At e, V3<T>(&p)[3], T(&w)[3]) {
+        T cols[2][2];
+        for (int k = 0; k < 4; ++k) {
+            cols[k / 2][k % 2] = loadAt<T>(b.qInverse[k], e);
+        }
+        V3<T> g[3];
+        for (int i = 0; i < 2; ++i) {
+            applyStretch<Xpbd, T, 2>(b, i, e, p, w, cols, sweep);
+        }
+        const T c =
+            math::evaluateStrainShear<T, 2>(p, cols, 0, 1, loadAt<T>(b.rest[2], e), normalised, g);
+        apply<Xpbd>(b, 2, e, c, g, p, w, sweep);
+    });
+}
+
+template <bool Xpbd>
+void solve(StrainTetConstraints& b, SolverParticle* P, std::size_t begin, std::size_t end,
+           Sweep sweep) {
+    const bool normalised = b.normalisedShear;
+    forRange(b, P, begin, end, [&]<class T>(At e, V3<T>(&p)[4], T(&w)[4]) {
+        T cols[3][3];
+        for (int k = 0; k < 9; ++k) {
+            cols[k / 3][k % 3] = loadAt<T>(b.qInverse[k], e);
+        }
+        V3<T> g[4];
+        for (int i = 0; i < 3; ++i) {
+            applyStretch<Xpbd, T, 3>(b, i, e, p, w, cols, sweep);
+        }
+        constexpr int pairs[3][2] = {{0, 1}, {0, 2}, {1, 2}};
+        for (int s = 0; s < 3; ++s) {
+            const T c = math::evaluateStrainShear<T, 3>(p, cols, pairs[s][0], pairs[s][1],
+                                                        loadAt<T>(b.rest[3 + s], e), normalised, g);
+            apply<Xpbd>(b, 3 + s, e, c, g, p, w, sweep);
+        }
+    });
+}
+
+template <bool Xpbd>
+void solve(AreaConstraints& b, SolverParticle* P, std::size_t begin, std::size_t end, Sweep sweep) {
+    forRange(b, P, begin, end, [&]<class T>(At e, V3<T>(&p)[3], T(&w)[3]) {
+        V3<T> g[3];
+        const T c = math::evaluateArea<T>(p, loadAt<T>(b.restValue, e), g);
+        apply<Xpbd>(b, 0, e, c, g, p, w, sweep);
+    });
+}
+
+template <bool Xpbd>
+void solve(PlanarAreaConstraints& b, SolverParticle* P, std::size_t begin, std::size_t end,
+           Sweep sweep) {
+    forRange(b, P, begin, end, [&]<class T>(At e, V3<T>(&p)[3], T(&w)[3]) {
+        V3<T> g[3];
+        const T c = math::evaluatePlanarArea<T>(p, loadAt<T>(b.restValue, e), g);
+        apply<Xpbd>(b, 0, e, c, g, p, w, sweep);
+    });
+}
+
+template <bool Xpbd>
+void solve(VolumeConstraints& b, SolverParticle* P, std::size_t begin, std::size_t end,
+           Sweep sweep) {
+    forRange(b, P, begin, end, [&]<class T>(At e, V3<T>(&p)[4], T(&w)[4]) {
+        V3<T> g[4];
+        const T c = math::evaluateVolume<T>(p, loadAt<T>(b.restValue, e), g);
+        apply<Xpbd>(b, 0, e, c, g, p, w, sweep);
+    });
+}
+
+} // namespace pbd::kernels

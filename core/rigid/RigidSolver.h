@@ -1,0 +1,164 @@
+#pragma once
+// The rigid-body step (ALGORITHMS §5, source 004). Stages: apply gravity to v and torque to L
+// and set omega = I^-1 L; detect contacts; wake touched islands; build the velocity
+// constraints (contact normal rows [0, inf), two friction rows bounded by mu·lambda_n, joint
+// rows); warm-start them; projected Gauss-Seidel sweeps in a random row order seeded per step;
+// shock propagation (if chosen); integrate x += h v and R += h [omega]x R (as a quaternion,
+// normalised); relax sweeps; put resting islands to sleep. With substeps (RigidSettings), the
+// solve, move and relax repeat per substep on the contacts detected once (the soft step).
+// Serial and deterministic: same input, same result.
+
+#include "core/rigid/RigidCollision.h"
+#include "core/rigid/RigidSettings.h"
+
+#include <cstdint>
+#include <vector>
+
+namespace pbd {
+
+// A contact point as solved in the last step: for views (glyphs, the contact force field) and
+// tests. Impulses are N·s over the step; divided by h they are forces.
+struct RigidContact {
+    int bodyA = 0, bodyB = 0; // bodyA may be a static body; never -1
+    Vec3 position = Vec3::Zero();
+    Vec3 normal = Vec3::UnitY(); // from A to B
+    Real separation = 0;
+    Real normalImpulse = 0;
+    Vec3 frictionImpulse = Vec3::Zero();
+    std::uint32_t feature = 0;
+};
+
+struct RigidStatistics {
+    std::size_t candidatePairs = 0; // pairs whose bounds overlap
+    std::size_t reproxied = 0;      // shapes paired afresh: their bounds left the enlarged ones
+    std::size_t manifolds = 0;      // touching shape pairs solved
+    std::size_t points = 0;
+    std::size_t rows = 0;               // scalar rows (a joint's block counts its rows)
+    std::size_t warmStarted = 0;        // points that found their last impulse
+    std::size_t reusedManifolds = 0;    // kept from the last step by aggressive sleep
+    std::size_t refreshedManifolds = 0; // carried with their bodies, not detected again
+    std::size_t awakeBodies = 0;
+    std::size_t sleepingBodies = 0;
+    std::size_t islands = 0; // islands of dynamic bodies (awake and asleep)
+    int maxHeight = 0;       // contact-graph distance of the highest body from a fixed one
+    double detectionMilliseconds = 0;
+    double solveMilliseconds = 0;
+};
+
+class RigidSolver {
+public:
+    RigidSolver();
+    ~RigidSolver();
+    RigidSolver(RigidSolver&&) noexcept;
+    RigidSolver& operator=(RigidSolver&&) noexcept;
+
+    // Advances the bodies by h. Joint indices refer to `bodies`.
+    void step(std::vector<RigidBody>& bodies, const std::vector<RigidJoint>& joints,
+              const RigidSettings& settings, const Vec3& gravity, Real h);
+    // Forgets the cached contacts (warm start, aggressive sleep) and the step count that seeds
+    // the row order; for a scene reset.
+    void reset();
+
+    const std::vector<RigidContact>& contacts() const;
+    const RigidStatistics& statistics() const { return stats_; }
+    // The largest distance between a joint's two anchors after the last step, m.
+    Real maxJointError() const { return maxJointError_; }
+
+private:
+    struct CachedManifold {
+        std::uint64_t key = 0;
+        RigidManifold manifold;
+        // The impulses: carried over from the last step's manifold of the pair at detection
+        // (matched by feature; `warm` bits 0-3 say which points found theirs, bit 4 that the
+        // pair was there), and this step's once solved.
+        std::array<Real, 4> normalImpulse{};
+        Vec3 frictionImpulse = Vec3::Zero(); // along t1, t2 and the twist about n
+        std::uint8_t warm = 0;
+        Vec3 xA = Vec3::Zero(), xB = Vec3::Zero(); // the bodies' positions when it was made
+        // The manifold as detected and the bodies' poses then (for the refresh).
+        RigidManifold made;
+        Vec3 madeXA = Vec3::Zero(), madeXB = Vec3::Zero();
+        Quat madeQA = Quat::Identity(), madeQB = Quat::Identity();
+    };
+    // What building the rows reads of a body, in one place.
+    struct SolverBody {
+        Real inverseMass = 0;
+        Mat3 inverseInertia = Mat3::Zero();
+        Vec3 x = Vec3::Zero();
+        Real friction = 0;
+        int height = 0; // contact-graph distance from a fixed body (stack stabilisation)
+    };
+    struct Velocity {
+        Vec3 v, w;
+    };
+    struct JointConstraint;
+    struct LaneBatch;
+    struct SweepRecord;
+
+    // A shape in the broadphase: its bounds (with half the contact margin) and the enlarged
+    // bounds its kept pairs were found with.
+    struct BroadProxy {
+        Bounds tight, fat;
+        int body = -1, shape = -1;
+    };
+    struct ProxyPair {
+        std::uint64_t key; // the pair's manifold key
+        std::uint32_t p, q;
+    };
+    struct Candidate {
+        std::uint64_t key;
+        int a, sa, b, sb;
+    };
+
+    void broadphase(const std::vector<RigidBody>& bodies, const std::vector<RigidJoint>& joints,
+                    const RigidSettings& settings);
+    void repairProxies();
+    void detect(std::vector<RigidBody>& bodies, const std::vector<RigidJoint>& joints,
+                const RigidSettings& settings);
+    void computeHeights(const std::vector<RigidBody>& bodies);
+
+    std::vector<BroadProxy> proxies_;
+    std::vector<std::uint8_t> reproxied_;
+    std::vector<ProxyPair> proxyPairs_; // by key: the shapes whose enlarged bounds overlap
+    bool proxyPairsValid_ = false;
+    std::vector<Candidate> candidates_;
+    std::vector<CachedManifold> manifolds_; // this step's, sorted by key; next step's cache
+    std::vector<CachedManifold> previous_;
+    std::vector<SolverBody> solverBodies_;
+    std::vector<Velocity> velocities_;
+    std::vector<Vec3> omegaBefore_; // per body: omega and the world inertia at the step's start
+    std::vector<Mat3> inertiaBefore_;
+    std::vector<int> heights_;
+    std::vector<int> adjacencyFirst_, adjacency_; // the contact graph (computeHeights)
+    std::vector<std::uint8_t> solved_; // per manifold: solved in the last step (reported)
+    int reportSubsteps_ = 1;
+    mutable std::vector<RigidContact> contacts_; // made from the manifolds when asked for
+    mutable bool contactsStale_ = false;
+    std::vector<JointConstraint> jointRows_;
+    std::vector<LaneBatch> batches_; // the manifolds in colours, eight at a time, then the
+                                     // ones left out of the colours, one per batch
+    // Per body, the velocity and, with substeps, the move and turn since the step's start (in
+    // floats, for the lanes).
+    std::vector<SweepRecord> sweepVelocities_, sweepMoves_;
+    struct SubstepTurn {
+        float x = 0, y = 0, z = 0, w = 1; // a unit quaternion
+    };
+    std::vector<SubstepTurn> turns_; // per body: its turn since the step's start
+    std::vector<Quat> startOrientations_;
+    std::vector<int> substepped_, jointed_; // the bodies moved per substep; the jointed ones
+    // Separate push: the velocities before the push sweeps, and per batch the biases and
+    // impulses (a block of lanes each).
+    struct alignas(32) LaneBlock {
+        float lanes[8];
+    };
+    std::vector<SweepRecord> pushVelocities_;
+    std::vector<LaneBlock> pushSaved_;
+    std::vector<std::uint64_t> colours_;              // per body: the colours its manifolds are in
+    std::vector<std::pair<int, int>> manifoldBodies_; // the colouring's compact inputs
+    std::vector<std::uint8_t> bodyFlags_;
+    RigidStatistics stats_;
+    Real maxJointError_ = 0;
+    std::uint64_t steps_ = 0;
+};
+
+} // namespace pbd

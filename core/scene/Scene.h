@@ -1,0 +1,63 @@
+#pragma once
+// A scene: the particles of all bodies, the bodies that own them, the constraints between them
+// and the settings it is simulated with.
+
+#include "core/constraints/ConstraintGroups.h"
+#include "core/constraints/Constraints.h"
+#include "core/rigid/RigidBody.h"
+#include "core/scene/Body.h"
+#include "core/scene/Particles.h"
+#include "core/solver/Colliders.h"
+#include "core/solver/SolverSettings.h"
+
+#include <string>
+#include <vector>
+
+namespace pbd {
+
+// The tessellated air between and around the bodies (Air Meshes §4): tets that share their
+// vertices with the bodies' surfaces. The particles that belong to the air alone (the bounding
+// box and any interior Steiner points) are [firstParticle, firstParticle + particleCount).
+struct AirMesh {
+    std::vector<Tetrahedron> tets; // global particle indices; positive signed volume
+    // 2D scenes (everything in the xy plane, the paper's proof of concept): the air is
+    // triangles, counter-clockwise seen from +z.
+    std::vector<Triangle> triangles;
+    Index firstParticle = 0;
+    Index particleCount = 0;
+
+    bool empty() const { return tets.empty() && triangles.empty(); }
+    // Air elements: the tets, then the triangles.
+    std::size_t size() const { return tets.size() + triangles.size(); }
+};
+
+struct Scene {
+    std::string name;
+    std::string description;
+    Particles particles;
+    std::vector<Body> bodies;
+    ConstraintSet constraints;
+    // The groups the constraints are authored in (core/constraints/ConstraintGroups.h); every
+    // element's `group` indexes this.
+    std::vector<ConstraintGroup> constraintGroups;
+    std::vector<Collider> colliders;
+    AirMesh air;
+    // Rigid bodies (§5) and the joints between them; stepped with the particles, each substep.
+    std::vector<RigidBody> rigidBodies;
+    std::vector<RigidJoint> rigidJoints;
+    // Particles held at points of rigid bodies (two-way: the bodies feel the pull).
+    std::vector<RigidAttachment> rigidAttachments;
+    SolverSettings solver;
+
+    Bounds bounds() const;
+    Bounds bounds(const Body& body) const;
+    std::size_t triangleCount() const;
+    std::size_t tetCount() const;
+};
+
+// Everything wrong with a scene's data, each problem naming the body and the element
+// (indices out of range, non-finite positions, inverted tets, UVs not matching triangles).
+// Empty when the scene is consistent.
+std::vector<std::string> validateScene(const Scene& scene);
+
+} // namespace pbd

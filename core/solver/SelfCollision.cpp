@@ -1,0 +1,227 @@
+#include "core/solver/SelfCollision.h"
+
+#include <algorithm>
+#include <cmath>
+#include <cstdint>
+
+namespace pbd {
+
+Vec3 closestBarycentric(const Vec3& q, const Vec3& a, const Vec3& b, const Vec3& c) {
+    // Regions of Ericson's closest-point test (Real-Time Collision Detection §5.1.5).
+    const Vec3 ab = b - a, ac = c - a, aq = q - a;
+    const Real d1 = ab.dot(aq), d2 = ac.dot(aq);
+    if (d1 <= 0 && d2 <= 0) {
+        return {1, 0, 0};
+    }
+    const Vec3 bq = q - b;
+    const Real d3 = ab.dot(bq), d4 = ac.dot(bq);
+    if (d3 >= 0 && d4 <= d3) {
+        return {0, 1, 0};
+    }
+    const Real vc = d1 * d4 - d3 * d2;
+    if (vc <= 0 && d1 >= 0 && d3 <= 0) {
+        const Real v = d1 / (d1 - d3);
+        return {1 - v, v, 0};
+    }
+    const Vec3 cq = q - c;
+    const Real d5 = ab.dot(cq), d6 = ac.dot(cq);
+    if (d6 >= 0 && d5 <= d6) {
+        return {0, 0, 1};
+    }
+    const Real vb = d5 * d2 - d1 * d6;
+    if (vb <= 0 && d2 >= 0 && d6 <= 0) {
+        const Real w = d2 / (d2 - d6);
+        return {1 - w, 0, w};
+    }
+    const Real va = d3 * d6 - d5 * d4;
+    if (va <= 0 && (d4 - d3) >= 0 && (d5 - d6) >= 0) {
+        const Real w = (d4 - d3) / ((d4 - d3) + (d5 - d6));
+        return {0, 1 - w, w};
+    }
+    const Real denom = 1 / (va + vb + vc);
+    const Real v = vb * denom, w = vc * denom;
+    return {1 - v - w, v, w};
+}
+
+namespace {
+
+std::uint64_t cellKey(std::int64_t i, std::int64_t j, std::int64_t k) {
+    // Spatial hash of Teschner et al. 2003, as PBD §4.3 suggests.
+    return static_cast<std::uint64_t>((i * 73856093) ^ (j * 19349663) ^ (k * 83492791));
+}
+
+} // namespace
+
+std::vector<SelfContact> findSelfContacts(const std::vector<Triangle>& triangles,
+                                          const std::vector<Vec3>& x, const std::vector<Vec3>& p,
+                                          Real thickness) {
+    SelfCollisionWorkspace workspace;
+    return findSelfContacts(triangles, x, p, thickness, workspace);
+}
+
+void buildSelfCollisionGrid(const std::vector<Triangle>& triangles, const std::vector<Vec3>& x,
+                            const std::vector<Vec3>& p, Real thickness,
+                            SelfCollisionWorkspace& ws) {
+    ws.vertices.clear();
+    ws.table.clear();
+    if (triangles.empty() || !(thickness > 0)) {
+        return;
+    }
+    Real edges = 0;
+    for (const Triangle& t : triangles) {
+        edges += (x[t[1]] - x[t[0]]).norm();
+    }
+    const Real cell = std::max(2 * thickness, edges / static_cast<Real>(triangles.size()));
+    ws.cell = cell;
+    auto cellOf = [&](const Vec3& v) {
+        return Eigen::Vector3<std::int64_t>(static_cast<std::int64_t>(std::floor(v.x() / cell)),
+                                            static_cast<std::int64_t>(std::floor(v.y() / cell)),
+                                            static_cast<std::int64_t>(std::floor(v.z() / cell)));
+    };
+    // The hash table of Teschner et al. as counting sort: a bucket per hashed cell, the triangles
+    // overlapping the cell listed contiguously (no allocation per cell).
+    std::vector<Bounds>& boxes = ws.boxes;
+    boxes.assign(triangles.size(), Bounds{});
+    std::size_t entries = 0;
+    for (Index t = 0; t < triangles.size(); ++t) {
+        Bounds& b = boxes[t];
+        for (Index v : triangles[t]) {
+            b.add(x[v]);
+            b.add(p[v]);
+        }
+        b.min -= Vec3::Constant(thickness);
+        b.max += Vec3::Constant(thickness);
+        const auto lo = cellOf(b.min);
+        const auto hi = cellOf(b.max);
+        entries +=
+            static_cast<std::size_t>((hi - lo + Eigen::Vector3<std::int64_t>::Ones()).prod());
+    }
+    std::size_t buckets = 1;
+    while (buckets < entries) {
+        buckets <<= 1;
+    }
+    const std::uint64_t mask = buckets - 1;
+    ws.mask = mask;
+    std::vector<Index>& start = ws.start;
+    start.assign(buckets + 1, 0);
+    auto forCells = [&](const Bounds& b, auto&& f) {
+        const auto lo = cellOf(b.min);
+        const auto hi = cellOf(b.max);
+        for (auto i = lo.x(); i <= hi.x(); ++i) {
+            for (auto j = lo.y(); j <= hi.y(); ++j) {
+                for (auto k = lo.z(); k <= hi.z(); ++k) {
+                    f(cellKey(i, j, k) & mask);
+                }
+            }
+        }
+    };
+    for (Index t = 0; t < triangles.size(); ++t) {
+        forCells(boxes[t], [&](std::uint64_t bucket) { ++start[bucket + 1]; });
+    }
+    for (std::size_t i = 0; i < buckets; ++i) {
+        start[i + 1] += start[i];
+    }
+    std::vector<Index>& fill = ws.fill;
+    fill.assign(start.begin(), start.end() - 1);
+    std::vector<Index>& table = ws.table;
+    table.resize(start.back());
+    for (Index t = 0; t < triangles.size(); ++t) {
+        forCells(boxes[t], [&](std::uint64_t bucket) { table[fill[bucket]++] = t; });
+    }
+
+    std::vector<Index>& vertices = ws.vertices;
+    vertices.clear();
+    for (const Triangle& t : triangles) {
+        vertices.insert(vertices.end(), t.begin(), t.end());
+    }
+    std::sort(vertices.begin(), vertices.end());
+    vertices.erase(std::unique(vertices.begin(), vertices.end()), vertices.end());
+}
+
+void querySelfContacts(const std::vector<Triangle>& triangles, const std::vector<Vec3>& x,
+                       const std::vector<Vec3>& p, Real thickness, const SelfCollisionWorkspace& ws,
+                       std::size_t firstVertex, std::size_t lastVertex,
+                       std::vector<Index>& candidates, std::vector<SelfContact>& contacts) {
+    if (ws.vertices.empty()) {
+        return;
+    }
+    const Real cell = ws.cell;
+    const std::uint64_t mask = ws.mask;
+    const std::vector<Bounds>& boxes = ws.boxes;
+    const std::vector<Index>& start = ws.start;
+    const std::vector<Index>& table = ws.table;
+    auto cellOf = [&](const Vec3& v) {
+        return Eigen::Vector3<std::int64_t>(static_cast<std::int64_t>(std::floor(v.x() / cell)),
+                                            static_cast<std::int64_t>(std::floor(v.y() / cell)),
+                                            static_cast<std::int64_t>(std::floor(v.z() / cell)));
+    };
+    auto forCells = [&](const Bounds& b, auto&& f) {
+        const auto lo = cellOf(b.min);
+        const auto hi = cellOf(b.max);
+        for (auto i = lo.x(); i <= hi.x(); ++i) {
+            for (auto j = lo.y(); j <= hi.y(); ++j) {
+                for (auto k = lo.z(); k <= hi.z(); ++k) {
+                    f(cellKey(i, j, k) & mask);
+                }
+            }
+        }
+    };
+    for (std::size_t vi = firstVertex; vi < lastVertex; ++vi) {
+        const Index q = ws.vertices[vi];
+        Bounds qb;
+        qb.add(x[q]);
+        qb.add(p[q]);
+        candidates.clear();
+        forCells(qb, [&](std::uint64_t bucket) {
+            for (Index i = start[bucket]; i < start[bucket + 1]; ++i) {
+                const Bounds& tb = boxes[table[i]];
+                // Another cell may share the bucket: keep only boxes that really overlap.
+                if ((qb.max.array() >= tb.min.array()).all() &&
+                    (qb.min.array() <= tb.max.array()).all()) {
+                    candidates.push_back(table[i]);
+                }
+            }
+        });
+        std::sort(candidates.begin(), candidates.end());
+        candidates.erase(std::unique(candidates.begin(), candidates.end()), candidates.end());
+        for (Index t : candidates) {
+            const Triangle& tri = triangles[t];
+            if (tri[0] == q || tri[1] == q || tri[2] == q) {
+                continue;
+            }
+            // Side at the start of the step, from the closest point at the current positions.
+            const Vec3 bx = closestBarycentric(x[q], x[tri[0]], x[tri[1]], x[tri[2]]);
+            const Vec3 cx = bx[0] * x[tri[0]] + bx[1] * x[tri[1]] + bx[2] * x[tri[2]];
+            const Vec3 nx = (x[tri[1]] - x[tri[0]]).cross(x[tri[2]] - x[tri[0]]);
+            if (!(nx.squaredNorm() > 0)) {
+                continue;
+            }
+            const Real sideDistance = (x[q] - cx).dot(nx.normalized());
+            if ((x[q] - cx).norm() >
+                2 * thickness + (p[q] - x[q]).norm() + (p[tri[0]] - x[tri[0]]).norm()) {
+                continue;
+            }
+            const Vec3 bp = closestBarycentric(p[q], p[tri[0]], p[tri[1]], p[tri[2]]);
+            const Vec3 cp = bp[0] * p[tri[0]] + bp[1] * p[tri[1]] + bp[2] * p[tri[2]];
+            const Vec3 np = (p[tri[1]] - p[tri[0]]).cross(p[tri[2]] - p[tri[0]]);
+            const bool near = (p[q] - cp).norm() < 2 * thickness;
+            const bool crossed = np.squaredNorm() > 0 && sideDistance * (p[q] - cp).dot(np) < 0 &&
+                                 bp.minCoeff() > 1e-6;
+            if (near || crossed) {
+                contacts.push_back({q, tri, bp, sideDistance >= 0 ? 1.0 : -1.0});
+            }
+        }
+    }
+}
+
+std::vector<SelfContact> findSelfContacts(const std::vector<Triangle>& triangles,
+                                          const std::vector<Vec3>& x, const std::vector<Vec3>& p,
+                                          Real thickness, SelfCollisionWorkspace& ws) {
+    std::vector<SelfContact> contacts;
+    buildSelfCollisionGrid(triangles, x, p, thickness, ws);
+    querySelfContacts(triangles, x, p, thickness, ws, 0, ws.vertices.size(), ws.candidates,
+                      contacts);
+    return contacts;
+}
+
+} // namespace pbd

@@ -1,0 +1,550 @@
+#include "core/solver/Solver.h"
+
+#include "core/constraints/ConstraintDamping.h"
+#include "core/constraints/ConstraintKernels.h"
+#include "core/constraints/ConstraintVisit.h"
+#include "core/scene/Topology.h"
+#include "core/solver/Damping.h"
+
+#include <algorithm>
+#include <atomic>
+#include <chrono>
+#include <cmath>
+#include <immintrin.h>
+#include <tbb/blocked_range.h>
+#include <tbb/parallel_for.h>
+#include <tbb/partitioner.h>
+#include <tbb/task_arena.h>
+#include <thread>
+
+namespace pbd {
+
+std::string_view toString(SolverMethod method) {
+    return method == SolverMethod::Xpbd ? "xpbd" : "pbd";
+}
+
+struct Solver::Threads {
+    explicit Threads(int n)
+        : count(n)
+        , arena(n) {}
+    int count;
+    tbb::task_arena arena;
+    ColourRegions regions;
+};
+
+namespace {
+
+// Every colour of class k (a region, or the boundary when k == regions), in colour order.
+template <bool Xpbd>
+void solveRegion(ConstraintSet& set, const ColourRegions& regions, SolverParticle* P, int k,
+                 kernels::Sweep sweep) {
+    for (int c = 0; c < set.colourCount; ++c) {
+        int batch = 0;
+        forEachBatch(set, [&](auto& b) {
+            const int index = batch++;
+            if (b.size() == 0) {
+                return;
+            }
+            const Index begin = regions.begin(index, k, c);
+            const Index end = regions.end(index, k, c);
+            if (begin < end) {
+                kernels::solve<Xpbd>(b, P, begin, end, sweep);
+            }
+        });
+    }
+}
+
+// The largest |C + alpha~ lambda| (|C| for PBD) of all batch constraints at the positions P.
+Real largestConstraintError(const ConstraintSet& set, const SolverParticle* P, Real invH2,
+                            bool xpbd) {
+    Real worst = 0;
+    visitConstraints(
+        set, [&](Index i) { return Vec3(P[i].x, P[i].y, P[i].z); },
+        [&](ConstraintType, const auto& b, int comp, std::size_t e, Real c, const math::V3<Real>*) {
+            const Real alphaTilde = xpbd ? b.compliance[comp][e] * invH2 : 0.0;
+            worst = std::max(worst, std::abs(c + alphaTilde * b.lambda[comp][e]));
+        });
+    return worst;
+}
+
+// Soft attachments: zero-length XPBD springs to a moving target, one particle each, in order.
+void solveAttachments(Attachments& a, SolverParticle* P, Real targetTime, Real invH2, bool xpbd) {
+    for (std::size_t i = 0; i < a.size(); ++i) {
+        if (a.compliance[i] <= 0) {
+            continue; // hard: pinned during prediction
+        }
+        SolverParticle& q = P[a.particle[i]];
+        const Vec3 target = a.targetAt(i, targetTime);
+        const Vec3 d = Vec3(q.x, q.y, q.z) - target;
+        const Real len = d.norm();
+        if (!(len > 0) || !(q.w > 0)) {
+            continue;
+        }
+        const Real alphaTilde = xpbd ? a.compliance[i] * invH2 : 0;
+        const Real dl = (-len - alphaTilde * a.lambda[i]) / (q.w + alphaTilde);
+        const Vec3 dp = (q.w * dl / len) * d;
+        q.x += dp.x();
+        q.y += dp.y();
+        q.z += dp.z();
+        a.lambda[i] += dl;
+    }
+}
+
+// Waiting for the parts of earlier phases; `iterations` sweeps of the colours (then the serial
+// attachments) run with one fork-join per substep instead of one per colour. The results do not
+// depend on which thread ran which part.
+void spinWait(const std::atomic<int>& counter, int target) {
+    for (int spins = 0; counter.load(std::memory_order_acquire) < target; ++spins) {
+        if (spins < 4096) {
+            _mm_pause();
+        } else {
+            std::this_thread::yield();
+        }
+    }
+}
+
+// One global pressure constraint (PBD eq. 14-15) per closed surface, serially.
+void solvePressure(std::vector<PressureConstraint>& all, SolverParticle* P, Real invH2, bool xpbd,
+                   int iterations, std::vector<Vec3>& grad) {
+    for (PressureConstraint& c : all) {
+        const Real C = evaluatePressure(
+            c, [&](Index i) { return Vec3(P[i].x, P[i].y, P[i].z); }, grad);
+        Real denom = 0;
+        for (std::size_t k = 0; k < c.particles.size(); ++k) {
+            denom += P[c.particles[k]].w * grad[k].squaredNorm();
+        }
+        const Real alphaTilde = xpbd ? c.compliance * invH2 : 0;
+        const Real scale =
+            xpbd ? 1.0 : 1.0 - std::pow(1.0 - std::clamp(c.stiffness, 0.0, 1.0), 1.0 / iterations);
+        if (!(denom + alphaTilde > 0)) {
+            continue;
+        }
+        const Real dl = scale * (-C - alphaTilde * c.lambda) / (denom + alphaTilde);
+        for (std::size_t k = 0; k < c.particles.size(); ++k) {
+            SolverParticle& q = P[c.particles[k]];
+            const Vec3 dp = q.w * dl * grad[k];
+            q.x += dp.x();
+            q.y += dp.y();
+            q.z += dp.z();
+        }
+        c.lambda += dl;
+    }
+}
+
+int resolveThreads(int requested) {
+    return requested > 0 ? requested : tbb::this_task_arena::max_concurrency();
+}
+
+} // namespace
+
+Solver::Solver(Scene& scene)
+    : scene_(scene) {
+    if (!scene_.constraints.isColoured() && scene_.constraints.batchElementCount() > 0) {
+        colourConstraints(scene_.constraints, scene_.particles.size());
+    }
+    predicted_.resize(scene_.particles.size());
+}
+
+Solver::~Solver() = default;
+
+void Solver::refreshPbdScales() {
+    const int n = std::max(1, scene_.solver.iterations);
+    forEachBatch(scene_.constraints, [&](auto& b) {
+        for (std::size_t k = 0; k < b.stiffness.size(); ++k) {
+            b.pbdScale[k].resize(b.stiffness[k].size());
+            for (std::size_t e = 0; e < b.stiffness[k].size(); ++e) {
+                const Real s = std::clamp(b.stiffness[k][e], 0.0, 1.0);
+                b.pbdScale[k][e] = 1.0 - std::pow(1.0 - s, 1.0 / n); // PBD §3.3
+            }
+        }
+    });
+    pbdScaleIterations_ = n;
+}
+
+void Solver::step() {
+    const auto t0 = std::chrono::steady_clock::now();
+    const SolverSettings& s = scene_.solver;
+    const int substeps = std::max(1, s.substeps);
+    const int threads = resolveThreads(s.threads);
+    if (!threads_ || threads_->count != threads) {
+        threads_ = std::make_unique<Threads>(threads);
+    }
+    if (s.method == SolverMethod::Pbd && pbdScaleIterations_ != std::max(1, s.iterations)) {
+        refreshPbdScales();
+    }
+    const Real h = s.timeStep / substeps;
+    airStatistics_ = AirStatistics{};
+    if (!scene_.air.empty() && (s.airContactDistance > 0 || s.airFriction > 0) &&
+        airPairsVersion_ != airTopologyVersion_) {
+        airPairs_ =
+            airContactPairs(scene_, airOptimizer_ ? airOptimizer_->adjacency(scene_) : nullptr);
+        airPairGap_.assign(airPairs_.size(), 0);
+        airPairsVersion_ = airTopologyVersion_;
+    }
+    if (!scene_.air.empty() && particleOwner_.size() != scene_.particles.size()) {
+        // Who each particle belongs to, for the air's contacts: a body, the container (the
+        // air's immovable points) or the air itself (its free points).
+        particleOwner_.assign(scene_.particles.size(), kNoOwner);
+        for (std::size_t b = 0; b < scene_.bodies.size(); ++b) {
+            const Body& body = scene_.bodies[b];
+            std::fill_n(particleOwner_.begin() + body.firstParticle, body.particleCount, int(b));
+        }
+        for (Index i = 0; i < scene_.air.particleCount; ++i) {
+            const Index p = scene_.air.firstParticle + i;
+            particleOwner_[p] = scene_.particles.inverseMasses[p] > 0 ? kFreeAir : kContainer;
+        }
+    }
+    for (int i = 0; i < substeps; ++i) {
+        substep(h);
+    }
+    optimizeAir();
+    if (!scene_.air.empty()) {
+        const auto& x = scene_.particles.positions;
+        Real smallest = std::numeric_limits<Real>::infinity();
+        for (const Tetrahedron& t : scene_.air.tets) {
+            const Real v = signedVolume(x[t[0]], x[t[1]], x[t[2]], x[t[3]]);
+            smallest = std::min(smallest, v);
+            if (v < 0) {
+                // A projected tet is flat (C = 0) up to rounding; inverted means beyond that.
+                Real edge = 0;
+                for (int i = 0; i < 4; ++i) {
+                    for (int j = i + 1; j < 4; ++j) {
+                        edge = std::max(edge, (x[t[i]] - x[t[j]]).squaredNorm());
+                    }
+                }
+                airStatistics_.invertedAfter += v < -1e-9 * edge * std::sqrt(edge);
+            }
+        }
+        for (const Triangle& t : scene_.air.triangles) {
+            const Vec3 a = x[t[1]] - x[t[0]], b = x[t[2]] - x[t[0]];
+            const Real area = 0.5 * (a.x() * b.y() - a.y() * b.x());
+            smallest = std::min(smallest, area);
+            const Real edge = std::max({a.squaredNorm(), b.squaredNorm(), (b - a).squaredNorm()});
+            airStatistics_.invertedAfter += area < -1e-9 * edge;
+        }
+        airStatistics_.minVolume = smallest;
+    }
+    tears_.clear();
+    if (s.tearingStretch > 1) {
+        tears_ = tearOverstretchedEdges(scene_, s.tearingStretch,
+                                        static_cast<std::size_t>(std::max(0, s.maxTearsPerStep)));
+        if (!tears_.empty()) {
+            // New particles and constraints: colour and partition again, rebuild the caches.
+            colourConstraints(scene_.constraints, scene_.particles.size());
+            threads_->regions = ColourRegions{};
+            pbdScaleIterations_ = -1;
+        }
+    }
+    ++steps_;
+    lastStepMs_ =
+        std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
+}
+
+void Solver::optimizeAir() {
+    airOptimization_ = AirOptimizationStatistics{};
+    const int interval = scene_.solver.airOptimizationInterval;
+    if (scene_.air.empty() || interval <= 0 || (steps_ + 1) % std::size_t(interval) != 0) {
+        return;
+    }
+    if (!airOptimizer_) {
+        airOptimizer_ = std::make_unique<AirOptimizer>();
+    }
+    AirOptimizationOptions options;
+    options.qualityThreshold = scene_.solver.airQualityThreshold;
+    airOptimization_ = airOptimizer_->optimize(scene_, options);
+    ++airOptimizationPasses_;
+    airOptimizationMs_ += airOptimization_.milliseconds;
+    if (airOptimization_.changes() > 0) {
+        ++airTopologyVersion_;
+        // Contacts carried over to the next substep name air elements that may be gone.
+        airContactTets_.clear();
+        airContactGap_.assign(scene_.air.size(), 0);
+    }
+}
+
+void Solver::substep(Real h) {
+    Particles& particles = scene_.particles;
+    ConstraintSet& set = scene_.constraints;
+    const SolverSettings& s = scene_.solver;
+    const std::size_t n = particles.size();
+    predicted_.resize(n);
+
+    // XPBD: the total lambda restarts every substep (XPBD Alg. 1, line 4); the batches' lambdas
+    // are reset by the first sweep itself (kernels::Sweep::first).
+    std::fill(set.attachments.lambda.begin(), set.attachments.lambda.end(), 0.0);
+    for (PressureConstraint& c : set.pressure) {
+        c.lambda = 0;
+    }
+    Threads& th = *threads_;
+    if (th.regions.regions != th.count || th.regions.colours != set.colourCount) {
+        th.regions = partitionColours(set, particles.size(), th.count);
+    }
+    convergence_.clear();
+    if (!scene_.rigidBodies.empty()) {
+        rigid_.step(scene_.rigidBodies, scene_.rigidJoints, s.rigid, s.gravity, h);
+    }
+    runSubstepPhases(h);
+    if (!scene_.rigidBodies.empty() && !particles.positions.empty()) {
+        coupling_.applyImpulses(scene_, h);
+    }
+    applyContactVelocities(h);
+    if (s.constraintDamping > 0) {
+        // With the substep's inverse masses: hard-attached particles (w = 0) are not moved.
+        scratchInverseMasses_.resize(n);
+        for (std::size_t i = 0; i < n; ++i) {
+            scratchInverseMasses_[i] = predicted_[i].w;
+        }
+        dampAlongConstraints(set, particles.positions, particles.velocities, scratchInverseMasses_,
+                             std::min<Real>(s.constraintDamping, 1));
+    }
+    if (s.globalDamping > 0) {
+        for (const Body& body : scene_.bodies) {
+            dampTowardRigidMotion(particles.positions, particles.velocities,
+                                  particles.inverseMasses, body.firstParticle,
+                                  std::size_t(body.firstParticle) + body.particleCount,
+                                  std::min<Real>(s.globalDamping, 1));
+        }
+    }
+    time_ += h;
+}
+
+// A substep as phases: predict (by region), then on one thread pin the attachments and find the
+// contacts, then per iteration the regions' sweeps (by region) and the boundary with the serial
+// constraints (one thread), and last the velocity update (by region). A parallel phase has one
+// part per region, so each thread keeps its particles, constraints and lambdas in its cache;
+// a serial phase has one part. With several threads the parts are claimed with a bit mask:
+// thread k runs part k when it can, then any part nobody took, so a thread that never starts
+// cannot stall the others. Results depend on the thread count (the sweep order does) but not on
+// which thread ran which part.
+void Solver::runSubstepPhases(Real h) {
+    Particles& particles = scene_.particles;
+    ConstraintSet& set = scene_.constraints;
+    const SolverSettings& s = scene_.solver;
+    Threads& th = *threads_;
+    const int T = th.count;
+    const std::size_t n = particles.size();
+    SolverParticle* P = predicted_.data();
+    const int iterations = std::max(1, s.iterations);
+    const Real invH2 = 1.0 / (h * h);
+    const Real invH = 1.0 / h;
+    const Real targetTime = time_ + h;
+    const bool xpbd = s.method == SolverMethod::Xpbd;
+    const bool hasForces = particles.forces.size() == n;
+    // The substep's start positions, for distances projected along their starting edge.
+    const Vec3* start = s.exactAngularMomentum ? particles.positions.data() : nullptr;
+
+    enum class Kind {
+        Predict,
+        Prepare,
+        Contacts,
+        Coupling,
+        Sweep,
+        Serial,
+        AirCheck,
+        AirProject,
+        Velocity
+    };
+    struct Phase {
+        Kind kind;
+        int parts;
+        int iteration;
+    };
+    std::vector<Phase> phases;
+    phases.push_back({Kind::Predict, T, 0});
+    const bool contacts = !scene_.colliders.empty() || s.selfCollision;
+    if (contacts) {
+        phases.push_back({Kind::Prepare, 1, 0});
+        phases.push_back({Kind::Contacts, T, 0});
+    }
+    const bool coupled = !scene_.rigidBodies.empty() && n > 0;
+    if (coupled) {
+        phases.push_back({Kind::Coupling, 1, 0});
+    }
+    contacts_.clear();
+    selfContacts_.clear();
+    const bool air = !scene_.air.empty();
+    if (air) {
+        airInverted_.resize(std::size_t(T));
+    }
+    for (int it = 0; it < iterations; ++it) {
+        phases.push_back({Kind::Sweep, T, it});
+        phases.push_back({Kind::Serial, 1, it});
+        if (air) { // last in every iteration: collisions win over elasticity (§4)
+            phases.push_back({Kind::AirCheck, T, it});
+            phases.push_back({Kind::AirProject, 1, it});
+        }
+    }
+    phases.push_back({Kind::Velocity, T, 0});
+
+    auto run = [&](const Phase& phase, int part) {
+        switch (phase.kind) {
+        case Kind::Predict: {
+            // PBD Alg. 1 lines 5-7; gravity in the prediction (XPBD eq. 1).
+            const auto [begin, end] = particleRange(part, T, n);
+            // The air's own free points are air, not matter: no gravity, no forces.
+            const std::size_t airBegin = scene_.air.firstParticle;
+            const std::size_t airEnd = airBegin + scene_.air.particleCount;
+            for (std::size_t i = begin; i < end; ++i) {
+                const Real w = particles.inverseMasses[i];
+                Vec3& v = particles.velocities[i];
+                if (w > 0 && (i < airBegin || i >= airEnd)) {
+                    v += h * s.gravity;
+                    if (hasForces) {
+                        v += (h * w) * particles.forces[i];
+                    }
+                }
+                const Vec3 p = particles.positions[i] + h * v;
+                P[i] = {p.x(), p.y(), p.z(), w};
+            }
+            // Hard attachments of this range: on their target, immovable for the substep.
+            const Attachments& att = set.attachments;
+            for (std::size_t a = 0; a < att.size(); ++a) {
+                const Index i = att.particle[a];
+                if (att.compliance[a] <= 0 && i >= begin && i < end) {
+                    const Vec3 t = att.targetAt(a, targetTime);
+                    P[i] = {t.x(), t.y(), t.z(), 0.0};
+                }
+            }
+            break;
+        }
+        case Kind::Prepare:
+            prepareContacts();
+            break;
+        case Kind::Contacts:
+            findContacts(part, T);
+            break;
+        case Kind::Coupling:
+            coupling_.begin(scene_, P, s.collisionMargin, h);
+            break;
+        case Kind::Sweep: {
+            const kernels::Sweep sweep{invH2, phase.iteration == 0, start};
+            xpbd ? solveRegion<true>(set, th.regions, P, part, sweep)
+                 : solveRegion<false>(set, th.regions, P, part, sweep);
+            break;
+        }
+        case Kind::Serial: {
+            if (contacts && phase.iteration == 0) {
+                mergeContacts();
+            }
+            const kernels::Sweep sweep{invH2, phase.iteration == 0, start};
+            xpbd ? solveRegion<true>(set, th.regions, P, th.regions.regions, sweep)
+                 : solveRegion<false>(set, th.regions, P, th.regions.regions, sweep);
+            solveAttachments(set.attachments, P, targetTime, invH2, xpbd);
+            solvePressure(set.pressure, P, invH2, xpbd, iterations, scratchGradient_);
+            solveSelfContacts();
+            solveContacts();
+            if (coupled) {
+                coupling_.project(scene_, P, h);
+            }
+            if (recordConvergence_) {
+                convergence_.push_back(largestConstraintError(set, P, invH2, xpbd));
+            }
+            break;
+        }
+        case Kind::AirCheck:
+            checkAir(part, T);
+            break;
+        case Kind::AirProject:
+            if (phase.iteration == 0) {
+                airStatistics_.invertedBefore = 0;
+                for (const auto& inverted : airInverted_) {
+                    airStatistics_.invertedBefore += inverted.size();
+                }
+            }
+            airStatistics_.checks += scene_.air.size();
+            projectAir(phase.iteration == iterations - 1);
+            break;
+        case Kind::Velocity: {
+            // PBD Alg. 1 lines 12-15.
+            const auto [begin, end] = particleRange(part, T, n);
+            for (std::size_t i = begin; i < end; ++i) {
+                const Vec3 p(P[i].x, P[i].y, P[i].z);
+                particles.velocities[i] = (p - particles.positions[i]) * invH;
+                particles.positions[i] = p;
+            }
+            break;
+        }
+        }
+    };
+
+    if (T == 1) {
+        for (const Phase& phase : phases) {
+            run(phase, 0);
+        }
+        return;
+    }
+    std::vector<std::atomic<std::uint64_t>> claimed(phases.size());
+    std::atomic<int> completed{0};
+    auto worker = [&](int k) {
+        int firstTicket = 0;
+        for (std::size_t f = 0; f < phases.size(); ++f) {
+            const int parts = phases[f].parts;
+            spinWait(completed, firstTicket);
+            auto tryRun = [&](int part) {
+                const std::uint64_t bit = std::uint64_t(1) << part;
+                if ((claimed[f].fetch_or(bit, std::memory_order_relaxed) & bit) == 0) {
+                    run(phases[f], part);
+                    completed.fetch_add(1, std::memory_order_acq_rel);
+                }
+            };
+            const int home = k % parts;
+            tryRun(home);
+            for (int part = 0; part < parts; ++part) {
+                if (part != home) {
+                    tryRun(part);
+                }
+            }
+            firstTicket += parts;
+        }
+    };
+    th.arena.execute([&] {
+        tbb::parallel_for(
+            tbb::blocked_range<int>(0, T, 1),
+            [&](const tbb::blocked_range<int>& r) {
+                for (int t = r.begin(); t < r.end(); ++t) {
+                    worker(t);
+                }
+            },
+            tbb::static_partitioner());
+    });
+}
+
+std::vector<KernelCost> Solver::measureKernels(int sweeps) const {
+    ConstraintSet set = scene_.constraints; // scratch: lambdas and the order change
+    const ColourRegions regions = partitionColours(set, scene_.particles.size(), 1);
+    std::vector<SolverParticle> P(scene_.particles.size());
+    for (std::size_t i = 0; i < P.size(); ++i) {
+        const Vec3& x = scene_.particles.positions[i];
+        P[i] = {x.x(), x.y(), x.z(), scene_.particles.inverseMasses[i]};
+    }
+    const Real h = scene_.solver.timeStep / std::max(1, scene_.solver.substeps);
+    const Real invH2 = 1.0 / (h * h);
+    std::vector<KernelCost> costs;
+    const ConstraintType types[] = {ConstraintType::Distance,       ConstraintType::DihedralBending,
+                                    ConstraintType::StrainTriangle, ConstraintType::StrainTet,
+                                    ConstraintType::Area,           ConstraintType::Volume,
+                                    ConstraintType::PlanarArea};
+    int typeIndex = 0;
+    forEachBatch(set, [&](auto& b) {
+        const int batch = typeIndex;
+        const ConstraintType type = types[typeIndex++];
+        if (b.size() == 0) {
+            return;
+        }
+        const auto t0 = std::chrono::steady_clock::now();
+        for (int s = 0; s < sweeps; ++s) {
+            for (int c = 0; c < set.colourCount; ++c) {
+                kernels::solve<true>(b, P.data(), regions.begin(batch, 0, c),
+                                     regions.end(batch, 0, c), kernels::Sweep{invH2, false});
+            }
+        }
+        const double ns =
+            std::chrono::duration<double, std::nano>(std::chrono::steady_clock::now() - t0).count();
+        KernelCost k{type, b.size() * static_cast<std::size_t>(sweeps), 0};
+        k.nanosecondsPerProjection = ns / static_cast<double>(k.projections);
+        costs.push_back(k);
+    });
+    return costs;
+}
+
+} // namespace pbd

@@ -1,0 +1,171 @@
+#pragma once
+// The position-based solver: steps a Scene with XPBD (default) or classic PBD (PBD §3.1,
+// XPBD §3). Each substep predicts positions from velocities and gravity, pins hard attachments,
+// sweeps the constraint colours `iterations` times (a colour's constraints share no particle,
+// so its lanes run in SIMD and its chunks on TBB threads), then updates velocities and applies
+// damping. Results are bitwise identical run to run and for any thread count, because a colour's
+// elements touch disjoint particles and every reduction runs in a fixed order.
+
+#include "core/air/AirOptimizer.h"
+#include "core/constraints/Constraints.h"
+#include "core/rigid/RigidCoupling.h"
+#include "core/rigid/RigidSolver.h"
+#include "core/scene/Scene.h"
+#include "core/solver/SelfCollision.h"
+#include "core/solver/Tearing.h"
+
+#include <array>
+#include <memory>
+#include <vector>
+
+namespace pbd {
+
+// Predicted position and inverse mass of a particle, padded to 32 bytes so the SIMD kernels
+// gather one particle with one load.
+struct alignas(32) SolverParticle {
+    Real x, y, z, w;
+};
+
+// The air mesh in the last step (Air Meshes §4): air tets with non-positive volume at the
+// predicted positions before the first iteration of the last substep; air tets inverted after
+// the step (negative beyond rounding: a projected tet is flat, C = 0); the smallest air tet
+// volume after the step (m^3; in 2D scenes the smallest air triangle's area, m^2); and the air
+// projections done in the step.
+struct AirStatistics {
+    std::size_t invertedBefore = 0;
+    std::size_t invertedAfter = 0;
+    Real minVolume = 0;
+    std::size_t projections = 0;
+    std::size_t checks = 0; // air tets checked (tets x iterations x substeps)
+    // The second pass: vertex-face pairs across the air, and those that acted (held at the
+    // contact distance) in the last substep.
+    std::size_t contactPairs = 0;
+    std::size_t contacts = 0;
+};
+
+struct KernelCost {
+    ConstraintType type;
+    std::size_t projections = 0; // element projections measured (a strain tet is one)
+    double nanosecondsPerProjection = 0;
+};
+
+class Solver {
+public:
+    // Colours the scene's constraints if they are not coloured yet. The scene must outlive the
+    // solver and keep its particle count.
+    explicit Solver(Scene& scene);
+    ~Solver();
+    Solver(const Solver&) = delete;
+    Solver& operator=(const Solver&) = delete;
+
+    // Advances the scene by scene.solver.timeStep (all substeps).
+    void step();
+    // Simulated time since construction, s.
+    Real time() const { return time_; }
+    std::size_t stepCount() const { return steps_; }
+    // Wall time of the last step, ms.
+    double lastStepMilliseconds() const { return lastStepMs_; }
+
+    // Measures each constraint type's kernel alone, `sweeps` sweeps over all its colours on one
+    // thread, on a scratch copy of the current state (the scene is not changed).
+    std::vector<KernelCost> measureKernels(int sweeps) const;
+    // Nanoseconds per air constraint check (the sign of one air tet's determinant, the common
+    // case of the air projection) over `sweeps` sweeps of all air tets on one thread, at the
+    // current positions; 0 without air.
+    double measureAirCheck(int sweeps);
+
+    const Scene& scene() const { return scene_; }
+    // Contacts with colliders in the last substep.
+    const std::vector<Contact>& contacts() const { return contacts_; }
+    // Convergence record: with it on, the largest constraint error |C + alpha~ lambda| (|C| for
+    // PBD) over all batch constraints after each iteration of the last substep. It costs an
+    // extra evaluation of every constraint per iteration, so it is off by default.
+    void setRecordConvergence(bool on) { recordConvergence_ = on; }
+    const std::vector<Real>& convergence() const { return convergence_; }
+    // The tears of the last step (PBD §5).
+    const std::vector<TearEvent>& tears() const { return tears_; }
+    const AirStatistics& airStatistics() const { return airStatistics_; }
+    // The air-mesh optimisation: the last pass (all zero if none ran in the last step), the
+    // passes so far and their total wall time, and a counter that changes whenever a pass
+    // changed the air tets (views redraw the air when it moves).
+    const AirOptimizationStatistics& airOptimization() const { return airOptimization_; }
+    std::size_t airOptimizationPasses() const { return airOptimizationPasses_; }
+    double airOptimizationMilliseconds() const { return airOptimizationMs_; }
+    std::uint64_t airTopologyVersion() const { return airTopologyVersion_; }
+    // The rigid-body solver: contacts and statistics of the last substep.
+    const RigidSolver& rigid() const { return rigid_; }
+    const RigidCoupling& rigidCoupling() const { return coupling_; }
+    // Cloth self-collision contacts in the last substep.
+    const std::vector<SelfContact>& selfContacts() const { return selfContacts_; }
+
+private:
+    void substep(Real h);
+    void refreshPbdScales();
+    void runSubstepPhases(Real h);
+
+    Scene& scene_;
+    RigidSolver rigid_;
+    RigidCoupling coupling_;
+    void prepareContacts();
+    void findContacts(int part, int parts);
+    void mergeContacts();
+    void solveSelfContacts();
+    void solveContacts();
+    void applyContactVelocities(Real h);
+
+    std::vector<SolverParticle> predicted_;
+    std::vector<Contact> contacts_;
+    std::vector<Bounds> colliderBounds_;
+    std::vector<Vec3> scratchGradient_;
+    std::vector<Real> scratchInverseMasses_;
+    std::vector<SelfContact> selfContacts_;
+    SelfCollisionWorkspace selfCollisionWorkspace_;
+    std::vector<Triangle> clothTriangles_;
+    struct ContactPart {
+        std::vector<Contact> contacts;
+        std::vector<SelfContact> selfContacts;
+        std::vector<Index> candidates;
+    };
+    std::vector<ContactPart> contactParts_;
+    std::vector<TearEvent> tears_;
+    AirStatistics airStatistics_;
+    std::unique_ptr<AirOptimizer> airOptimizer_;
+    AirOptimizationStatistics airOptimization_;
+    std::size_t airOptimizationPasses_ = 0;
+    double airOptimizationMs_ = 0;
+    std::uint64_t airTopologyVersion_ = 0;
+    void optimizeAir();
+    std::vector<AirContactPair> airPairs_;
+    std::vector<Real> airPairGap_; // per pair: normal separation added in the substep
+    std::uint64_t airPairsVersion_ = ~std::uint64_t(0);
+    void keepAirDistance();
+    std::size_t applyAirFriction(); // returns the contacts that acted
+    // Per particle: its body's index, or kContainer / kFreeAir for the air's own points.
+    static constexpr int kNoOwner = -3, kFreeAir = -2, kContainer = -1;
+    std::vector<int> particleOwner_;
+    std::vector<Real> airContactGap_;           // per air tet: separation added this substep
+    std::vector<std::uint32_t> airContactTets_; // the air tets with a gap this substep
+    // The final re-checks: particle -> air element incidence, and scratch.
+    std::vector<std::uint32_t> airIncidenceStart_, airIncidence_;
+    std::uint64_t airIncidenceVersion_ = ~std::uint64_t(0);
+    std::size_t airIncidenceElements_ = 0;
+    std::vector<std::uint32_t> airMoved_, airSeen_;
+    std::uint32_t airSeenStamp_ = 0;
+    void refreshAirIncidence();
+    void noteAirContact(std::uint32_t element, const Index* corners, const Vec3* g, int n, Real s);
+    std::vector<std::vector<std::uint32_t>> airInverted_; // per part: tets found inverted
+    void checkAir(int part, int parts);
+    void projectAir(bool lastIteration);
+    void projectAirPasses();
+    bool recordConvergence_ = false;
+    std::vector<Real> convergence_;
+    std::vector<Vec3> predictedPositions_;
+    Real time_ = 0;
+    std::size_t steps_ = 0;
+    double lastStepMs_ = 0;
+    int pbdScaleIterations_ = -1;
+    struct Threads;
+    std::unique_ptr<Threads> threads_;
+};
+
+} // namespace pbd

@@ -1,0 +1,182 @@
+// The solver's contacts with colliders and cloth self-collision (PBD §3.4, §4.3): found once
+// per substep in parts, projected with the constraints, then friction and restitution on the
+// velocities. Members of Solver.
+
+#include "core/solver/Solver.h"
+
+#include <algorithm>
+#include <cmath>
+
+namespace pbd {
+
+// Serial part of the contact search: collider bounds, the cloth triangles and their hash.
+void Solver::prepareContacts() {
+    const auto& colliders = scene_.colliders;
+    if (colliderBounds_.size() != colliders.size()) {
+        colliderBounds_.clear();
+        for (const Collider& c : colliders) {
+            Bounds b; // empty: unbounded (planes) or not worth bounding
+            if (c.shape == ColliderShape::Mesh) {
+                for (const Vec3& v : c.vertices) {
+                    b.add(v);
+                }
+            }
+            colliderBounds_.push_back(b);
+        }
+    }
+    if (!scene_.solver.selfCollision) {
+        selfCollisionWorkspace_.vertices.clear();
+        return;
+    }
+    clothTriangles_.clear();
+    for (const Body& body : scene_.bodies) {
+        if (body.kind == BodyKind::Cloth) {
+            clothTriangles_.insert(clothTriangles_.end(), body.triangles.begin(),
+                                   body.triangles.end());
+        }
+    }
+    predictedPositions_.resize(predicted_.size());
+    for (std::size_t i = 0; i < predicted_.size(); ++i) {
+        predictedPositions_[i] = Vec3(predicted_[i].x, predicted_[i].y, predicted_[i].z);
+    }
+    buildSelfCollisionGrid(clothTriangles_, scene_.particles.positions, predictedPositions_,
+                           scene_.solver.clothThickness, selfCollisionWorkspace_);
+}
+
+// Part k of T of the contact search: colliders for the particles of region k, self-collision for
+// the k-th share of the cloth vertices, into the part's own lists (merged in order afterwards,
+// so the result does not depend on the threads).
+void Solver::findContacts(int k, int T) {
+    if (contactParts_.size() != static_cast<std::size_t>(T)) {
+        contactParts_.assign(static_cast<std::size_t>(T), {});
+    }
+    ContactPart& part = contactParts_[static_cast<std::size_t>(k)];
+    part.contacts.clear();
+    part.selfContacts.clear();
+    const auto& colliders = scene_.colliders;
+    const Particles& particles = scene_.particles;
+    const Real margin = scene_.solver.collisionMargin;
+    const auto [begin, end] = particleRange(k, T, particles.size());
+    for (std::size_t i = colliders.empty() ? end : begin; i < end; ++i) {
+        const SolverParticle& q = predicted_[i];
+        if (!(q.w > 0)) {
+            continue;
+        }
+        const Vec3& x = particles.positions[i];
+        const Vec3 p(q.x, q.y, q.z);
+        for (std::size_t c = 0; c < colliders.size(); ++c) {
+            const Bounds& b = colliderBounds_[c];
+            if (!b.empty() && ((x.cwiseMin(p).array() > b.max.array() + margin).any() ||
+                               (x.cwiseMax(p).array() < b.min.array() - margin).any())) {
+                continue;
+            }
+            Contact contact;
+            if (contactFor(colliders[c], x, p, margin, contact.point, contact.normal)) {
+                contact.particle = static_cast<Index>(i);
+                contact.collider = static_cast<Index>(c);
+                contact.approachSpeed = particles.velocities[i].dot(contact.normal);
+                part.contacts.push_back(contact);
+            }
+        }
+    }
+    const std::size_t vertices = selfCollisionWorkspace_.vertices.size();
+    if (vertices > 0) {
+        const auto [first, last] = particleRange(k, T, vertices);
+        querySelfContacts(clothTriangles_, particles.positions, predictedPositions_,
+                          scene_.solver.clothThickness, selfCollisionWorkspace_, first, last,
+                          part.candidates, part.selfContacts);
+    }
+}
+
+void Solver::mergeContacts() {
+    contacts_.clear();
+    selfContacts_.clear();
+    for (const ContactPart& part : contactParts_) {
+        contacts_.insert(contacts_.end(), part.contacts.begin(), part.contacts.end());
+        selfContacts_.insert(selfContacts_.end(), part.selfContacts.begin(),
+                             part.selfContacts.end());
+    }
+}
+
+// PBD eq. 12-13 with the triangle's point fixed by its barycentric coordinates:
+// grad_q = s n, grad_pi = -s b_i n (n held constant during the projection).
+void Solver::solveSelfContacts() {
+    const Real h = scene_.solver.clothThickness;
+    for (const SelfContact& c : selfContacts_) {
+        SolverParticle* v[4] = {&predicted_[c.particle], &predicted_[c.triangle[0]],
+                                &predicted_[c.triangle[1]], &predicted_[c.triangle[2]]};
+        auto pos = [&](int k) { return Vec3(v[k]->x, v[k]->y, v[k]->z); };
+        const Vec3 n = (pos(2) - pos(1)).cross(pos(3) - pos(1));
+        const Real len = n.norm();
+        if (!(len > 0)) {
+            continue;
+        }
+        const Vec3 un = c.side * n / len;
+        const Vec3 onTriangle =
+            c.barycentric[0] * pos(1) + c.barycentric[1] * pos(2) + c.barycentric[2] * pos(3);
+        const Real C = (pos(0) - onTriangle).dot(un) - h;
+        if (C >= 0) {
+            continue;
+        }
+        const Real weights[4] = {1, -c.barycentric[0], -c.barycentric[1], -c.barycentric[2]};
+        Real denom = 0;
+        for (int k = 0; k < 4; ++k) {
+            denom += v[k]->w * weights[k] * weights[k];
+        }
+        if (!(denom > 0)) {
+            continue;
+        }
+        const Real dl = -C / denom;
+        for (int k = 0; k < 4; ++k) {
+            const Vec3 dp = (v[k]->w * weights[k] * dl) * un;
+            v[k]->x += dp.x();
+            v[k]->y += dp.y();
+            v[k]->z += dp.z();
+        }
+    }
+}
+
+// C(p) = (p - q)·n - margin >= 0, projected only when violated (PBD §3.4); the particle alone
+// moves, so its mass does not matter.
+void Solver::solveContacts() {
+    const Real margin = scene_.solver.collisionMargin;
+    for (Contact& c : contacts_) {
+        SolverParticle& q = predicted_[c.particle];
+        const Vec3 p(q.x, q.y, q.z);
+        const Real C = (p - c.point).dot(c.normal) - margin;
+        if (C < 0) {
+            q.x -= C * c.normal.x();
+            q.y -= C * c.normal.y();
+            q.z -= C * c.normal.z();
+            c.normalCorrection -= C;
+        }
+    }
+}
+
+// Friction and restitution on the velocities of particles whose contact acted (PBD §3.1 line
+// 16): the tangential speed drops by mu times the normal speed change the contact caused
+// (dynamic Coulomb friction), and a particle that approached at speed u leaves at e u at least.
+void Solver::applyContactVelocities(Real h) {
+    Particles& particles = scene_.particles;
+    for (const Contact& c : contacts_) {
+        if (!(c.normalCorrection > 0)) {
+            continue;
+        }
+        const Collider& collider = scene_.colliders[c.collider];
+        Vec3& v = particles.velocities[c.particle];
+        const Real vn = v.dot(c.normal);
+        Vec3 vt = v - vn * c.normal;
+        const Real speed = vt.norm();
+        if (speed > 0) {
+            const Real drop = std::min(collider.friction * c.normalCorrection / h, speed);
+            vt *= (speed - drop) / speed;
+        }
+        Real vnNew = vn;
+        if (c.approachSpeed < 0) {
+            vnNew = std::max(vn, -collider.restitution * c.approachSpeed);
+        }
+        v = vt + vnNew * c.normal;
+    }
+}
+
+} // namespace pbd

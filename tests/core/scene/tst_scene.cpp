@@ -1,0 +1,248 @@
+// core: the scene model, topology helpers, generated bodies and the scene catalogue.
+
+#include "core/scene/Mass.h"
+#include "core/scene/Topology.h"
+#include "core/scenes/PrimitiveMeshes.h"
+#include "core/scenes/SceneLibrary.h"
+
+#include <QTest>
+
+#include <map>
+#include <numbers>
+#include <set>
+
+using namespace pbd;
+
+namespace {
+
+// Volume enclosed by a closed surface, by the divergence theorem; positive for outward normals.
+double enclosedVolume(const std::vector<Triangle>& faces, const std::vector<Vec3>& x) {
+    double v = 0;
+    for (const Triangle& f : faces) {
+        v += x[f[0]].dot(x[f[1]].cross(x[f[2]])) / 6.0;
+    }
+    return v;
+}
+
+double tetVolume(const Body& body, const std::vector<Vec3>& x) {
+    double v = 0;
+    for (const Tetrahedron& t : body.tets) {
+        v += signedVolume(x[t[0]], x[t[1]], x[t[2]], x[t[3]]);
+    }
+    return v;
+}
+
+} // namespace
+
+class TestScene : public QObject {
+    Q_OBJECT
+private slots:
+    void boundaryOfOneTetIsOutward() {
+        const std::vector<Vec3> x = {Vec3(0, 0, 0), Vec3(1, 0, 0), Vec3(0, 1, 0), Vec3(0, 0, 1)};
+        const std::vector<Tetrahedron> tets = {{0, 1, 2, 3}};
+        QVERIFY(signedVolume(x[0], x[1], x[2], x[3]) > 0);
+        const std::vector<Triangle> faces = boundaryFaces(tets);
+        QCOMPARE(faces.size(), std::size_t(4));
+        const Vec3 centroid = 0.25 * (x[0] + x[1] + x[2] + x[3]);
+        for (const Triangle& f : faces) {
+            const Vec3 n = (x[f[1]] - x[f[0]]).cross(x[f[2]] - x[f[0]]);
+            const Vec3 faceCenter = (x[f[0]] + x[f[1]] + x[f[2]]) / 3.0;
+            QVERIFY2(n.dot(faceCenter - centroid) > 0, "boundary face points inward");
+        }
+        QCOMPARE(enclosedVolume(faces, x), 1.0 / 6.0);
+    }
+
+    void sharedFaceIsInterior() {
+        // Two tets sharing face (1, 2, 3): 6 boundary faces, none of them the shared one.
+        const std::vector<Vec3> x = {Vec3(0, 0, 0), Vec3(1, 0, 0), Vec3(0, 1, 0), Vec3(0, 0, 1),
+                                     Vec3(1, 1, 1)};
+        std::vector<Tetrahedron> tets = {{0, 1, 2, 3}, {4, 1, 3, 2}};
+        QCOMPARE(orientPositively(tets, x), std::size_t(0));
+        const std::vector<Triangle> faces = boundaryFaces(tets);
+        QCOMPARE(faces.size(), std::size_t(6));
+        for (const Triangle& f : faces) {
+            std::set<Index> s(f.begin(), f.end());
+            QVERIFY(s != std::set<Index>({1, 2, 3}));
+        }
+        QVERIFY(std::abs(enclosedVolume(faces, x) - (1.0 / 6.0 + 1.0 / 3.0)) < 1e-12);
+    }
+
+    void orientPositivelyFlipsInvertedTets() {
+        const std::vector<Vec3> x = {Vec3(0, 0, 0), Vec3(1, 0, 0), Vec3(0, 1, 0), Vec3(0, 0, 1)};
+        std::vector<Tetrahedron> tets = {{0, 2, 1, 3}};
+        QCOMPARE(orientPositively(tets, x), std::size_t(1));
+        QVERIFY(signedVolume(x[tets[0][0]], x[tets[0][1]], x[tets[0][2]], x[tets[0][3]]) > 0);
+    }
+
+    void torusIsAConformingPositiveTetMesh() {
+        Particles particles;
+        TetTorusSpec spec;
+        spec.segments = 24;
+        spec.sides = 10;
+        spec.rings = 3;
+        const Body torus = makeTetTorus(particles, spec, "torus");
+        const int prisms = spec.segments * (spec.sides + 2 * spec.sides * (spec.rings - 1));
+        QCOMPARE(torus.tets.size(), std::size_t(3 * prisms));
+        QCOMPARE(torus.particleCount, Index(spec.segments * (1 + spec.rings * spec.sides)));
+        for (const Tetrahedron& t : torus.tets) {
+            QVERIFY(signedVolume(particles.positions[t[0]], particles.positions[t[1]],
+                                 particles.positions[t[2]], particles.positions[t[3]]) > 1e-9);
+        }
+        // A non-conforming split would leave interior quads split two ways, which shows up as
+        // extra boundary faces. Only the tube's outer surface may remain.
+        QCOMPARE(torus.triangles.size(), std::size_t(2 * spec.segments * spec.sides));
+
+        // The surface is a closed, consistently oriented 2-manifold of genus 1.
+        std::map<std::pair<Index, Index>, int> directed;
+        std::set<Index> vertices;
+        for (const Triangle& f : torus.triangles) {
+            for (int i = 0; i < 3; ++i) {
+                ++directed[{f[i], f[(i + 1) % 3]}];
+                vertices.insert(f[i]);
+            }
+        }
+        for (const auto& [edge, count] : directed) {
+            QCOMPARE(count, 1);
+            QVERIFY2(directed.count({edge.second, edge.first}) == 1,
+                     "surface edge without its twin");
+        }
+        const long long V = static_cast<long long>(vertices.size());
+        const long long E = static_cast<long long>(directed.size() / 2);
+        const long long F = static_cast<long long>(torus.triangles.size());
+        QCOMPARE(V - E + F, 0LL); // Euler characteristic of a torus
+
+        // The boundary encloses exactly the tets' volume, which approaches 2 pi^2 R r^2 up to
+        // the polygonal cross-section (area factor sides/(2 pi) sin(2 pi/sides)) and the chords.
+        const double volume = tetVolume(torus, particles.positions);
+        QVERIFY(std::abs(enclosedVolume(torus.triangles, particles.positions) - volume) <
+                1e-9 * volume);
+        const double pi = std::numbers::pi;
+        const double polygonFactor = spec.sides / (2 * pi) * std::sin(2 * pi / spec.sides);
+        const double chordFactor = std::sin(2 * pi / spec.segments) / (2 * pi / spec.segments);
+        const double expected = 2 * pi * pi * spec.majorRadius * spec.minorRadius *
+                                spec.minorRadius * polygonFactor * chordFactor;
+        QVERIFY2(std::abs(volume - expected) < 1e-9 * expected,
+                 qPrintable(QString::number(volume / expected)));
+
+        // Lumped masses add up to density times volume.
+        QVERIFY(std::abs(totalMass(particles, torus) - spec.density * volume) <
+                1e-9 * spec.density * volume);
+    }
+
+    void clothSheetHasUVsAndFacesUp() {
+        Particles particles;
+        ClothSheetSpec spec;
+        spec.columns = 5;
+        spec.rows = 4;
+        spec.width = 2.0;
+        spec.depth = 1.5;
+        spec.center = Vec3(1, 2, 3);
+        const Body sheet = makeClothSheet(particles, spec, "sheet");
+        QCOMPARE(sheet.particleCount, Index(20));
+        QCOMPARE(sheet.triangles.size(), std::size_t(2 * 4 * 3));
+        QVERIFY(sheet.hasUVs());
+        QCOMPARE(sheet.triangleUVs.size(), sheet.triangles.size());
+        double area = 0;
+        for (std::size_t t = 0; t < sheet.triangles.size(); ++t) {
+            const Triangle& tri = sheet.triangles[t];
+            const Vec3 n = (particles.positions[tri[1]] - particles.positions[tri[0]])
+                               .cross(particles.positions[tri[2]] - particles.positions[tri[0]]);
+            QVERIFY(n.y() > 0);
+            QVERIFY(std::abs(n.x()) < 1e-12 && std::abs(n.z()) < 1e-12);
+            area += 0.5 * n.norm();
+            for (int c = 0; c < 3; ++c) {
+                // u runs along x over the width, v along z over the depth.
+                const Vec3& p = particles.positions[tri[c]];
+                const Vec2& uv = sheet.triangleUVs[t][c];
+                QVERIFY(std::abs(p.x() - (spec.center.x() + (uv.x() - 0.5) * spec.width)) < 1e-12);
+                QVERIFY(std::abs(p.z() - (spec.center.z() + (uv.y() - 0.5) * spec.depth)) < 1e-12);
+                QCOMPARE(p.y(), 2.0);
+            }
+        }
+        QVERIFY(std::abs(area - 3.0) < 1e-12);
+        QVERIFY(std::abs(totalMass(particles, sheet) - spec.arealDensity * 3.0) < 1e-12);
+    }
+
+    void sampleSceneIsValidWithClothAboveTorus() {
+        Result<Scene> scene = makeScene("sample");
+        QVERIFY(scene.ok());
+        QCOMPARE(scene->bodies.size(), std::size_t(2));
+        QVERIFY(validateScene(*scene).empty());
+        const Body& torus = scene->bodies[0];
+        const Body& cloth = scene->bodies[1];
+        QVERIFY(torus.kind == BodyKind::TetBody);
+        QVERIFY(cloth.kind == BodyKind::Cloth);
+        QVERIFY(cloth.hasUVs());
+        QVERIFY(scene->bounds(cloth).min.y() > scene->bounds(torus).max.y());
+        QCOMPARE(sceneCatalogue().front().name, std::string("sample"));
+    }
+
+    void unknownSceneNamesTheAlternatives() {
+        Result<Scene> scene = makeScene("no-such-scene");
+        QVERIFY(!scene.ok());
+        QVERIFY(scene.error().find("no-such-scene") != std::string::npos);
+        QVERIFY(scene.error().find("sample") != std::string::npos);
+    }
+
+    void validationNamesBodyAndElement() {
+        Result<Scene> scene = makeScene("sample");
+        QVERIFY(scene.ok());
+        Scene broken = *scene;
+        broken.bodies[1].triangles[7][2] = 3; // a torus particle, outside the cloth's range
+        broken.particles.positions[5] = Vec3(std::nan(""), 0, 0);
+        std::swap(broken.bodies[0].tets[11][0], broken.bodies[0].tets[11][1]); // inverted
+        const std::vector<std::string> problems = validateScene(broken);
+        QCOMPARE(problems.size(),
+                 std::size_t(2)); // inverted-tet check is skipped once indices are bad
+        QVERIFY(problems[0].find("particle 5") != std::string::npos);
+        QVERIFY(problems[1].find("'cloth'") != std::string::npos);
+        QVERIFY(problems[1].find("triangle 7") != std::string::npos);
+
+        Scene inverted = *scene;
+        std::swap(inverted.bodies[0].tets[11][0], inverted.bodies[0].tets[11][1]);
+        const std::vector<std::string> p2 = validateScene(inverted);
+        QCOMPARE(p2.size(), std::size_t(1));
+        QVERIFY(p2[0].find("'torus'") != std::string::npos &&
+                p2[0].find("tetrahedron 11") != std::string::npos);
+    }
+
+    void bodyDensityIsMeasuredAndSetFromTheMasses() {
+        // The torus at 1234 kg/m^3 weighs 1234 times its volume; the cloth at 0.5 kg/m^2, half
+        // its area; pinned particles stay pinned; the density reads back.
+        Result<Scene> made = makeScene("sample");
+        QVERIFY(made.ok());
+        Scene s = *made;
+        const Body& torus = s.bodies[0];
+        const Body& cloth = s.bodies[1];
+        setBodyDensity(s.particles, torus, 1234);
+        Real volume = 0;
+        for (const Tetrahedron& t : torus.tets) {
+            const auto& x = s.particles.positions;
+            volume += signedVolume(x[t[0]], x[t[1]], x[t[2]], x[t[3]]);
+        }
+        QVERIFY(std::abs(totalMass(s.particles, torus) / (1234 * volume) - 1) < 1e-12);
+        QVERIFY(std::abs(bodyDensity(s.particles, torus) / 1234 - 1) < 1e-12);
+
+        const std::vector<Index> pinned{cloth.firstParticle, cloth.firstParticle + 39};
+        for (Index i : pinned) {
+            s.particles.inverseMasses[i] = 0;
+        }
+        const Real before = bodyDensity(s.particles, cloth);
+        setBodyDensity(s.particles, cloth, 0.5);
+        QVERIFY(std::abs(bodyDensity(s.particles, cloth) / 0.5 - 1) < 1e-12);
+        for (Index i : pinned) {
+            QCOMPARE(s.particles.inverseMasses[i], 0.0);
+        }
+        setBodyDensity(s.particles, cloth, before);
+        QVERIFY(std::abs(bodyDensity(s.particles, cloth) / before - 1) < 1e-12);
+        // A body whose particles are all pinned has no density to measure.
+        Particles all = s.particles;
+        for (Index i = cloth.firstParticle; i < cloth.firstParticle + cloth.particleCount; ++i) {
+            all.inverseMasses[i] = 0;
+        }
+        QVERIFY(std::isnan(bodyDensity(all, cloth)));
+    }
+};
+
+QTEST_APPLESS_MAIN(TestScene)
+#include "tst_scene.moc"

@@ -1,0 +1,363 @@
+// core: collider geometry (closest points, segment entries), the continuous contact test of
+// PBD §3.4, and friction and restitution against analytic answers.
+
+#include "core/constraints/ConstraintBuilders.h"
+#include "core/scenes/PrimitiveMeshes.h"
+#include "core/scenes/SceneLibrary.h"
+#include "core/solver/Colliders.h"
+#include "core/solver/SelfCollision.h"
+#include "core/solver/Solver.h"
+
+#include <QTest>
+
+#include <cmath>
+#include <numbers>
+
+using namespace pbd;
+
+namespace {
+
+constexpr double kGravity = 9.81;
+
+// A closed unit cube mesh centred at the origin, outward winding.
+Collider cubeMesh() {
+    std::vector<Vec3> v;
+    for (int i = 0; i < 8; ++i) {
+        v.emplace_back((i & 1) ? 0.5 : -0.5, (i & 2) ? 0.5 : -0.5, (i & 4) ? 0.5 : -0.5);
+    }
+    const std::vector<Triangle> t = {{0, 2, 1}, {1, 2, 3}, {4, 5, 6}, {5, 7, 6},
+                                     {0, 1, 4}, {1, 5, 4}, {2, 6, 3}, {3, 6, 7},
+                                     {0, 4, 2}, {2, 4, 6}, {1, 3, 5}, {3, 7, 5}};
+    return Collider::mesh(v, t);
+}
+
+// One free particle of 1 kg at x0 with velocity v0.
+Scene oneParticle(const Vec3& x0, const Vec3& v0) {
+    Scene s;
+    Body body;
+    body.name = "particle";
+    body.particleCount = 1;
+    s.particles.add(x0, 1.0);
+    s.particles.velocities[0] = v0;
+    s.bodies.push_back(body);
+    s.solver.timeStep = 0.005;
+    s.solver.iterations = 4;
+    return s;
+}
+
+} // namespace
+
+class TestColliders : public QObject {
+    Q_OBJECT
+private slots:
+    void closestPointsAndSignedDistances() {
+        const Collider sphere = Collider::sphere(Vec3(1, 0, 0), 0.5);
+        SurfacePoint s = closestSurfacePoint(sphere, Vec3(3, 0, 0));
+        QCOMPARE(s.distance, 1.5);
+        QVERIFY((s.point - Vec3(1.5, 0, 0)).norm() < 1e-15);
+        s = closestSurfacePoint(sphere, Vec3(1, 0.2, 0));
+        QVERIFY(std::abs(s.distance + 0.3) < 1e-15);
+        QVERIFY((s.normal - Vec3::UnitY()).norm() < 1e-15);
+
+        const Collider box = Collider::box(Vec3::Zero(), Vec3(1, 0.5, 0.25));
+        s = closestSurfacePoint(box, Vec3(0.2, 0.4, 0.0)); // inside, nearest the +y face
+        QVERIFY(std::abs(s.distance + 0.1) < 1e-15);
+        QVERIFY((s.normal - Vec3::UnitY()).norm() < 1e-15);
+        s = closestSurfacePoint(box, Vec3(2, 1.5, 0)); // outside, nearest the +x+y edge
+        QVERIFY(std::abs(s.distance - std::sqrt(2.0)) < 1e-15);
+
+        const Collider capsule = Collider::capsule(Vec3(0, 0, 0), Vec3(0, 2, 0), 0.3);
+        s = closestSurfacePoint(capsule, Vec3(1, 1, 0));
+        QVERIFY(std::abs(s.distance - 0.7) < 1e-15);
+        s = closestSurfacePoint(capsule, Vec3(0, 3, 0)); // beyond the end cap
+        QVERIFY(std::abs(s.distance - 0.7) < 1e-15);
+
+        const Collider cube = cubeMesh();
+        s = closestSurfacePoint(cube, Vec3(0.1, 0.3, 0.0));
+        QVERIFY2(std::abs(s.distance + 0.2) < 1e-12, qPrintable(QString::number(s.distance)));
+        QVERIFY((s.normal - Vec3::UnitY()).norm() < 1e-12);
+        s = closestSurfacePoint(cube, Vec3(0.0, 0.0, 2.0));
+        QVERIFY(std::abs(s.distance - 1.5) < 1e-12);
+        QVERIFY((s.normal - Vec3::UnitZ()).norm() < 1e-12);
+
+        const Collider ground = Collider::plane(Vec3(0, -1, 0), Vec3(0, 2, 0));
+        s = closestSurfacePoint(ground, Vec3(5, 1, 3));
+        QCOMPARE(s.distance, 2.0);
+    }
+
+    void segmentsEnterAtTheRightPlace() {
+        const Vec3 from(0, 2, 0), to(0, -2, 0);
+        SegmentHit hit;
+        QVERIFY(firstEntry(Collider::sphere(Vec3::Zero(), 1), from, to, hit));
+        QVERIFY(std::abs(hit.t - 0.25) < 1e-15);
+        QVERIFY((hit.normal - Vec3::UnitY()).norm() < 1e-15);
+        QVERIFY(firstEntry(Collider::box(Vec3::Zero(), Vec3(1, 0.5, 1)), from, to, hit));
+        QVERIFY(std::abs(hit.t - 0.375) < 1e-15);
+        QVERIFY((hit.normal - Vec3::UnitY()).norm() < 1e-15);
+        QVERIFY(firstEntry(Collider::plane(Vec3::Zero(), Vec3::UnitY()), from, to, hit));
+        QVERIFY(std::abs(hit.t - 0.5) < 1e-15);
+        QVERIFY(firstEntry(Collider::capsule(Vec3(-1, 0, 0), Vec3(1, 0, 0), 0.5), from, to, hit));
+        QVERIFY(std::abs(hit.t - 0.375) < 1e-8);
+        QVERIFY(firstEntry(cubeMesh(), from, to, hit));
+        QVERIFY(std::abs(hit.t - 0.375) < 1e-15);
+        QVERIFY((hit.normal - Vec3::UnitY()).norm() < 1e-15);
+        // Moving away, or passing beside, is no entry.
+        QVERIFY(!firstEntry(Collider::sphere(Vec3::Zero(), 1), to * 2, to * 3, hit));
+        QVERIFY(!firstEntry(cubeMesh(), Vec3(2, 2, 0), Vec3(2, -2, 0), hit));
+    }
+
+    void continuousTestStopsAFastParticleAtAThinWall() {
+        // 300 m/s for 5 ms is 1.5 m: without the ray test the particle would pass the 2 cm
+        // wall between two samples.
+        Scene s = oneParticle(Vec3(0, 1, 0), Vec3(0, -300, 0));
+        s.colliders.push_back(Collider::box(Vec3::Zero(), Vec3(1, 0.01, 1)));
+        s.solver.gravity = Vec3::Zero();
+        Solver solver(s);
+        solver.step();
+        QVERIFY2(s.particles.positions[0].y() >= 0.01,
+                 qPrintable(QString::number(s.particles.positions[0].y())));
+        QCOMPARE(solver.contacts().size(), std::size_t(1));
+        for (int i = 0; i < 20; ++i) {
+            solver.step();
+        }
+        QVERIFY(s.particles.positions[0].y() >= 0.01);
+    }
+
+    void particleRestsOnTheGroundAtTheMargin() {
+        Scene s = oneParticle(Vec3(0, 0.5, 0), Vec3::Zero());
+        s.colliders.push_back(Collider::plane(Vec3::Zero(), Vec3::UnitY()));
+        Solver solver(s);
+        for (int i = 0; i < 400; ++i) {
+            solver.step();
+        }
+        QVERIFY(std::abs(s.particles.positions[0].y() - s.solver.collisionMargin) < 1e-9);
+        QVERIFY(s.particles.velocities[0].norm() < 1e-9);
+    }
+
+    void frictionStopsASlidingParticleAtTheCoulombDistance() {
+        const double mu = 0.4;
+        const double v0 = 2.0;
+        Scene s = oneParticle(Vec3(0, 0.002, 0), Vec3(v0, 0, 0));
+        s.colliders.push_back(Collider::plane(Vec3::Zero(), Vec3::UnitY()));
+        s.colliders.back().friction = mu;
+        s.solver.timeStep = 0.001;
+        Solver solver(s);
+        for (int i = 0; i < 2000; ++i) {
+            solver.step();
+        }
+        const double expected = v0 * v0 / (2 * mu * kGravity); // v^2 / (2 mu g)
+        const double travelled = s.particles.positions[0].x();
+        QVERIFY2(std::abs(travelled - expected) < 0.02 * expected,
+                 qPrintable(QString("%1 vs %2").arg(travelled).arg(expected)));
+        QVERIFY(std::abs(s.particles.velocities[0].x()) < 1e-9);
+    }
+
+    void restitutionReturnsItsShareOfTheImpactSpeed() {
+        Scene s = oneParticle(Vec3(0, 1.0, 0), Vec3::Zero());
+        s.colliders.push_back(Collider::plane(Vec3::Zero(), Vec3::UnitY()));
+        s.colliders.back().restitution = 0.5;
+        s.solver.timeStep = 0.0005;
+        Solver solver(s);
+        double impact = 0;
+        double rebound = 0;
+        for (int i = 0; i < 4000 && rebound <= 0; ++i) {
+            const double before = s.particles.velocities[0].y();
+            solver.step();
+            if (!solver.contacts().empty() && before < 0 && s.particles.velocities[0].y() > 0) {
+                impact = -before;
+                rebound = s.particles.velocities[0].y();
+            }
+        }
+        QVERIFY(impact > 4.0); // sqrt(2 g h) = 4.43 m/s
+        QVERIFY2(std::abs(rebound - 0.5 * impact) < 0.05 * impact,
+                 qPrintable(QString("%1 from %2").arg(rebound).arg(impact)));
+    }
+
+    void twoFallingClothLayersStayTheThicknessApart() {
+        // Two sheets, the upper one shifted and rotated so no vertex sits over a vertex, fall
+        // onto the ground. With self-collision the upper one never comes closer to the lower
+        // one than the thickness (less the solver's tolerance); without, they interpenetrate.
+        auto run = [](bool selfCollision) {
+            Scene s;
+            for (int layer = 0; layer < 2; ++layer) {
+                ClothSheetSpec sheet;
+                sheet.columns = 16;
+                sheet.rows = 16;
+                sheet.width = 0.6;
+                sheet.depth = 0.6;
+                sheet.center = Vec3(0.013 * layer, 0.05 + 0.03 * layer, 0.007 * layer);
+                s.bodies.push_back(makeClothSheet(s.particles, sheet, layer ? "top" : "bottom"));
+                addEdgeDistances(s.constraints, s.particles, s.bodies.back(), 0.0);
+                addDihedralBending(s.constraints, s.particles, s.bodies.back(), 10.0);
+            }
+            s.colliders.push_back(Collider::plane(Vec3::Zero(), Vec3::UnitY()));
+            s.solver.selfCollision = selfCollision;
+            s.solver.clothThickness = 0.01;
+            s.solver.collisionMargin = 0.002;
+            s.solver.timeStep = 1.0 / 240;
+            s.solver.iterations = 10;
+            Solver solver(s);
+            for (int i = 0; i < 240; ++i) {
+                solver.step();
+            }
+            // Closest approach of each top vertex to the bottom sheet, signed by the side.
+            const Body& bottom = s.bodies[0];
+            const Body& top = s.bodies[1];
+            double closest = 1e9;
+            for (Index q = top.firstParticle; q < top.firstParticle + top.particleCount; ++q) {
+                const Vec3& x = s.particles.positions[q];
+                for (const Triangle& t : bottom.triangles) {
+                    const Vec3& a = s.particles.positions[t[0]];
+                    const Vec3& b = s.particles.positions[t[1]];
+                    const Vec3& c = s.particles.positions[t[2]];
+                    const Vec3 w = closestBarycentric(x, a, b, c);
+                    const Vec3 onT = w[0] * a + w[1] * b + w[2] * c;
+                    const double d = (x - onT).norm() * (x.y() >= onT.y() ? 1 : -1);
+                    closest = std::min(closest, d);
+                }
+            }
+            return std::make_pair(closest, solver.selfContacts().size());
+        };
+        const auto [with, contacts] = run(true);
+        QVERIFY(contacts > 100); // the layers lie on each other
+        QVERIFY2(with > 0.9 * 0.01, qPrintable(QString::number(with)));
+        const auto [without, none] = run(false);
+        QCOMPARE(none, std::size_t(0));
+        QVERIFY2(without < 0.5 * 0.01, qPrintable(QString::number(without)));
+    }
+
+    void particleStartingInsideIsPushedOut() {
+        for (const Collider& c : {Collider::sphere(Vec3::Zero(), 1), cubeMesh(),
+                                  Collider::capsule(Vec3(0, -1, 0), Vec3(0, 1, 0), 0.5),
+                                  Collider::box(Vec3::Zero(), Vec3::Constant(0.5))}) {
+            Scene s = oneParticle(Vec3(0.1, 0.2, 0.05), Vec3::Zero());
+            s.colliders.push_back(c);
+            s.solver.gravity = Vec3::Zero();
+            Solver solver(s);
+            solver.step();
+            const double d = closestSurfacePoint(c, s.particles.positions[0]).distance;
+            QVERIFY2(std::abs(d - s.solver.collisionMargin) < 1e-9,
+                     qPrintable(QString("%1: %2").arg(c.name.c_str()).arg(d)));
+        }
+    }
+
+    void collidersAreAuthoredByPositionAndKeys() {
+        // Every shape moves rigidly by its position; the Euler angles round-trip; edits check
+        // their values and name what is wrong.
+        Bounds bodies;
+        bodies.add(Vec3(-1, 2, -1));
+        bodies.add(Vec3(1, 3, 1));
+        for (ColliderShape shape : {ColliderShape::Plane, ColliderShape::Sphere, ColliderShape::Box,
+                                    ColliderShape::Capsule}) {
+            Collider c = defaultCollider(shape, bodies);
+            QVERIFY2(checkCollider(c).empty(), checkCollider(c).c_str());
+            // Fitted under the bodies: the top of the shape is at or below their lowest point.
+            const SurfacePoint top = closestSurfacePoint(c, Vec3(0, 10, 0));
+            QVERIFY(top.point.y() <= 2 + 1e-12);
+            QVERIFY(top.point.y() > 1.0);
+            const Collider before = c;
+            moveCollider(c, colliderPosition(c) + Vec3(0.5, -1, 2));
+            QVERIFY((colliderPosition(c) - colliderPosition(before) - Vec3(0.5, -1, 2)).norm() <
+                    1e-12);
+            // Moved rigidly: a point moved with it keeps its distance.
+            const Vec3 probe(0.3, 0.7, -0.2);
+            QVERIFY(std::abs(closestSurfacePoint(c, probe + Vec3(0.5, -1, 2)).distance -
+                             closestSurfacePoint(before, probe).distance) < 1e-12);
+        }
+        Collider mesh = cubeMesh();
+        moveCollider(mesh, Vec3(1, 2, 3));
+        QVERIFY((colliderPosition(mesh) - Vec3(1, 2, 3)).norm() < 1e-12);
+
+        const Vec3 angles(0.3, -0.7, 1.1);
+        QVERIFY((eulerAnglesOf(rotationFromEulerAngles(angles)) - angles).norm() < 1e-12);
+        const Mat3 r = rotationFromEulerAngles(Vec3(0, 0, std::numbers::pi / 2));
+        QVERIFY((r * Vec3::UnitX() - Vec3::UnitY()).norm() < 1e-12);
+
+        Result<Collider> box = colliderFromSpec(
+            "box:name=crate,position=1 2 3,half_extents=0.5 0.25 1,rotation=0 90 0,friction=0.6",
+            bodies);
+        QVERIFY2(box.ok(), box.error().c_str());
+        QCOMPARE(box->name, std::string("crate"));
+        QVERIFY((box->center - Vec3(1, 2, 3)).norm() < 1e-12);
+        QCOMPARE(box->halfExtents, Vec3(0.5, 0.25, 1));
+        QVERIFY((box->rotation * Vec3::UnitZ() - Vec3::UnitX()).norm() < 1e-12);
+        QCOMPARE(box->friction, 0.6);
+        // The rotated box is 1 m deep along x: a point 0.9 m along x from its centre is inside.
+        QVERIFY(closestSurfacePoint(*box, Vec3(1.9, 2, 3)).distance < 0);
+        Result<Collider> capsule = colliderFromSpec("capsule:a=0 0 0,b=0 1 0,radius=0.2", bodies);
+        QVERIFY(capsule.ok());
+        QVERIFY((colliderPosition(*capsule) - Vec3(0, 0.5, 0)).norm() < 1e-12);
+        Result<Collider> plane = colliderFromSpec("plane:normal=0 0 2", bodies);
+        QVERIFY(plane.ok());
+        QCOMPARE(plane->normal, Vec3(0, 0, 1));
+
+        struct Refusal {
+            const char* spec;
+            const char* message;
+        };
+        for (const Refusal& bad : {
+                 Refusal{"cone", "unknown collider shape 'cone'"},
+                 Refusal{"sphere:radius=0", "the radius must be positive"},
+                 Refusal{"sphere:radius=x", "radius cannot be 'x'"},
+                 Refusal{"box:half_extents=1 0 1", "every half extent must be positive"},
+                 Refusal{"plane:normal=0 0 0", "the normal is zero"},
+                 Refusal{"sphere:position=1 2", "three numbers"},
+                 Refusal{"sphere:restitution=2", "restitution must be in [0, 1]"},
+                 Refusal{"sphere:friction=-1", "friction must be a number >= 0"},
+                 Refusal{"sphere:colour=red", "has no 'colour'; keys: name, position"},
+                 Refusal{"sphere:radius", "is not KEY=VALUE"},
+             }) {
+            const Result<Collider> c = colliderFromSpec(bad.spec, bodies);
+            QVERIFY2(!c.ok(), bad.spec);
+            QVERIFY2(c.error().find(bad.message) != std::string::npos, c.error().c_str());
+        }
+        Scene scene;
+        scene.colliders.push_back(Collider::sphere(Vec3::Zero(), -1));
+        QCOMPARE(validateScene(scene).size(), std::size_t(1));
+    }
+
+    void anAddedSphereCatchesTheCloth() {
+        // The cloth scene, unpinned, with a sphere added under its middle: after 1.5 s no
+        // particle is inside the sphere, and the cloth hangs over it, far above where it falls
+        // to without.
+        Result<Scene> made = makeScene("cloth");
+        QVERIFY(made.ok());
+        made->constraints.attachments = {};
+        Real w = 0;
+        for (Real m : made->particles.inverseMasses) {
+            w = std::max(w, m);
+        }
+        for (Real& m : made->particles.inverseMasses) {
+            m = w;
+        }
+        Scene free = *made;
+        Scene caught = *made;
+        const Bounds b = caught.bounds();
+        Result<Collider> sphere = colliderFromSpec(
+            "sphere:radius=0.3,position=" + std::to_string(b.center().x()) + " " +
+                std::to_string(b.min.y() - 0.6) + " " + std::to_string(b.center().z()),
+            b);
+        QVERIFY2(sphere.ok(), sphere.error().c_str());
+        caught.colliders.push_back(*sphere);
+        Solver a(free), c(caught);
+        for (int i = 0; i < 300; ++i) {
+            a.step();
+            c.step();
+        }
+        Real lowestFree = 1e9, lowestCaught = 1e9, inside = 1e9;
+        for (std::size_t i = 0; i < caught.particles.size(); ++i) {
+            inside = std::min(inside,
+                              closestSurfacePoint(*sphere, caught.particles.positions[i]).distance);
+            lowestFree = std::min(lowestFree, free.particles.positions[i].y());
+            lowestCaught = std::min(lowestCaught, caught.particles.positions[i].y());
+        }
+        qInfo("closest to the sphere %.4f m; lowest point %.3f m caught, %.3f m free", inside,
+              lowestCaught, lowestFree);
+        QVERIFY(inside > -0.01);
+        QVERIFY(lowestCaught > lowestFree + 5);
+        QVERIFY(lowestCaught > b.min.y() - 3);
+    }
+};
+
+QTEST_GUILESS_MAIN(TestColliders)
+#include "tst_colliders.moc"
