@@ -1,11 +1,18 @@
 // app: the main window's actions, docks, file handling and persisted settings.
 
 #include "app/MainWindow.h"
+#include "app/reactions/AirReaction.h"
+#include "app/reactions/ColliderReaction.h"
+#include "app/reactions/ExportReaction.h"
+#include "app/reactions/OpenReaction.h"
+#include "app/reactions/PreferencesReaction.h"
+#include "app/reactions/SaveReaction.h"
 #include "core/constraints/ConstraintBuilders.h"
 #include "core/fields/SurfaceFields.h"
 #include "core/scene/Mass.h"
 #include "core/scene/Topology.h"
 #include "meshing/ProjectFile.h"
+#include "widgets/ConvergencePanel.h"
 #include "widgets/LogPanel.h"
 #include "widgets/PropertiesPanel.h"
 #include "widgets/SceneActors.h"
@@ -184,18 +191,18 @@ private slots:
         const std::vector<Vec3> rest = w->scene().particles.positions;
         // Edits: a pin (undoable) and a solver setting.
         const Index pinned = 1234;
-        QVERIFY(!w->isPinned(pinned));
-        w->togglePin(pinned);
+        QVERIFY(!w->document()->isPinned(pinned));
+        w->document()->togglePin(pinned);
         QVERIFY(w->isModified());
         w->findChild<QSpinBox*>("iterations")->setValue(17);
         QVERIFY(w->simulateSteps(10)); // the view moves on; the save does not
         QTemporaryDir dir;
         const QString path = dir.filePath("cloth.json");
         QString error;
-        QVERIFY2(w->saveProjectAs(path, &error), qPrintable(error));
+        QVERIFY2(w->saving()->saveProjectAs(path, &error), qPrintable(error));
         QVERIFY(!w->isModified());
-        QCOMPARE(w->projectPath(), path);
-        QCOMPARE(w->recentFiles().front(), path);
+        QCOMPARE(w->document()->projectPath(), path);
+        QCOMPARE(w->opening()->recentFiles().front(), path);
         // Undoing the pin is an edit again; redoing it returns to the saved state.
         w->undoStack()->undo();
         QVERIFY(w->isModified());
@@ -204,17 +211,17 @@ private slots:
 
         auto reopened = shownWindow();
         QVERIFY2(reopened->openFile(path, &error), qPrintable(error));
-        QCOMPARE(reopened->projectPath(), path);
+        QCOMPARE(reopened->document()->projectPath(), path);
         QVERIFY(!reopened->isModified());
         const Scene& s = reopened->scene();
         QCOMPARE(s.particles.positions, rest);
-        QVERIFY(reopened->isPinned(pinned));
+        QVERIFY(reopened->document()->isPinned(pinned));
         QCOMPARE(s.solver.iterations, 17);
         QCOMPARE(s.constraints.elementCount(), w->scene().constraints.elementCount());
         // Save writes to the same file again.
         reopened->findChild<QSpinBox*>("iterations")->setValue(9);
         QVERIFY(reopened->isModified());
-        QVERIFY(reopened->save());
+        QVERIFY(reopened->saving()->save());
         QCOMPARE(loadProject(path.toStdString())->solver.iterations, 9);
     }
 
@@ -303,7 +310,7 @@ private slots:
         QCOMPARE(p->value("Modulus (N/m)"), QString("10000"));
         // A second one is refused with the reason.
         QString error;
-        QVERIFY(!w->addConstraintGroup(0, ConstraintType::Area, &error));
+        QVERIFY(!w->document()->addConstraintGroup(0, ConstraintType::Area, &error));
         QVERIFY2(error.contains("already"), qPrintable(error));
         QVERIFY(validateScene(w->authoredScene()).empty());
 
@@ -327,7 +334,7 @@ private slots:
 
         // Saved and opened again: the same groups and constraints.
         const QString path = dir_.filePath("groups.json");
-        QVERIFY2(w->saveProjectAs(path, &error), qPrintable(error));
+        QVERIFY2(w->saving()->saveProjectAs(path, &error), qPrintable(error));
         auto reopened = shownWindow();
         QVERIFY2(reopened->openFile(path, &error), qPrintable(error));
         QVERIFY(reopened->scene().constraintGroups == w->scene().constraintGroups);
@@ -354,7 +361,7 @@ private slots:
         QVERIFY(strain < int(groups.size()));
         ConstraintGroup soft = groups[std::size_t(strain)];
         soft.material[1] = 20;
-        QVERIFY(a->setConstraintGroup(strain, soft));
+        QVERIFY(a->document()->setConstraintGroup(strain, soft));
         for (MainWindow* w : {a.get(), b.get()}) {
             QVERIFY(w->simulateSteps(100));
         }
@@ -407,10 +414,10 @@ private slots:
                                groups.begin());
         ConstraintGroup soft = groups[std::size_t(strain)];
         soft.material[1] = 50;
-        QVERIFY(w->setConstraintGroup(strain, soft));
+        QVERIFY(w->document()->setConstraintGroup(strain, soft));
         const Index corner = w->scene().bodies[0].particleCount / 2;
-        w->togglePin(corner);
-        QVERIFY(w->isPinned(corner));
+        w->document()->togglePin(corner);
+        QVERIFY(w->document()->isPinned(corner));
         w->findChild<QSpinBox*>("threads")->setValue(2);
 
         const QString asset = dir_.filePath("cloth-sbd.asset.json");
@@ -453,7 +460,7 @@ private slots:
         // The asset opens in the window; Save then asks for a project name instead of writing
         // over the asset.
         QVERIFY(w->openFile(asset));
-        QVERIFY(w->projectPath().isEmpty());
+        QVERIFY(w->document()->projectPath().isEmpty());
         QCOMPARE(w->scene().particles.inverseMasses[corner], 0.0);
     }
 
@@ -525,7 +532,7 @@ private slots:
 
         // Saved and reopened it is there; Delete in the Scene dock removes it.
         const QString path = dir_.filePath("cloth-sphere.json");
-        QVERIFY(w->saveProjectAs(path));
+        QVERIFY(w->saving()->saveProjectAs(path));
         QVERIFY(w->openFile(path));
         QCOMPARE(projectToJson(w->authoredScene()), withSphere);
         w->sceneTree()->selectCollider(0);
@@ -552,7 +559,7 @@ private slots:
                     "v 0 1 1\nf 1 3 2\nf 1 4 3\nf 5 6 7\nf 5 7 8\nf 1 2 6\nf 1 6 5\n"
                     "f 2 3 7\nf 2 7 6\nf 3 4 8\nf 3 8 7\nf 4 1 5\nf 4 5 8\n");
         }
-        QVERIFY(w->addMeshCollider(cube));
+        QVERIFY(w->colliders()->addMeshCollider(cube));
         const Collider& crate = w->scene().colliders.back();
         QVERIFY(crate.shape == ColliderShape::Mesh);
         QCOMPARE(crate.name, std::string("crate"));
@@ -563,7 +570,7 @@ private slots:
         p->item(p->rowOf("Position (m)"), 1)->setText("2 0 0");
         QTRY_VERIFY((colliderPosition(w->scene().colliders.back()) - Vec3(2, 0, 0)).norm() < 1e-12);
         QString error;
-        QVERIFY(!w->addMeshCollider(writeObj("open.obj"), &error));
+        QVERIFY(!w->colliders()->addMeshCollider(writeObj("open.obj"), &error));
         QVERIFY2(error.contains("is not a closed surface"), qPrintable(error));
     }
 
@@ -588,7 +595,7 @@ private slots:
         QTest::mouseMove(w->viewport(), box.center().toPoint());
         QTest::mouseMove(w->viewport(), box.bottomRight().toPoint());
         QTest::mouseRelease(w->viewport(), Qt::LeftButton, {}, box.bottomRight().toPoint());
-        const std::vector<Index> boxed = w->vertexSelection();
+        const std::vector<Index> boxed = w->document()->selection();
         QVERIFY2(std::find(boxed.begin(), boxed.end(), target) != boxed.end(),
                  qPrintable(QString::number(boxed.size())));
         QVERIFY(boxed.size() >= 2);
@@ -605,15 +612,15 @@ private slots:
 
         // A click on a vertex selects it alone; Ctrl+click adds another.
         QTest::mouseClick(w->viewport(), Qt::LeftButton, {}, at.toPoint());
-        QCOMPARE(w->vertexSelection().size(), std::size_t(1));
-        const Index clicked = w->vertexSelection()[0];
+        QCOMPARE(w->document()->selection().size(), std::size_t(1));
+        const Index clicked = w->document()->selection()[0];
         QVERIFY(clicked >= cloth.firstParticle &&
                 clicked < cloth.firstParticle + cloth.particleCount);
         QPointF other;
         w->viewport()->project(s.particles.positions[cloth.firstParticle + 40 * 30 + 5].data(),
                                other);
         QTest::mouseClick(w->viewport(), Qt::LeftButton, Qt::ControlModifier, other.toPoint());
-        QCOMPARE(w->vertexSelection().size(), std::size_t(2));
+        QCOMPARE(w->document()->selection().size(), std::size_t(2));
 
         // Attach Selection ▸ To Their Place, from the menu.
         const std::size_t attachments = s.constraints.attachments.size();
@@ -623,12 +630,12 @@ private slots:
         QCOMPARE(s.constraints.attachments.size(), attachments + 2);
         QCOMPARE(w->undoStack()->text(w->undoStack()->index() - 1),
                  QString("Attach 2 vertices to their place"));
-        const std::vector<Index> pinned = w->vertexSelection();
+        const std::vector<Index> pinned = w->document()->selection();
         const std::vector<Vec3> rest = w->authoredScene().particles.positions;
 
         // Tie the box's vertices to the torus: a group of the scene, "cloth to torus".
-        w->setVertexSelection(boxed);
-        QVERIFY(w->attachSelection(MainWindow::AttachTarget::Body, 0));
+        w->document()->setSelection(boxed);
+        QVERIFY(w->document()->attachSelection(SceneDocument::AttachTarget::Body, 0));
         const auto& groups = s.constraintGroups;
         const auto tie = std::find_if(groups.begin(), groups.end(), [](const ConstraintGroup& g) {
             return g.name == "cloth to torus";
@@ -636,9 +643,9 @@ private slots:
         QVERIFY(tie != groups.end());
         QVERIFY(w->sceneTree()->groupItem(int(tie - groups.begin())) != nullptr);
         // Attaching the torus to itself is refused, naming why.
-        w->setVertexSelection({s.bodies[0].firstParticle});
+        w->document()->setSelection({s.bodies[0].firstParticle});
         QString error;
-        QVERIFY(!w->attachSelection(MainWindow::AttachTarget::Body, 0, &error));
+        QVERIFY(!w->document()->attachSelection(SceneDocument::AttachTarget::Body, 0, &error));
         QVERIFY(error.contains("belongs to 'torus' itself"));
 
         // The pinned vertices stay where they were while the cloth falls.
@@ -648,7 +655,7 @@ private slots:
         }
         // Esc clears the selection; undo both attachments back to the loaded scene.
         action(*w, "actionClearSelection")->trigger();
-        QVERIFY(w->vertexSelection().empty());
+        QVERIFY(w->document()->selection().empty());
         w->undoStack()->undo();
         w->undoStack()->undo();
         QCOMPARE(projectToJson(w->authoredScene()), initial);
@@ -670,7 +677,7 @@ private slots:
                 dialog->accept();
             }
         });
-        w->openFileInteractive(writeUvSheet("sheet.obj"));
+        w->opening()->openInteractive(writeUvSheet("sheet.obj"));
         QVERIFY(prepared);
         const Scene& s = w->scene();
         QCOMPARE(s.bodies.size(), std::size_t(1));
@@ -721,18 +728,18 @@ private slots:
         QTest::mouseMove(w->viewport(), box.center().toPoint());
         QTest::mouseMove(w->viewport(), box.bottomRight().toPoint());
         QTest::mouseRelease(w->viewport(), Qt::LeftButton, {}, box.bottomRight().toPoint());
-        QVERIFY2(w->vertexSelection().size() >= 12,
-                 qPrintable(QString::number(w->vertexSelection().size())));
+        QVERIFY2(w->document()->selection().size() >= 12,
+                 qPrintable(QString::number(w->document()->selection().size())));
         auto* attach = w->findChild<QMenu*>("menuAttach");
         emit attach->aboutToShow();
         attach->findChild<QAction*>("actionAttachToPoints")->trigger();
-        QCOMPARE(s.constraints.attachments.size(), w->vertexSelection().size());
+        QCOMPARE(s.constraints.attachments.size(), w->document()->selection().size());
         record();
         action(*w, "actionSelectVertices")->setChecked(false);
         QPointF corner;
         QVERIFY(w->viewport()->project(s.particles.positions[0].data(), corner));
         QTest::mouseClick(w->viewport(), Qt::LeftButton, Qt::ShiftModifier, corner.toPoint());
-        QTRY_VERIFY(w->isPinned(0));
+        QTRY_VERIFY(w->document()->isPinned(0));
         record();
 
         // A collider: a sphere under the sheet, its radius typed in.
@@ -765,7 +772,7 @@ private slots:
 
         // Saved, closed, reopened in a new window: identical.
         const QString path = dir_.filePath("built-asset.json");
-        QVERIFY(w->saveProjectAs(path));
+        QVERIFY(w->saving()->saveProjectAs(path));
         QVERIFY(!w->isModified());
         QVERIFY(w->close());
         w.reset();
@@ -849,7 +856,7 @@ private slots:
         QTRY_VERIFY(w->sceneTree()->selfCollisionItem()->text(1).contains("10 mm"));
         QVERIFY(w->simulateSteps(5)); // runs with it
         const QString path = dir_.filePath("self-collision.json");
-        QVERIFY(w->saveProjectAs(path));
+        QVERIFY(w->saving()->saveProjectAs(path));
         const Result<Scene> saved = loadProject(path.toStdString());
         QVERIFY(saved->solver.selfCollision);
         QCOMPARE(saved->solver.clothThickness, 0.01);
@@ -897,7 +904,7 @@ private slots:
         }
         QCOMPARE(inverted, std::size_t(0));
         QString error;
-        QVERIFY(!w->addAirMesh(&error));
+        QVERIFY(!w->air()->addAirMesh(&error));
         QVERIFY(error.contains("air mesh already"));
         w->undoStack()->undo();
         QVERIFY(w->scene().air.empty());
@@ -945,18 +952,18 @@ private slots:
     void closingWithUnsavedEditsAsksAndAutosaveRecovers() {
         auto w = shownWindow();
         w->loadGeneratedScene("rope");
-        w->togglePin(3);
+        w->document()->togglePin(3);
         QVERIFY(w->isModified());
         // The autosave holds the edit, and recovery brings it back as unsaved work.
-        QFile::remove(w->autosavePath());
-        QVERIFY(w->autosave());
-        QVERIFY(QFileInfo::exists(w->autosavePath()));
+        QFile::remove(w->saving()->autosavePath());
+        QVERIFY(w->saving()->autosave());
+        QVERIFY(QFileInfo::exists(w->saving()->autosavePath()));
         auto other = shownWindow();
         QString error;
-        QVERIFY2(other->recoverAutosave(&error), qPrintable(error));
-        QVERIFY(other->isPinned(3));
+        QVERIFY2(other->opening()->recoverAutosave(&error), qPrintable(error));
+        QVERIFY(other->document()->isPinned(3));
         QVERIFY(other->isModified());
-        QVERIFY(other->projectPath().isEmpty());
+        QVERIFY(other->document()->projectPath().isEmpty());
         // Closing asks; Cancel keeps the window, Discard closes it and drops the autosave.
         const auto answer = [](QMessageBox::StandardButton button) {
             QTimer::singleShot(0, [button] {
@@ -971,9 +978,9 @@ private slots:
         QVERIFY(w->isVisible());
         answer(QMessageBox::Discard);
         QVERIFY(w->close());
-        QVERIFY(!QFileInfo::exists(w->autosavePath()));
+        QVERIFY(!QFileInfo::exists(w->saving()->autosavePath()));
         // Nothing to recover now: a clear message.
-        QVERIFY(!other->recoverAutosave(&error));
+        QVERIFY(!other->opening()->recoverAutosave(&error));
         QVERIFY(error.contains("no autosave"));
     }
 
@@ -1005,7 +1012,7 @@ private slots:
         QCOMPARE(w->scene().bodies.size(), std::size_t(1));
         QCOMPARE(w->scene().bodies[0].name, std::string("tri"));
         QCOMPARE(w->sceneActors()->surface(0)->GetNumberOfPolys(), vtkIdType(2));
-        QCOMPARE(w->recentFiles().value(0), path);
+        QCOMPARE(w->opening()->recentFiles().value(0), path);
         auto* recent = w->findChild<QMenu*>("menuRecent");
         QVERIFY(recent->actions().first()->text().contains("quad.obj"));
 
@@ -1032,7 +1039,7 @@ private slots:
         QVERIFY(w->scene().bodies[0].kind == BodyKind::Cloth);
         QVERIFY(w->scene().constraints.elementCount() > 0);
         action(*w, "actionClearRecent")->trigger();
-        QVERIFY(w->recentFiles().isEmpty());
+        QVERIFY(w->opening()->recentFiles().isEmpty());
     }
 
     void settingsRoundTrip() {
@@ -1058,7 +1065,7 @@ private slots:
         QVERIFY(restored.findChild<QDockWidget*>("logDock")->isHidden());
         QVERIFY(!restored.findChild<QDockWidget*>("sceneDock")->isHidden());
         QCOMPARE(restored.size(), geometry.size());
-        QCOMPARE(restored.recentFiles().value(0), dir_.filePath("remembered.obj"));
+        QCOMPARE(restored.opening()->recentFiles().value(0), dir_.filePath("remembered.obj"));
         restored.loadGeneratedScene("sample");
         QCOMPARE(restored.sceneActors()->actor(0)->GetProperty()->GetRepresentation(),
                  VTK_WIREFRAME);
@@ -1102,14 +1109,14 @@ private slots:
         });
         action(*w, "actionPreferences")->trigger();
         QVERIFY(shown);
-        const Preferences& p = w->preferences();
+        const Preferences& p = w->preferencesReaction()->preferences();
         QCOMPARE(p.meshUnit, QString("cm"));
         QCOMPARE(p.timeStep, 0.002);
         QCOMPARE(p.substeps, 2);
         QCOMPARE(p.iterations, 12);
         QVERIFY(p.method == SolverMethod::Pbd);
         QCOMPARE(w->findChild<QComboBox*>("colourMap")->currentText(), QString("viridis"));
-        QCOMPARE(w->prepareOptions().import.scale, 0.01);
+        QCOMPARE(w->opening()->prepareOptions().import.scale, 0.01);
 
         // A 1 × 1 quad modelled in centimetres opens as 1 cm, with the preferred solver.
         QVERIFY(w->openFile(writeObj("quad-cm.obj")));
@@ -1124,9 +1131,9 @@ private slots:
 
         // Persisted.
         auto again = std::make_unique<MainWindow>();
-        QVERIFY(again->preferences() == w->preferences());
+        QVERIFY(again->preferencesReaction()->preferences() == w->preferencesReaction()->preferences());
         QCOMPARE(again->findChild<QComboBox*>("colourMap")->currentText(), QString("viridis"));
-        QCOMPARE(again->prepareOptions().import.scale, 0.01);
+        QCOMPARE(again->opening()->prepareOptions().import.scale, 0.01);
         QSettings().clear(); // the other tests start from the defaults
     }
 };

@@ -3,8 +3,15 @@
 
 #include "app/MainWindow.h"
 #include "app/SimulationWorker.h"
+#include "app/reactions/AirReaction.h"
+#include "app/reactions/ColliderReaction.h"
+#include "app/reactions/ExportReaction.h"
+#include "app/reactions/OpenReaction.h"
+#include "app/reactions/PreferencesReaction.h"
+#include "app/reactions/SaveReaction.h"
 #include "core/fields/SurfaceFields.h"
 #include "core/scenes/SceneLibrary.h"
+#include "widgets/ConvergencePanel.h"
 #include "widgets/LogPanel.h"
 #include "widgets/PrepareDialog.h"
 #include "widgets/PropertiesPanel.h"
@@ -149,12 +156,12 @@ private:
 private slots:
     void openingAMeshPreparesItAndItPlays() {
         auto w = window("sample");
-        PrepareOptions options = w->prepareOptions();
+        PrepareOptions options = w->opening()->prepareOptions();
         options.tetrahedralize = true;
         options.air = true;
         options.defaultConstraints = true;
         options.tet.maxVolume = 0.005;
-        w->setPrepareOptions(options);
+        w->opening()->setPrepareOptions(options);
         const QImage before = w->viewport()->renderImage(QSize(320, 200));
         QString error;
         QVERIFY2(w->openFile(writeBoxAndSheet(), &error), qPrintable(error));
@@ -178,7 +185,7 @@ private slots:
         QVERIFY(differingPixels(before, opened) > 1000);
         QVERIFY(w->simulateSteps(25));
         QCOMPARE(w->simulation()->latest()->steps, std::size_t(25));
-        QCOMPARE(w->shownSteps(), std::size_t(25));
+        QCOMPARE(w->sceneView()->shownSteps(), std::size_t(25));
         const QImage played = w->viewport()->renderImage(QSize(320, 200));
         QVERIFY(differingPixels(opened, played) > 100);
     }
@@ -189,7 +196,7 @@ private slots:
         // Where a free particle near the sheet's centre appears in the view.
         const Scene& scene = w->scene();
         const Index middle = Index(25 * 50 + 25);
-        QVERIFY(!w->isPinned(middle));
+        QVERIFY(!w->document()->isPinned(middle));
         const Vec3 p = scene.particles.positions[middle];
         vtkRenderer* r = view->renderer();
         r->SetWorldPoint(p.x(), p.y(), p.z(), 1.0);
@@ -198,11 +205,12 @@ private slots:
         const double ratio = view->devicePixelRatioF();
         const QPoint at(int(std::lround(d[0] / ratio)),
                         int(std::lround(view->height() - d[1] / ratio)));
-        const auto picked = w->vertexAt(at);
+        const auto picked = w->sceneView()->vertexAt(at);
         QVERIFY(picked.has_value());
         const Index particle = picked->particle;
         QVERIFY((scene.particles.positions[particle] - p).norm() < 0.1); // it or a neighbour
-        QVERIFY(w->describeVertex(*picked).contains(QString("particle %1").arg(particle)));
+        QVERIFY(
+            w->sceneView()->describeVertex(*picked).contains(QString("particle %1").arg(particle)));
 
         // Hovering shows the values in the status bar.
         // (A synthetic move event: QTest::mouseMove warps the X pointer, which lands on whatever
@@ -215,7 +223,7 @@ private slots:
 
         const std::size_t pinnedAtLoad = w->sceneActors()->pinnedCount();
         QTest::mouseClick(view, Qt::LeftButton, Qt::ShiftModifier, at);
-        QVERIFY(w->isPinned(particle));
+        QVERIFY(w->document()->isPinned(particle));
         QCOMPARE(w->undoStack()->count(), 1);
         QVERIFY(w->undoStack()->undoText().contains("Pin particle"));
         const std::size_t pinnedBefore = w->sceneActors()->pinnedCount();
@@ -230,13 +238,13 @@ private slots:
 
         // Undo unpins: it falls from where it is.
         action(*w, "actionUndo")->trigger();
-        QVERIFY(!w->isPinned(particle));
+        QVERIFY(!w->document()->isPinned(particle));
         QCOMPARE(w->sceneActors()->pinnedCount(), pinnedBefore - 1);
         QVERIFY(w->simulateSteps(40));
         QVERIFY(start.y() - w->simulation()->latest()->positions[particle].y() > 1e-3);
         // Redo pins it again; Reset keeps the pin (it is an edit of the scene, not a state).
         action(*w, "actionRedo")->trigger();
-        QVERIFY(w->isPinned(particle));
+        QVERIFY(w->document()->isPinned(particle));
         action(*w, "actionResetSimulation")->trigger();
         QTRY_COMPARE(w->simulation()->latest()->steps, std::size_t(0));
         const Vec3 reset = w->simulation()->latest()->positions[particle];
@@ -359,9 +367,9 @@ private slots:
 
     void airMeshIsShownWireframeOrTransparent() {
         auto w = window("sample");
-        PrepareOptions options = w->prepareOptions();
+        PrepareOptions options = w->opening()->prepareOptions();
         options.air = true;
-        w->setPrepareOptions(options);
+        w->opening()->setPrepareOptions(options);
         QString error;
         QVERIFY2(w->openFile(writeBoxAndSheet(), &error), qPrintable(error));
         QVERIFY(w->sceneActors()->airActor() != nullptr);
@@ -490,7 +498,7 @@ private slots:
                 "f 1 4 3 2\nf 5 6 9 7 8\nf 1 2 6 5\nf 4 8 7 3\nf 1 5 8 4\nf 2 3 9 6\nf 3 7 9\n");
         f.close();
         auto w = window("sample");
-        w->setPrepareOptions(chosen);
+        w->opening()->setPrepareOptions(chosen);
         QString error;
         QVERIFY2(w->openFile(path, &error), qPrintable(error));
         QCOMPARE(w->scene().rigidBodies.size(), std::size_t(2)); // the ground and the rock
@@ -523,9 +531,9 @@ private slots:
         // The ground carries more than the top box does. (Weight amplification lets a lower box
         // feel only part of the weight above it, so not the full stack's weight.)
         Real top4 = 0, ground4 = 0;
-        QCOMPARE(w->rigidContacts().size(), std::size_t(force->GetNumberOfTuples()));
+        QCOMPARE(w->sceneView()->rigidContacts().size(), std::size_t(force->GetNumberOfTuples()));
         for (vtkIdType c = 0; c < force->GetNumberOfTuples(); ++c) {
-            const RigidContact& contact = w->rigidContacts()[std::size_t(c)];
+            const RigidContact& contact = w->sceneView()->rigidContacts()[std::size_t(c)];
             if (contact.bodyA == 0) {
                 ground4 += force->GetTuple1(c);
             } else if (contact.bodyB == 10) {
@@ -614,11 +622,11 @@ private slots:
 
     void preparingCanBeCancelledAndKeepsTheScene() {
         auto w = window("rope");
-        PrepareOptions options = w->prepareOptions();
+        PrepareOptions options = w->opening()->prepareOptions();
         options.tetrahedralize = true;
         options.tet.fault = TetgenFault::Hang; // TetGen never finishes
         options.tet.timeoutSeconds = 60;
-        w->setPrepareOptions(options);
+        w->opening()->setPrepareOptions(options);
         bool cancelled = false;
         QTimer poll;
         connect(&poll, &QTimer::timeout, [&] {
@@ -639,7 +647,7 @@ private slots:
         QCOMPARE(w->scene().name, std::string("rope"));
         // A TetGen crash is a message too, and the window lives on.
         options.tet.fault = TetgenFault::Crash;
-        w->setPrepareOptions(options);
+        w->opening()->setPrepareOptions(options);
         QVERIFY(!w->openFile(writeBoxAndSheet(), &error));
         QVERIFY2(error.contains("TetGen crashed"), qPrintable(error));
         QCOMPARE(w->scene().name, std::string("rope"));
@@ -650,11 +658,11 @@ private slots:
         auto w = window("cloth");
         QString error;
         for (const char* name : {"cloth.vtu", "cloth.msh", "cloth.node", "cloth.json"}) {
-            QVERIFY2(w->exportScene(dir_.filePath(name), &error), qPrintable(error));
+            QVERIFY2(w->exporting()->exportScene(dir_.filePath(name), &error), qPrintable(error));
             QVERIFY(QFileInfo(dir_.filePath(name)).size() > 1000);
         }
         QVERIFY(QFileInfo::exists(dir_.filePath("cloth.ele")));
-        QVERIFY(!w->exportScene(dir_.filePath("cloth.xyz"), &error));
+        QVERIFY(!w->exporting()->exportScene(dir_.filePath("cloth.xyz"), &error));
         QVERIFY(error.contains(".vtu"));
         const Scene original = w->scene();
         QVERIFY(w->loadGeneratedScene("rope"));
@@ -671,9 +679,9 @@ private slots:
         for (int i = 0; i < 3; ++i) {
             action(*w, "actionStep")->trigger();
         }
-        QTRY_COMPARE_WITH_TIMEOUT(w->shownSteps(), std::size_t(3), 10000);
+        QTRY_COMPARE_WITH_TIMEOUT(w->sceneView()->shownSteps(), std::size_t(3), 10000);
         QVERIFY(w->simulateSteps(37));
-        QCOMPARE(w->shownSteps(), std::size_t(40));
+        QCOMPARE(w->sceneView()->shownSteps(), std::size_t(40));
         QCOMPARE(w->simulation()->latest()->steps, std::size_t(40));
         QVERIFY(!w->simulation()->isRunning());
         QVERIFY(w->scene().particles.positions != start);
@@ -774,11 +782,11 @@ private slots:
     void recordingWritesOneFramePerDrawnStep() {
         auto w = window("rope");
         QTemporaryDir dir;
-        QVERIFY(w->setFrameRecording(dir.filePath("rec"), QSize(120, 80)));
+        QVERIFY(w->sceneView()->setFrameRecording(dir.filePath("rec"), QSize(120, 80)));
         for (int i = 0; i < 3; ++i) {
             QVERIFY(w->simulateSteps(1));
         }
-        QVERIFY(w->setFrameRecording(QString(), QSize()));
+        QVERIFY(w->sceneView()->setFrameRecording(QString(), QSize()));
         QVERIFY(w->simulateSteps(1));
         const QStringList files =
             QDir(dir.filePath("rec")).entryList({"*.png"}, QDir::Files, QDir::Name);
@@ -791,7 +799,7 @@ private slots:
         w->findChild<QSpinBox*>("iterations")->setValue(12);
         QTRY_VERIFY(w->findChild<QDockWidget*>("convergenceDock")->isVisible());
         QVERIFY(w->simulateSteps(20));
-        const QList<QPointF> points = w->convergenceSeries()->points();
+        const QList<QPointF> points = w->workbench().convergence->series()->points();
         QCOMPARE(points.size(), 12);
         QCOMPARE(points.front().x(), 1.0);
         QVERIFY2(points.back().y() < points.front().y(),
@@ -828,7 +836,7 @@ private slots:
         qInfo("timer ticks while playing: %d of 60, longest gap %lld ms", ticks, longestGap);
         QVERIFY2(ticks > 5, qPrintable(QString::number(ticks)));
         QVERIFY2(longestGap < 300, qPrintable(QString::number(longestGap)));
-        QTRY_VERIFY_WITH_TIMEOUT(w->shownSteps() > 20, 10000);
+        QTRY_VERIFY_WITH_TIMEOUT(w->sceneView()->shownSteps() > 20, 10000);
         action(*w, "actionPlay")->setChecked(false);
         QTRY_VERIFY(!w->simulation()->isRunning());
         QTest::qWait(100);

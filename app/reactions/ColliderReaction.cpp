@@ -1,0 +1,61 @@
+#include "app/reactions/ColliderReaction.h"
+
+#include "app/SceneDocument.h"
+#include "app/Workbench.h"
+#include "app/reactions/PreferencesReaction.h"
+#include "meshing/MeshImport.h"
+#include "widgets/SceneTreePanel.h"
+
+#include <QAction>
+#include <QFileDialog>
+#include <QMainWindow>
+#include <QMenu>
+
+namespace pbd {
+
+ColliderReaction::ColliderReaction(Workbench& bench, const PreferencesReaction* preferences,
+                                   QObject* parent)
+    : QObject(parent)
+    , bench_(bench)
+    , preferences_(preferences) {
+    auto* add = new QMenu(tr("Add &Collider"), bench_.window);
+    add->setObjectName(QStringLiteral("menuAddCollider"));
+    for (ColliderShape shape : {ColliderShape::Plane, ColliderShape::Sphere, ColliderShape::Box,
+                                ColliderShape::Capsule}) {
+        const QString name = QString::fromUtf8(toString(shape).data());
+        QAction* a = add->addAction(name);
+        a->setObjectName(QStringLiteral("actionAddCollider_") + name);
+        connect(a, &QAction::triggered, this,
+                [this, shape] { bench_.document->addCollider(shape); });
+    }
+    QAction* mesh = add->addAction(tr("Mesh from File…"));
+    mesh->setObjectName(QStringLiteral("actionAddCollider_mesh"));
+    connect(mesh, &QAction::triggered, this, [this] {
+        QStringList patterns;
+        for (const std::string& ext : supportedMeshExtensions()) {
+            patterns << QStringLiteral("*") + QString::fromStdString(ext);
+        }
+        const QString path =
+            QFileDialog::getOpenFileName(bench_.window, tr("Mesh Collider"), bench_.lastDirectory,
+                                         tr("Meshes (%1)").arg(patterns.join(QLatin1Char(' '))));
+        if (!path.isEmpty()) {
+            addMeshCollider(path);
+        }
+    });
+    auto* remove = new QAction(tr("Remove C&ollider"), bench_.window);
+    remove->setObjectName(QStringLiteral("actionRemoveCollider"));
+    connect(remove, &QAction::triggered, this, [this] {
+        if (bench_.sceneTree->selectedCollider() >= 0) {
+            bench_.document->removeCollider(bench_.sceneTree->selectedCollider());
+        } else {
+            bench_.showStatus(tr("Select a collider in the Scene dock first"));
+        }
+    });
+    actions_ = {add->menuAction(), remove};
+}
+
+bool ColliderReaction::addMeshCollider(const QString& path, QString* error) {
+    return bench_.document->addMeshCollider(path, preferences_->preferences().unitScale(), error);
+}
+
+} // namespace pbd

@@ -1,0 +1,69 @@
+#pragma once
+// File ▸ Open, Open Recent, Open Sample Scene and Recover Autosave, and files dropped on the
+// window: a project or cooked asset (.json) is loaded; a mesh first shows the Prepare dialog,
+// then is prepared on its own thread with progress and Cancel (TetGen in a child process). On
+// failure the scene on screen is kept.
+
+#include "meshing/Prepare.h"
+
+#include <QList>
+#include <QObject>
+#include <QStringList>
+
+class QAction;
+class QMenu;
+class QSettings;
+
+namespace pbd {
+
+class PreferencesReaction;
+class SaveReaction;
+struct Workbench;
+
+class OpenReaction : public QObject {
+    Q_OBJECT
+public:
+    OpenReaction(Workbench& bench, SaveReaction* save, const PreferencesReaction* preferences,
+                 QObject* parent);
+
+    // Open…, Open Recent ▸, Open Sample Scene ▸.
+    QList<QAction*> actions() const { return actions_; }
+    QAction* recoverAction() const { return recover_; }
+
+    // Shows one of the generated scenes.
+    bool loadGeneratedScene(const QString& name, QString* error = nullptr);
+    // Opens a project or prepares a mesh with prepareOptions(); the path every way of opening
+    // takes after the Prepare dialog.
+    bool openFile(const QString& path, QString* error = nullptr);
+    // Open's path for one file: a mesh first shows the Prepare dialog; unsaved edits are asked
+    // about first.
+    void openInteractive(const QString& path);
+    bool recoverAutosave(QString* error = nullptr);
+
+    const PrepareOptions& prepareOptions() const { return prepareOptions_; }
+    void setPrepareOptions(const PrepareOptions& options) { prepareOptions_ = options; }
+    // The mesh unit changed (Preferences): the Prepare dialog starts from it.
+    void setUnitScale(double scale);
+
+    QStringList recentFiles() const { return recentFiles_; }
+    void addRecentFile(const QString& path);
+
+    void restoreSettings(QSettings& settings);
+    void saveSettings(QSettings& settings) const;
+
+private:
+    void openWithDialog();
+    void rebuildRecentMenu();
+    PrepareResult runPrepare(const QString& path, const PrepareOptions& options);
+
+    Workbench& bench_;
+    SaveReaction* save_;
+    const PreferencesReaction* preferences_;
+    PrepareOptions prepareOptions_;
+    QStringList recentFiles_;
+    QMenu* recentMenu_ = nullptr;
+    QAction* recover_ = nullptr;
+    QList<QAction*> actions_;
+};
+
+} // namespace pbd
