@@ -29,6 +29,7 @@
 #include <QDateTime>
 #include <QDockWidget>
 #include <QFileInfo>
+#include <QIcon>
 #include <QMenuBar>
 #include <QMimeData>
 #include <QPointer>
@@ -39,6 +40,12 @@
 #include <QTreeWidgetItem>
 #include <QUndoView>
 #include <QVBoxLayout>
+
+// resources/resources.qrc, compiled into this static library (the macro works outside namespaces
+// only).
+static void initResources() {
+    Q_INIT_RESOURCE(resources);
+}
 
 namespace pbd {
 
@@ -59,8 +66,10 @@ void place(QMenu* menu, const QList<QAction*>& actions) {
 
 MainWindow::MainWindow(bool persistSettings, QWidget* parent)
     : QMainWindow(parent) {
+    initResources();
     setObjectName(QStringLiteral("mainWindow"));
     setWindowTitle(QStringLiteral("PBD Lab"));
+    setWindowIcon(QIcon(QStringLiteral(":/icons/pbdlab.svg")));
     setAcceptDrops(true);
     resize(1280, 800);
     bench_.window = this;

@@ -46,6 +46,7 @@ int main(int argc, char** argv) {
     QApplication::setOrganizationName(QStringLiteral("PBD Lab"));
     QApplication::setApplicationName(QStringLiteral("pbdlab"));
     QApplication::setApplicationVersion(QString::fromLatin1(pbd::kVersion));
+    QGuiApplication::setDesktopFileName(QStringLiteral("pbdlab"));
 
     QCommandLineParser parser;
     parser.setApplicationDescription(

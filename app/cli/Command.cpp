@@ -88,11 +88,19 @@ CLI::Validator oneOf(std::vector<std::string> choices) {
             }
             return "is " + list + ", not '" + s + "'";
         },
-        "{" + bar + "}");
+        "");
 }
 
-CLI::Validator onOff() {
-    return oneOf({"on", "off"});
+CLI::Option* choice(CLI::Option* option, const std::vector<std::string>& choices) {
+    std::string bar;
+    for (const std::string& c : choices) {
+        bar += (bar.empty() ? "" : "|") + c;
+    }
+    return option->check(oneOf(choices))->type_name(bar);
+}
+
+CLI::Option* onOff(CLI::Option* option) {
+    return choice(option, {"on", "off"});
 }
 
 } // namespace pbd::cli

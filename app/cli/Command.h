@@ -31,6 +31,8 @@ CLI::Validator wholeAtLeastZero(); // 0, 1, 2, ...
 CLI::Validator positiveNumber(const std::string& what = "a positive number");
 CLI::Validator numberAtLeastZero(); // >= 0, finite
 CLI::Validator oneOf(std::vector<std::string> choices);
-CLI::Validator onOff();
+// `option` takes one of `choices` ("on|off" in the help).
+CLI::Option* choice(CLI::Option* option, const std::vector<std::string>& choices);
+CLI::Option* onOff(CLI::Option* option);
 
 } // namespace pbd::cli

@@ -28,8 +28,8 @@ void addRunOptions(CLI::App& c, RunOptions& o) {
         ->check(positiveNumber("a positive time step in seconds"))
         ->type_name("T");
     c.add_option("--threads", o.threads, "Solver threads")->check(positiveWhole())->type_name("T");
-    c.add_option("--method", o.method, "XPBD (compliance) or classic PBD (stiffness)")
-        ->check(oneOf({"xpbd", "pbd"}));
+    choice(c.add_option("--method", o.method, "XPBD (compliance) or classic PBD (stiffness)"),
+           {"xpbd", "pbd"});
     c.add_option("--air-optimization", o.airOptimization,
                  "With air: an optimisation pass every K steps (0 = off)")
         ->check(CLI::Validator(
@@ -40,7 +40,7 @@ void addRunOptions(CLI::App& c, RunOptions& o) {
                            ? ""
                            : "needs a step interval (0 = off), not '" + s + "'";
             },
-            "K>=0"))
+            "INT>=0"))
         ->type_name("K");
     c.add_option("--air-threshold", o.airThreshold, "Air tets of a quality below Q are improved")
         ->check(CLI::Validator(
@@ -51,7 +51,7 @@ void addRunOptions(CLI::App& c, RunOptions& o) {
                            ? ""
                            : "needs a quality in (0, 1], not '" + s + "'";
             },
-            "Q"))
+            "(0,1]"))
         ->type_name("Q");
     c.add_option("--air-distance", o.airDistance,
                  "Bodies facing each other across the air keep D m apart")
@@ -80,18 +80,17 @@ void addRunOptions(CLI::App& c, RunOptions& o) {
                            ? ""
                            : "needs a frequency >= 0 (0: rigid contacts), not '" + s + "'";
             },
-            "HZ"))
+            "NUMBER>=0"))
         ->type_name("HZ");
-    c.add_option("--warm-start", o.warmStart, "Rigid bodies: warm starting")->check(onOff());
-    c.add_option("--separate-push", o.separatePush,
-                 "Rigid bodies: the push out of penetrations kept out of the velocities")
-        ->check(onOff());
-    c.add_option("--sleeping", o.sleeping, "Rigid bodies: islands at rest sleep")->check(onOff());
-    c.add_option("--stabilisation", o.stabilisation, "Rigid bodies: what keeps stacks standing")
-        ->check(oneOf({"off", "shock-propagation", "weight-amplification"}));
-    c.add_option("--exact-angular-momentum", o.exactAngularMomentum,
-                 "Project distances along their edges at the start of the substep (SHAKE)")
-        ->check(onOff());
+    onOff(c.add_option("--warm-start", o.warmStart, "Rigid bodies: warm starting"));
+    onOff(c.add_option("--separate-push", o.separatePush,
+                       "Rigid bodies: the push out of penetrations kept out of the velocities"));
+    onOff(c.add_option("--sleeping", o.sleeping, "Rigid bodies: islands at rest sleep"));
+    choice(c.add_option("--stabilisation", o.stabilisation,
+                        "Rigid bodies: what keeps stacks standing"),
+           {"off", "shock-propagation", "weight-amplification"});
+    onOff(c.add_option("--exact-angular-momentum", o.exactAngularMomentum,
+                       "Project distances along their edges at the start of the substep (SHAKE)"));
     c.add_option("--group", o.groups,
                  "Edit a constraint group first (see 'info'): KEY is enabled (on|off), modulus or "
                  "compliance, a component (stretch_u, stretch_v, shear_uv, stretch_x..., a number "

@@ -20,7 +20,7 @@ struct ExportOptions {
 int exportScene(const ExportOptions& o) {
     if (o.project.empty() && o.asset.empty() && o.vtu.empty() && o.msh.empty() &&
         o.tetgen.empty()) {
-        throw CLI::ValidationError("export: name an output (-o, --asset, --vtu, --msh or --tetgen)",
+        throw CLI::ValidationError("name an output (-o, --asset, --vtu, --msh or --tetgen)",
                                    CLI::ExitCodes::ValidationError);
     }
     Result<Scene> loaded =

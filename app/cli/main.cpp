@@ -17,22 +17,26 @@ using namespace pbd::cli;
 class CommandListFormatter : public CLI::Formatter {
 public:
     std::string make_subcommand(const CLI::App* sub) const override {
-        static const std::map<std::string, std::string> synopsis = {
-            {"scenes", "scenes [--json]"},
-            {"info", "info SCENE|MESH|PROJECT|ASSET"},
-            {"prepare", "prepare MESH..."},
-            {"export", "export SCENE|PROJECT|ASSET"},
-            {"simulate", "simulate SCENE|PROJECT|ASSET"},
-            {"bench", "bench SCENE|PROJECT|ASSET"},
+        // What each command takes, and what it does in a line.
+        static const std::map<std::string, std::pair<std::string, std::string>> summary = {
+            {"scenes", {"scenes [--json]", "list the scenes PBD Lab generates"}},
+            {"info",
+             {"info SCENE|MESH|PROJECT|ASSET", "bodies, counts, size, mass, groups, problems"}},
+            {"prepare",
+             {"prepare MESH...", "repair, tetrahedralize, air, frames; write project, asset"}},
+            {"export",
+             {"export SCENE|PROJECT|ASSET", "write a project, asset, .vtu, .msh, TetGen"}},
+            {"simulate",
+             {"simulate SCENE|PROJECT|ASSET", "step it; positions, fields, residuals as JSON"}},
+            {"bench", {"bench SCENE|PROJECT|ASSET", "time the solver: ms per step, ns per check"}},
         };
-        const auto it = synopsis.find(sub->get_name());
-        std::string line = "  " + (it != synopsis.end() ? it->second : sub->get_name());
-        std::string description = sub->get_description();
-        if (const std::size_t end = description.find(". "); end != std::string::npos) {
-            description = description.substr(0, end + 1); // the first sentence
+        const auto it = summary.find(sub->get_name());
+        if (it == summary.end()) {
+            return CLI::Formatter::make_subcommand(sub);
         }
+        std::string line = "  " + it->second.first;
         line.resize(std::max<std::size_t>(line.size() + 2, 34), ' ');
-        return line + description + "\n";
+        return line + it->second.second + "\n";
     }
 };
 

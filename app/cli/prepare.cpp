@@ -127,10 +127,10 @@ void addPrepareCommand(CLI::App& cli, int& status) {
         ->type_name("MESH...");
     c->add_flag("--tet", p.tetrahedralize, "Tetrahedralize closed bodies");
     c->add_flag("--air", p.air, "Tessellate the air between and around the bodies");
-    c->add_option("--frames", o->frames, "Material frames from the UVs")->check(oneOf({"uv"}));
-    c->add_option("--tet-frames", o->tetFrames,
-                  "Tets' frames: one global frame, or the nearest surface triangle's")
-        ->check(oneOf({"global", "surface"}));
+    choice(c->add_option("--frames", o->frames, "Material frames from the UVs"), {"uv"});
+    choice(c->add_option("--tet-frames", o->tetFrames,
+                         "Tets' frames: one global frame, or the nearest surface triangle's"),
+           {"global", "surface"});
     c->add_option("--quality", p.tet.radiusEdgeRatio,
                   "Tets' radius-edge ratio bound (at least 1; 0: none)")
         ->check(CLI::Validator(
@@ -142,7 +142,7 @@ void addPrepareCommand(CLI::App& cli, int& status) {
                            : "is a radius-edge ratio of at least 1 (or 0 for none), not '" + s +
                                  "'";
             },
-            "Q"))
+            "(0,1]"))
         ->type_name("Q");
     c->add_option("--max-volume", p.tet.maxVolume, "Largest tet volume, m^3")
         ->check(positiveNumber())

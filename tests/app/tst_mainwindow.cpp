@@ -145,6 +145,26 @@ private slots:
         }
     }
 
+    // resources/: the application icon is compiled in and drawn (the SVG plugin is there).
+    void windowHasTheApplicationIcon() {
+        MainWindow w;
+        QVERIFY(!w.windowIcon().isNull());
+        const QImage icon = w.windowIcon().pixmap(64, 64).toImage();
+        QCOMPARE(icon.size(), QSize(64, 64));
+        const auto isOrange = [](QRgb c) {
+            return qRed(c) > 180 && qGreen(c) > 90 && qGreen(c) < 160 && qBlue(c) < 90;
+        };
+        const auto isBlue = [](QRgb c) { return qBlue(c) > 120 && qRed(c) < 140; };
+        int orange = 0, blue = 0;
+        for (int y = 0; y < icon.height(); ++y) {
+            for (int x = 0; x < icon.width(); ++x) {
+                orange += isOrange(icon.pixel(x, y));
+                blue += isBlue(icon.pixel(x, y));
+            }
+        }
+        QVERIFY2(orange > 200 && blue > 100, qPrintable(QString("%1 %2").arg(orange).arg(blue)));
+    }
+
     void sampleSceneFillsTreeAndProperties() {
         auto w = shownWindow();
         QCOMPARE(w->scene().bodies.size(), std::size_t(2));
@@ -1131,7 +1151,8 @@ private slots:
 
         // Persisted.
         auto again = std::make_unique<MainWindow>();
-        QVERIFY(again->preferencesReaction()->preferences() == w->preferencesReaction()->preferences());
+        QVERIFY(again->preferencesReaction()->preferences() ==
+                w->preferencesReaction()->preferences());
         QCOMPARE(again->findChild<QComboBox*>("colourMap")->currentText(), QString("viridis"));
         QCOMPARE(again->opening()->prepareOptions().import.scale, 0.01);
         QSettings().clear(); // the other tests start from the defaults
