@@ -14,6 +14,14 @@ void Workbench::report(Severity severity, const QString& text) const {
     }
 }
 
+bool Workbench::fail(const QString& text, QString* error) const {
+    reportError(text);
+    if (error) {
+        *error = text;
+    }
+    return false;
+}
+
 void Workbench::showStatus(const QString& text, int milliseconds) const {
     window->statusBar()->showMessage(text, milliseconds);
 }

@@ -41,6 +41,8 @@ struct Workbench {
     // A message in the Log; errors also in the status bar.
     void report(Severity severity, const QString& text) const;
     void reportError(const QString& text) const { report(Severity::Error, text); }
+    // An operation that failed: the error reported, *error set when given; returns false.
+    bool fail(const QString& text, QString* error) const;
     void showStatus(const QString& text, int milliseconds = 5000) const;
 };
 

@@ -23,12 +23,7 @@ AirReaction::AirReaction(Workbench& bench, const OpenReaction* open, QObject* pa
 
 bool AirReaction::addAirMesh(QString* error) {
     if (bench_.preparing) {
-        const QString message = tr("Another file is being prepared");
-        bench_.reportError(message);
-        if (error) {
-            *error = message;
-        }
-        return false;
+        return bench_.fail(tr("Another file is being prepared"), error);
     }
     bench_.preparing = true;
     const bool added = bench_.document->addAirMesh(

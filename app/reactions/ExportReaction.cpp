@@ -22,14 +22,6 @@ ExportReaction::ExportReaction(Workbench& bench, QObject* parent)
     connect(action_, &QAction::triggered, this, &ExportReaction::exportWithDialog);
 }
 
-bool ExportReaction::fail(const QString& message, QString* error) {
-    bench_.reportError(message);
-    if (error) {
-        *error = message;
-    }
-    return false;
-}
-
 bool ExportReaction::exportScene(const QString& path, QString* error) {
     ExportChoice choice;
     choice.path = path;
@@ -51,7 +43,7 @@ bool ExportReaction::exportScene(const QString& path, QString* error) {
             tr("cannot export '%1': use .vtu, .msh, .node (TetGen), .asset.json (cooked asset) "
                "or .json (project)")
                 .arg(QDir::toNativeSeparators(path));
-        return fail(message, error);
+        return bench_.fail(message, error);
     }
     return exportScene(choice, error);
 }
@@ -86,7 +78,7 @@ bool ExportReaction::exportScene(const ExportChoice& choice, QString* error) {
     }
     if (!written) {
         const QString message = QString::fromStdString(written.error());
-        return fail(message, error);
+        return bench_.fail(message, error);
     }
     bench_.report(Severity::Info,
                   tr("Exported %1 (%2)")

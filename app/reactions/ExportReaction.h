@@ -25,7 +25,6 @@ public:
 
 private:
     void exportWithDialog();
-    bool fail(const QString& message, QString* error);
 
     Workbench& bench_;
     QAction* action_ = nullptr;

@@ -65,12 +65,7 @@ OpenReaction::OpenReaction(Workbench& bench, SaveReaction* save,
 bool OpenReaction::loadGeneratedScene(const QString& name, QString* error) {
     Result<Scene> scene = makeAnyScene(name.toStdString());
     if (!scene) {
-        const QString message = QString::fromStdString(scene.error());
-        bench_.reportError(message);
-        if (error) {
-            *error = message;
-        }
-        return false;
+        return bench_.fail(QString::fromStdString(scene.error()), error);
     }
     const std::size_t particles = scene->particles.size();
     const std::size_t tets = scene->tetCount();
@@ -97,13 +92,7 @@ PrepareResult OpenReaction::runPrepare(const QString& path, const PrepareOptions
 }
 
 bool OpenReaction::openFile(const QString& path, QString* error) {
-    auto fail = [&](const QString& message) {
-        bench_.reportError(message);
-        if (error) {
-            *error = message;
-        }
-        return false;
-    };
+    auto fail = [&](const QString& message) { return bench_.fail(message, error); };
     if (bench_.preparing) {
         return fail(tr("cannot open '%1': another file is being prepared").arg(path));
     }
@@ -194,13 +183,8 @@ void OpenReaction::openInteractive(const QString& path) {
 bool OpenReaction::recoverAutosave(QString* error) {
     const QString path = SaveReaction::autosavePath();
     if (!QFileInfo::exists(path)) {
-        const QString message =
-            tr("There is no autosave to recover (%1).").arg(QDir::toNativeSeparators(path));
-        bench_.reportError(message);
-        if (error) {
-            *error = message;
-        }
-        return false;
+        return bench_.fail(
+            tr("There is no autosave to recover (%1).").arg(QDir::toNativeSeparators(path)), error);
     }
     if (!openFile(path, error)) {
         return false;

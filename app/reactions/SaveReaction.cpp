@@ -40,12 +40,7 @@ bool SaveReaction::saveProjectAs(const QString& path, QString* error) {
     const Result<bool> written =
         saveProject(bench_.document->authoredScene(), QDir::toNativeSeparators(path).toStdString());
     if (!written) {
-        const QString message = QString::fromStdString(written.error());
-        bench_.reportError(message);
-        if (error) {
-            *error = message;
-        }
-        return false;
+        return bench_.fail(QString::fromStdString(written.error()), error);
     }
     bench_.document->setProjectPath(path);
     bench_.document->markSaved();
