@@ -42,8 +42,7 @@ Scene SceneDocument::authoredScene() const {
 }
 
 void SceneDocument::load(Scene scene, bool keepHistory) {
-    worker_->pause();
-    emit simulationRestarted();
+    emit simulationRestarted(); // worker_->load() below stops the run
     scene_ = std::move(scene);
     selection_.clear(); // particles of the previous scene
     restParticles_ = scene_.particles;
@@ -354,8 +353,8 @@ void SceneDocument::replaceConstraints(const ConstraintSet& constraints,
     scene_.constraints = constraints;
     scene_.constraintGroups = groups;
     scene_.rigidAttachments = rigidAttachments;
-    // The simulation starts again from the authored state with the new constraints.
-    worker_->pause();
+    // The simulation starts again from the authored state with the new constraints (the load
+    // stops the run).
     emit simulationRestarted();
     worker_->load(authoredScene());
     emit constraintsReplaced(select);

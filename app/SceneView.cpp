@@ -70,8 +70,9 @@ void SceneView::sceneLoaded(bool keepHistory) {
     }
     fieldEvaluator_ = std::make_unique<SurfaceFieldEvaluator>(scene);
     applyField();
-    shownTopology_ = document_->worker()->latest()->topologyVersion;
-    shownAirVersion_ = document_->worker()->latest()->airVersion;
+    const auto loaded = document_->worker()->latest();
+    shownTopology_ = loaded->topologyVersion;
+    shownAirVersion_ = loaded->airVersion;
     shownSteps_ = 0;
     status_->setStatus(tr("Paused · Space: play · .: step · Home: reset"));
 }

@@ -32,45 +32,40 @@ int inputProblem(const std::string& message) {
     return kInputProblem;
 }
 
-CLI::Validator positiveWhole() {
+CLI::Validator wholeWhere(std::function<bool(long)> ok, std::string needs, std::string type) {
     return make(
-        [](std::string& s) -> std::string {
+        [ok, needs](std::string& s) -> std::string {
             long v = 0;
-            return parseLong(s, v) && v >= 1 ? ""
-                                             : "needs a positive whole number, not '" + s + "'";
+            return parseLong(s, v) && ok(v) ? "" : "needs " + needs + ", not '" + s + "'";
         },
-        "INT>=1");
+        std::move(type));
+}
+
+CLI::Validator numberWhere(std::function<bool(double)> ok, std::string needs, std::string type) {
+    return make(
+        [ok, needs](std::string& s) -> std::string {
+            double v = 0;
+            return parseDouble(s, v) && std::isfinite(v) && ok(v)
+                       ? ""
+                       : "needs " + needs + ", not '" + s + "'";
+        },
+        std::move(type));
+}
+
+CLI::Validator positiveWhole() {
+    return wholeWhere([](long v) { return v >= 1; }, "a positive whole number", "INT>=1");
 }
 
 CLI::Validator wholeAtLeastZero() {
-    return make(
-        [](std::string& s) -> std::string {
-            long v = 0;
-            return parseLong(s, v) && v >= 0 ? "" : "needs a whole number >= 0, not '" + s + "'";
-        },
-        "INT>=0");
+    return wholeWhere([](long v) { return v >= 0; }, "a whole number >= 0", "INT>=0");
 }
 
 CLI::Validator positiveNumber(const std::string& what) {
-    return make(
-        [what](std::string& s) -> std::string {
-            double v = 0;
-            return parseDouble(s, v) && v > 0 && std::isfinite(v)
-                       ? ""
-                       : "needs " + what + ", not '" + s + "'";
-        },
-        "NUMBER>0");
+    return numberWhere([](double v) { return v > 0; }, what, "NUMBER>0");
 }
 
 CLI::Validator numberAtLeastZero() {
-    return make(
-        [](std::string& s) -> std::string {
-            double v = 0;
-            return parseDouble(s, v) && v >= 0 && std::isfinite(v)
-                       ? ""
-                       : "needs a number >= 0, not '" + s + "'";
-        },
-        "NUMBER>=0");
+    return numberWhere([](double v) { return v >= 0; }, "a number >= 0", "NUMBER>=0");
 }
 
 CLI::Validator oneOf(std::vector<std::string> choices) {

@@ -3,6 +3,7 @@
 // command line, and the validators that give a bad option a message naming the option.
 
 #include <CLI/CLI.hpp>
+#include <functional>
 #include <string>
 #include <vector>
 
@@ -26,6 +27,9 @@ int inputProblem(const std::string& message);
 
 // Validators. Their messages follow the option's name ("--dt needs a positive ..."): see
 // describeError in main.cpp.
+// A whole number, or a finite number, for which `ok` holds; otherwise "needs NEEDS, not 'VALUE'".
+CLI::Validator wholeWhere(std::function<bool(long)> ok, std::string needs, std::string type);
+CLI::Validator numberWhere(std::function<bool(double)> ok, std::string needs, std::string type);
 CLI::Validator positiveWhole();    // 1, 2, 3, ...
 CLI::Validator wholeAtLeastZero(); // 0, 1, 2, ...
 CLI::Validator positiveNumber(const std::string& what = "a positive number");

@@ -6,9 +6,7 @@
 #include "meshing/ProjectFile.h"
 
 #include <algorithm>
-#include <cmath>
 #include <cstdio>
-#include <cstdlib>
 
 namespace pbd::cli {
 
@@ -32,26 +30,11 @@ void addRunOptions(CLI::App& c, RunOptions& o) {
            {"xpbd", "pbd"});
     c.add_option("--air-optimization", o.airOptimization,
                  "With air: an optimisation pass every K steps (0 = off)")
-        ->check(CLI::Validator(
-            [](std::string& s) -> std::string {
-                char* end = nullptr;
-                const long v = std::strtol(s.c_str(), &end, 10);
-                return !s.empty() && *end == '\0' && v >= 0
-                           ? ""
-                           : "needs a step interval (0 = off), not '" + s + "'";
-            },
-            "INT>=0"))
+        ->check(wholeWhere([](long v) { return v >= 0; }, "a step interval (0 = off)", "INT>=0"))
         ->type_name("K");
     c.add_option("--air-threshold", o.airThreshold, "Air tets of a quality below Q are improved")
-        ->check(CLI::Validator(
-            [](std::string& s) -> std::string {
-                char* end = nullptr;
-                const double v = std::strtod(s.c_str(), &end);
-                return !s.empty() && *end == '\0' && v > 0 && v <= 1
-                           ? ""
-                           : "needs a quality in (0, 1], not '" + s + "'";
-            },
-            "(0,1]"))
+        ->check(
+            numberWhere([](double v) { return v > 0 && v <= 1; }, "a quality in (0, 1]", "(0,1]"))
         ->type_name("Q");
     c.add_option("--air-distance", o.airDistance,
                  "Bodies facing each other across the air keep D m apart")
@@ -72,15 +55,8 @@ void addRunOptions(CLI::App& c, RunOptions& o) {
         ->type_name("N");
     c.add_option("--contact-hertz", o.contactHertz,
                  "Rigid bodies: soft contacts of HZ hertz (0: rigid contacts)")
-        ->check(CLI::Validator(
-            [](std::string& s) -> std::string {
-                char* end = nullptr;
-                const double v = std::strtod(s.c_str(), &end);
-                return !s.empty() && *end == '\0' && v >= 0 && std::isfinite(v)
-                           ? ""
-                           : "needs a frequency >= 0 (0: rigid contacts), not '" + s + "'";
-            },
-            "NUMBER>=0"))
+        ->check(numberWhere([](double v) { return v >= 0; }, "a frequency >= 0 (0: rigid contacts)",
+                            "NUMBER>=0"))
         ->type_name("HZ");
     onOff(c.add_option("--warm-start", o.warmStart, "Rigid bodies: warm starting"));
     onOff(c.add_option("--separate-push", o.separatePush,

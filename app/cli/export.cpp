@@ -70,15 +70,7 @@ void addExportCommand(CLI::App& cli, int& status) {
     c->add_option("--indent", o->indent,
                   "Indent JSON by N spaces (0 to 8; default: compact "
                   "assets, projects by 1)")
-        ->check(CLI::Validator(
-            [](std::string& s) -> std::string {
-                char* end = nullptr;
-                const long v = std::strtol(s.c_str(), &end, 10);
-                return !s.empty() && *end == '\0' && v >= 0 && v <= 8
-                           ? ""
-                           : "takes 0 to 8 spaces, not '" + s + "'";
-            },
-            "0..8"))
+        ->check(wholeWhere([](long v) { return v >= 0 && v <= 8; }, "0 to 8 spaces", "0..8"))
         ->type_name("N");
     c->callback([o, &status] { status = exportScene(*o); });
 }

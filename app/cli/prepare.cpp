@@ -9,9 +9,7 @@
 #include "meshing/ProjectFile.h"
 
 #include <chrono>
-#include <cmath>
 #include <cstdio>
-#include <cstdlib>
 
 namespace pbd::cli {
 
@@ -133,16 +131,8 @@ void addPrepareCommand(CLI::App& cli, int& status) {
            {"global", "surface"});
     c->add_option("--quality", p.tet.radiusEdgeRatio,
                   "Tets' radius-edge ratio bound (at least 1; 0: none)")
-        ->check(CLI::Validator(
-            [](std::string& s) -> std::string {
-                char* end = nullptr;
-                const double v = std::strtod(s.c_str(), &end);
-                return !s.empty() && *end == '\0' && (v == 0 || v >= 1) && std::isfinite(v)
-                           ? ""
-                           : "is a radius-edge ratio of at least 1 (or 0 for none), not '" + s +
-                                 "'";
-            },
-            "(0,1]"))
+        ->check(numberWhere([](double v) { return v == 0 || v >= 1; },
+                            "a radius-edge ratio of at least 1 (or 0 for none)", "Q"))
         ->type_name("Q");
     c->add_option("--max-volume", p.tet.maxVolume, "Largest tet volume, m^3")
         ->check(positiveNumber())
