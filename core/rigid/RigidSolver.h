@@ -12,9 +12,16 @@
 #include "core/rigid/RigidSettings.h"
 
 #include <cstdint>
+#include <utility>
 #include <vector>
 
 namespace pbd {
+
+namespace rigid { // the step's parts (RigidStep.h)
+struct JointConstraint;
+struct LaneBatch;
+struct SweepRecord;
+} // namespace rigid
 
 // A contact point as solved in the last step: for views (glyphs, the contact force field) and
 // tests. Impulses are N·s over the step; divided by h they are forces.
@@ -91,9 +98,7 @@ private:
     struct Velocity {
         Vec3 v, w;
     };
-    struct JointConstraint;
-    struct LaneBatch;
-    struct SweepRecord;
+    struct Step; // what one step carries from stage to stage (RigidStep.h)
 
     // A shape in the broadphase: its bounds (with half the contact margin) and the enlarged
     // bounds its kept pairs were found with.
@@ -110,12 +115,32 @@ private:
         int a, sa, b, sb;
     };
 
+    // Detection (RigidDetection.cpp).
     void broadphase(const std::vector<RigidBody>& bodies, const std::vector<RigidJoint>& joints,
                     const RigidSettings& settings);
     void repairProxies();
     void detect(std::vector<RigidBody>& bodies, const std::vector<RigidJoint>& joints,
                 const RigidSettings& settings);
     void computeHeights(const std::vector<RigidBody>& bodies);
+
+    // The step's other stages, by file; step() (RigidSolver.cpp) runs them.
+    void prepareBodies(Step& st);   // RigidSolver.cpp
+    void colourManifolds(Step& st); // RigidContactSolver.cpp
+    void buildBatches(Step& st);
+    void warmStart(Step& st);
+    void sweep(Step& st, bool withBias, Real hj); // the contacts, then the joints
+    void propagateShock(Step& st);
+    void storeImpulses(Step& st);
+    void buildJoints(Step& st, Real hj); // RigidJointSolver.cpp
+    void solveJoints(Step& st, Real hj);
+    void beginSubsteps(Step& st); // RigidIntegration.cpp
+    void integratePositions(Step& st);
+    void syncToDoubles(Step& st);
+    void finishSubsteps(Step& st);
+    void takeVelocities(Step& st);
+    void turnThroughL(Step& st, RigidBody& b, int i);
+    std::pair<Vec3, Quat> poseAfterSubsteps(int i) const;
+    void sleepIslands(Step& st); // RigidIslands.cpp
 
     std::vector<BroadProxy> proxies_;
     std::vector<std::uint8_t> reproxied_;
@@ -134,12 +159,12 @@ private:
     int reportSubsteps_ = 1;
     mutable std::vector<RigidContact> contacts_; // made from the manifolds when asked for
     mutable bool contactsStale_ = false;
-    std::vector<JointConstraint> jointRows_;
-    std::vector<LaneBatch> batches_; // the manifolds in colours, eight at a time, then the
-                                     // ones left out of the colours, one per batch
+    std::vector<rigid::JointConstraint> jointRows_;
+    std::vector<rigid::LaneBatch> batches_; // the manifolds in colours, eight at a time, then the
+                                            // ones left out of the colours, one per batch
     // Per body, the velocity and, with substeps, the move and turn since the step's start (in
     // floats, for the lanes).
-    std::vector<SweepRecord> sweepVelocities_, sweepMoves_;
+    std::vector<rigid::SweepRecord> sweepVelocities_, sweepMoves_;
     struct SubstepTurn {
         float x = 0, y = 0, z = 0, w = 1; // a unit quaternion
     };
@@ -151,7 +176,7 @@ private:
     struct alignas(32) LaneBlock {
         float lanes[8];
     };
-    std::vector<SweepRecord> pushVelocities_;
+    std::vector<rigid::SweepRecord> pushVelocities_;
     std::vector<LaneBlock> pushSaved_;
     std::vector<std::uint64_t> colours_;              // per body: the colours its manifolds are in
     std::vector<std::pair<int, int>> manifoldBodies_; // the colouring's compact inputs

@@ -1,0 +1,629 @@
+// The rigid step's contact solver (ALGORITHMS §5, source 004): the manifolds coloured so that
+// no two of a colour share a dynamic body, their rows built eight manifolds to a batch (one per
+// SIMD lane), warm start, the projected Gauss-Seidel sweeps, shock propagation, and the impulses
+// kept for the next step.
+#include "core/rigid/RigidStep.h"
+
+#include <algorithm>
+#include <bit>
+#include <cmath>
+#include <cstddef>
+#include <limits>
+#include <numeric>
+
+namespace pbd {
+
+using namespace rigid;
+
+namespace {
+
+// The lanes' body records in (velocities, or the moves) and the velocities back out: a
+// transpose of eight records each way. Within a batch no two lanes share a body that moves,
+// so every store is its lane's own; a body that cannot move is stored back unchanged (its
+// lanes' inverse mass and inertia are zero).
+struct LaneBodies {
+    V4 va, wa, vb, wb;
+};
+void gatherRecords(const std::vector<SweepRecord>& records, const int (&index)[kRigidLanes],
+                   V4& first, V4& second) {
+    D4 r[kRigidLanes];
+    for (int l = 0; l < kRigidLanes; ++l) {
+        r[l] = records[std::size_t(index[l])].value;
+    }
+    transpose8(r);
+    first = {r[0], r[1], r[2]};
+    second = {r[3], r[4], r[5]};
+}
+void scatterRecords(std::vector<SweepRecord>& records, const int (&index)[kRigidLanes],
+                    const V4& first, const V4& second) {
+    D4 r[kRigidLanes] = {first.x, first.y, first.z, second.x, second.y, second.z, {}, {}};
+    transpose8(r);
+    for (int l = 0; l < kRigidLanes; ++l) {
+        records[std::size_t(index[l])].value = r[l];
+    }
+}
+void gather(const std::vector<SweepRecord>& fv, const LaneBatch& L, LaneBodies& s) {
+    gatherRecords(fv, L.a, s.va, s.wa);
+    gatherRecords(fv, L.b, s.vb, s.wb);
+}
+void scatter(std::vector<SweepRecord>& fv, const LaneBatch& L, const LaneBodies& s) {
+    scatterRecords(fv, L.a, s.va, s.wa);
+    scatterRecords(fv, L.b, s.vb, s.wb);
+}
+
+} // namespace
+
+void RigidSolver::colourManifolds(Step& st) {
+    const std::vector<RigidJoint>& joints = st.joints;
+    const RigidSettings& settings = st.settings;
+    const int n = st.n;
+    SplitMix& random = st.random;
+    std::array<std::vector<std::uint32_t>, 64>& byColour = st.byColour;
+    std::vector<std::uint32_t>& overflow = st.overflow;
+    std::vector<std::uint32_t>& jointOrder = st.jointOrder;
+    const auto awake = [&](int i) { return st.awake(i); };
+    const auto movable = [&](int i) { return solverBodies_[std::size_t(i)].inverseMass > 0; };
+    // The order the constraints are swept in, drawn once per step (source 004, Permutation:
+    // the rows are permuted, then the solver starts): the manifolds and joints in a random
+    // order (the order they take their colours in, and the joints' order), and each batch's
+    // and each lane's rows in a random order.
+    const std::uint32_t manifoldCount = std::uint32_t(manifolds_.size());
+    std::vector<std::uint32_t> groupOrder(manifoldCount + joints.size());
+    std::iota(groupOrder.begin(), groupOrder.end(), 0u);
+    if (settings.permuteRows) {
+        for (std::size_t i = groupOrder.size(); i > 1; --i) {
+            std::swap(groupOrder[i - 1], groupOrder[random.next() % i]);
+        }
+    }
+
+    // Colours: each manifold, in the sweep order, takes the first colour in which neither of
+    // its dynamic bodies has a manifold yet (at most 64; the rest are swept one by one after
+    // them). Then eight manifolds of a colour to a batch.
+    colours_.assign(std::size_t(n) + 1, 0);
+    // What the colouring reads, compact (it visits the manifolds in a random order): each
+    // manifold's bodies, and per body whether it is awake (1) and movable (2).
+    std::vector<std::pair<int, int>>& pairs = manifoldBodies_;
+    pairs.resize(manifoldCount);
+    for (std::uint32_t mi = 0; mi < manifoldCount; ++mi) {
+        pairs[mi] = {manifolds_[mi].manifold.bodyA, manifolds_[mi].manifold.bodyB};
+    }
+    std::vector<std::uint8_t>& flags = bodyFlags_;
+    flags.assign(std::size_t(n), 0);
+    for (int i = 0; i < n; ++i) {
+        flags[std::size_t(i)] = std::uint8_t((awake(i) ? 1 : 0) | (movable(i) ? 2 : 0));
+    }
+    for (const std::uint32_t group : groupOrder) {
+        if (group >= manifoldCount) {
+            jointOrder.push_back(group - manifoldCount);
+            continue;
+        }
+        const auto [a, b] = pairs[group];
+        const std::uint8_t fa = flags[std::size_t(a)], fb = flags[std::size_t(b)];
+        if (!((fa | fb) & 1)) {
+            continue;
+        }
+        const std::uint64_t used =
+            ((fa & 2) ? colours_[std::size_t(a)] : 0) | ((fb & 2) ? colours_[std::size_t(b)] : 0);
+        if (used == ~std::uint64_t(0)) {
+            overflow.push_back(group);
+            continue;
+        }
+        const int colour = std::countr_one(used);
+        byColour[std::size_t(colour)].push_back(group);
+        const std::uint64_t bit = std::uint64_t(1) << colour;
+        if (fa & 2) {
+            colours_[std::size_t(a)] |= bit;
+        }
+        if (fb & 2) {
+            colours_[std::size_t(b)] |= bit;
+        }
+    }
+}
+
+void RigidSolver::buildBatches(Step& st) {
+    const RigidSettings& settings = st.settings;
+    const int n = st.n;
+    const Real h = st.h, hs = st.hs;
+    const bool track = st.track, stacking = st.stacking, shock = st.shock;
+    SplitMix& random = st.random;
+    std::vector<char>& touched = st.touched;
+    std::vector<Step::LaneLevel>& laneLevels = st.laneLevels;
+    const std::array<std::vector<std::uint32_t>, 64>& byColour = st.byColour;
+    const std::vector<std::uint32_t>& overflow = st.overflow;
+    const Softness dynamicSoft =
+        makeSoft(std::min(settings.contactHertz, 0.25 / hs), settings.contactDampingRatio, hs);
+    const Softness staticSoft =
+        makeSoft(std::min(2 * settings.contactHertz, 0.25 / hs), settings.contactDampingRatio, hs);
+
+    // Builds up to eight manifolds' rows into batch L, one per lane (source 004: contact normal
+    // rows [0, inf) and friction bounded by mu·lambda_n; warm start by feature ID). What each
+    // lane reads of its manifold and bodies is gathered first, the arms in doubles (they are
+    // differences of positions); then the rows are made eight lanes at a time, and every field
+    // of the batch is written (a padding lane or slot gets zero mass and never pushes).
+    const auto buildBatch = [&](LaneBatch& L, std::uint32_t batchIndex, const std::uint32_t* lanes,
+                                int count) {
+        const D4 zero{}, one = zero + 1.0f;
+        // The rows' order (source 004, Permutation), shared by the lanes; each lane's points
+        // are placed in the normal slots in an order of its own.
+        std::iota(L.rows.begin(), L.rows.end(), std::uint8_t(0));
+        if (settings.permuteRows) {
+            for (int i = 7; i > 1; --i) {
+                std::swap(L.rows[std::size_t(i - 1)],
+                          L.rows[std::size_t(random.next() % std::uint64_t(i))]);
+            }
+        }
+        V4 normal{zero, zero + 1.0f, zero}, centreA{}, centreB{}, armA[4]{}, armB[4]{};
+        D4 valid[4]{}, sep[4]{}, lambdaN[4]{}, inertiaA[6]{}, inertiaB[6]{};
+        D4 wa{}, wb{}, mu{}, points{}, biasRate{}, massScale{}, impulseScale{};
+        D4 lambdaT1{}, lambdaT2{}, lambdaTwist{};
+        for (int l = 0; l < kRigidLanes; ++l) {
+            L.manifold[l] = -1;
+            L.a[l] = L.b[l] = n; // a padding lane reads and writes nothing that moves
+            std::iota(L.slotPoint[l], L.slotPoint[l] + 4, std::uint8_t(0));
+        }
+        for (int l = 0; l < count; ++l) {
+            const std::uint32_t mi = lanes[l];
+            const CachedManifold& cm = manifolds_[mi];
+            const RigidManifold& m = cm.manifold;
+            ++stats_.manifolds;
+            const std::uint8_t warm = settings.warmStart ? cm.warm : 0;
+            const SolverBody &sa = solverBodies_[m.bodyA], &sb = solverBodies_[m.bodyB];
+            Real scaleA = 1, scaleB = 1;
+            if (stacking) {
+                const int ha = sa.height, hb = sb.height;
+                const int lower = ha < hb ? 1 : hb < ha ? 2 : 0;
+                if (settings.stabilisation == StackStabilisation::WeightAmplification) {
+                    // The lower body counts c times heavier in this contact (source 004, WA法).
+                    if (lower == 1) {
+                        scaleA = 1 / settings.weightAmplification;
+                    } else if (lower == 2) {
+                        scaleB = 1 / settings.weightAmplification;
+                    }
+                } else if (shock) {
+                    laneLevels.push_back(
+                        {std::min(ha, hb), batchIndex, std::uint8_t(l), std::uint8_t(lower)});
+                }
+            }
+            touched[std::size_t(m.bodyA)] = touched[std::size_t(m.bodyB)] = 1;
+            L.manifold[l] = int(mi);
+            L.a[l] = m.bodyA;
+            L.b[l] = m.bodyB;
+            wa[l] = float(sa.inverseMass * scaleA);
+            wb[l] = float(sb.inverseMass * scaleB);
+            const auto setInertia = [l](D4* to, const Mat3& i, Real scale) {
+                to[0][l] = float(scale * i(0, 0));
+                to[1][l] = float(scale * i(1, 1));
+                to[2][l] = float(scale * i(2, 2));
+                to[3][l] = float(scale * i(0, 1));
+                to[4][l] = float(scale * i(0, 2));
+                to[5][l] = float(scale * i(1, 2));
+            };
+            setInertia(inertiaA, sa.inverseInertia, scaleA);
+            setInertia(inertiaB, sb.inverseInertia, scaleB);
+            setLane(normal, l, m.normal);
+            const Softness& softness =
+                sa.inverseMass == 0 || sb.inverseMass == 0 ? staticSoft : dynamicSoft;
+            biasRate[l] = float(softness.biasRate);
+            massScale[l] = float(softness.massScale);
+            impulseScale[l] = float(softness.impulseScale);
+            std::uint8_t* slots = L.slotPoint[l];
+            if (settings.permuteRows) {
+                for (int i = 4; i > 1; --i) {
+                    std::swap(slots[i - 1], slots[random.next() % std::uint64_t(i)]);
+                }
+            }
+            Vec3 centre = Vec3::Zero();
+            for (int k = 0; k < m.count; ++k) {
+                centre += m.points[k].position / Real(m.count);
+            }
+            points[l] = float(m.count);
+            setLane(centreA, l, centre - sa.x);
+            setLane(centreB, l, centre - sb.x);
+            for (int slot = 0; slot < 4; ++slot) {
+                if (slots[slot] >= m.count) {
+                    continue; // zero mass: never pushes
+                }
+                const RigidContactPoint& p = m.points[slots[slot]];
+                valid[slot][l] = 1;
+                setLane(armA[slot], l, p.position - sa.x);
+                setLane(armB[slot], l, p.position - sb.x);
+                if (track) {
+                    sep[slot][l] = float(p.separation);
+                } else {
+                    // v_error = k (d - d_slop)/h (source 004, Slop), on both sides of the slop:
+                    // deeper is pushed out, shallower may sink in, so a resting body settles at
+                    // the slop. Apart (a speculative contact), the gap may also close within
+                    // the step.
+                    const Real depth = -p.separation;
+                    sep[slot][l] =
+                        float(settings.correction * (std::max<Real>(depth, 0) - settings.slop) / h +
+                              std::min<Real>(depth, 0) / h);
+                }
+                if (warm & (1u << slots[slot])) {
+                    // Warm start: the last step's impulse of the same features (source 004).
+                    lambdaN[slot][l] = float(cm.normalImpulse[slots[slot]]);
+                    ++stats_.warmStarted;
+                }
+            }
+            stats_.points += std::size_t(m.count);
+            mu[l] =
+                float(std::sqrt(std::max<Real>(sa.friction, 0) * std::max<Real>(sb.friction, 0)));
+            // Friction warm-starts at a share of its last impulse: in a stack, friction couples
+            // at a box's top and bottom balanced by its normal impulses are invisible to the
+            // sweeps, and carried in full from step to step they grow until the stack sways.
+            if (warm & 0x10) {
+                const Real share = settings.frictionWarmStart;
+                lambdaT1[l] = float(share * cm.frictionImpulse.x());
+                lambdaT2[l] = float(share * cm.frictionImpulse.y());
+                lambdaTwist[l] = float(share * cm.frictionImpulse.z());
+            }
+            stats_.rows += std::size_t(m.count) + (mu[l] > 0 ? 3 : 0);
+        }
+
+        // The rows, eight lanes at a time.
+        const auto cross = [](const V4& a, const V4& b) {
+            return V4{a.y * b.z - a.z * b.y, a.z * b.x - a.x * b.z, a.x * b.y - a.y * b.x};
+        };
+        // A symmetric inverse inertia (xx, yy, zz, xy, xz, yz) times a vector.
+        const auto times = [](const D4(&i)[6], const V4& v) {
+            return V4{i[0] * v.x + i[3] * v.y + i[4] * v.z, i[3] * v.x + i[1] * v.y + i[5] * v.z,
+                      i[4] * v.x + i[5] * v.y + i[2] * v.z};
+        };
+        const auto inverseOrZero = [&](D4 k) { return k > zero ? one / k : zero; };
+        L.n = normal;
+        L.wa = wa;
+        L.wb = wb;
+        L.mu = mu;
+        L.biasRate = biasRate;
+        L.massScale = massScale;
+        L.impulseScale = impulseScale;
+        L.lambdaT1 = lambdaT1;
+        L.lambdaT2 = lambdaT2;
+        L.lambdaTwist = lambdaTwist;
+        D4 radius = zero;
+        for (int slot = 0; slot < 4; ++slot) {
+            const V4 raN = cross(armA[slot], normal), rbN = cross(armB[slot], normal);
+            const V4 iaN = times(inertiaA, raN), ibN = times(inertiaB, rbN);
+            L.raN[slot] = raN;
+            L.rbN[slot] = rbN;
+            L.iaN[slot] = iaN;
+            L.ibN[slot] = ibN;
+            L.massN[slot] =
+                valid[slot] > zero ? inverseOrZero(wa + wb + dot(raN, iaN) + dot(rbN, ibN)) : zero;
+            L.sep[slot] = sep[slot];
+            L.gap[slot] = sep[slot];
+            L.lambdaN[slot] = lambdaN[slot];
+            const V4 off = armA[slot] - centreA;
+            D4 distance = dot(off, off);
+            for (int l = 0; l < kRigidLanes; ++l) {
+                distance[l] = std::sqrt(distance[l]);
+            }
+            radius += valid[slot] * distance;
+        }
+        L.twistRadius = points > zero ? radius / points : zero;
+        // tangents() in the lanes: two unit tangents perpendicular to n, the same for the same n
+        // (so that friction impulses warm-start along the same directions).
+        const D4 ax = normal.x < zero ? -normal.x : normal.x;
+        D4 lengthX = normal.x * normal.x + normal.y * normal.y,
+           lengthZ = normal.y * normal.y + normal.z * normal.z;
+        for (int l = 0; l < kRigidLanes; ++l) {
+            lengthX[l] = 1 / std::sqrt(lengthX[l]);
+            lengthZ[l] = 1 / std::sqrt(lengthZ[l]);
+        }
+        const auto alongX = ax >= zero + 0.57735f;
+        const V4 t1{alongX ? normal.y * lengthX : zero,
+                    alongX ? -normal.x * lengthX : normal.z * lengthZ,
+                    alongX ? zero : -normal.y * lengthZ};
+        const V4 t2 = cross(normal, t1);
+        const V4 raT1 = cross(centreA, t1), rbT1 = cross(centreB, t1), raT2 = cross(centreA, t2),
+                 rbT2 = cross(centreB, t2);
+        const V4 iaT1 = times(inertiaA, raT1), ibT1 = times(inertiaB, rbT1),
+                 iaT2 = times(inertiaA, raT2), ibT2 = times(inertiaB, rbT2);
+        const V4 iaTwist = times(inertiaA, normal), ibTwist = times(inertiaB, normal);
+        L.t1 = t1;
+        L.t2 = t2;
+        L.raT1 = raT1;
+        L.rbT1 = rbT1;
+        L.raT2 = raT2;
+        L.rbT2 = rbT2;
+        L.iaT1 = iaT1;
+        L.ibT1 = ibT1;
+        L.iaT2 = iaT2;
+        L.ibT2 = ibT2;
+        L.iaTwist = iaTwist;
+        L.ibTwist = ibTwist;
+        L.massT1 = inverseOrZero(wa + wb + dot(raT1, iaT1) + dot(rbT1, ibT1));
+        L.massT2 = inverseOrZero(wa + wb + dot(raT2, iaT2) + dot(rbT2, ibT2));
+        L.massTwist = inverseOrZero(dot(normal, iaTwist) + dot(normal, ibTwist));
+    };
+    // The manifolds are fetched a batch ahead of their building (the part read: up to the
+    // impulses).
+    const auto prefetch = [&](std::uint32_t mi) {
+        const char* p = reinterpret_cast<const char*>(&manifolds_[mi]);
+        for (std::size_t at = 0; at <= offsetof(CachedManifold, warm); at += 64) {
+            __builtin_prefetch(p + at);
+        }
+    };
+    batches_.clear();
+    for (const std::vector<std::uint32_t>& colour : byColour) {
+        for (std::size_t first = 0; first < colour.size(); first += kRigidLanes) {
+            const int count = int(std::min<std::size_t>(kRigidLanes, colour.size() - first));
+            for (std::size_t next = first + kRigidLanes;
+                 next < std::min(colour.size(), first + 2 * kRigidLanes); ++next) {
+                prefetch(colour[next]);
+            }
+            const std::uint32_t index = std::uint32_t(batches_.size());
+            buildBatch(batches_.emplace_back(), index, colour.data() + first, count);
+        }
+    }
+    for (const std::uint32_t mi : overflow) {
+        const std::uint32_t index = std::uint32_t(batches_.size());
+        buildBatch(batches_.emplace_back(), index, &mi, 1);
+    }
+    // Shock propagation visits the lanes from the ground up.
+    std::stable_sort(
+        laneLevels.begin(), laneLevels.end(),
+        [](const Step::LaneLevel& x, const Step::LaneLevel& y) { return x.level < y.level; });
+}
+
+// Warm start (source 004): every row's impulse applied once, at the start of each substep.
+void RigidSolver::warmStart(Step&) {
+    std::vector<SweepRecord>& fv = sweepVelocities_;
+    const D4 zero{};
+    for (LaneBatch& L : batches_) {
+        LaneBodies s;
+        gather(fv, L, s);
+        V4 &va = s.va, &wa = s.wa, &vb = s.vb, &wb = s.wb;
+        D4 normal = zero;
+        for (int r = 0; r < 4; ++r) {
+            normal += L.lambdaN[r];
+            wa -= L.iaN[r] * L.lambdaN[r];
+            wb += L.ibN[r] * L.lambdaN[r];
+        }
+        const V4 linear = L.n * normal + L.t1 * L.lambdaT1 + L.t2 * L.lambdaT2;
+        va -= linear * L.wa;
+        vb += linear * L.wb;
+        wa -= L.iaT1 * L.lambdaT1 + L.iaT2 * L.lambdaT2 + L.iaTwist * L.lambdaTwist;
+        wb += L.ibT1 * L.lambdaT1 + L.ibT2 * L.lambdaT2 + L.ibTwist * L.lambdaTwist;
+        scatter(fv, L, s);
+    }
+}
+
+void RigidSolver::sweep(Step& st, bool withBias, Real hj) {
+    const bool track = st.track, soft = st.soft;
+    std::vector<SweepRecord>& fv = sweepVelocities_;
+    const D4 zero{};
+    const D4 one = zero + 1.0f;
+    const D4 slopLanes = st.slopLanes, invHs = st.invHs, correctionLanes = st.correctionLanes,
+             maxPush = st.maxPush;
+    // The wanted separating speed of normal slot r, its mass scale and its impulse scale; with
+    // useBias false (relax) only a gap may still close.
+    struct RowBias {
+        D4 bias, massScale, impulseScale;
+    };
+    const auto rowBias = [&](const LaneBatch& L, int r, bool useBias) -> RowBias {
+        if (!track) {
+            return {L.sep[r], one, zero};
+        }
+        const D4 s = L.gap[r];
+        if (soft) {
+            const D4 s1 = s + slopLanes;
+            const auto apart = s1 > zero;
+            const D4 approach = -s1 * invHs;
+            if (!useBias) {
+                return {apart ? approach : zero, one, zero};
+            }
+            D4 push = -L.biasRate * s1;
+            push = push < maxPush ? push : maxPush;
+            return {apart ? approach : push, apart ? one : L.massScale,
+                    apart ? zero : L.impulseScale};
+        }
+        // The source's rigid correction, on the separation of now.
+        const D4 hard =
+            (s > zero ? -(s + correctionLanes * slopLanes) : -correctionLanes * (s + slopLanes)) *
+            invHs;
+        return {useBias ? hard : (hard < zero ? hard : zero), one, zero};
+    };
+    const bool movesTaken = st.movesTaken; // the separations of now are taken afresh if not
+    const auto solveBatch = [&](LaneBatch& L, bool useBias) {
+        LaneBodies s;
+        gather(fv, L, s);
+        if (track && !movesTaken) {
+            V4 ma, ta, mb, tb;
+            gatherRecords(sweepMoves_, L.a, ma, ta);
+            gatherRecords(sweepMoves_, L.b, mb, tb);
+            for (int r = 0; r < 4; ++r) {
+                L.gap[r] = L.sep[r] + dot(L.n, mb - ma) + dot(L.rbN[r], tb) - dot(L.raN[r], ta);
+            }
+        }
+        V4 &va = s.va, &wa = s.wa, &vb = s.vb, &wb = s.wb;
+        for (const std::uint8_t r : L.rows) {
+            if (r < 4) {
+                const RowBias rb = rowBias(L, r, useBias);
+                const D4 vn = dot(L.n, vb - va) + dot(L.rbN[r], wb) - dot(L.raN[r], wa);
+                D4 next = L.lambdaN[r] - L.massN[r] * rb.massScale * (vn - rb.bias) -
+                          rb.impulseScale * L.lambdaN[r];
+                next = next > zero ? next : zero;
+                const D4 d = next - L.lambdaN[r];
+                L.lambdaN[r] = next;
+                va -= L.n * (L.wa * d);
+                wa -= L.iaN[r] * d;
+                vb += L.n * (L.wb * d);
+                wb += L.ibN[r] * d;
+                continue;
+            }
+            const D4 support = L.lambdaN[0] + L.lambdaN[1] + L.lambdaN[2] + L.lambdaN[3];
+            if (r == 6) {
+                // Twist: the relative spin about the normal, bounded by mu N times the patch's
+                // mean radius.
+                const D4 bound = L.mu * support * L.twistRadius;
+                const D4 next =
+                    clampLanes(L.lambdaTwist - L.massTwist * dot(L.n, wb - wa), -bound, bound);
+                const D4 d = next - L.lambdaTwist;
+                L.lambdaTwist = next;
+                wa -= L.iaTwist * d;
+                wb += L.ibTwist * d;
+                continue;
+            }
+            const bool first = r == 4;
+            const V4& t = first ? L.t1 : L.t2;
+            D4& lambda = first ? L.lambdaT1 : L.lambdaT2;
+            const D4 vt = dot(t, vb - va) + dot(first ? L.rbT1 : L.rbT2, wb) -
+                          dot(first ? L.raT1 : L.raT2, wa);
+            const D4 bound = L.mu * support;
+            const D4 next = clampLanes(lambda - (first ? L.massT1 : L.massT2) * vt, -bound, bound);
+            const D4 d = next - lambda;
+            lambda = next;
+            va -= t * (L.wa * d);
+            wa -= (first ? L.iaT1 : L.iaT2) * d;
+            vb += t * (L.wb * d);
+            wb += (first ? L.ibT1 : L.ibT2) * d;
+        }
+        scatter(fv, L, s);
+    };
+    for (LaneBatch& L : batches_) {
+        solveBatch(L, withBias);
+    }
+    st.movesTaken = true;
+    solveJoints(st, hj);
+}
+
+// Shock propagation (source 004; Guendelman03): layer by layer from the ground up, the
+// contacts are solved again with the lower body of each held (infinite mass), so the
+// support reaches the top of a stack in one pass. Serial, in doubles, on the lanes' rows.
+void RigidSolver::propagateShock(Step& st) {
+    const RigidSettings& settings = st.settings;
+    const Real hs = st.hs;
+    const bool track = st.track;
+    using LaneLevel = Step::LaneLevel;
+    std::vector<LaneLevel>& laneLevels = st.laneLevels;
+    std::vector<SweepRecord>& fv = sweepVelocities_;
+    const auto load = [&](int i) { return Step::load(fv, i); };
+    const auto store = [&](int i, const Velocity& u) { Step::store(fv, i, u); };
+    const auto effectiveMass = [](Real wa, Real wb, const Vec3& ja, const Vec3& iaj, const Vec3& jb,
+                                  const Vec3& ibj) {
+        const Real inverse = wa + wb + ja.dot(iaj) + jb.dot(ibj);
+        return inverse > 0 ? 1 / inverse : 0;
+    };
+    const auto lane = [](const V4& v, int l) {
+        return Vec3(double(v.x[l]), double(v.y[l]), double(v.z[l]));
+    };
+    // With the lower body held, the pass may only push: its impulses are its own, from
+    // zero, never taking back what the sweeps applied to both bodies (which, taken from
+    // the upper body alone, would pull it down by the whole weight it carries).
+    for (LaneLevel& level : laneLevels) {
+        std::fill(std::begin(level.normal), std::end(level.normal), 0.0f);
+        std::fill(std::begin(level.friction), std::end(level.friction), 0.0f);
+    }
+    for (std::size_t begin = 0; begin < laneLevels.size();) {
+        std::size_t end = begin;
+        while (end < laneLevels.size() && laneLevels[end].level == laneLevels[begin].level) {
+            ++end;
+        }
+        for (int pass = 0; pass < 2; ++pass) {
+            for (std::size_t k = begin; k < end; ++k) {
+                LaneLevel& own = laneLevels[k];
+                LaneBatch& L = batches_[own.batch];
+                const int l = own.lane, side = own.lower;
+                const int a = L.a[l], b = L.b[l];
+                const Real wa = side == 1 ? 0 : L.wa[l], wb = side == 2 ? 0 : L.wb[l];
+                const Vec3 normal = lane(L.n, l);
+                Velocity A = load(a), B = load(b);
+                const auto solveRow = [&](const Vec3& dir, const Vec3& ja, const Vec3& jb, Vec3 iaj,
+                                          Vec3 ibj, Real bias, float& lambda, Real lo, Real hi,
+                                          bool linear) {
+                    if (side == 1) {
+                        iaj.setZero();
+                    } else if (side == 2) {
+                        ibj.setZero();
+                    }
+                    const Real la = linear ? wa : 0, lb = linear ? wb : 0;
+                    const Real mass = effectiveMass(la, lb, ja, iaj, jb, ibj);
+                    const Real v = (linear ? dir.dot(B.v - A.v) : 0) + jb.dot(B.w) - ja.dot(A.w);
+                    const Real next = std::clamp(lambda - mass * (v - bias), lo, hi);
+                    const Real d = next - lambda;
+                    lambda = float(next);
+                    A.v -= la * d * dir;
+                    A.w -= d * iaj;
+                    B.v += lb * d * dir;
+                    B.w += d * ibj;
+                };
+                Real support = 0;
+                for (int r = 0; r < 4; ++r) {
+                    if (L.massN[r][l] == 0) {
+                        continue;
+                    }
+                    Real bias = L.sep[r][l];
+                    if (track) {
+                        const D4 &ma = sweepMoves_[std::size_t(a)].value,
+                                 &mb = sweepMoves_[std::size_t(b)].value;
+                        const Real sNow = L.sep[r][l] +
+                                          normal.dot(recordFirst(mb) - recordFirst(ma)) +
+                                          lane(L.rbN[r], l).dot(recordSecond(mb)) -
+                                          lane(L.raN[r], l).dot(recordSecond(ma));
+                        bias = sNow > 0 ? -(sNow + settings.correction * settings.slop) / hs
+                                        : -settings.correction * (sNow + settings.slop) / hs;
+                    }
+                    solveRow(normal, lane(L.raN[r], l), lane(L.rbN[r], l), lane(L.iaN[r], l),
+                             lane(L.ibN[r], l), bias, own.normal[r], 0,
+                             std::numeric_limits<Real>::infinity(), true);
+                    support += own.normal[r];
+                }
+                // Friction up to mu times the pass's own push.
+                const Real bound = L.mu[l] * support;
+                if (bound > 0) {
+                    solveRow(lane(L.t1, l), lane(L.raT1, l), lane(L.rbT1, l), lane(L.iaT1, l),
+                             lane(L.ibT1, l), 0, own.friction[0], -bound, bound, true);
+                    solveRow(lane(L.t2, l), lane(L.raT2, l), lane(L.rbT2, l), lane(L.iaT2, l),
+                             lane(L.ibT2, l), 0, own.friction[1], -bound, bound, true);
+                    const Real twist = bound * L.twistRadius[l];
+                    solveRow(normal, normal, normal, lane(L.iaTwist, l), lane(L.ibTwist, l), 0,
+                             own.friction[2], -twist, twist, false);
+                }
+                store(a, A);
+                store(b, B);
+            }
+        }
+        begin = end;
+    }
+}
+
+// Store the impulses for the next step's warm start (and the report, contacts()).
+void RigidSolver::storeImpulses(Step& st) {
+    solved_.assign(manifolds_.size(), 0);
+    reportSubsteps_ = st.substeps;
+    contactsStale_ = true;
+    // The manifolds are written in a random order: each is fetched two batches ahead.
+    const auto fetchForWriting = [&](const LaneBatch& L) {
+        for (const int mi : L.manifold) {
+            if (mi >= 0) {
+                const char* p = reinterpret_cast<const char*>(&manifolds_[std::size_t(mi)]);
+                __builtin_prefetch(p + offsetof(CachedManifold, manifold.count), 1);
+                __builtin_prefetch(p + offsetof(CachedManifold, normalImpulse), 1);
+                __builtin_prefetch(p + offsetof(CachedManifold, frictionImpulse) + sizeof(Vec3) - 1,
+                                   1);
+            }
+        }
+    };
+    for (std::size_t k = 0; k < batches_.size(); ++k) {
+        const LaneBatch& L = batches_[k];
+        if (k + 2 < batches_.size()) {
+            fetchForWriting(batches_[k + 2]);
+        }
+        for (int l = 0; l < kRigidLanes; ++l) {
+            if (L.manifold[l] < 0) {
+                continue;
+            }
+            CachedManifold& cm = manifolds_[std::size_t(L.manifold[l])];
+            for (int slot = 0; slot < 4; ++slot) {
+                if (L.slotPoint[l][slot] < cm.manifold.count) {
+                    cm.normalImpulse[L.slotPoint[l][slot]] = L.lambdaN[slot][l];
+                }
+            }
+            cm.frictionImpulse = Vec3(L.lambdaT1[l], L.lambdaT2[l], L.lambdaTwist[l]);
+            solved_[std::size_t(L.manifold[l])] = 1;
+        }
+    }
+}
+
+} // namespace pbd

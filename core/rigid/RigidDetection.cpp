@@ -1,0 +1,487 @@
+// Contact detection for the rigid step: the broadphase's kept pairs, the narrowphase with the
+// manifold cache (warm start by feature, the refresh of resting pairs, aggressive sleep), and
+// the bodies' heights in the contact graph for stack stabilisation.
+#include "core/rigid/RigidStep.h"
+
+#include <algorithm>
+#include <climits>
+#include <cmath>
+#include <cstddef>
+#include <deque>
+
+namespace pbd {
+
+using namespace rigid;
+
+namespace {
+
+std::uint64_t pairKey(int bodyA, int shapeA, int bodyB, int shapeB) {
+    return std::uint64_t(bodyA) << 44 | std::uint64_t(shapeA & 0xFFF) << 32 |
+           std::uint64_t(bodyB) << 12 | std::uint64_t(shapeB & 0xFFF);
+}
+
+// Whether two bounding boxes overlap (touching counts).
+bool boundsOverlap(const Bounds& a, const Bounds& b) {
+    return !(b.min.x() > a.max.x() || a.min.x() > b.max.x() || b.min.y() > a.max.y() ||
+             a.min.y() > b.max.y() || b.min.z() > a.max.z() || a.min.z() > b.max.z());
+}
+
+} // namespace
+
+// Broadphase (Box2D's fat bounds, on a uniform grid): each shape keeps bounds enlarged by a
+// tenth of its size, and the pairs of shapes whose enlarged bounds overlap are kept from step
+// to step. Only a shape whose bounds left its enlarged ones is enlarged again and paired
+// afresh, through a grid of cells twice as large as the typical shape: it meets those filed in
+// its own and the 26 neighbouring cells, and the large ones (a ground), which meet all. The
+// candidates are the kept pairs whose bounds overlap: the same as testing every pair.
+void RigidSolver::broadphase(const std::vector<RigidBody>& bodies,
+                             const std::vector<RigidJoint>& joints, const RigidSettings& settings) {
+    const int n = int(bodies.size());
+    const Vec3 fatten = Vec3::Constant(0.5 * settings.contactMargin);
+    std::size_t count = 0;
+    for (const RigidBody& b : bodies) {
+        count += b.shapes.size();
+    }
+    bool same = proxyPairsValid_ && proxies_.size() == count;
+    proxies_.resize(count);
+    reproxied_.assign(count, 0);
+    bool anyMoved = false;
+    const auto within = [](const Bounds& inner, const Bounds& outer) {
+        return (inner.min.array() >= outer.min.array()).all() &&
+               (inner.max.array() <= outer.max.array()).all();
+    };
+    for (int i = 0, k = 0; i < n; ++i) {
+        for (int s = 0; s < int(bodies[i].shapes.size()); ++s, ++k) {
+            BroadProxy& p = proxies_[std::size_t(k)];
+            same = same && p.body == i && p.shape == s;
+            p.body = i;
+            p.shape = s;
+            p.tight = shapeBounds(bodies[i], bodies[i].shapes[std::size_t(s)]);
+            p.tight.min -= fatten;
+            p.tight.max += fatten;
+            if (!same || !within(p.tight, p.fat)) {
+                const Vec3 grow = Vec3::Constant(0.1 * (p.tight.max - p.tight.min).maxCoeff());
+                p.fat = {p.tight.min - grow, p.tight.max + grow};
+                reproxied_[std::size_t(k)] = 1;
+                anyMoved = true;
+            }
+        }
+    }
+    if (!same) {
+        std::fill(reproxied_.begin(), reproxied_.end(), 1);
+        proxyPairs_.clear();
+    }
+    proxyPairsValid_ = true;
+    if (anyMoved) {
+        repairProxies();
+    }
+    stats_.reproxied =
+        std::size_t(std::count(reproxied_.begin(), reproxied_.end(), std::uint8_t(1)));
+
+    std::vector<std::pair<int, int>> jointPairs;
+    for (const RigidJoint& j : joints) {
+        if (!j.collideConnected && j.bodyA >= 0 && j.bodyB >= 0) {
+            jointPairs.push_back({std::min(j.bodyA, j.bodyB), std::max(j.bodyA, j.bodyB)});
+        }
+    }
+    std::sort(jointPairs.begin(), jointPairs.end());
+    candidates_.clear();
+    for (const ProxyPair& pair : proxyPairs_) {
+        const BroadProxy &p = proxies_[pair.p], &q = proxies_[pair.q];
+        if (!boundsOverlap(p.tight, q.tight)) {
+            continue;
+        }
+        if (!bodies[p.body].isDynamic() && !bodies[q.body].isDynamic()) {
+            continue;
+        }
+        const bool swap = q.body < p.body;
+        const Candidate c{pair.key, swap ? q.body : p.body, swap ? q.shape : p.shape,
+                          swap ? p.body : q.body, swap ? p.shape : q.shape};
+        if (!jointPairs.empty() &&
+            std::binary_search(jointPairs.begin(), jointPairs.end(), std::pair{c.a, c.b})) {
+            continue;
+        }
+        candidates_.push_back(c);
+    }
+}
+
+// The pairs of the shapes enlarged again: their old pairs dropped, new ones found in a grid of
+// all the enlarged bounds and merged in (by key).
+void RigidSolver::repairProxies() {
+    std::erase_if(proxyPairs_, [&](const ProxyPair& pair) {
+        return reproxied_[pair.p] != 0 || reproxied_[pair.q] != 0;
+    });
+    // The cell size: twice the median of the enlarged shapes' largest extents.
+    std::vector<Real> extents;
+    extents.reserve(proxies_.size());
+    for (const BroadProxy& p : proxies_) {
+        extents.push_back((p.fat.max - p.fat.min).maxCoeff());
+    }
+    Real cell = 1;
+    if (!extents.empty()) {
+        auto middle = extents.begin() + std::ptrdiff_t(extents.size() / 2);
+        std::nth_element(extents.begin(), middle, extents.end());
+        cell = std::max<Real>(2 * *middle, 1e-6);
+        if (!std::isfinite(cell)) {
+            cell = 1;
+        }
+    }
+    const auto cellKey = [](std::int64_t x, std::int64_t y, std::int64_t z) {
+        const auto wrap = [](std::int64_t v) { return std::uint64_t(v + (1 << 20)) & 0x1FFFFF; };
+        return wrap(x) << 42 | wrap(y) << 21 | wrap(z);
+    };
+    const auto cellOf = [&](Real v) { return std::int64_t(std::floor(v / cell)); };
+    struct Filed {
+        std::uint64_t cell;
+        std::uint32_t proxy;
+    };
+    std::vector<Filed> filed;
+    filed.reserve(proxies_.size());
+    std::vector<std::uint32_t> large;
+    const auto isLarge = [&](const Bounds& b) {
+        return (b.max - b.min).maxCoeff() > cell || !b.min.allFinite() || !b.max.allFinite();
+    };
+    for (std::uint32_t i = 0; i < proxies_.size(); ++i) {
+        const Bounds& b = proxies_[i].fat;
+        if (isLarge(b)) {
+            large.push_back(i);
+            continue;
+        }
+        const Vec3 c = 0.5 * (b.min + b.max);
+        filed.push_back({cellKey(cellOf(c.x()), cellOf(c.y()), cellOf(c.z())), i});
+    }
+    std::sort(filed.begin(), filed.end(), [](const Filed& x, const Filed& y) {
+        return x.cell < y.cell || (x.cell == y.cell && x.proxy < y.proxy);
+    });
+    std::vector<ProxyPair> fresh;
+    const auto consider = [&](std::uint32_t p, std::uint32_t q) {
+        const BroadProxy &a = proxies_[p], &b = proxies_[q];
+        if (a.body == b.body || (reproxied_[q] && q < p) || !boundsOverlap(a.fat, b.fat)) {
+            return; // a pair of two enlarged ones is taken from the lower's side
+        }
+        const bool swap = b.body < a.body;
+        const std::uint64_t key = swap ? pairKey(b.body, b.shape, a.body, a.shape)
+                                       : pairKey(a.body, a.shape, b.body, b.shape);
+        fresh.push_back({key, std::min(p, q), std::max(p, q)});
+    };
+    for (std::uint32_t p = 0; p < proxies_.size(); ++p) {
+        if (!reproxied_[p]) {
+            continue;
+        }
+        const Bounds& b = proxies_[p].fat;
+        if (isLarge(b)) {
+            for (std::uint32_t q = 0; q < proxies_.size(); ++q) {
+                if (q != p) {
+                    consider(p, q);
+                }
+            }
+            continue;
+        }
+        const Vec3 centre = 0.5 * (b.min + b.max);
+        const std::int64_t cx = cellOf(centre.x()), cy = cellOf(centre.y()),
+                           cz = cellOf(centre.z());
+        for (int dx = -1; dx <= 1; ++dx) {
+            for (int dy = -1; dy <= 1; ++dy) {
+                // The cells along z follow each other in the key order: a search finds the
+                // first, and the next is where its range ends.
+                auto it = filed.begin();
+                std::uint64_t next = ~std::uint64_t(0);
+                for (int dz = -1; dz <= 1; ++dz) {
+                    const std::uint64_t key = cellKey(cx + dx, cy + dy, cz + dz);
+                    if (key != next) {
+                        it = std::lower_bound(
+                            filed.begin(), filed.end(), key,
+                            [](const Filed& f, std::uint64_t k) { return f.cell < k; });
+                    }
+                    for (; it != filed.end() && it->cell == key; ++it) {
+                        if (it->proxy != p) {
+                            consider(p, it->proxy);
+                        }
+                    }
+                    next = key + 1;
+                }
+            }
+        }
+        for (const std::uint32_t q : large) {
+            if (q != p) {
+                consider(p, q);
+            }
+        }
+    }
+    const auto byKey = [](const ProxyPair& x, const ProxyPair& y) { return x.key < y.key; };
+    std::sort(fresh.begin(), fresh.end(), byKey);
+    const std::size_t kept = proxyPairs_.size();
+    proxyPairs_.insert(proxyPairs_.end(), fresh.begin(), fresh.end());
+    std::inplace_merge(proxyPairs_.begin(), proxyPairs_.begin() + std::ptrdiff_t(kept),
+                       proxyPairs_.end(), byKey);
+}
+
+void RigidSolver::detect(std::vector<RigidBody>& bodies, const std::vector<RigidJoint>& joints,
+                         const RigidSettings& settings) {
+    const int n = int(bodies.size());
+    broadphase(bodies, joints, settings);
+    const auto active = [&](int i) { return bodies[i].isDynamic() && !bodies[i].sleeping; };
+    const auto resting = [&](int i) {
+        return !bodies[i].isDynamic() ? bodies[i].motion == RigidMotion::Static
+                                      : bodies[i].restTime >= settings.aggressiveSleepTime;
+    };
+    const std::vector<Candidate>& candidates = candidates_;
+    stats_.candidatePairs = candidates.size();
+    const auto cached = [&](std::uint64_t key) -> const CachedManifold* {
+        auto it =
+            std::lower_bound(previous_.begin(), previous_.end(), key,
+                             [](const CachedManifold& m, std::uint64_t k) { return m.key < k; });
+        return it != previous_.end() && it->key == key ? &*it : nullptr;
+    };
+    // The same for keys asked in increasing order: one walk along previous_.
+    std::size_t walk = 0;
+    const auto cachedNext = [&](std::uint64_t key) -> const CachedManifold* {
+        while (walk < previous_.size() && previous_[walk].key < key) {
+            ++walk;
+        }
+        return walk < previous_.size() && previous_[walk].key == key ? &previous_[walk] : nullptr;
+    };
+    // The last step's impulses of the points with the same features (source 004: warm
+    // starting by feature IDs), taken along now so that building the rows need not look back.
+    const auto carryImpulses = [](const CachedManifold& old, CachedManifold& out) {
+        out.warm = 0x10;
+        out.frictionImpulse = old.frictionImpulse;
+        const RigidManifold &m = out.manifold, &om = old.manifold;
+        for (int k = 0; k < m.count; ++k) {
+            out.normalImpulse[std::size_t(k)] = 0;
+            for (int j = 0; j < om.count; ++j) {
+                if (om.points[j].feature == m.points[k].feature) {
+                    out.normalImpulse[std::size_t(k)] = old.normalImpulse[std::size_t(j)];
+                    out.warm |= std::uint8_t(1u << k);
+                    break;
+                }
+            }
+        }
+    };
+    const auto narrow = [&](const Candidate& c, CachedManifold& out) {
+        out.key = c.key;
+        RigidManifold& m = out.manifold;
+        m.bodyA = c.a;
+        m.bodyB = c.b;
+        m.shapeA = c.sa;
+        m.shapeB = c.sb;
+        const RigidBody &A = bodies[c.a], &B = bodies[c.b];
+        out.xA = out.madeXA = A.x;
+        out.xB = out.madeXB = B.x;
+        out.madeQA = A.q;
+        out.madeQB = B.q;
+        const RigidShape &sA = A.shapes[c.sa], &sB = B.shapes[c.sb];
+        const bool touching =
+            collideShapes(sA, shapePose(A, sA), sB, shapePose(B, sB), settings.contactMargin, m);
+        out.made = m;
+        return touching;
+    };
+    // A manifold carried with its bodies (persistent manifolds): while the pair's relative pose
+    // is within the refresh tolerances of the one it was made in, each point moves with both
+    // bodies; its separation is the distance between the two bodies' material points along the
+    // normal (turned with A), and its position their midpoint.
+    // Returns the kept manifold moved with its bodies (appended to found), or null when the
+    // pair moved beyond the tolerances.
+    const Real half = std::sin(0.5 * settings.refreshAngle);
+    const auto refresh = [&](const Candidate& c, const CachedManifold& old) -> CachedManifold* {
+        if (settings.refreshDistance <= 0 || settings.refreshAngle <= 0) {
+            return nullptr;
+        }
+        const RigidBody &A = bodies[c.a], &B = bodies[c.b];
+        const Quat turnA = A.q * old.madeQA.conjugate(), turnB = B.q * old.madeQB.conjugate();
+        const Vec3 drift = (B.x - A.x) - turnA * (old.madeXB - old.madeXA);
+        if (drift.squaredNorm() > settings.refreshDistance * settings.refreshDistance) {
+            return nullptr;
+        }
+        const Quat relative = turnA.conjugate() * turnB;
+        if (relative.vec().squaredNorm() > half * half) {
+            return nullptr;
+        }
+        // A copy of the old one (what it was made from, its impulses: the same features).
+        CachedManifold& out = manifolds_.emplace_back(old);
+        out.warm = std::uint8_t(0x10 | ((1u << old.made.count) - 1));
+        out.xA = A.x;
+        out.xB = B.x;
+        RigidManifold& m = out.manifold;
+        m.count = old.made.count;
+        const Mat3 RA = turnA.toRotationMatrix(), RB = turnB.toRotationMatrix();
+        m.normal = RA * old.made.normal;
+        for (int k = 0; k < m.count; ++k) {
+            const RigidContactPoint& p = old.made.points[k];
+            const Vec3 onA = A.x + RA * (p.position - old.madeXA);
+            const Vec3 onB = B.x + RB * (p.position - old.madeXB);
+            m.points[k] = p;
+            m.points[k].position = 0.5 * (onA + onB);
+            m.points[k].separation = p.separation + m.normal.dot(onB - onA);
+        }
+        ++stats_.refreshedManifolds;
+        return &out;
+    };
+    // Pairs with an awake dynamic body are detected (or, under aggressive sleep, kept while
+    // both rest); pairs of sleeping bodies keep their last manifold, so that islands stay whole
+    // and wake together.
+    std::vector<char> done(candidates.size(), 0);
+    // Into manifolds_, whose storage is kept from step to step (it swaps with previous_).
+    std::vector<CachedManifold>& found = manifolds_;
+    found.clear();
+    if (found.capacity() < candidates.size()) {
+        found.reserve(candidates.size() + candidates.size() / 2); // room to grow without moving
+    }
+    for (std::size_t i = 0; i < candidates.size(); ++i) {
+        const Candidate& c = candidates[i];
+        if (!active(c.a) && !active(c.b)) {
+            continue;
+        }
+        done[i] = 1;
+        if (settings.aggressiveSleep && resting(c.a) && resting(c.b)) {
+            if (const CachedManifold* old = cachedNext(c.key)) {
+                // The same points, normal and lever arms; only the separations follow the
+                // bodies' small moves since, so the slop is kept.
+                CachedManifold kept = *old;
+                const Vec3 moveA = bodies[c.a].x - old->xA, moveB = bodies[c.b].x - old->xB;
+                RigidManifold& m = kept.manifold;
+                for (int k = 0; k < m.count; ++k) {
+                    m.points[k].separation += m.normal.dot(moveB - moveA);
+                    m.points[k].position += 0.5 * (moveA + moveB);
+                }
+                kept.xA = bodies[c.a].x;
+                kept.xB = bodies[c.b].x;
+                found.push_back(kept);
+                ++stats_.reusedManifolds;
+                continue;
+            }
+        }
+        const CachedManifold* old = cachedNext(c.key);
+        if (old && refresh(c, *old)) {
+            continue;
+        }
+        CachedManifold& m = found.emplace_back();
+        if (narrow(c, m)) {
+            if (old) {
+                carryImpulses(*old, m);
+            }
+        } else {
+            found.pop_back();
+        }
+    }
+    for (std::size_t i = 0; i < candidates.size(); ++i) {
+        if (!done[i]) {
+            if (const CachedManifold* old = cached(candidates[i].key)) {
+                found.push_back(*old);
+                done[i] = 2;
+            }
+        }
+    }
+    if (settings.sleeping) {
+        // Wake every island with an awake member: union over the touching pairs and joints.
+        UnionFind islands(bodies.size());
+        for (const CachedManifold& m : found) {
+            if (bodies[m.manifold.bodyA].isDynamic() && bodies[m.manifold.bodyB].isDynamic()) {
+                islands.unite(m.manifold.bodyA, m.manifold.bodyB);
+            }
+        }
+        for (const RigidJoint& j : joints) {
+            if (j.bodyA >= 0 && bodies[j.bodyA].isDynamic() && bodies[j.bodyB].isDynamic()) {
+                islands.unite(j.bodyA, j.bodyB);
+            }
+        }
+        std::vector<char> awakeRoot(bodies.size(), 0);
+        for (int i = 0; i < n; ++i) {
+            if (active(i)) {
+                awakeRoot[islands.find(i)] = 1;
+            }
+        }
+        bool woke = false;
+        for (int i = 0; i < n; ++i) {
+            if (bodies[i].isDynamic() && bodies[i].sleeping && awakeRoot[islands.find(i)]) {
+                bodies[i].sleeping = false;
+                bodies[i].restTime = 0;
+                woke = true;
+            }
+        }
+        if (woke) {
+            // The kept manifolds of woken pairs are detected afresh.
+            std::vector<CachedManifold> refreshed;
+            for (CachedManifold& m : found) {
+                const int a = m.manifold.bodyA, b = m.manifold.bodyB;
+                const bool stale = !bodies[a].sleeping || !bodies[b].sleeping;
+                const auto it =
+                    std::lower_bound(candidates.begin(), candidates.end(), m.key,
+                                     [](const Candidate& c, std::uint64_t k) { return c.key < k; });
+                const std::size_t ci = std::size_t(it - candidates.begin());
+                if (stale && it != candidates.end() && it->key == m.key && done[ci] == 2) {
+                    done[ci] = 3;
+                    continue;
+                }
+                refreshed.push_back(std::move(m));
+            }
+            found = std::move(refreshed);
+            for (std::size_t i = 0; i < candidates.size(); ++i) {
+                const Candidate& c = candidates[i];
+                if ((done[i] == 0 || done[i] == 3) && (active(c.a) || active(c.b))) {
+                    CachedManifold m;
+                    if (narrow(c, m)) {
+                        if (const CachedManifold* old = cached(c.key)) {
+                            carryImpulses(*old, m);
+                        }
+                        found.push_back(m);
+                    }
+                }
+            }
+        }
+    }
+    const auto byKey = [](const CachedManifold& x, const CachedManifold& y) {
+        return x.key < y.key;
+    };
+    if (!std::is_sorted(found.begin(), found.end(), byKey)) {
+        std::sort(found.begin(), found.end(), byKey);
+    }
+}
+
+void RigidSolver::computeHeights(const std::vector<RigidBody>& bodies) {
+    // Height: the shortest path in the contact graph to a static or kinematic body (source 004,
+    // "物体の高さ"); bodies not resting on anything keep INT_MAX.
+    const int n = int(bodies.size());
+    heights_.assign(n, INT_MAX);
+    // The contact graph's adjacency, packed (each body's neighbours from first[i] on).
+    std::vector<int>& first = adjacencyFirst_;
+    std::vector<int>& neighbours = adjacency_;
+    first.assign(std::size_t(n) + 1, 0);
+    for (const CachedManifold& m : manifolds_) {
+        if (m.manifold.count > 0) {
+            ++first[std::size_t(m.manifold.bodyA) + 1];
+            ++first[std::size_t(m.manifold.bodyB) + 1];
+        }
+    }
+    std::partial_sum(first.begin(), first.end(), first.begin());
+    neighbours.resize(std::size_t(first.back()));
+    std::vector<int> fill(first.begin(), first.end() - 1);
+    for (const CachedManifold& m : manifolds_) {
+        if (m.manifold.count > 0) {
+            neighbours[std::size_t(fill[std::size_t(m.manifold.bodyA)]++)] = m.manifold.bodyB;
+            neighbours[std::size_t(fill[std::size_t(m.manifold.bodyB)]++)] = m.manifold.bodyA;
+        }
+    }
+    std::deque<int> queue;
+    for (int i = 0; i < n; ++i) {
+        if (!bodies[i].isDynamic()) {
+            heights_[i] = 0;
+            queue.push_back(i);
+        }
+    }
+    stats_.maxHeight = 0;
+    while (!queue.empty()) {
+        const int i = queue.front();
+        queue.pop_front();
+        for (int k = first[std::size_t(i)]; k < first[std::size_t(i) + 1]; ++k) {
+            const int j = neighbours[std::size_t(k)];
+            if (heights_[j] == INT_MAX) {
+                heights_[j] = heights_[i] + 1;
+                stats_.maxHeight = std::max(stats_.maxHeight, heights_[j]);
+                queue.push_back(j);
+            }
+        }
+    }
+}
+
+} // namespace pbd

@@ -1,0 +1,209 @@
+// The rigid step's integration (ALGORITHMS §5 step 1): positions and orientations from the
+// solved velocities; with substeps, the moves and turns in floats that the sweeps read; free
+// flight through L; and the velocities and angular momenta back into the bodies.
+#include "core/rigid/RigidStep.h"
+
+#include <algorithm>
+#include <cmath>
+#include <tuple>
+
+namespace pbd {
+
+using namespace rigid;
+
+void RigidSolver::beginSubsteps(Step& st) {
+    std::vector<RigidBody>& bodies = st.bodies;
+    const int n = st.n;
+    const bool track = st.track;
+    const std::vector<char>& touched = st.touched;
+    const std::vector<JointConstraint>& jointRows = jointRows_;
+    const auto awake = [&](int i) { return st.awake(i); };
+    // With substeps, the bodies a constraint acts on and the kinematic ones move in floats,
+    // which the sweeps read: each substep adds h_s v and h_s omega to the body's move and turn
+    // since the step's start (sweepMoves_) and turns its orientation's turn (turns_, from the
+    // identity: q += (angle/2, 0) q, normalised). The poses take them at the end of the step,
+    // and the jointed bodies' every substep (the joints are rebuilt from them). Free bodies
+    // fall and turn in doubles once, at the end.
+    std::vector<int>& substepped = substepped_;
+    std::vector<int>& jointed = jointed_;
+    substepped.clear();
+    jointed.clear();
+    if (track) {
+        turns_.assign(std::size_t(n), SubstepTurn{});
+        startOrientations_.resize(std::size_t(n));
+        for (int i = 0; i < n; ++i) {
+            startOrientations_[std::size_t(i)] = bodies[i].q;
+            if ((awake(i) && touched[std::size_t(i)]) ||
+                bodies[i].motion == RigidMotion::Kinematic) {
+                substepped.push_back(i);
+            }
+        }
+        for (const JointConstraint& c : jointRows) {
+            for (const int i : {c.a, c.b}) {
+                if (i < n && (awake(i) || bodies[i].motion == RigidMotion::Kinematic)) {
+                    jointed.push_back(i);
+                }
+            }
+        }
+        // A link between two joints is posed once per substep.
+        std::sort(jointed.begin(), jointed.end());
+        jointed.erase(std::unique(jointed.begin(), jointed.end()), jointed.end());
+    }
+    for (const JointConstraint& c : jointRows) {
+        stats_.rows += 3 + std::size_t(c.angularRows) + (c.lowerActive || c.upperActive) +
+                       std::size_t(c.joint->motor);
+    }
+
+    // The velocities in the sweeps: floats, in the records of the lanes (sweepVelocities_);
+    // velocities_ keeps the doubles, which the bodies a constraint acts on take back after the
+    // sweeps (syncToDoubles; with substeps once, at the end of the step) and the free ones keep.
+    std::vector<Velocity>& sb = velocities_;
+    std::vector<SweepRecord>& fv = sweepVelocities_;
+    fv.resize(std::size_t(n) + 1);
+    for (int i = 0; i <= n; ++i) {
+        fv[std::size_t(i)].value = bodyRecord(sb[std::size_t(i)].v, sb[std::size_t(i)].w);
+    }
+    if (track) {
+        sweepMoves_.assign(std::size_t(n) + 1, SweepRecord{});
+    }
+}
+
+std::pair<Vec3, Quat> RigidSolver::poseAfterSubsteps(int i) const {
+    const SubstepTurn& t = turns_[std::size_t(i)];
+    const Quat turn(double(t.w), double(t.x), double(t.y), double(t.z));
+    return std::pair<Vec3, Quat>(solverBodies_[std::size_t(i)].x +
+                                     recordFirst(sweepMoves_[std::size_t(i)].value),
+                                 (turn * startOrientations_[std::size_t(i)]).normalized());
+}
+
+void RigidSolver::syncToDoubles(Step& st) {
+    const std::vector<SweepRecord>& fv = sweepVelocities_;
+    for (int i = 0; i < st.n; ++i) {
+        if (st.touched[std::size_t(i)] && solverBodies_[std::size_t(i)].inverseMass > 0) {
+            velocities_[std::size_t(i)] = Step::load(fv, i);
+        }
+    }
+}
+
+// Positions (§5 step 1): x += h v and R turned by h omega. In the single solve, omega is
+// taken at the middle of the turn, omega_mid = I_mid^-1 L with I_mid = R_mid I' R_mid^T (a
+// few fixed-point rounds): with L exact in free flight this keeps the kinetic energy, where
+// turning by the omega of the step's start gains energy every step. With substeps, the
+// bodies a constraint acts on turn by the solved omega every substep, and free bodies turn
+// this way once, at the end.
+void RigidSolver::turnThroughL(Step& st, RigidBody& b, int i) {
+    const Real h = st.h;
+    const std::vector<Velocity>& sb = velocities_;
+    const std::vector<Vec3>& omegaBefore = omegaBefore_;
+    const std::vector<Mat3>& inertiaBefore = inertiaBefore_;
+    const Vec3 L =
+        sb[i].w == omegaBefore[i] ? b.L : Vec3(b.L + inertiaBefore[i] * (sb[i].w - omegaBefore[i]));
+    Vec3 w = sb[i].w;
+    for (int round = 0; round < 4; ++round) {
+        const Mat3 R = turned(b.q, 0.5 * h * w).toRotationMatrix();
+        const Vec3 next = R * (b.inverseInertiaBody * (R.transpose() * L));
+        const bool settled = (next - w).squaredNorm() <= 1e-28 * next.squaredNorm();
+        w = next;
+        if (settled) {
+            break;
+        }
+    }
+    b.q = turned(b.q, h * w).normalized();
+}
+
+void RigidSolver::integratePositions(Step& st) {
+    std::vector<RigidBody>& bodies = st.bodies;
+    const int n = st.n;
+    const Real h = st.h;
+    const std::vector<Velocity>& sb = velocities_;
+    const std::vector<SweepRecord>& fv = sweepVelocities_;
+    const D4 stepLanes = st.stepLanes;
+    const auto awake = [&](int i) { return st.awake(i); };
+    if (st.track) {
+        st.movesTaken = false;
+        for (const int i : substepped_) {
+            D4& move = sweepMoves_[std::size_t(i)].value;
+            const D4 angle = stepLanes * fv[std::size_t(i)].value;
+            move += angle;
+            // The source's R += h [omega]x R for a quaternion, q += (angle/2, 0) q,
+            // normalised: a substep's turn (small), without the sine and cosine of the
+            // exact one.
+            const float x = 0.5f * angle[3], y = 0.5f * angle[4], z = 0.5f * angle[5];
+            SubstepTurn& t = turns_[std::size_t(i)];
+            const float qx = t.x + t.w * x + (y * t.z - z * t.y);
+            const float qy = t.y + t.w * y + (z * t.x - x * t.z);
+            const float qz = t.z + t.w * z + (x * t.y - y * t.x);
+            const float qw = t.w - (x * t.x + y * t.y + z * t.z);
+            const float norm = 1 / std::sqrt(qx * qx + qy * qy + qz * qz + qw * qw);
+            t = {qx * norm, qy * norm, qz * norm, qw * norm};
+        }
+        for (const int i : jointed_) {
+            std::tie(bodies[i].x, bodies[i].q) = poseAfterSubsteps(i);
+        }
+        return;
+    }
+    for (int i = 0; i < n; ++i) {
+        RigidBody& b = bodies[i];
+        if (awake(i)) {
+            b.x += h * sb[i].v;
+            turnThroughL(st, b, i);
+        } else if (b.motion == RigidMotion::Kinematic) {
+            b.x += h * sb[i].v;
+            b.q = turned(b.q, h * b.omega).normalized();
+        }
+    }
+}
+
+// With substeps: the poses of the bodies moved per substep, their velocities in doubles, and
+// the free bodies, substep by substep in doubles: they fall, and turn through L.
+void RigidSolver::finishSubsteps(Step& st) {
+    std::vector<RigidBody>& bodies = st.bodies;
+    const int n = st.n;
+    const Real hs = st.hs;
+    const Vec3& gravity = st.gravity;
+    const int substeps = st.substeps;
+    const std::vector<char>& touched = st.touched;
+    std::vector<Velocity>& sb = velocities_;
+    const auto awake = [&](int i) { return st.awake(i); };
+    for (const int i : substepped_) {
+        std::tie(bodies[i].x, bodies[i].q) = poseAfterSubsteps(i);
+    }
+    syncToDoubles(st);
+    // The free bodies, substep by substep in doubles: they fall, and turn through L.
+    for (int i = 0; i < n; ++i) {
+        if (awake(i) && !touched[std::size_t(i)]) {
+            Velocity& u = sb[std::size_t(i)];
+            for (int sub = 0; sub < substeps; ++sub) {
+                u.v += hs * gravity;
+                bodies[i].x += hs * u.v;
+            }
+            turnThroughL(st, bodies[i], i);
+        }
+    }
+}
+
+// Velocities back; L changes by I (omega_after - omega_before), exactly zero without
+// contacts or joints, so |L| is kept bit for bit in free flight. Then omega for the new
+// orientation (§5 steps 2-4), so views and energies see the current one.
+void RigidSolver::takeVelocities(Step& st) {
+    std::vector<RigidBody>& bodies = st.bodies;
+    const int n = st.n;
+    const std::vector<Velocity>& sb = velocities_;
+    const std::vector<Vec3>& omegaBefore = omegaBefore_;
+    const std::vector<Mat3>& inertiaBefore = inertiaBefore_;
+    const auto awake = [&](int i) { return st.awake(i); };
+    for (int i = 0; i < n; ++i) {
+        RigidBody& b = bodies[i];
+        if (!awake(i)) {
+            continue;
+        }
+        const Velocity& s = sb[i];
+        b.v = s.v;
+        if (s.w != omegaBefore[i]) {
+            b.L += inertiaBefore[i] * (s.w - omegaBefore[i]);
+        }
+        b.omega = b.inverseInertiaWorld() * b.L;
+    }
+}
+
+} // namespace pbd

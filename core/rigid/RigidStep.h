@@ -1,0 +1,286 @@
+#pragma once
+// The rigid step's own parts, shared by the files of its stages (not part of the interface):
+// the SIMD lanes the contacts are solved in, the batches, the joint rows, and the state one
+// step carries from stage to stage (RigidSolver::Step). The stages:
+//   RigidSolver.cpp         the step: bodies in, the substeps, velocities back, sleeping last
+//   RigidDetection.cpp      broadphase, narrowphase with the manifold cache, stack heights
+//   RigidContactSolver.cpp  colours, batches, warm start, sweeps, shock propagation, impulses
+//   RigidJointSolver.cpp    the joints' rows and their solve
+//   RigidIntegration.cpp    positions and orientations, substep moves, free flight
+//   RigidIslands.cpp        islands and sleep
+
+#include "core/rigid/RigidSolver.h"
+
+#include <algorithm>
+#include <array>
+#include <cmath>
+#include <cstdint>
+#include <numeric>
+#include <vector>
+
+namespace pbd {
+namespace rigid {
+
+// splitmix64: a small, portable generator, so that the row order is the same everywhere.
+struct SplitMix {
+    std::uint64_t state;
+    std::uint64_t next() {
+        std::uint64_t z = (state += 0x9E3779B97F4A7C15ull);
+        z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
+        z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
+        return z ^ (z >> 31);
+    }
+};
+
+inline Mat3 skew(const Vec3& r) {
+    Mat3 s;
+    s << 0, -r.z(), r.y(), r.z(), 0, -r.x(), -r.y(), r.x(), 0;
+    return s;
+}
+
+// Two unit tangents perpendicular to n, the same for the same n (so that friction impulses
+// warm-start along the same directions).
+inline void tangents(const Vec3& n, Vec3& t1, Vec3& t2) {
+    if (std::abs(n.x()) >= 0.57735) {
+        t1 = Vec3(n.y(), -n.x(), 0).normalized();
+    } else {
+        t1 = Vec3(0, n.z(), -n.y()).normalized();
+    }
+    t2 = n.cross(t1);
+}
+
+struct UnionFind {
+    std::vector<int> parent;
+    explicit UnionFind(std::size_t n)
+        : parent(n) {
+        std::iota(parent.begin(), parent.end(), 0);
+    }
+    int find(int i) {
+        while (parent[i] != i) {
+            parent[i] = parent[parent[i]];
+            i = parent[i];
+        }
+        return i;
+    }
+    void unite(int a, int b) {
+        a = find(a);
+        b = find(b);
+        if (a != b) {
+            parent[std::max(a, b)] = std::min(a, b);
+        }
+    }
+};
+
+// Box2D v3's soft constraint (Catto, "Solver2D"): a spring of frequency hertz and damping ratio
+// zeta, stepped implicitly with h: the bias rate applied to the error, and how much of the rigid
+// row's impulse and of its accumulated impulse it takes.
+struct Softness {
+    Real biasRate = 0, massScale = 1, impulseScale = 0;
+};
+inline Softness makeSoft(Real hertz, Real zeta, Real h) {
+    if (hertz <= 0) {
+        return {};
+    }
+    const Real omega = 2 * M_PI * hertz;
+    const Real a1 = 2 * zeta + h * omega;
+    const Real a2 = h * omega * a1;
+    const Real a3 = 1 / (1 + a2);
+    return {omega / a1, a2 * a3, a3};
+}
+
+inline Quat turned(const Quat& q, const Vec3& angle) {
+    const Real a = angle.norm();
+    return a > 0 ? Quat(Eigen::AngleAxisd(a, angle / a)) * q : q;
+}
+
+// A contact manifold's rows: one normal row per point, bounded [0, inf), and its friction at the
+// centre of its points: two tangent rows bounded by mu times the manifold's total normal
+// impulse, and a twist row about the normal. (Per-point friction rows would leave
+// self-balancing tangential impulses that no sweep sees, which warm starting carries from step
+// to step until they use up the friction and stacks creep.)
+//
+// Eight manifolds are solved side by side, one per SIMD lane: within a colour no two manifolds
+// share a dynamic body, so the lanes are independent and the sweep is still Gauss-Seidel (in
+// colour order). Slot s of a lane holds the point slotPoint[lane][s] (a padding slot has zero
+// mass and never pushes). All lanes sweep their rows in the batch's order `rows` (0-3 the
+// normal slots, 4-6 friction along t1, t2 and the twist). The constraints are built straight
+// into the lanes.
+// Eight lanes of floats (one AVX register): the batches are streamed from memory every sweep,
+// and in floats they are half the size; velocities stay doubles between batches.
+constexpr int kRigidLanes = 8;
+using D4 = float __attribute__((vector_size(kRigidLanes * sizeof(float))));
+struct V4 {
+    D4 x, y, z;
+};
+inline V4 operator-(const V4& a, const V4& b) {
+    return {a.x - b.x, a.y - b.y, a.z - b.z};
+}
+inline V4 operator+(const V4& a, const V4& b) {
+    return {a.x + b.x, a.y + b.y, a.z + b.z};
+}
+inline V4& operator+=(V4& a, const V4& b) {
+    a.x += b.x;
+    a.y += b.y;
+    a.z += b.z;
+    return a;
+}
+inline V4& operator-=(V4& a, const V4& b) {
+    a.x -= b.x;
+    a.y -= b.y;
+    a.z -= b.z;
+    return a;
+}
+inline V4 operator*(const V4& a, D4 s) {
+    return {a.x * s, a.y * s, a.z * s};
+}
+inline D4 dot(const V4& a, const V4& b) {
+    return a.x * b.x + a.y * b.y + a.z * b.z;
+}
+inline D4 clampLanes(D4 v, D4 lo, D4 hi) {
+    v = v < lo ? lo : v;
+    return v > hi ? hi : v;
+}
+inline void setLane(V4& to, int l, const Vec3& v) {
+    to.x[l] = float(v.x());
+    to.y[l] = float(v.y());
+    to.z[l] = float(v.z());
+}
+// A body's record in the sweeps: two vectors (v and omega, or the move and the turn) in the
+// first six of eight floats, so that eight bodies are one 8x8 transpose away from the lanes.
+inline D4 bodyRecord(const Vec3& first, const Vec3& second) {
+    return D4{float(first.x()),
+              float(first.y()),
+              float(first.z()),
+              float(second.x()),
+              float(second.y()),
+              float(second.z()),
+              0.0f,
+              0.0f};
+}
+inline Vec3 recordFirst(const D4& r) {
+    return {double(r[0]), double(r[1]), double(r[2])};
+}
+inline Vec3 recordSecond(const D4& r) {
+    return {double(r[3]), double(r[4]), double(r[5])};
+}
+// Rows to columns (and back): r[i][j] becomes r[j][i].
+[[gnu::always_inline]] inline void transpose8(D4 r[8]) {
+    using Mask = int __attribute__((vector_size(kRigidLanes * sizeof(int))));
+    const Mask lo{0, 8, 1, 9, 4, 12, 5, 13}, hi{2, 10, 3, 11, 6, 14, 7, 15};
+    const Mask lo2{0, 1, 8, 9, 4, 5, 12, 13}, hi2{2, 3, 10, 11, 6, 7, 14, 15};
+    const Mask lo4{0, 1, 2, 3, 8, 9, 10, 11}, hi4{4, 5, 6, 7, 12, 13, 14, 15};
+    D4 t[8], u[8];
+    for (int i = 0; i < 8; i += 2) {
+        t[i] = __builtin_shuffle(r[i], r[i + 1], lo);
+        t[i + 1] = __builtin_shuffle(r[i], r[i + 1], hi);
+    }
+    for (int i = 0; i < 8; i += 4) {
+        u[i] = __builtin_shuffle(t[i], t[i + 2], lo2);
+        u[i + 1] = __builtin_shuffle(t[i], t[i + 2], hi2);
+        u[i + 2] = __builtin_shuffle(t[i + 1], t[i + 3], lo2);
+        u[i + 3] = __builtin_shuffle(t[i + 1], t[i + 3], hi2);
+    }
+    for (int i = 0; i < 4; ++i) {
+        r[i] = __builtin_shuffle(u[i], u[i + 4], lo4);
+        r[i + 4] = __builtin_shuffle(u[i], u[i + 4], hi4);
+    }
+}
+
+struct SweepRecord {
+    D4 value;
+};
+
+struct LaneBatch {
+    LaneBatch() {} // left uninitialised: building a batch writes every field
+    int a[kRigidLanes], b[kRigidLanes];
+    int manifold[kRigidLanes]; // the lane's manifold (manifolds_), -1 for a padding lane
+    std::uint8_t slotPoint[kRigidLanes][4];
+    std::array<std::uint8_t, 7> rows;
+    D4 wa, wb, mu, twistRadius;
+    V4 n, t1, t2;
+    V4 raN[4], rbN[4], iaN[4], ibN[4];
+    // sep: the bias (the wanted separating speed) of the single solve, or, with substeps or
+    // soft contacts, the separation at the step's start, which the bodies' moves then update.
+    D4 massN[4], sep[4], lambdaN[4];
+    D4 gap[4]; // the separation of now (substeps, soft contacts): sep and the bodies' moves
+    V4 raT1, rbT1, raT2, rbT2, iaT1, ibT1, iaT2, ibT2, iaTwist, ibTwist;
+    D4 massT1, massT2, massTwist, lambdaT1, lambdaT2, lambdaTwist;
+    D4 biasRate, massScale, impulseScale; // soft contacts
+};
+
+struct JointConstraint {
+    const RigidJoint* joint;
+    int a, b;
+    Vec3 ra, rb;
+    Real wa, wb;
+    Mat3 ia, ib;
+    Mat3 linearMass;
+    Vec3 linearBias;
+    Vec3 linearImpulse = Vec3::Zero();
+    int angularRows = 0;
+    Eigen::Matrix<Real, 3, 3> angularAxes; // rows
+    Mat3 angularMass;
+    Vec3 angularBias;
+    Vec3 angularImpulse = Vec3::Zero();
+    Vec3 axis = Vec3::Zero(); // hinge axis (world)
+    Real axialMass = 0;
+    bool lowerActive = false, upperActive = false;
+    Real lowerBias = 0, upperBias = 0;
+    Real lowerImpulse = 0, upperImpulse = 0;
+    Real motorImpulse = 0;
+};
+
+} // namespace rigid
+
+// What one step carries from stage to stage: its inputs, and what the stages make for the ones
+// after them (the sweep order, the colours, the bodies a constraint acts on).
+struct RigidSolver::Step {
+    std::vector<RigidBody>& bodies;
+    const std::vector<RigidJoint>& joints;
+    const RigidSettings& settings;
+    Vec3 gravity;
+    Real h;  // the step
+    Real hs; // a substep
+    int n;   // bodies; index n is the world
+    int substeps;
+    bool soft;     // soft contacts (RigidSettings::contactHertz)
+    bool track;    // the separations follow the bodies (substeps, soft contacts)
+    bool stacking; // stack stabilisation on: heights_ are made
+    bool shock;    // ... by shock propagation
+    rigid::SplitMix random;
+    // Bodies some constraint acts on: they turn by the solved omega; the others fly free and
+    // turn exactly through L.
+    std::vector<char> touched;
+    // The manifolds by colour, in the sweep order; the ones left out of the colours; the joints
+    // in the sweep order.
+    std::array<std::vector<std::uint32_t>, 64> byColour;
+    std::vector<std::uint32_t> overflow, jointOrder;
+    // For shock propagation: per batch lane, the lower body's height and which body is lower
+    // (0: none, 1: A, 2: B).
+    struct LaneLevel {
+        int level;
+        std::uint32_t batch;
+        std::uint8_t lane, lower;
+        // The shock pass's own impulses (normal per slot, friction along t1, t2, twist).
+        float normal[4] = {}, friction[3] = {};
+    };
+    std::vector<LaneLevel> laneLevels;
+    // The separations of now follow the bodies' moves: after the moves, the next sweep takes
+    // them afresh, and the sweeps after it read them.
+    bool movesTaken = true;
+    // Settings in the lanes.
+    rigid::D4 slopLanes, invHs, correctionLanes, maxPush, stepLanes;
+
+    bool awake(int i) const { return bodies[i].isDynamic() && !bodies[i].sleeping; }
+
+    // A body's velocity in the sweeps' records, and back.
+    static Velocity load(const std::vector<rigid::SweepRecord>& records, int i) {
+        const rigid::D4& r = records[std::size_t(i)].value;
+        return Velocity{rigid::recordFirst(r), rigid::recordSecond(r)};
+    }
+    static void store(std::vector<rigid::SweepRecord>& records, int i, const Velocity& u) {
+        records[std::size_t(i)].value = rigid::bodyRecord(u.v, u.w);
+    }
+};
+
+} // namespace pbd
