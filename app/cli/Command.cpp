@@ -3,6 +3,8 @@
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
+#include <filesystem>
+#include <system_error>
 
 namespace pbd::cli {
 
@@ -84,6 +86,26 @@ CLI::Validator oneOf(std::vector<std::string> choices) {
             return "is " + list + ", not '" + s + "'";
         },
         "");
+}
+
+int checkOutputs(const std::vector<std::string>& paths) {
+    namespace fs = std::filesystem;
+    for (const std::string& p : paths) {
+        if (p.empty()) {
+            continue; // not asked for
+        }
+        std::error_code error;
+        const fs::path path(p);
+        if (fs::is_directory(path, error)) {
+            return inputProblem("could not write '" + p + "': it is a folder");
+        }
+        const fs::path folder = path.has_parent_path() ? path.parent_path() : fs::path(".");
+        if (!fs::is_directory(folder, error)) {
+            return inputProblem("could not write '" + p + "': the folder '" + folder.string() +
+                                "' does not exist");
+        }
+    }
+    return kSuccess;
 }
 
 CLI::Option* choice(CLI::Option* option, const std::vector<std::string>& choices) {

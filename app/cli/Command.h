@@ -24,6 +24,9 @@ void addBenchCommand(CLI::App& cli, int& status);
 
 // A problem with the input, on stderr as "pbdlab-cli: MESSAGE"; returns kInputProblem.
 int inputProblem(const std::string& message);
+// The files a command will write (empty: not asked for), checked before it works: each is in a
+// folder that exists and is not a folder itself. kSuccess, or inputProblem naming the file.
+int checkOutputs(const std::vector<std::string>& paths);
 
 // Validators. Their messages follow the option's name ("--dt needs a positive ..."): see
 // describeError in main.cpp.
@@ -35,6 +38,7 @@ CLI::Validator wholeAtLeastZero(); // 0, 1, 2, ...
 CLI::Validator positiveNumber(const std::string& what = "a positive number");
 CLI::Validator numberAtLeastZero(); // >= 0, finite
 CLI::Validator oneOf(std::vector<std::string> choices);
+
 // `option` takes one of `choices` ("on|off" in the help).
 CLI::Option* choice(CLI::Option* option, const std::vector<std::string>& choices);
 CLI::Option* onOff(CLI::Option* option);

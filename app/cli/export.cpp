@@ -23,6 +23,9 @@ int exportScene(const ExportOptions& o) {
         throw CLI::ValidationError("name an output (-o, --asset, --vtu, --msh or --tetgen)",
                                    CLI::ExitCodes::ValidationError);
     }
+    if (checkOutputs({o.project, o.asset, o.vtu, o.msh, o.tetgen}) != kSuccess) {
+        return kInputProblem;
+    }
     Result<Scene> loaded =
         o.input.ends_with(".json") ? loadSceneFile(o.input) : makeAnyScene(o.input);
     if (!loaded) {
@@ -62,11 +65,19 @@ void addExportCommand(CLI::App& cli, int& status) {
     c->add_option("input", o->input, "A generated scene, a project or a cooked asset")
         ->required()
         ->type_name("SCENE|PROJECT|ASSET");
-    c->add_option("-o,--out,--project", o->project, "Write a project")->type_name("PROJECT.json");
-    c->add_option("--asset", o->asset, "Write a cooked asset")->type_name("FILE");
-    c->add_option("--vtu", o->vtu, "Write a VTK unstructured grid")->type_name("FILE");
+    c->add_option("-o,--out,--project", o->project, "Write a project")
+
+        ->type_name("PROJECT.json");
+    c->add_option("--asset", o->asset, "Write a cooked asset")
+
+        ->type_name("FILE");
+    c->add_option("--vtu", o->vtu, "Write a VTK unstructured grid")
+
+        ->type_name("FILE");
     c->add_option("--msh", o->msh, "Write a Gmsh 4.1 mesh")->type_name("FILE");
-    c->add_option("--tetgen", o->tetgen, "Write TetGen .node/.ele/.face")->type_name("PREFIX");
+    c->add_option("--tetgen", o->tetgen, "Write TetGen .node/.ele/.face")
+
+        ->type_name("PREFIX");
     c->add_option("--indent", o->indent,
                   "Indent JSON by N spaces (0 to 8; default: compact "
                   "assets, projects by 1)")

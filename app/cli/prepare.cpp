@@ -38,6 +38,9 @@ const char* severityName(ReportSeverity s) {
 }
 
 int prepare(PrepareCommandOptions& o) {
+    if (checkOutputs({o.project, o.asset, o.vtu, o.msh, o.tetgen, o.report}) != kSuccess) {
+        return kInputProblem;
+    }
     PrepareOptions& options = o.prepare;
     if (!o.frames.empty()) {
         options.frames = true;
@@ -169,12 +172,22 @@ void addPrepareCommand(CLI::App& cli, int& status) {
     c->add_option("--timeout", o->timeout, "Seconds TetGen may take per run")
         ->check(positiveNumber())
         ->type_name("S");
-    c->add_option("-o,--out", o->project, "Write the project file")->type_name("PROJECT.json");
-    c->add_option("--asset", o->asset, "Write a cooked asset")->type_name("FILE");
-    c->add_option("--vtu", o->vtu, "Write a VTK unstructured grid")->type_name("FILE");
+    c->add_option("-o,--out", o->project, "Write the project file")
+
+        ->type_name("PROJECT.json");
+    c->add_option("--asset", o->asset, "Write a cooked asset")
+
+        ->type_name("FILE");
+    c->add_option("--vtu", o->vtu, "Write a VTK unstructured grid")
+
+        ->type_name("FILE");
     c->add_option("--msh", o->msh, "Write a Gmsh 4.1 mesh")->type_name("FILE");
-    c->add_option("--tetgen", o->tetgen, "Write TetGen .node/.ele/.face")->type_name("PREFIX");
-    c->add_option("--report", o->report, "Write the report as JSON")->type_name("REPORT.json");
+    c->add_option("--tetgen", o->tetgen, "Write TetGen .node/.ele/.face")
+
+        ->type_name("PREFIX");
+    c->add_option("--report", o->report, "Write the report as JSON")
+
+        ->type_name("REPORT.json");
     c->add_flag("--quiet", o->quiet, "Only warnings and errors on stderr");
     c->callback([o, &status] { status = prepare(*o); });
 }

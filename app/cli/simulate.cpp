@@ -16,6 +16,9 @@ namespace pbd::cli {
 namespace {
 
 int simulate(const RunOptions& o) {
+    if (checkOutputs({o.out}) != kSuccess) {
+        return kInputProblem;
+    }
     std::optional<Scene> made = sceneToRun(o);
     if (!made) {
         return kInputProblem;
@@ -125,6 +128,7 @@ void addSimulateCommand(CLI::App& cli, int& status) {
         "with rigid bodies, their transforms, velocities, momenta and energy.");
     addRunOptions(*c, *o);
     c->add_option("--out", o->out, "Write the JSON here instead of stdout")
+
         ->type_name("RESULT.json");
     c->add_flag("--squash-y", o->squashY,
                 "Every body particle's y set to the floor at step 0 (the memory experiment)");

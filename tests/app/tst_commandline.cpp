@@ -382,6 +382,19 @@ private slots:
         QVERIFY(r.err.contains("radius-edge ratio"));
         r = run(cli_, {"prepare"});
         QCOMPARE(r.exitCode, 2);
+        // A file to write is checked before the work: its folder must exist. Nothing else
+        // is written then.
+        const QString never = dir_.filePath("never.json");
+        r = run(cli_,
+                {"prepare", obj, "--tet", "-o", never, "--report", "/nonexistent-folder/r.json"});
+        QCOMPARE(r.exitCode, 1);
+        QVERIFY2(r.err.contains("could not write '/nonexistent-folder/r.json': the folder "
+                                "'/nonexistent-folder' does not exist"),
+                 qPrintable(r.err));
+        QVERIFY(!QFile::exists(never));
+        r = run(cli_, {"simulate", "cloth", "--steps", "1", "--out", dir_.path()});
+        QCOMPARE(r.exitCode, 1);
+        QVERIFY2(r.err.contains("it is a folder"), qPrintable(r.err));
         const QString crossing = dir_.filePath("crossing.obj");
         QFile c(crossing);
         QVERIFY(c.open(QIODevice::WriteOnly));
