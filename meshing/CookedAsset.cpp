@@ -315,7 +315,7 @@ std::string cookedAssetToJson(const Scene& scene, int indent) {
     j["colliders"] = colliders;
     rigidToJson(scene, j);
     j["solver"] = solverToJson(scene.solver);
-    return j.dump(indent);
+    return sceneio::dumpJson(j, indent);
 }
 
 Result<Scene> sceneio::cookedAssetFromDocument(const json& j, const std::string& origin) {

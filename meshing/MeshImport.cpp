@@ -1,5 +1,7 @@
 #include "meshing/MeshImport.h"
 
+#include "meshing/ContainedProcess.h"
+#include "meshing/MeshReaders.h"
 #include "meshing/SurfaceAssembly.h"
 
 #include <algorithm>
@@ -9,6 +11,7 @@
 #include <cctype>
 #include <cmath>
 #include <fstream>
+#include <functional>
 #include <limits>
 #include <sstream>
 #include <tiny_obj_loader.h>
@@ -24,6 +27,44 @@ std::string lowerExtension(const fs::path& path) {
     std::transform(ext.begin(), ext.end(), ext.begin(),
                    [](unsigned char c) { return char(std::tolower(c)); });
     return ext;
+}
+
+// `name` with every byte that is not part of a valid UTF-8 sequence replaced by '?': names come
+// from files in any encoding, and go to JSON, the window and messages.
+std::string validUtf8(const std::string& name) {
+    std::string out;
+    out.reserve(name.size());
+    const auto* s = reinterpret_cast<const unsigned char*>(name.data());
+    const std::size_t n = name.size();
+    for (std::size_t i = 0; i < n;) {
+        const unsigned char c = s[i];
+        const int length = c < 0x80           ? 1
+                           : (c >> 5) == 0x6  ? 2
+                           : (c >> 4) == 0xE  ? 3
+                           : (c >> 3) == 0x1E ? 4
+                                              : 0;
+        bool ok = length > 0 && i + std::size_t(length) <= n;
+        for (int k = 1; ok && k < length; ++k) {
+            ok = (s[i + std::size_t(k)] & 0xC0) == 0x80;
+        }
+        if (ok && length > 1) {
+            // No overlong forms, surrogates or code points past U+10FFFF.
+            std::uint32_t cp = c & (0xFF >> (length + 1));
+            for (int k = 1; k < length; ++k) {
+                cp = (cp << 6) | (s[i + std::size_t(k)] & 0x3F);
+            }
+            static const std::uint32_t least[5] = {0, 0, 0x80, 0x800, 0x10000};
+            ok = cp >= least[length] && cp <= 0x10FFFF && !(cp >= 0xD800 && cp <= 0xDFFF);
+        }
+        if (ok && c >= 0x20 && c != 0x7F) {
+            out.append(name, i, std::size_t(length));
+            i += std::size_t(length);
+        } else {
+            out += ok && length == 1 ? ' ' : '?'; // a control character, or a bad byte
+            i += ok ? std::size_t(length) : 1;
+        }
+    }
+    return out;
 }
 
 // "mesh" or "mesh-2": the name of an unnamed part of a file with `count` parts.
@@ -127,71 +168,8 @@ Result<std::vector<TriangleSoup>> readObj(const fs::path& path, const ImportOpti
     return soups;
 }
 
-// OFF and PLY headers declare their element counts; a count the file cannot possibly hold
-// (a corrupt or hostile header) would make assimp try to allocate it, which can take the
-// machine's memory or minutes. Each vertex needs at least 6 bytes in ASCII ("0 0 0\n") and
-// 12 in binary, each face at least 8 ("3 0 1 2\n") or 13.
-std::string implausibleHeader(const fs::path& path, const std::string& ext) {
-    std::error_code ec;
-    const auto size = fs::file_size(path, ec);
-    if (ec) {
-        return {};
-    }
-    std::ifstream in(path, std::ios::binary);
-    std::string line;
-    std::uint64_t vertices = 0, faces = 0;
-    bool binary = false;
-    if (ext == ".off") {
-        std::string header;
-        in >> header;
-        if (header.find("OFF") == std::string::npos) {
-            return {};
-        }
-        double v = 0, f = 0;
-        if (!(in >> v >> f) || v < 0 || f < 0) {
-            return {};
-        }
-        vertices = std::uint64_t(v);
-        faces = std::uint64_t(f);
-    } else if (ext == ".ply") {
-        for (int i = 0; i < 200 && std::getline(in, line); ++i) {
-            std::istringstream words(line);
-            std::string a, b;
-            double count = 0;
-            words >> a;
-            if (a == "format") {
-                words >> b;
-                binary = b != "ascii";
-            } else if (a == "element" && (words >> b >> count) && count >= 0) {
-                if (b == "vertex") {
-                    vertices = std::uint64_t(count);
-                } else if (b == "face") {
-                    faces = std::uint64_t(count);
-                }
-            } else if (a == "end_header") {
-                break;
-            }
-        }
-    } else {
-        return {};
-    }
-    const double needed =
-        double(vertices) * (binary ? 12.0 : 6.0) + double(faces) * (binary ? 13.0 : 8.0);
-    if (needed > double(size)) {
-        std::ostringstream s;
-        s << "cannot read '" << path.string() << "': its header declares " << vertices
-          << " vertices and " << faces << " faces, more than its " << size
-          << " bytes can hold (the file is corrupt)";
-        return s.str();
-    }
-    return {};
-}
-
 Result<std::vector<TriangleSoup>> readWithAssimp(const fs::path& path,
                                                  const ImportOptions& options) {
-    if (const std::string why = implausibleHeader(path, lowerExtension(path)); !why.empty()) {
-        return Error{why};
-    }
     Assimp::Importer importer;
     importer.SetPropertyInteger(AI_CONFIG_PP_SBP_REMOVE,
                                 aiPrimitiveType_POINT | aiPrimitiveType_LINE);
@@ -230,6 +208,130 @@ Result<std::vector<TriangleSoup>> readWithAssimp(const fs::path& path,
     return soups;
 }
 
+// What a reader in the child sends back: the parts (or the reader's message), then warnings.
+void putString(std::string& out, const std::string& s) {
+    const std::uint64_t size = s.size();
+    out.append(reinterpret_cast<const char*>(&size), sizeof size);
+    out += s;
+}
+
+template <class T> void putValues(std::string& out, const std::vector<T>& values) {
+    const std::uint64_t size = values.size();
+    out.append(reinterpret_cast<const char*>(&size), sizeof size);
+    out.append(reinterpret_cast<const char*>(values.data()), values.size() * sizeof(T));
+}
+
+template <class T> bool getValues(ResultReader& in, std::vector<T>& values) {
+    std::uint64_t size = 0;
+    if (!in.read(size) || size > in.remaining() / sizeof(T)) {
+        return false;
+    }
+    values.resize(std::size_t(size));
+    return in.read(values.data(), values.size() * sizeof(T));
+}
+
+std::string encode(const Result<std::vector<TriangleSoup>>& read) {
+    std::string out;
+    out += read ? '\1' : '\0';
+    if (!read) {
+        putString(out, read.error());
+        return out;
+    }
+    const std::uint64_t parts = read->size();
+    out.append(reinterpret_cast<const char*>(&parts), sizeof parts);
+    for (const TriangleSoup& soup : *read) {
+        putString(out, soup.name);
+        putValues(out, soup.corners);
+        putValues(out, soup.uvs);
+    }
+    return out;
+}
+
+Result<std::vector<TriangleSoup>> decode(const std::string& bytes, const std::string& reader) {
+    ResultReader in(bytes);
+    char ok = 0;
+    std::string message;
+    if (!in.read(ok)) {
+        return Error{reader + " returned nothing"};
+    }
+    if (ok == 0) {
+        if (!in.readString(message)) {
+            return Error{reader + " returned a truncated message"};
+        }
+        return Error{message};
+    }
+    std::uint64_t parts = 0;
+    if (!in.read(parts) || parts > in.remaining() / 24) {
+        return Error{reader + " returned a truncated mesh"};
+    }
+    std::vector<TriangleSoup> soups(parts);
+    for (TriangleSoup& soup : soups) {
+        if (!in.readString(soup.name) || !getValues(in, soup.corners) || !getValues(in, soup.uvs)) {
+            return Error{reader + " returned a truncated mesh"};
+        }
+    }
+    return soups;
+}
+
+// A third-party reader (tinyobjloader, assimp) in a child process: a crash, a hang or an
+// allocation it cannot make costs the child only.
+Result<std::vector<TriangleSoup>>
+readContained(const fs::path& path, const ImportOptions& options, const ProgressCallback& progress,
+              const std::string& reader,
+              const std::function<Result<std::vector<TriangleSoup>>()>& read) {
+    ContainedLimits limits;
+    limits.timeoutSeconds = options.timeoutSeconds;
+    std::error_code ec;
+    const std::uintmax_t size = fs::file_size(path, ec);
+    limits.memoryBytes = options.memoryLimitBytes > 0 ? options.memoryLimitBytes
+                                                      : std::size_t(4) * 1024 * 1024 * 1024 +
+                                                            64 * std::size_t(ec ? 0 : size);
+    const std::string stage = "reading " + path.filename().string();
+    if (progress) {
+        limits.keepGoing = [&] { return progress(-1.0, stage); };
+    }
+    const ContainedRun run = runContained(
+        [&](int fd) {
+            const std::string bytes = encode(read());
+            return writeAllTo(fd, bytes.data(), bytes.size()) ? 0 : 8;
+        },
+        limits);
+    if (run.end == ContainedRun::End::Cancelled) {
+        return Error{kCancelledMessage};
+    }
+    if (!run.succeeded()) {
+        return Error{"cannot read '" + path.string() + "': " + reader + " " +
+                     run.describe(options.timeoutSeconds) +
+                     " on it (the file is malformed or too large; nothing else was affected)"};
+    }
+    return decode(run.result, reader);
+}
+
+// The simple formats, with PBD Lab's own readers, in this process.
+Result<MeshFileContents> readOwn(const fs::path& path, const std::string& ext,
+                                 const ImportOptions& options) {
+    std::ifstream in(path, std::ios::binary);
+    std::string data;
+    std::error_code ec;
+    const std::uintmax_t size = fs::file_size(path, ec);
+    if (!ec) {
+        data.resize(std::size_t(size));
+        in.read(data.data(), std::streamsize(size));
+        data.resize(std::size_t(in.gcount()));
+    }
+    if (ec || in.bad()) {
+        return Error{"cannot read '" + path.string() + "': " + (ec ? ec.message() : "read error")};
+    }
+    const std::string label = path.string(), stem = path.stem().string();
+    if (ext == ".ply") {
+        return parsePly(data, label, stem, options.scale);
+    }
+    if (ext == ".off") {
+        return parseOff(data, label, stem, options.scale);
+    }
+    return parseStl(data, label, stem, options.scale);
+}
+
 } // namespace
 
 const std::vector<std::string>& supportedMeshExtensions() {
@@ -238,7 +340,8 @@ const std::vector<std::string>& supportedMeshExtensions() {
     return extensions;
 }
 
-Result<ImportedMesh> importMesh(const fs::path& path, const ImportOptions& options) {
+Result<ImportedMesh> importMesh(const fs::path& path, const ImportOptions& options,
+                                const ProgressCallback& progress) {
     std::error_code ec;
     if (!fs::exists(path, ec)) {
         return Error{"cannot open '" + path.string() + "': no such file"};
@@ -259,8 +362,22 @@ Result<ImportedMesh> importMesh(const fs::path& path, const ImportOptions& optio
                      "' (PBD Lab reads .obj, .ply, .stl, .off, .gltf and .glb)"};
     }
 
-    Result<std::vector<TriangleSoup>> soups =
-        ext == ".obj" ? readObj(path, options) : readWithAssimp(path, options);
+    ImportedMesh result;
+    Result<std::vector<TriangleSoup>> soups = Error{""};
+    if (ext == ".ply" || ext == ".off" || ext == ".stl") {
+        Result<MeshFileContents> contents = readOwn(path, ext, options);
+        if (!contents) {
+            return Error{contents.error()};
+        }
+        result.warnings = std::move(contents->warnings);
+        soups = std::move(contents->parts);
+    } else if (ext == ".obj") {
+        soups = readContained(path, options, progress, "tinyobjloader",
+                              [&] { return readObj(path, options); });
+    } else {
+        soups = readContained(path, options, progress, "assimp",
+                              [&] { return readWithAssimp(path, options); });
+    }
     if (!soups) {
         return Error{soups.error()};
     }
@@ -268,10 +385,10 @@ Result<ImportedMesh> importMesh(const fs::path& path, const ImportOptions& optio
         return Error{"'" + path.string() + "' contains no triangles"};
     }
 
-    ImportedMesh result;
-    result.scene.name = path.stem().string();
+    result.scene.name = validUtf8(path.stem().string());
     result.scene.description = "Imported from " + path.string();
-    for (const TriangleSoup& soup : *soups) {
+    for (TriangleSoup& soup : *soups) {
+        soup.name = validUtf8(soup.name);
         AssemblyReport report;
         Body body = assembleBody(result.scene.particles, soup, options.weldTolerance, report);
         if (report.droppedNonFinite > 0) {

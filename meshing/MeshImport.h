@@ -1,10 +1,12 @@
 #pragma once
 // Reads surface meshes from files into a scene, one body per OBJ object/group or per mesh of
-// the other formats. OBJ goes through tinyobjloader in double precision; PLY, STL, OFF and
-// glTF/GLB through assimp.
+// the other formats. PLY, OFF and STL go through PBD Lab's own strict readers (MeshReaders);
+// OBJ through tinyobjloader (double precision) and glTF/GLB through assimp, each in a child
+// process (ContainedProcess), so that a file that crashes or hangs them costs nothing here.
 
 #include "core/base/Result.h"
 #include "core/scene/Scene.h"
+#include "meshing/ContainedProcess.h"
 
 #include <filesystem>
 #include <string>
@@ -15,6 +17,10 @@ namespace pbd {
 struct ImportOptions {
     double scale = 1.0;          // multiplies every coordinate (unit conversion)
     double weldTolerance = 1e-6; // relative to each body's bounding-box diagonal
+    // The contained readers (OBJ, glTF): how long they may take and how much memory they may
+    // add (0: 4 GB plus 64 times the file's size).
+    double timeoutSeconds = 120;
+    std::size_t memoryLimitBytes = 0;
 };
 
 struct ImportedMesh {
@@ -22,8 +28,10 @@ struct ImportedMesh {
     std::vector<std::string> warnings; // problems that were repaired, each naming the body
 };
 
+// `progress` is polled while a contained reader runs; false cancels (kCancelledMessage).
 Result<ImportedMesh> importMesh(const std::filesystem::path& path,
-                                const ImportOptions& options = {});
+                                const ImportOptions& options = {},
+                                const ProgressCallback& progress = {});
 
 // Lower-case extensions with the dot, for file dialogs and command-line checks.
 const std::vector<std::string>& supportedMeshExtensions();

@@ -3,6 +3,7 @@
 #include "core/constraints/ConstraintBuilders.h"
 #include "core/scene/Mass.h"
 #include "core/scene/Topology.h"
+#include "meshing/SceneJson.h"
 
 #include <chrono>
 #include <limits>
@@ -165,7 +166,7 @@ std::string PrepareReport::toJson(int indent) const {
     }
     t["total"] = total;
     j["timings"] = t;
-    return j.dump(indent);
+    return sceneio::dumpJson(j, indent);
 }
 
 PrepareResult prepareScene(const Scene& input, const PrepareOptions& options,
@@ -382,7 +383,7 @@ PrepareResult prepareFiles(const std::vector<std::filesystem::path>& files,
     for (const auto& file : files) {
         result.report.inputs.push_back(file.string());
         Stopwatch watch(result.report, "import " + file.filename().string());
-        Result<ImportedMesh> imported = importMesh(file, options.import);
+        Result<ImportedMesh> imported = importMesh(file, options.import, progress);
         if (!imported) {
             return fail(std::move(result), imported.error());
         }

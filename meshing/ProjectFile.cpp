@@ -256,7 +256,7 @@ std::string projectToJson(const Scene& scene, int indent) {
     }
     j["constraintGroups"] = groups;
     j["solver"] = solverToJson(scene.solver);
-    return j.dump(indent);
+    return sceneio::dumpJson(j, indent);
 }
 
 Result<Scene> projectFromJson(const std::string& text, const std::string& origin) {

@@ -15,6 +15,12 @@
 
 namespace pbd::sceneio {
 
+// JSON as text; a string that is not valid UTF-8 (a name from a file) is written with U+FFFD
+// in place of its bad bytes instead of throwing.
+inline std::string dumpJson(const nlohmann::json& j, int indent = -1) {
+    return j.dump(indent, ' ', false, nlohmann::json::error_handler_t::replace);
+}
+
 using nlohmann::json;
 
 // A load error with the JSON path where it happened.

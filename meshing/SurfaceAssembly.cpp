@@ -1,6 +1,7 @@
 #include "meshing/SurfaceAssembly.h"
 
 #include <cmath>
+#include <limits>
 #include <unordered_map>
 
 namespace pbd {
@@ -35,34 +36,51 @@ Body assembleBody(Particles& particles, const TriangleSoup& soup, double relativ
     }
     const double diagonal = bounds.size().norm();
     const double tolerance = diagonal > 0 ? relativeTolerance * diagonal : relativeTolerance;
-    const double cellSize = tolerance > 0 ? tolerance : 1e-12;
-
-    std::unordered_map<Cell, std::vector<Index>, CellHash> grid;
-    auto cellOf = [&](const Vec3& p) {
-        return Cell{static_cast<long long>(std::floor(p.x() / cellSize)),
-                    static_cast<long long>(std::floor(p.y() / cellSize)),
-                    static_cast<long long>(std::floor(p.z() / cellSize))};
-    };
+    // Cells eight tolerances wide: a corner farther than the tolerance from its cell's faces
+    // (most of them) looks in its own cell only, and the others also in the neighbours on the
+    // near side. Each cell keeps a chain of its vertices (next).
+    const double cellSize = 8 * (tolerance > 0 ? tolerance : 1e-12);
+    std::unordered_map<Cell, Index, CellHash> first;
+    first.reserve(soup.corners.size() / 2);
+    std::vector<Index> next;
+    next.reserve(soup.corners.size() / 2);
+    const Index base = Index(particles.size());
+    constexpr Index kNone = std::numeric_limits<Index>::max();
     auto vertexFor = [&](const Vec3& p) -> Index {
-        const Cell c = cellOf(p);
-        for (long long dx = -1; dx <= 1; ++dx) {
-            for (long long dy = -1; dy <= 1; ++dy) {
-                for (long long dz = -1; dz <= 1; ++dz) {
-                    auto it = grid.find({c.x + dx, c.y + dy, c.z + dz});
-                    if (it == grid.end()) {
+        const Vec3 scaled = p / cellSize;
+        const Vec3 floor = scaled.array().floor();
+        const Cell c{static_cast<long long>(floor.x()), static_cast<long long>(floor.y()),
+                     static_cast<long long>(floor.z())};
+        const Vec3 low = (scaled - floor) * cellSize; // distances to the cell's lower faces
+        int from[3], to[3];
+        for (int k = 0; k < 3; ++k) {
+            from[k] = low[k] <= tolerance ? -1 : 0;
+            to[k] = cellSize - low[k] <= tolerance ? 1 : 0;
+        }
+        Index found = kNone;
+        for (long long dx = from[0]; dx <= to[0]; ++dx) {
+            for (long long dy = from[1]; dy <= to[1]; ++dy) {
+                for (long long dz = from[2]; dz <= to[2]; ++dz) {
+                    auto it = first.find({c.x + dx, c.y + dy, c.z + dz});
+                    if (it == first.end()) {
                         continue;
                     }
-                    for (Index v : it->second) {
-                        if ((particles.positions[v] - p).norm() <= tolerance) {
-                            ++report.weldedCorners;
-                            return v;
+                    for (Index v = it->second; v != kNone; v = next[v - base]) {
+                        if (v < found && (particles.positions[v] - p).norm() <= tolerance) {
+                            found = v; // the first vertex made, wherever the search meets it
                         }
                     }
                 }
             }
         }
+        if (found != kNone) {
+            ++report.weldedCorners;
+            return found;
+        }
         const Index v = particles.add(p, 0.0);
-        grid[c].push_back(v);
+        auto [it, inserted] = first.try_emplace(c, v);
+        next.push_back(inserted ? kNone : it->second);
+        it->second = v;
         return v;
     };
 

@@ -3,17 +3,10 @@
 #ifndef TETLIBRARY
 #define TETLIBRARY // TetGen as a library: errors throw instead of calling exit()
 #endif
-#include <cerrno>
-#include <chrono>
 #include <csignal>
 #include <cstdio>
 #include <cstring>
-#include <fcntl.h>
-#include <poll.h>
 #include <sstream>
-#include <sys/mman.h>
-#include <sys/resource.h>
-#include <sys/wait.h>
 #include <tetgen.h>
 #include <unistd.h>
 
@@ -23,54 +16,13 @@ namespace {
 
 constexpr std::uint64_t kMagic = 0x504244546574476eULL; // "PBDTetGn"
 
-// Exit codes of the child: 0 success, 10 + TetGen's terminate code, 9 an unknown exception,
-// 8 a write failure.
+// Exit codes of the child: 0 success, 10 + TetGen's terminate code, 8 a write failure (and
+// runContained's own for an exception or running out of memory).
 constexpr int kExitTetgenBase = 10;
 
-bool writeAll(int fd, const void* data, std::size_t size) {
-    const char* p = static_cast<const char*>(data);
-    while (size > 0) {
-        const ssize_t n = ::write(fd, p, size);
-        if (n < 0 && errno == EINTR) {
-            continue;
-        }
-        if (n <= 0) {
-            return false;
-        }
-        p += n;
-        size -= std::size_t(n);
-    }
-    return true;
-}
-
-bool readAll(int fd, void* data, std::size_t size) {
-    char* p = static_cast<char*>(data);
-    while (size > 0) {
-        const ssize_t n = ::read(fd, p, size);
-        if (n < 0 && errno == EINTR) {
-            continue;
-        }
-        if (n <= 0) {
-            return false;
-        }
-        p += n;
-        size -= std::size_t(n);
-    }
-    return true;
-}
-
-// Runs in the child: mesh, write the result to `resultFd`, and leave without running any
-// destructor or atexit handler of the parent's state.
-[[noreturn]] void childMain(const TetgenInput& input, const std::string& switches,
-                            TetgenFault fault, int resultFd) {
-    const rlimit noCore{0, 0};
-    setrlimit(RLIMIT_CORE, &noCore); // a crash here is expected to be possible; no core file
-    // A crash must end this process with its signal, whatever handlers the parent installed
-    // (a crash reporter, a sanitizer): the parent reports the signal.
-    for (int sig : {SIGSEGV, SIGBUS, SIGFPE, SIGILL, SIGABRT}) {
-        std::signal(sig, SIG_DFL);
-    }
-    std::setvbuf(stdout, nullptr, _IONBF, 0);
+// Runs in the child (runContained): mesh and write the result to `resultFd`; the exit code.
+int meshInChild(const TetgenInput& input, const std::string& switches, TetgenFault fault,
+                int resultFd) {
     if (fault == TetgenFault::Crash) {
         std::printf("Delaunizing vertices...\n");
         std::raise(SIGSEGV);
@@ -134,25 +86,21 @@ bool readAll(int fd, void* data, std::size_t size) {
         sw.push_back('\0');
         tetrahedralize(sw.data(), &in, &out);
     } catch (int code) {
-        std::fflush(stdout);
-        _exit(kExitTetgenBase + code);
-    } catch (...) {
-        _exit(9);
+        return kExitTetgenBase + code;
     }
     const std::uint64_t header[4] = {kMagic, std::uint64_t(out.numberofpoints),
                                      std::uint64_t(out.numberoftetrahedra),
                                      std::uint64_t(out.numberoftetrahedronattributes)};
-    bool ok = writeAll(resultFd, header, sizeof header);
-    ok = ok && writeAll(resultFd, out.pointlist, sizeof(REAL) * 3 * out.numberofpoints);
-    ok = ok && writeAll(resultFd, out.tetrahedronlist,
-                        sizeof(int) * out.numberofcorners * out.numberoftetrahedra);
+    bool ok = writeAllTo(resultFd, header, sizeof header);
+    ok = ok && writeAllTo(resultFd, out.pointlist, sizeof(REAL) * 3 * out.numberofpoints);
+    ok = ok && writeAllTo(resultFd, out.tetrahedronlist,
+                          sizeof(int) * out.numberofcorners * out.numberoftetrahedra);
     if (out.numberoftetrahedronattributes > 0) {
         ok = ok &&
-             writeAll(resultFd, out.tetrahedronattributelist,
-                      sizeof(REAL) * out.numberoftetrahedronattributes * out.numberoftetrahedra);
+             writeAllTo(resultFd, out.tetrahedronattributelist,
+                        sizeof(REAL) * out.numberoftetrahedronattributes * out.numberoftetrahedra);
     }
-    std::fflush(stdout);
-    _exit(ok ? 0 : 8);
+    return ok ? 0 : 8;
 }
 
 std::string terminateReason(int code) {
@@ -199,139 +147,71 @@ double stageFraction(const std::string& line, std::string& stage) {
     return -1;
 }
 
-class Fd {
-public:
-    explicit Fd(int fd = -1)
-        : fd_(fd) {}
-    ~Fd() { reset(); }
-    Fd(const Fd&) = delete;
-    Fd& operator=(const Fd&) = delete;
-    int get() const { return fd_; }
-    void reset() {
-        if (fd_ >= 0) {
-            ::close(fd_);
-        }
-        fd_ = -1;
-    }
-
-private:
-    int fd_;
-};
-
 } // namespace
 
 Result<TetgenOutput> runTetgen(const TetgenInput& input, const std::string& switches,
                                const TetgenRunOptions& options) {
-    Fd result(memfd_create("pbdlab-tetgen", MFD_CLOEXEC));
-    if (result.get() < 0) {
-        return Error{std::string("cannot create TetGen's result file: ") + std::strerror(errno)};
-    }
-    int pipeFds[2];
-    if (pipe2(pipeFds, O_CLOEXEC) != 0) {
-        return Error{std::string("cannot create a pipe for TetGen: ") + std::strerror(errno)};
-    }
-    Fd logRead(pipeFds[0]);
-    Fd logWrite(pipeFds[1]);
-
-    std::fflush(stdout);
-    const pid_t pid = fork();
-    if (pid < 0) {
-        return Error{std::string("cannot start TetGen's process: ") + std::strerror(errno)};
-    }
-    if (pid == 0) {
-        ::dup2(logWrite.get(), STDOUT_FILENO);
-        ::dup2(logWrite.get(), STDERR_FILENO);
-        childMain(input, switches, options.fault, result.get());
-    }
-    logWrite.reset(); // the child holds the only write end: EOF when it exits
-
     TetgenOutput output;
-    const auto start = std::chrono::steady_clock::now();
-    std::string pending;
     std::string stage = "starting TetGen";
-    bool cancelled = false;
-    bool timedOut = false;
-    if (options.progress && !options.progress(0.0, stage)) {
-        cancelled = true;
-    }
-    while (!cancelled) {
-        pollfd p{logRead.get(), POLLIN, 0};
-        const int ready = ::poll(&p, 1, 50);
-        if (ready > 0) {
-            char buffer[4096];
-            const ssize_t n = ::read(logRead.get(), buffer, sizeof buffer);
-            if (n == 0) {
-                break; // the child exited (or closed its output)
-            }
-            if (n > 0) {
-                output.log.append(buffer, std::size_t(n));
-                pending.append(buffer, std::size_t(n));
-                std::size_t eol;
-                while ((eol = pending.find('\n')) != std::string::npos) {
-                    const double f = stageFraction(pending.substr(0, eol), stage);
-                    pending.erase(0, eol + 1);
-                    if (f >= 0 && options.progress && !options.progress(f, stage)) {
-                        cancelled = true;
-                    }
-                }
-            }
-        } else if (ready < 0 && errno != EINTR) {
-            break;
-        }
-        const double elapsed =
-            std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-        if (elapsed > options.timeoutSeconds) {
-            timedOut = true;
-            break;
-        }
-        if (options.progress && !options.progress(-1.0, stage)) { // poll for Cancel
+    bool cancelled = options.progress && !options.progress(0.0, stage);
+    ContainedLimits limits;
+    limits.timeoutSeconds = options.timeoutSeconds;
+    limits.keepGoing = [&] {
+        cancelled = cancelled || (options.progress && !options.progress(-1.0, stage));
+        return !cancelled;
+    };
+    limits.onLine = [&](const std::string& line) {
+        const double f = stageFraction(line, stage);
+        if (f >= 0 && options.progress && !options.progress(f, stage)) {
             cancelled = true;
         }
-    }
-    if (cancelled || timedOut) {
-        ::kill(pid, SIGKILL);
-    }
-    int status = 0;
-    rusage usage{};
-    while (::wait4(pid, &status, 0, &usage) < 0 && errno == EINTR) {
-    }
-    output.peakMemoryBytes = std::size_t(usage.ru_maxrss) * 1024;
-    if (cancelled) {
+    };
+    const ContainedRun run = runContained(
+        [&](int fd) { return meshInChild(input, switches, options.fault, fd); }, limits);
+    output.log = run.output;
+    output.peakMemoryBytes = run.peakMemoryBytes;
+    switch (run.end) {
+    case ContainedRun::End::Cancelled:
         return Error{kCancelledMessage};
-    }
-    if (timedOut) {
+    case ContainedRun::End::TimedOut: {
         std::ostringstream s;
         s << "TetGen did not finish within " << options.timeoutSeconds << " s (during " << stage
           << ") and was stopped";
         return Error{s.str()};
     }
-    if (WIFSIGNALED(status)) {
-        const int sig = WTERMSIG(status);
-        return Error{"TetGen crashed (signal " + std::to_string(sig) + ", " + strsignal(sig) +
-                     ") during " + stage + "; the input was left unchanged"};
+    case ContainedRun::End::Crashed:
+        return Error{"TetGen crashed (signal " + std::to_string(run.signal) + ", " +
+                     strsignal(run.signal) + ") during " + stage +
+                     "; the input was left unchanged"};
+    case ContainedRun::End::NotStarted:
+        return Error{"cannot start TetGen's process: " + run.problem};
+    case ContainedRun::End::Finished:
+        break;
     }
-    const int code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
-    if (code >= kExitTetgenBase) {
-        return Error{terminateReason(code - kExitTetgenBase)};
+    if (run.exitCode >= kExitTetgenBase && run.exitCode < 100) {
+        return Error{terminateReason(run.exitCode - kExitTetgenBase)};
     }
-    if (code != 0) {
-        return Error{"TetGen's process failed (exit code " + std::to_string(code) + ")"};
+    if (run.exitCode != 0) {
+        return Error{"TetGen's process " + run.describe(options.timeoutSeconds)};
     }
 
+    ResultReader result(run.result);
     std::uint64_t header[4];
-    if (::lseek(result.get(), 0, SEEK_SET) != 0 || !readAll(result.get(), header, sizeof header) ||
-        header[0] != kMagic) {
+    if (!result.read(header) || header[0] != kMagic) {
         return Error{"TetGen's process returned no mesh"};
     }
     const std::size_t points = header[1];
     const std::size_t tets = header[2];
     const std::size_t attributes = header[3];
+    if (points > result.remaining() / 24 || tets > result.remaining() / 16 || attributes > 64) {
+        return Error{"TetGen's process returned a truncated mesh"};
+    }
     std::vector<double> xyz(3 * points);
     std::vector<int> corners(4 * tets);
     std::vector<double> attr(attributes * tets);
-    if (!readAll(result.get(), xyz.data(), xyz.size() * sizeof(double)) ||
-        !readAll(result.get(), corners.data(), corners.size() * sizeof(int)) ||
-        (!attr.empty() && !readAll(result.get(), attr.data(), attr.size() * sizeof(double)))) {
+    if (!result.read(xyz.data(), xyz.size() * sizeof(double)) ||
+        !result.read(corners.data(), corners.size() * sizeof(int)) ||
+        (!attr.empty() && !result.read(attr.data(), attr.size() * sizeof(double)))) {
         return Error{"TetGen's process returned a truncated mesh"};
     }
     output.points.resize(points);

@@ -6,16 +6,13 @@
 
 #include "core/base/LinearAlgebra.h"
 #include "core/base/Result.h"
+#include "meshing/ContainedProcess.h"
 
 #include <functional>
 #include <string>
 #include <vector>
 
 namespace pbd {
-
-// Returns false to cancel. fraction in [0, 1], or negative when nothing advanced and the
-// call only asks whether to go on (it comes about every 50 ms during long steps).
-using ProgressCallback = std::function<bool(double fraction, const std::string& stage)>;
 
 struct TetgenInput {
     std::vector<Vec3> points;
@@ -51,8 +48,5 @@ struct TetgenRunOptions {
 // input (TetGen's own reason: self-intersection, tiny feature, close facets, out of memory).
 Result<TetgenOutput> runTetgen(const TetgenInput& input, const std::string& switches,
                                const TetgenRunOptions& options = {});
-
-// The message for a cancelled run, so callers can tell a cancel from a failure.
-inline const std::string kCancelledMessage = "cancelled";
 
 } // namespace pbd

@@ -7,6 +7,7 @@
 #include "app/cli/RunOptions.h"
 #include "core/air/AirOptimizer.h"
 #include "core/solver/Solver.h"
+#include "meshing/SceneJson.h"
 
 #include <algorithm>
 #include <cstdio>
@@ -127,7 +128,7 @@ int bench(const RunOptions& o) {
         }
     }
     if (o.json) {
-        std::cout << full.dump(2) << '\n';
+        std::cout << sceneio::dumpJson(full, 2) << '\n';
         return 0;
     }
     std::printf("%s: %d steps, %d substep(s) x %d iterations, %d thread(s)\n", scene.name.c_str(),

@@ -7,6 +7,7 @@
 #include "meshing/AirScenes.h"
 #include "meshing/MeshImport.h"
 #include "meshing/ProjectFile.h"
+#include "meshing/SceneJson.h"
 
 #include <iostream>
 
@@ -63,7 +64,7 @@ int info(const InfoOptions& o) {
                          {"warnings", warnings},
                          {"problems", problems}};
     if (o.json) {
-        std::cout << report.dump(2) << '\n';
+        std::cout << sceneio::dumpJson(report, 2) << '\n';
     } else {
         std::cout << scene.name << ": " << scene.bodies.size() << " bodies, "
                   << scene.particles.size() << " particles, " << scene.triangleCount()
@@ -78,7 +79,8 @@ int info(const InfoOptions& o) {
             std::cout << "  group '" << g["name"].get<std::string>() << "': " << g["constraints"]
                       << " " << g["type"].get<std::string>() << " constraints"
                       << (g["enabled"].get<bool>() ? "" : " (off)") << ", "
-                      << g["unit"].get<std::string>() << " " << g["material"].dump() << '\n';
+                      << g["unit"].get<std::string>() << " " << sceneio::dumpJson(g["material"])
+                      << '\n';
         }
         for (const std::string& w : warnings) {
             std::cout << "warning: " << w << '\n';

@@ -2,6 +2,7 @@
 
 #include "app/cli/Command.h"
 #include "meshing/AirScenes.h"
+#include "meshing/SceneJson.h"
 
 #include <iostream>
 #include <nlohmann/json.hpp>
@@ -18,7 +19,7 @@ void addScenesCommand(CLI::App& cli, int& status) {
             for (const SceneInfo& info : allScenes()) {
                 list.push_back({{"name", info.name}, {"description", info.description}});
             }
-            std::cout << list.dump(2) << '\n';
+            std::cout << sceneio::dumpJson(list, 2) << '\n';
         } else {
             for (const SceneInfo& info : allScenes()) {
                 std::cout << info.name << "\t" << info.description << '\n';

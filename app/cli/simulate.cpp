@@ -6,6 +6,7 @@
 #include "app/cli/RunOptions.h"
 #include "core/fields/Fields.h"
 #include "core/solver/Solver.h"
+#include "meshing/SceneJson.h"
 
 #include <cstdio>
 #include <fstream>
@@ -102,11 +103,11 @@ int simulate(const RunOptions& o) {
                          {"optimisation_ms", solver.airOptimizationMilliseconds()}};
     }
     if (o.out.empty()) {
-        std::cout << result.dump() << '\n';
+        std::cout << sceneio::dumpJson(result) << '\n';
         return 0;
     }
     std::ofstream file(o.out);
-    file << result.dump() << '\n';
+    file << sceneio::dumpJson(result) << '\n';
     file.close();
     if (!file) {
         return inputProblem("could not write '" + o.out + "'");

@@ -1062,6 +1062,50 @@ private slots:
         QVERIFY(w->opening()->recentFiles().isEmpty());
     }
 
+    void hostileFilesLeaveTheSceneAndTheUndoHistoryAlone() {
+        auto w = shownWindow();
+        QVERIFY(w->loadGeneratedScene("rope"));
+        w->document()->togglePin(3);
+        const int undoCount = w->undoStack()->count();
+        QVERIFY(w->isModified());
+        const auto write = [&](const QString& name, const QByteArray& bytes) {
+            const QString path = dir_.filePath(name);
+            QFile f(path);
+            f.open(QIODevice::WriteOnly);
+            f.write(bytes);
+            return path;
+        };
+        QByteArray truncatedStl(84, '\0');
+        truncatedStl[80] = char(0x10); // 16 triangles declared, none there
+        const QList<QPair<QString, QString>> files = {
+            // a PLY whose face list claims more corners than the file has
+            {write("hostile.ply", "ply\nformat binary_little_endian 1.0\nelement vertex 3\n"
+                                  "property float x\nproperty float y\nproperty float z\n"
+                                  "element face 1\nproperty list uint int vertex_indices\n"
+                                  "end_header\n" +
+                                      QByteArray(36, '\0') + QByteArray("\xff\xff\xff\x7f", 4)),
+             "more than the"},
+            {write("hostile.stl", truncatedStl), "truncated"},
+            {write("hostile.off", "OFF\n1 1 0\n0 0 0\n3 0 0 999999999999\n"), "refers to vertex"},
+            {write("hostile.glb", "glTF\x02\0\0\0\xff\xff\xff\xff garbage"), "hostile.glb"},
+        };
+        for (const auto& [path, why] : files) {
+            QString error;
+            QVERIFY2(!w->openFile(path, &error), qPrintable(path));
+            QVERIFY2(error.contains(QFileInfo(path).fileName()) && error.contains(why),
+                     qPrintable(error));
+            // Nothing the user made is lost.
+            QCOMPARE(w->scene().name, std::string("rope"));
+            QVERIFY(w->document()->isPinned(3));
+            QCOMPARE(w->undoStack()->count(), undoCount);
+            QVERIFY(w->isModified());
+        }
+        // And the next file opens at once.
+        QString error;
+        QVERIFY2(w->openFile(writeObj("after.obj"), &error), qPrintable(error));
+        QCOMPARE(w->scene().bodies[0].name, std::string("tri"));
+    }
+
     void settingsRoundTrip() {
         QSettings().clear();
         QRect geometry;
