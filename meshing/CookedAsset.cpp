@@ -60,7 +60,13 @@ std::vector<Index> readElements(const json& j, Batch& b, const std::string& w) {
     }
     deinterleave(j, "compliance", b.size(), b.compliance, w);
     deinterleave(j, "stiffness", b.size(), b.stiffness, w);
-    return getOr<std::vector<Index>>(j, "colourOffsets", {}, w);
+    std::vector<Index> offsets;
+    if (j.contains("colourOffsets")) {
+        for (const json& e : at(j, "colourOffsets", w)) {
+            offsets.push_back(wholeNumber<Index>(e, w + ".colourOffsets"));
+        }
+    }
+    return offsets;
 }
 
 json constraintsJson(const ConstraintSet& c) {

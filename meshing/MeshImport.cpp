@@ -133,10 +133,10 @@ Result<std::vector<TriangleSoup>> readObj(const fs::path& path, const ImportOpti
             for (int c = 0; c < 3; ++c) {
                 const tinyobj::index_t idx = shape.mesh.indices[offset + c];
                 if (idx.vertex_index < 0 ||
-                    std::size_t(3 * idx.vertex_index + 2) >= attrib.vertices.size()) {
+                    3 * std::size_t(idx.vertex_index) + 2 >= attrib.vertices.size()) {
                     return Error{"OBJ '" + path.string() + "', object '" + soup.name +
                                  "': face refers to missing vertex " +
-                                 std::to_string(idx.vertex_index + 1)};
+                                 std::to_string(std::int64_t(idx.vertex_index) + 1)};
                 }
                 if (std::size_t(idx.vertex_index) < nonFinite.size() &&
                     nonFinite[idx.vertex_index]) {
@@ -144,14 +144,15 @@ Result<std::vector<TriangleSoup>> readObj(const fs::path& path, const ImportOpti
                                               nan); // dropped and reported by assembleBody
                 } else {
                     soup.corners.emplace_back(
-                        attrib.vertices[3 * idx.vertex_index] * options.scale,
-                        attrib.vertices[3 * idx.vertex_index + 1] * options.scale,
-                        attrib.vertices[3 * idx.vertex_index + 2] * options.scale);
+                        attrib.vertices[3 * std::size_t(idx.vertex_index)] * options.scale,
+                        attrib.vertices[3 * std::size_t(idx.vertex_index) + 1] * options.scale,
+                        attrib.vertices[3 * std::size_t(idx.vertex_index) + 2] * options.scale);
                 }
                 if (idx.texcoord_index >= 0 &&
-                    std::size_t(2 * idx.texcoord_index + 1) < attrib.texcoords.size()) {
-                    soup.uvs.emplace_back(attrib.texcoords[2 * idx.texcoord_index],
-                                          attrib.texcoords[2 * idx.texcoord_index + 1]);
+                    2 * std::size_t(idx.texcoord_index) + 1 < attrib.texcoords.size()) {
+                    soup.uvs.emplace_back(
+                        attrib.texcoords[2 * std::size_t(idx.texcoord_index)],
+                        attrib.texcoords[2 * std::size_t(idx.texcoord_index) + 1]);
                 } else {
                     allHaveUVs = false;
                 }
@@ -333,6 +334,16 @@ Result<MeshFileContents> readOwn(const fs::path& path, const std::string& ext,
 }
 
 } // namespace
+
+Result<std::vector<TriangleSoup>> readObjUncontained(const fs::path& path,
+                                                     const ImportOptions& options) {
+    return readObj(path, options);
+}
+
+Result<std::vector<TriangleSoup>> readAssimpUncontained(const fs::path& path,
+                                                        const ImportOptions& options) {
+    return readWithAssimp(path, options);
+}
 
 const std::vector<std::string>& supportedMeshExtensions() {
     static const std::vector<std::string> extensions = {".obj", ".ply",  ".stl",

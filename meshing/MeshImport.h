@@ -7,6 +7,7 @@
 #include "core/base/Result.h"
 #include "core/scene/Scene.h"
 #include "meshing/ContainedProcess.h"
+#include "meshing/SurfaceAssembly.h"
 
 #include <filesystem>
 #include <string>
@@ -32,6 +33,13 @@ struct ImportedMesh {
 Result<ImportedMesh> importMesh(const std::filesystem::path& path,
                                 const ImportOptions& options = {},
                                 const ProgressCallback& progress = {});
+
+// The third-party readers as importMesh runs them in its child process, here in this one, and
+// the file as triangle soups: for the fuzz targets only (a crash in them takes the caller down).
+Result<std::vector<TriangleSoup>> readObjUncontained(const std::filesystem::path& path,
+                                                     const ImportOptions& options = {});
+Result<std::vector<TriangleSoup>> readAssimpUncontained(const std::filesystem::path& path,
+                                                        const ImportOptions& options = {});
 
 // Lower-case extensions with the dot, for file dialogs and command-line checks.
 const std::vector<std::string>& supportedMeshExtensions();

@@ -403,6 +403,9 @@ Result<MeshFileContents> readPlyData(Values values, const std::vector<PlyElement
                                " elements, more than the " + std::to_string(values.remaining()) +
                                " bytes left can hold (the file is truncated or corrupt)");
         }
+        if (least == 0) {
+            continue; // an element without properties: nothing to read, however many
+        }
         const bool isVertex = e.name == "vertex";
         const bool isFace = e.name == "face";
         bool hasU = false, hasV = false;
@@ -459,16 +462,16 @@ Result<MeshFileContents> readPlyData(Values values, const std::vector<PlyElement
                 }
                 const std::string list =
                     e.name + " " + std::to_string(item) + ", list '" + p.name + "': ";
+                std::ostringstream shown;
+                shown.precision(17);
+                shown << countValue;
                 if (!(countValue >= 0) || countValue != std::floor(countValue)) {
-                    std::ostringstream v;
-                    v << countValue;
                     return failure(label, values.where(),
-                                   list + "expected a whole length, found " + v.str());
+                                   list + "expected a whole length, found " + shown.str());
                 }
                 if (countValue > double(values.remaining() / values.minimumBytes(p.type))) {
                     return failure(label, values.where(),
-                                   list + std::to_string(std::uint64_t(countValue)) +
-                                       " items, more than the " +
+                                   list + shown.str() + " items, more than the " +
                                        std::to_string(values.remaining()) +
                                        " bytes left can hold (the file is truncated or corrupt)");
                 }

@@ -471,6 +471,16 @@ Result<nlohmann::json> parseJson(const std::string& text, const std::string& ori
         return nlohmann::json::parse(text);
     } catch (const nlohmann::json::parse_error& e) {
         return Error{origin + " is not valid JSON (byte " + std::to_string(e.byte) + ")"};
+    } catch (const nlohmann::json::exception& e) {
+        // out_of_range: a number too large for a double ("1e999"), or nesting too deep.
+        std::string what = e.what();
+        if (const std::size_t end = what.find("] "); end != std::string::npos) {
+            what.erase(0, end + 2); // nlohmann's "[json.exception.out_of_range.406] "
+        }
+        if (what.size() > 100) {
+            what = what.substr(0, 100) + "...";
+        }
+        return Error{origin + " is not valid JSON: " + what};
     }
 }
 

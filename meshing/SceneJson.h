@@ -11,6 +11,7 @@
 #include <limits>
 #include <nlohmann/json.hpp>
 #include <string>
+#include <type_traits>
 #include <vector>
 
 namespace pbd::sceneio {
@@ -75,11 +76,47 @@ inline const json& at(const json& object, const char* key, const std::string& wh
     return object[key];
 }
 
+// A whole number of type T (an index, a count), checked: a negative, fractional or too large
+// value is a FormatError, never a wrapped or undefined conversion.
+template <class T> T wholeNumber(const json& v, const std::string& where) {
+    static_assert(std::is_integral_v<T>);
+    constexpr auto lo = std::numeric_limits<T>::min();
+    constexpr auto hi = std::numeric_limits<T>::max();
+    if (v.is_number_unsigned()) {
+        const auto u = v.get<std::uint64_t>();
+        if (u <= std::uint64_t(hi)) {
+            return T(u);
+        }
+    } else if (v.is_number_integer()) {
+        const auto i = v.get<std::int64_t>();
+        if ((std::is_signed_v<T> || i >= 0) && i >= std::int64_t(lo) &&
+            (i < 0 || std::uint64_t(i) <= std::uint64_t(hi))) {
+            return T(i);
+        }
+    } else if (v.is_number_float()) {
+        const double d = v.get<double>();
+        if (d != std::floor(d)) {
+            throw FormatError{where + ": expected a whole number, found " + v.dump()};
+        }
+        if (d >= double(lo) && d <= double(hi)) {
+            return T(d);
+        }
+    } else {
+        throw FormatError{where + ": expected a whole number"};
+    }
+    throw FormatError{where + ": " + v.dump() + " is out of range"};
+}
+
 template <class T> T get(const json& object, const char* key, const std::string& where) {
-    try {
-        return at(object, key, where).get<T>();
-    } catch (const json::exception&) {
-        throw FormatError{where + ": '" + key + "' has the wrong type"};
+    const json& v = at(object, key, where);
+    if constexpr (std::is_integral_v<T> && !std::is_same_v<T, bool>) {
+        return wholeNumber<T>(v, where + "." + key);
+    } else {
+        try {
+            return v.get<T>();
+        } catch (const json::exception&) {
+            throw FormatError{where + ": '" + key + "' has the wrong type"};
+        }
     }
 }
 
@@ -109,7 +146,14 @@ inline std::vector<Vec3> toVecs(const json& a, const std::string& where) {
 
 template <std::size_t N>
 std::vector<std::array<Index, N>> toElements(const json& a, const std::string& where) {
-    const auto v = a.get<std::vector<Index>>();
+    if (!a.is_array()) {
+        throw FormatError{where + ": expected an array of indices"};
+    }
+    std::vector<Index> v;
+    v.reserve(a.size());
+    for (const json& e : a) {
+        v.push_back(wholeNumber<Index>(e, where));
+    }
     if (v.size() % N != 0) {
         throw FormatError{where + ": the number of indices is not a multiple of " +
                           std::to_string(N)};

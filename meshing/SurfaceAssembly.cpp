@@ -1,6 +1,8 @@
 #include "meshing/SurfaceAssembly.h"
 
+#include <algorithm>
 #include <cmath>
+#include <cstdint>
 #include <limits>
 #include <unordered_map>
 
@@ -15,7 +17,9 @@ struct Cell {
 
 struct CellHash {
     std::size_t operator()(const Cell& c) const {
-        return std::size_t(c.x * 73856093LL ^ c.y * 19349663LL ^ c.z * 83492791LL);
+        // Unsigned: the products wrap instead of overflowing.
+        return std::size_t(std::uint64_t(c.x) * 73856093ULL ^ std::uint64_t(c.y) * 19349663ULL ^
+                           std::uint64_t(c.z) * 83492791ULL);
     }
 };
 
@@ -49,8 +53,12 @@ Body assembleBody(Particles& particles, const TriangleSoup& soup, double relativ
     auto vertexFor = [&](const Vec3& p) -> Index {
         const Vec3 scaled = p / cellSize;
         const Vec3 floor = scaled.array().floor();
-        const Cell c{static_cast<long long>(floor.x()), static_cast<long long>(floor.y()),
-                     static_cast<long long>(floor.z())};
+        // Far beyond the cells a real mesh has (a hostile file's 1e300), the cell index is
+        // clamped: such corners share a cell, and the distance test still tells them apart.
+        const auto index = [](double v) {
+            return static_cast<long long>(std::clamp(v, -0x1p60, 0x1p60));
+        };
+        const Cell c{index(floor.x()), index(floor.y()), index(floor.z())};
         const Vec3 low = (scaled - floor) * cellSize; // distances to the cell's lower faces
         int from[3], to[3];
         for (int k = 0; k < 3; ++k) {

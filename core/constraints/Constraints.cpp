@@ -342,7 +342,9 @@ bool coloursAreIndependent(const ConstraintSet& set, std::size_t particleCount) 
     std::vector<int> lastColour(particleCount, -1);
     int batch = 0;
     for (int c = 0; ok && c < set.colourCount; ++c) {
-        for (const auto& [bi, e] : byColour[static_cast<std::size_t>(c)]) {
+        for (const auto& entry : byColour[static_cast<std::size_t>(c)]) {
+            const int bi = entry.first; // named, not bound: clang 14 cannot capture bindings
+            const Index e = entry.second;
             batch = 0;
             forEachBatch(set, [&](const auto& b) {
                 if (batch++ != bi) {

@@ -233,7 +233,8 @@ bool capsuleCapsule(const RigidShape& a, const ShapePose& pa, const RigidShape& 
 // are contacts too, so a capsule lying on a face rests on two points.
 bool capsulePolyhedron(const RigidShape& a, const ShapePose& pa, const RigidShape& b,
                        const ShapePose& pb, Real margin, RigidManifold& m) {
-    const auto [a0, a1] = capsuleEnds(a, pa);
+    const std::array<Vec3, 2> ends = capsuleEnds(a, pa); // not bound: clang 14 cannot capture them
+    const Vec3 a0 = ends[0], a1 = ends[1];
     const auto distanceAt = [&](Real t, Vec3& n) {
         return shapeSignedDistance(b, pb, a0 + t * (a1 - a0), n);
     };
