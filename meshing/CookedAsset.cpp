@@ -121,10 +121,11 @@ void applyColours(Batch& b, std::vector<Index> offsets, int colours, const std::
         throw FormatError{w + ".colourOffsets: expected " + std::to_string(colours + 1) +
                           " offsets from 0 to " + std::to_string(b.size())};
     }
+    b.colour.resize(b.size());
     for (int c = 0; c < colours; ++c) {
-        if (offsets[c + 1] < offsets[c]) {
+        if (offsets[c + 1] < offsets[c] || offsets[c + 1] > b.size()) {
             throw FormatError{w + ".colourOffsets: offset " + std::to_string(c + 1) +
-                              " is smaller than the one before"};
+                              " is smaller than the one before or past the end"};
         }
         for (Index e = offsets[c]; e < offsets[c + 1]; ++e) {
             b.colour[e] = c;

@@ -10,8 +10,10 @@
 #include <assimp/scene.h>
 #include <cctype>
 #include <cmath>
+#include <cstring>
 #include <fstream>
 #include <functional>
+#include <iterator>
 #include <limits>
 #include <sstream>
 #include <tiny_obj_loader.h>
@@ -281,9 +283,12 @@ readContained(const fs::path& path, const ImportOptions& options, const Progress
               const std::string& reader,
               const std::function<Result<std::vector<TriangleSoup>>()>& read) {
     ContainedLimits limits;
-    limits.timeoutSeconds = options.timeoutSeconds;
     std::error_code ec;
     const std::uintmax_t size = fs::file_size(path, ec);
+    // Ten seconds and two per megabyte: a reader stuck on a small malformed file is stopped
+    // soon, a large file gets its time.
+    limits.timeoutSeconds =
+        std::min(options.timeoutSeconds, 10.0 + 2.0 * double(ec ? 0 : size) / 1e6);
     limits.memoryBytes = options.memoryLimitBytes > 0 ? options.memoryLimitBytes
                                                       : std::size_t(4) * 1024 * 1024 * 1024 +
                                                             64 * std::size_t(ec ? 0 : size);
@@ -302,10 +307,46 @@ readContained(const fs::path& path, const ImportOptions& options, const Progress
     }
     if (!run.succeeded()) {
         return Error{"cannot read '" + path.string() + "': " + reader + " " +
-                     run.describe(options.timeoutSeconds) +
+                     run.describe(limits.timeoutSeconds) +
                      " on it (the file is malformed or too large; nothing else was affected)"};
     }
     return decode(run.result, reader);
+}
+
+// A GLB's container, checked before assimp sees it: the magic, version 2, the total length and
+// each chunk's length within the file (assimp trusts them, and can loop on a lying header).
+std::string glbProblem(const fs::path& path) {
+    std::ifstream in(path, std::ios::binary);
+    std::string data((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+    const auto word = [&](std::size_t at) {
+        std::uint32_t v = 0;
+        std::memcpy(&v, data.data() + at, 4);
+        return v;
+    };
+    const std::string file = "cannot read '" + path.string() + "': ";
+    if (data.size() < 20 || data.compare(0, 4, "glTF") != 0) {
+        return file + "not a binary glTF file (no 'glTF' header)";
+    }
+    if (word(4) != 2) {
+        return file + "byte 4: glTF version " + std::to_string(word(4)) +
+               " (PBD Lab reads version 2)";
+    }
+    if (word(8) != data.size()) {
+        return file + "byte 8: the header gives a length of " + std::to_string(word(8)) +
+               " bytes, the file has " + std::to_string(data.size());
+    }
+    for (std::size_t at = 12; at < data.size();) {
+        if (data.size() - at < 8) {
+            return file + "byte " + std::to_string(at) + ": a chunk header is cut off";
+        }
+        const std::uint32_t length = word(at);
+        if (length > data.size() - at - 8) {
+            return file + "byte " + std::to_string(at) + ": a chunk of " + std::to_string(length) +
+                   " bytes, more than the " + std::to_string(data.size() - at - 8) + " left";
+        }
+        at += 8 + std::size_t(length);
+    }
+    return {};
 }
 
 // The simple formats, with PBD Lab's own readers, in this process.
@@ -342,6 +383,11 @@ Result<std::vector<TriangleSoup>> readObjUncontained(const fs::path& path,
 
 Result<std::vector<TriangleSoup>> readAssimpUncontained(const fs::path& path,
                                                         const ImportOptions& options) {
+    if (lowerExtension(path) == ".glb") {
+        if (const std::string problem = glbProblem(path); !problem.empty()) {
+            return Error{problem};
+        }
+    }
     return readWithAssimp(path, options);
 }
 
@@ -386,6 +432,11 @@ Result<ImportedMesh> importMesh(const fs::path& path, const ImportOptions& optio
         soups = readContained(path, options, progress, "tinyobjloader",
                               [&] { return readObj(path, options); });
     } else {
+        if (ext == ".glb") {
+            if (const std::string problem = glbProblem(path); !problem.empty()) {
+                return Error{problem};
+            }
+        }
         soups = readContained(path, options, progress, "assimp",
                               [&] { return readWithAssimp(path, options); });
     }

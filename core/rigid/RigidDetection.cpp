@@ -130,7 +130,11 @@ void RigidSolver::repairProxies() {
         const auto wrap = [](std::int64_t v) { return std::uint64_t(v + (1 << 20)) & 0x1FFFFF; };
         return wrap(x) << 42 | wrap(y) << 21 | wrap(z);
     };
-    const auto cellOf = [&](Real v) { return std::int64_t(std::floor(v / cell)); };
+    // Clamped: a body a hostile file puts at 1e24 m shares a far cell instead of overflowing.
+    const auto cellOf = [&](Real v) {
+        const Real f = std::floor(v / cell);
+        return std::int64_t(f > 0x1p40 ? 0x1p40 : f < -0x1p40 ? -0x1p40 : f == f ? f : 0);
+    };
     struct Filed {
         std::uint64_t cell;
         std::uint32_t proxy;
