@@ -87,6 +87,8 @@ MainWindow::MainWindow(bool persistSettings, QWidget* parent)
 
     save_ = new SaveReaction(bench_, this);
     preferences_ = new PreferencesReaction(bench_, this);
+    connect(preferences_, &PreferencesReaction::autosaveMinutesChanged, save_,
+            &SaveReaction::setAutosaveMinutes);
     open_ = new OpenReaction(bench_, save_, preferences_, this);
     export_ = new ExportReaction(bench_, this);
     screenshot_ = new ScreenshotReaction(bench_, this);

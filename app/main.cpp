@@ -6,6 +6,7 @@
 //                                  renders, writes the PNG and exits (0 on success)
 
 #include "app/MainWindow.h"
+#include "app/reactions/OpenReaction.h"
 #include "core/base/Version.h"
 #include "core/scenes/SceneLibrary.h"
 #include "meshing/AirScenes.h"
@@ -17,6 +18,7 @@
 #include <QDir>
 #include <QRegularExpression>
 #include <QSurfaceFormat>
+#include <QTimer>
 
 #include <algorithm>
 #include <cstdio>
@@ -188,6 +190,8 @@ int main(int argc, char** argv) {
         }
     }
     if (!batch) {
+        // The last session left unsaved work behind (a crash): offer it once the window shows.
+        QTimer::singleShot(0, &window, [&window] { window.opening()->offerRecovery(); });
         return app.exec();
     }
 

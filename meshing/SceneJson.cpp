@@ -467,10 +467,27 @@ std::string quotedPath(const std::filesystem::path& path) {
 }
 
 Result<nlohmann::json> parseJson(const std::string& text, const std::string& origin) {
+    if (text.find_first_not_of(" \t\r\n") == std::string::npos) {
+        return Error{origin + " is empty"};
+    }
     try {
         return nlohmann::json::parse(text);
     } catch (const nlohmann::json::parse_error& e) {
-        return Error{origin + " is not valid JSON (byte " + std::to_string(e.byte) + ")"};
+        // nlohmann says "parse error at line L, column C: syntax error while parsing value -
+        // REASON; last read: '...'": the place and the reason, without the echo of the input.
+        const std::string what = e.what();
+        std::string place = "byte " + std::to_string(e.byte), reason;
+        if (const std::size_t at = what.find("at line "); at != std::string::npos) {
+            place = what.substr(at + 3, what.find(':', at) - at - 3);
+        }
+        if (const std::size_t dash = what.find(" - "); dash != std::string::npos) {
+            reason = what.substr(dash + 3, what.find("; last read") - dash - 3);
+        }
+        if (e.byte == text.size() + 1 || reason.find("unexpected end of input") == 0) {
+            reason = "the file ends early (it is truncated)";
+        }
+        return Error{origin + " is not valid JSON (" + place + (reason.empty() ? "" : ": ") +
+                     reason + ")"};
     } catch (const nlohmann::json::exception& e) {
         // out_of_range: a number too large for a double ("1e999"), or nesting too deep.
         std::string what = e.what();

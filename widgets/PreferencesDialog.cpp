@@ -68,6 +68,8 @@ Preferences Preferences::load() {
                                 s.value(QStringLiteral("view/colourMap"), p.colourMap))
                             .toString();
     p.colourMap = SceneActors::colourMapPresets().contains(map) ? map : p.colourMap;
+    p.autosaveMinutes = std::clamp(
+        s.value(QStringLiteral("preferences/autosaveMinutes"), p.autosaveMinutes).toInt(), 0, 600);
     return p;
 }
 
@@ -80,6 +82,7 @@ void Preferences::save() const {
     s.setValue(QStringLiteral("preferences/method"),
                method == SolverMethod::Pbd ? QStringLiteral("pbd") : QStringLiteral("xpbd"));
     s.setValue(QStringLiteral("preferences/colourMap"), colourMap);
+    s.setValue(QStringLiteral("preferences/autosaveMinutes"), autosaveMinutes);
 }
 
 PreferencesDialog::PreferencesDialog(const Preferences& p, QWidget* parent)
@@ -89,7 +92,8 @@ PreferencesDialog::PreferencesDialog(const Preferences& p, QWidget* parent)
     , substeps_(new QSpinBox(this))
     , iterations_(new QSpinBox(this))
     , method_(new QComboBox(this))
-    , colourMap_(new QComboBox(this)) {
+    , colourMap_(new QComboBox(this))
+    , autosave_(new QSpinBox(this)) {
     setObjectName(QStringLiteral("preferencesDialog"));
     setWindowTitle(tr("Preferences"));
     unit_->setObjectName(QStringLiteral("prefMeshUnit"));
@@ -98,6 +102,7 @@ PreferencesDialog::PreferencesDialog(const Preferences& p, QWidget* parent)
     iterations_->setObjectName(QStringLiteral("prefIterations"));
     method_->setObjectName(QStringLiteral("prefMethod"));
     colourMap_->setObjectName(QStringLiteral("prefColourMap"));
+    autosave_->setObjectName(QStringLiteral("prefAutosaveMinutes"));
 
     for (const Unit& u : kUnits) {
         unit_->addItem(tr(u.label), QLatin1String(u.name));
@@ -118,6 +123,12 @@ PreferencesDialog::PreferencesDialog(const Preferences& p, QWidget* parent)
     method_->setCurrentIndex(p.method == SolverMethod::Pbd ? 1 : 0);
     colourMap_->addItems(SceneActors::colourMapPresets());
     colourMap_->setCurrentText(p.colourMap);
+    autosave_->setRange(0, 600);
+    autosave_->setSuffix(tr(" min"));
+    autosave_->setSpecialValueText(tr("never"));
+    autosave_->setValue(p.autosaveMinutes);
+    autosave_->setToolTip(tr("Unsaved work is written this often to PBD Lab's data folder; after "
+                             "a crash, the next start offers to recover it"));
 
     auto* units = new QGroupBox(tr("Units"), this);
     auto* unitsForm = new QFormLayout(units);
@@ -132,6 +143,9 @@ PreferencesDialog::PreferencesDialog(const Preferences& p, QWidget* parent)
     auto* view = new QGroupBox(tr("Fields"), this);
     auto* viewForm = new QFormLayout(view);
     viewForm->addRow(tr("Colour map"), colourMap_);
+    auto* safety = new QGroupBox(tr("Safety"), this);
+    auto* safetyForm = new QFormLayout(safety);
+    safetyForm->addRow(tr("Autosave every"), autosave_);
 
     auto* buttons = new QDialogButtonBox(QDialogButtonBox::Ok | QDialogButtonBox::Cancel, this);
     connect(buttons, &QDialogButtonBox::accepted, this, &QDialog::accept);
@@ -140,6 +154,7 @@ PreferencesDialog::PreferencesDialog(const Preferences& p, QWidget* parent)
     layout->addWidget(units);
     layout->addWidget(solver);
     layout->addWidget(view);
+    layout->addWidget(safety);
     layout->addWidget(buttons);
 }
 
@@ -152,6 +167,7 @@ Preferences PreferencesDialog::preferences() const {
     p.method = method_->currentData().toString() == QLatin1String("pbd") ? SolverMethod::Pbd
                                                                          : SolverMethod::Xpbd;
     p.colourMap = colourMap_->currentText();
+    p.autosaveMinutes = autosave_->value();
     return p;
 }
 

@@ -1,7 +1,7 @@
 #pragma once
 // Edit ▸ Preferences: the units meshes are modelled in (the Prepare dialog's default scale to
-// metres), the solver settings a scene made from a mesh starts with, and the colour map fields
-// are drawn with. Persisted in QSettings ("preferences/...").
+// metres), the solver settings a scene made from a mesh starts with, the colour map fields are
+// drawn with, and how often unsaved work is autosaved. Persisted in QSettings ("preferences/...").
 
 #include "core/solver/SolverSettings.h"
 
@@ -22,6 +22,7 @@ struct Preferences {
     int iterations = SolverSettings{}.iterations;
     SolverMethod method = SolverSettings{}.method;
     QString colourMap = QStringLiteral("auto"); // a SceneActors::colourMapPresets() name
+    int autosaveMinutes = 2;                    // unsaved work written this often; 0: never
 
     // Metres per mesh unit (1 for m, 0.01 for cm, 0.0254 for in...).
     double unitScale() const;
@@ -45,6 +46,7 @@ private:
     QSpinBox* iterations_;
     QComboBox* method_;
     QComboBox* colourMap_;
+    QSpinBox* autosave_;
 };
 
 } // namespace pbd

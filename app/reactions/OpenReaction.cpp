@@ -12,10 +12,14 @@
 
 #include <QAction>
 #include <QDir>
+#include <QFile>
 #include <QFileDialog>
 #include <QFileInfo>
+#include <QLocale>
 #include <QMainWindow>
 #include <QMenu>
+#include <QMessageBox>
+#include <QPushButton>
 #include <QSettings>
 
 namespace pbd {
@@ -178,6 +182,35 @@ void OpenReaction::openInteractive(const QString& path) {
         }
     }
     openFile(path);
+}
+
+bool OpenReaction::offerRecovery() {
+    const QString path = SaveReaction::autosavePath();
+    if (!QFileInfo::exists(path)) {
+        return false;
+    }
+    QMessageBox box(
+        QMessageBox::Question, tr("Recover unsaved work"),
+        tr("PBD Lab did not close cleanly last time. Unsaved work from %1 was "
+           "autosaved.")
+            .arg(QLocale().toString(QFileInfo(path).lastModified(), QLocale::ShortFormat)),
+        QMessageBox::NoButton, bench_.window);
+    box.setObjectName(QStringLiteral("recoverAutosave"));
+    box.setInformativeText(tr("Recover opens it as an unsaved scene; Not Now keeps it for File ▸ "
+                              "Recover Autosave; Discard deletes it."));
+    QPushButton* recover = box.addButton(tr("&Recover"), QMessageBox::AcceptRole);
+    QPushButton* discard = box.addButton(tr("&Discard"), QMessageBox::DestructiveRole);
+    box.addButton(tr("&Not Now"), QMessageBox::RejectRole);
+    box.setDefaultButton(recover);
+    box.exec();
+    if (box.clickedButton() == recover) {
+        return recoverAutosave();
+    }
+    if (box.clickedButton() == discard) {
+        QFile::remove(path);
+        bench_.report(Severity::Info, tr("Discarded the autosave of the last session."));
+    }
+    return false;
 }
 
 bool OpenReaction::recoverAutosave(QString* error) {

@@ -39,6 +39,9 @@ public:
     // about first.
     void openInteractive(const QString& path);
     bool recoverAutosave(QString* error = nullptr);
+    // At start, when the last session left an autosave (it did not close cleanly): asks Recover /
+    // Discard / Not Now. True when the autosave was opened.
+    bool offerRecovery();
 
     const PrepareOptions& prepareOptions() const { return prepareOptions_; }
     void setPrepareOptions(const PrepareOptions& options) { prepareOptions_ = options; }

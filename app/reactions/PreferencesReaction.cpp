@@ -35,20 +35,25 @@ void PreferencesReaction::setPreferences(const Preferences& preferences) {
     if (unitChanged) {
         emit unitScaleChanged(preferences.unitScale());
     }
+    emit autosaveMinutesChanged(preferences.autosaveMinutes);
     bench_.report(Severity::Info,
                   tr("Preferences: meshes in %1, new scenes at %2 ms × %3 substeps, %4 "
-                     "iterations (%5), colour map %6")
+                     "iterations (%5), colour map %6, autosave %7")
                       .arg(preferences.meshUnit)
                       .arg(preferences.timeStep * 1000, 0, 'g', 4)
                       .arg(preferences.substeps)
                       .arg(preferences.iterations)
                       .arg(preferences.method == SolverMethod::Pbd ? tr("PBD") : tr("XPBD"))
-                      .arg(preferences.colourMap));
+                      .arg(preferences.colourMap)
+                      .arg(preferences.autosaveMinutes > 0
+                               ? tr("every %1 min").arg(preferences.autosaveMinutes)
+                               : tr("off")));
 }
 
 void PreferencesReaction::restoreSettings() {
     preferences_ = Preferences::load();
     bench_.fields->setColourMap(preferences_.colourMap);
+    emit autosaveMinutesChanged(preferences_.autosaveMinutes);
 }
 
 void PreferencesReaction::saveSettings() const {

@@ -29,6 +29,8 @@ public:
 signals:
     // Metres per mesh unit, when the unit changed.
     void unitScaleChanged(double scale);
+    // Set or restored: the minutes between autosaves (0: never).
+    void autosaveMinutesChanged(int minutes);
 
 private:
     Workbench& bench_;

@@ -30,10 +30,26 @@ SaveReaction::SaveReaction(Workbench& bench, QObject* parent)
     if (bench_.persistSettings) {
         autosaveTimer_ = new QTimer(this);
         autosaveTimer_->setObjectName(QStringLiteral("autosaveTimer"));
-        autosaveTimer_->setInterval(2 * 60 * 1000);
         connect(autosaveTimer_, &QTimer::timeout, this, &SaveReaction::autosave);
+        setAutosaveMinutes(2);
+    }
+}
+
+void SaveReaction::setAutosaveMinutes(int minutes) {
+    if (autosaveTimer_ == nullptr) {
+        return;
+    }
+    autosaveTimer_->stop();
+    if (minutes > 0) {
+        autosaveTimer_->setInterval(minutes * 60 * 1000);
         autosaveTimer_->start();
     }
+}
+
+int SaveReaction::autosaveMinutes() const {
+    return autosaveTimer_ != nullptr && autosaveTimer_->isActive()
+               ? autosaveTimer_->interval() / 60000
+               : 0;
 }
 
 bool SaveReaction::saveProjectAs(const QString& path, QString* error) {

@@ -1,8 +1,9 @@
 #pragma once
 // File ▸ Save and Save As: the authored scene written as a project, atomically (a failed write
 // leaves the previous file); the question about unsaved changes before they would be lost; and
-// the autosave, every two minutes while there are unsaved edits, removed on save or a clean
-// close (File ▸ Recover Autosave opens it: OpenReaction).
+// the autosave, at the interval of the preferences (two minutes unless changed) while there are
+// unsaved edits, removed on save or a clean close (File ▸ Recover Autosave opens it, and the
+// next start offers to: OpenReaction).
 
 #include <QList>
 #include <QObject>
@@ -30,6 +31,9 @@ public:
     bool maybeSave();
     static QString autosavePath();
     bool autosave();
+    // Every `minutes` (0: never); a window that does not persist settings never autosaves.
+    void setAutosaveMinutes(int minutes);
+    int autosaveMinutes() const;
 
 signals:
     void saved(const QString& path);

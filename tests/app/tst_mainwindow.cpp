@@ -1004,6 +1004,49 @@ private slots:
         QVERIFY(error.contains("no autosave"));
     }
 
+    void autosaveIntervalIsAPreferenceAndTheNextStartOffersRecovery() {
+        auto w = shownWindow();
+        Preferences p = w->preferencesReaction()->preferences();
+        p.autosaveMinutes = 5;
+        w->preferencesReaction()->setPreferences(p);
+        QCOMPARE(w->saving()->autosaveMinutes(), 5);
+        QCOMPARE(Preferences::load().autosaveMinutes, 5);
+        p.autosaveMinutes = 0; // never
+        w->preferencesReaction()->setPreferences(p);
+        QCOMPARE(w->saving()->autosaveMinutes(), 0);
+        p.autosaveMinutes = 2;
+        w->preferencesReaction()->setPreferences(p);
+
+        // A session that ends without closing leaves its autosave; the next start asks.
+        w->loadGeneratedScene("rope");
+        w->document()->togglePin(5);
+        QVERIFY(w->saving()->autosave());
+        const auto answer = [](const QString& button) {
+            QTimer::singleShot(0, [button] {
+                auto* box = qobject_cast<QMessageBox*>(QApplication::activeModalWidget());
+                QVERIFY(box != nullptr);
+                QCOMPARE(box->objectName(), QString("recoverAutosave"));
+                for (QAbstractButton* b : box->buttons()) {
+                    if (b->text().remove('&') == button) {
+                        b->click();
+                    }
+                }
+            });
+        };
+        auto next = shownWindow();
+        answer("Not Now");
+        QVERIFY(!next->opening()->offerRecovery());
+        QVERIFY(QFileInfo::exists(w->saving()->autosavePath())); // kept for later
+        answer("Recover");
+        QVERIFY(next->opening()->offerRecovery());
+        QVERIFY(next->document()->isPinned(5));
+        QVERIFY(next->isModified());
+        answer("Discard");
+        QVERIFY(!next->opening()->offerRecovery());
+        QVERIFY(!QFileInfo::exists(w->saving()->autosavePath()));
+        QVERIFY(!next->opening()->offerRecovery()); // nothing left: no question
+    }
+
     void screenshotWritesAPngOfTheRequestedSize() {
         auto w = shownWindow();
         const QString path = dir_.filePath("shot.png");

@@ -433,6 +433,23 @@ private slots:
                 0);
         QVERIFY(projectFromJson("{}", "x.json").error().find("not a PBD Lab project") !=
                 std::string::npos);
+        // Truncated, not UTF-8, empty, a number out of range, from a newer PBD Lab: each says so.
+        QVERIFY(projectFromJson(good.substr(0, good.size() / 2), "x.json")
+                    .error()
+                    .starts_with("x.json is not valid JSON (line 1, column "));
+        QVERIFY(projectFromJson(good.substr(0, good.size() / 2), "x.json")
+                    .error()
+                    .ends_with(": the file ends early (it is truncated))"));
+        QCOMPARE(projectFromJson("{\"name\": \"\xff\"}", "x.json").error(),
+                 std::string("x.json is not valid JSON (line 1, column 11: invalid string: "
+                             "ill-formed UTF-8 byte)"));
+        QCOMPARE(projectFromJson(" \n", "x.json").error(), std::string("x.json is empty"));
+        QVERIFY(projectFromJson("[1e999]", "x.json").error().find("number overflow") !=
+                std::string::npos);
+        nlohmann::json future = nlohmann::json::parse(good);
+        future["version"] = 99;
+        QVERIFY(projectFromJson(future.dump(), "x.json").error().find("newer PBD Lab") !=
+                std::string::npos);
         nlohmann::json j = nlohmann::json::parse(good);
         j["bodies"][1].erase("tets");
         QCOMPARE(projectFromJson(j.dump(), "x.json").error(),
