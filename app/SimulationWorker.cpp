@@ -309,6 +309,10 @@ void SimulationWorker::loop() {
             time_ = 0;
             steps_ = 0;
             newState = true;
+            // A scene the solver cannot step (a NaN, a zero mass, a negative compliance, a
+            // degenerate tet) is refused when Play is pressed, naming the body and element.
+            const std::vector<std::string> problems = validateScene(*scene_);
+            blocked_ = problems.empty() ? QString() : QString::fromStdString(problems.front());
         }
         if (resetRequested_) {
             resetRequested_ = false;
@@ -419,6 +423,17 @@ void SimulationWorker::loop() {
             continue;
         }
 
+        if (!blocked_.isEmpty()) {
+            {
+                std::lock_guard relock(mutex_);
+                pendingSteps_ = 0;
+                running_ = false;
+            }
+            publish(true);
+            emit diverged(tr("Cannot simulate this scene: %1. Fix it and open the scene again.")
+                              .arg(blocked_));
+            continue;
+        }
         if (!solver) {
             solver = std::make_unique<Solver>(*scene_);
         }
@@ -471,13 +486,19 @@ void SimulationWorker::loop() {
                 running_ = false;
             }
             publish(true);
-            emit diverged(
-                (before ? tr("Particle %2 had a non-finite position before step %1.")
-                        : tr("The simulation diverged in step %1: particle %2 got a non-finite "
-                             "position."))
-                    .arg(steps_ + 1)
-                    .arg(bad) +
-                tr(" The run is paused at the state after step %1.").arg(steps_));
+            emit diverged((before ? tr("%2 had a non-finite position before step %1.")
+                                  : tr("The simulation diverged in step %1: %2 got a non-finite "
+                                       "position."))
+                              .arg(steps_ + 1)
+                              .arg([&] {
+                                  QString who =
+                                      QString::fromStdString(describeParticle(*scene_, bad));
+                                  if (before) {
+                                      who[0] = who[0].toUpper(); // it starts the sentence
+                                  }
+                                  return who;
+                              }()) +
+                          tr(" The run is paused at the state after step %1.").arg(steps_));
             continue;
         }
         ++steps_;

@@ -150,6 +150,7 @@ private:
     bool settingsChanged_ = false;
     SolverSettings newSettings_;
     long nanParticle_ = -1;
+    QString blocked_; // the worker thread's: why the loaded scene cannot be stepped, or empty
     std::vector<std::pair<Index, Real>> massEdits_;
     std::vector<std::pair<int, ConstraintGroup>> groupEdits_;
     std::optional<std::vector<Collider>> colliderEdit_;

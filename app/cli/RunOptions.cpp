@@ -204,6 +204,13 @@ std::optional<Scene> sceneToRun(const RunOptions& o) {
     if (!applyEdits(o, scene)) {
         return std::nullopt;
     }
+    // What the solver cannot step (a NaN, a zero mass, a negative compliance, a degenerate
+    // tet) is refused before the first step, naming the body and element. (The squash below is
+    // an experiment on purpose.)
+    if (const std::vector<std::string> problems = validateScene(scene); !problems.empty()) {
+        inputProblem("cannot simulate '" + o.scene + "': " + problems.front());
+        return std::nullopt;
+    }
     if (o.squashY) {
         squashY(scene);
     }
@@ -213,7 +220,7 @@ std::optional<Scene> sceneToRun(const RunOptions& o) {
 std::string divergence(const Scene& scene) {
     for (std::size_t i = 0; i < scene.particles.size(); ++i) {
         if (!scene.particles.positions[i].allFinite()) {
-            return "the simulation diverged: particle " + std::to_string(i) +
+            return "the simulation diverged: " + describeParticle(scene, i) +
                    " has a non-finite position";
         }
     }

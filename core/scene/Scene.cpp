@@ -73,6 +73,21 @@ void checkElements(const Body& body, const std::vector<std::array<Index, N>>& el
 
 } // namespace
 
+std::string describeParticle(const Scene& scene, std::size_t i) {
+    std::string s = "particle " + std::to_string(i);
+    for (const Body& b : scene.bodies) {
+        if (i >= b.firstParticle && i - b.firstParticle < b.particleCount) {
+            return s + " (vertex " + std::to_string(i - b.firstParticle) + " of body '" + b.name +
+                   "')";
+        }
+    }
+    const AirMesh& air = scene.air;
+    if (i >= air.firstParticle && i - air.firstParticle < air.particleCount) {
+        return s + " (of the air mesh)";
+    }
+    return s;
+}
+
 std::vector<std::string> validateScene(const Scene& scene) {
     std::vector<std::string> problems;
     const Particles& p = scene.particles;
@@ -83,13 +98,12 @@ std::vector<std::string> validateScene(const Scene& scene) {
     }
     for (std::size_t i = 0; i < p.size(); ++i) {
         if (!p.positions[i].allFinite()) {
-            std::ostringstream s;
-            s << "particle " << i << " has a non-finite position";
-            problems.push_back(s.str());
+            problems.push_back(describeParticle(scene, i) + " has a non-finite position");
         }
         if (!std::isfinite(p.inverseMasses[i]) || p.inverseMasses[i] < 0) {
             std::ostringstream s;
-            s << "particle " << i << " has an invalid inverse mass " << p.inverseMasses[i];
+            s << describeParticle(scene, i) << " has an invalid inverse mass " << p.inverseMasses[i]
+              << (std::isinf(p.inverseMasses[i]) ? " (zero mass: a density of 0?)" : "");
             problems.push_back(s.str());
         }
     }
@@ -178,6 +192,20 @@ std::vector<std::string> validateScene(const Scene& scene) {
                 }
             }
         }
+        // A negative or NaN compliance would make the step's denominator vanish or flip.
+        for (std::size_t k = 0; k < batch.compliance.size(); ++k) {
+            for (std::size_t e = 0; e < batch.compliance[k].size() && e < batch.size(); ++e) {
+                const Real alpha = batch.compliance[k][e];
+                if (!(alpha >= 0)) {
+                    std::ostringstream s;
+                    s << toString(type) << " constraint " << e << " (on "
+                      << describeParticle(scene, batch.particles[e][0]) << ") has compliance "
+                      << alpha << "; it must be 0 (rigid) or positive";
+                    problems.push_back(s.str());
+                    return;
+                }
+            }
+        }
     };
     const ConstraintSet& c = scene.constraints;
     forEachTypedBatch(c, checkBatch);
@@ -186,6 +214,12 @@ std::vector<std::string> validateScene(const Scene& scene) {
             problems.push_back("attachment " + std::to_string(a) + " refers to particle " +
                                std::to_string(c.attachments.particle[a]) + " of " +
                                std::to_string(n));
+        } else if (a < c.attachments.compliance.size() && !(c.attachments.compliance[a] >= 0)) {
+            std::ostringstream s;
+            s << "attachment " << a << " (on " << describeParticle(scene, c.attachments.particle[a])
+              << ") has compliance " << c.attachments.compliance[a]
+              << "; it must be 0 (a pin) or positive";
+            problems.push_back(s.str());
         }
     }
     for (const PressureConstraint& pc : c.pressure) {

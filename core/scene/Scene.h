@@ -60,4 +60,7 @@ struct Scene {
 // Empty when the scene is consistent.
 std::vector<std::string> validateScene(const Scene& scene);
 
+// "particle 12 (vertex 3 of body 'cloth')", "particle 80 (of the air mesh)": for messages.
+std::string describeParticle(const Scene& scene, std::size_t particle);
+
 } // namespace pbd

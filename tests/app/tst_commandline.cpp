@@ -194,6 +194,24 @@ private slots:
         r = run(cli_, {"simulate", "nosuchscene"});
         QCOMPARE(r.exitCode, 1);
         QVERIFY(r.err.contains("unknown scene 'nosuchscene'"));
+        // A scene the solver cannot step is refused before the first step, naming the element.
+        {
+            const QString rope = dir_.filePath("rope-for-mass.json");
+            QCOMPARE(run(cli_, {"export", "rope", "-o", rope}).exitCode, 0);
+            QFile f(rope);
+            QVERIFY(f.open(QIODevice::ReadOnly));
+            nlohmann::json doc = nlohmann::json::parse(f.readAll().toStdString());
+            f.close();
+            doc["particles"]["inverseMasses"][3] = -2.0;
+            QVERIFY(f.open(QIODevice::WriteOnly | QIODevice::Truncate));
+            f.write(QByteArray::fromStdString(doc.dump()));
+            f.close();
+            r = run(cli_, {"simulate", rope, "--steps", "3"});
+            QCOMPARE(r.exitCode, 1);
+            QVERIFY2(r.err.contains("particle 3 (vertex 3 of body 'rope') has an invalid inverse "
+                                    "mass -2"),
+                     qPrintable(r.err));
+        }
         r = run(cli_, {"simulate", "rope", "--out", dir_.filePath("no/such/dir/x.json")});
         QCOMPARE(r.exitCode, 1);
         QVERIFY(r.err.contains("could not write"));

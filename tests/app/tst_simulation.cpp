@@ -885,6 +885,21 @@ private slots:
         QCOMPARE(w->simulation()->latest()->steps, std::size_t(5));
     }
 
+    void aSceneTheSolverCannotStepIsRefusedOnPlay() {
+        auto w = window("rope");
+        Scene broken = w->scene();
+        broken.particles.inverseMasses[12] = std::numeric_limits<Real>::infinity();
+        w->document()->load(broken);
+        QString error;
+        QVERIFY(!w->simulateSteps(3, &error));
+        QVERIFY2(error.contains("Cannot simulate this scene") && error.contains("particle 12") &&
+                     error.contains("zero mass"),
+                 qPrintable(error));
+        QVERIFY(!w->simulation()->isRunning());
+        QCOMPARE(w->simulation()->latest()->steps, std::size_t(0));
+        QVERIFY(w->scene().particles.positions[12].allFinite()); // nothing stepped, no NaN
+    }
+
     void divergenceStopsTheRunAndRestoresTheLastGoodState() {
         auto w = window("rope");
         QVERIFY(w->simulateSteps(10));

@@ -204,6 +204,25 @@ private slots:
         QCOMPARE(p2.size(), std::size_t(1));
         QVERIFY(p2[0].find("'torus'") != std::string::npos &&
                 p2[0].find("tetrahedron 11") != std::string::npos);
+
+        // A zero mass and a negative compliance: the solver's denominators would vanish or flip.
+        Scene massless = *scene;
+        massless.particles.inverseMasses[5] = std::numeric_limits<Real>::infinity();
+        const std::vector<std::string> p3 = validateScene(massless);
+        QCOMPARE(p3.size(), std::size_t(1));
+        QVERIFY2(p3[0].find("particle 5 (vertex 5 of body 'torus')") == 0 &&
+                     p3[0].find("zero mass") != std::string::npos,
+                 p3[0].c_str());
+        Result<Scene> rope = makeScene("rope");
+        QVERIFY(rope.ok() && rope->constraints.distance.size() > 4);
+        Scene negative = *rope;
+        negative.constraints.distance.compliance[0][4] = -1e-3;
+        const std::vector<std::string> p4 = validateScene(negative);
+        QCOMPARE(p4.size(), std::size_t(1));
+        QVERIFY2(p4[0].find("constraint 4 (on particle") != std::string::npos &&
+                     p4[0].find("has compliance -0.001") != std::string::npos &&
+                     p4[0].find("of body '") != std::string::npos,
+                 p4[0].c_str());
     }
 
     void bodyDensityIsMeasuredAndSetFromTheMasses() {
