@@ -471,7 +471,21 @@ Result<ImportedMesh> importMesh(const fs::path& path, const ImportOptions& optio
             result.scene.particles.inverseMasses.resize(body.firstParticle);
             continue;
         }
-        result.scene.bodies.push_back(std::move(body));
+        if (options.mergeShells) {
+            result.scene.bodies.push_back(std::move(body));
+            continue;
+        }
+        std::vector<Body> shells = splitShells(result.scene.particles, body);
+        if (shells.size() > 1) {
+            result.warnings.push_back(
+                "body '" + body.name + "' has " + std::to_string(shells.size()) +
+                " separate shells: imported as " + std::to_string(shells.size()) + " bodies ('" +
+                shells[0].name + "' to '" + shells.back().name +
+                "'; merge shells to keep one body)");
+        }
+        for (Body& shell : shells) {
+            result.scene.bodies.push_back(std::move(shell));
+        }
     }
     if (result.scene.bodies.empty()) {
         return Error{"'" + path.string() + "' contains no usable triangles"};

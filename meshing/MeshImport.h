@@ -18,6 +18,9 @@ namespace pbd {
 struct ImportOptions {
     double scale = 1.0;          // multiplies every coordinate (unit conversion)
     double weldTolerance = 1e-6; // relative to each body's bounding-box diagonal
+    // A part of several shells (triangles not connected to each other) becomes one body per
+    // shell, unless merged.
+    bool mergeShells = false;
     // The contained readers (OBJ, glTF): how long they may take (at most; 10 s plus 2 s per
     // MB of the file below that) and how much memory they may add (0: 4 GB plus 64 times the
     // file's size).

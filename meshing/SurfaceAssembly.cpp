@@ -115,6 +115,88 @@ Body assembleBody(Particles& particles, const TriangleSoup& soup, double relativ
     return body;
 }
 
+std::vector<Body> splitShells(Particles& particles, const Body& body) {
+    const Index first = body.firstParticle, count = body.particleCount;
+    std::vector<Index> parent(count);
+    for (Index i = 0; i < count; ++i) {
+        parent[i] = i;
+    }
+    const auto find = [&](Index i) {
+        while (parent[i] != i) {
+            parent[i] = parent[parent[i]];
+            i = parent[i];
+        }
+        return i;
+    };
+    for (const Triangle& t : body.triangles) {
+        for (int k = 1; k < 3; ++k) {
+            const Index a = find(t[0] - first), b = find(t[std::size_t(k)] - first);
+            if (a != b) {
+                parent[std::max(a, b)] = std::min(a, b);
+            }
+        }
+    }
+    // Shells numbered by their first triangle; vertices by their shell, then their order.
+    constexpr Index kNone = std::numeric_limits<Index>::max();
+    std::vector<Index> shellOfRoot(count, kNone);
+    std::vector<Index> shellOfTriangle(body.triangles.size());
+    Index shells = 0;
+    for (std::size_t t = 0; t < body.triangles.size(); ++t) {
+        Index& s = shellOfRoot[find(body.triangles[t][0] - first)];
+        if (s == kNone) {
+            s = shells++;
+        }
+        shellOfTriangle[t] = s;
+    }
+    if (shells <= 1) {
+        return {body};
+    }
+    std::vector<Index> shellSize(shells, 0), order(count), newIndex(count);
+    for (Index i = 0; i < count; ++i) {
+        ++shellSize[shellOfRoot[find(i)]];
+    }
+    std::vector<Index> shellStart(shells + 1, 0);
+    for (Index s = 0; s < shells; ++s) {
+        shellStart[s + 1] = shellStart[s] + shellSize[s];
+    }
+    std::vector<Index> next = shellStart;
+    for (Index i = 0; i < count; ++i) {
+        const Index at = next[shellOfRoot[find(i)]]++;
+        order[at] = i;
+        newIndex[i] = at;
+    }
+    const auto reorder = [&](auto& values) {
+        auto copy = values;
+        for (Index at = 0; at < count; ++at) {
+            values[first + at] = copy[first + order[at]];
+        }
+    };
+    reorder(particles.positions);
+    reorder(particles.velocities);
+    reorder(particles.inverseMasses);
+    std::vector<Body> out(shells);
+    for (Index s = 0; s < shells; ++s) {
+        Body& b = out[s];
+        b.name = s == 0 ? body.name : body.name + "-" + std::to_string(s + 1);
+        b.kind = body.kind;
+        b.firstParticle = first + shellStart[s];
+        b.particleCount = shellSize[s];
+    }
+    const bool uvs = body.triangleUVs.size() == body.triangles.size();
+    for (std::size_t t = 0; t < body.triangles.size(); ++t) {
+        Body& b = out[shellOfTriangle[t]];
+        Triangle tri;
+        for (int k = 0; k < 3; ++k) {
+            tri[std::size_t(k)] = first + newIndex[body.triangles[t][std::size_t(k)] - first];
+        }
+        b.triangles.push_back(tri);
+        if (uvs) {
+            b.triangleUVs.push_back(body.triangleUVs[t]);
+        }
+    }
+    return out;
+}
+
 Body& appendSurfaceOf(Scene& scene, const Body& solid, const Particles& from,
                       const std::string& name) {
     Body body;

@@ -29,6 +29,11 @@ struct AssemblyReport {
 Body assembleBody(Particles& particles, const TriangleSoup& soup, double relativeTolerance,
                   AssemblyReport& report);
 
+// The body's shells (its triangles connected through shared vertices), one body each: the
+// body's particles are reordered in place, shell by shell, and the shells named NAME, NAME-2,
+// NAME-3, ... in the order of their first triangle. One shell: the body itself, unchanged.
+std::vector<Body> splitShells(Particles& particles, const Body& body);
+
 // Appends the boundary surface of a generated solid (its triangles, with particles from `from`)
 // to `scene` as a bare surface body named `name`: the particles become the surface's vertices
 // only, as an importer would deliver them. Returns the new body.

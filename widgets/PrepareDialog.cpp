@@ -47,6 +47,7 @@ PrepareDialog::PrepareDialog(const QStringList& files, const PrepareOptions& opt
     , frames_(new QCheckBox(tr("Material &frames from UVs"), this))
     , tetFrames_(new QComboBox(this))
     , scale_(spin(this, "prepareScale", 1e-6, 1e6, 6, 0.1))
+    , mergeShells_(new QCheckBox(tr("&Merge a part's separate shells into one body"), this))
     , density_(spin(this, "prepareDensity", 0.001, 1e6, 3, 100, tr(" kg/m³")))
     , arealDensity_(spin(this, "prepareArealDensity", 0.0001, 1e4, 4, 0.05, tr(" kg/m²")))
     , constraints_(new QCheckBox(tr("Add default &constraints (strain, bending, volume)"), this))
@@ -58,6 +59,9 @@ PrepareDialog::PrepareDialog(const QStringList& files, const PrepareOptions& opt
     tetrahedralize_->setObjectName(QStringLiteral("prepareTetrahedralize"));
     air_->setObjectName(QStringLiteral("prepareAir"));
     frames_->setObjectName(QStringLiteral("prepareFrames"));
+    mergeShells_->setObjectName(QStringLiteral("prepareMergeShells"));
+    mergeShells_->setToolTip(tr("Off: every shell (triangles connected to each other) of a part "
+                                "becomes a body of its own"));
     tetFrames_->setObjectName(QStringLiteral("prepareTetFrames"));
     constraints_->setObjectName(QStringLiteral("prepareConstraints"));
     rigid_->setObjectName(QStringLiteral("prepareRigid"));
@@ -93,6 +97,7 @@ PrepareDialog::PrepareDialog(const QStringList& files, const PrepareOptions& opt
     frames_->setChecked(options.frames);
     tetFrames_->setCurrentIndex(options.tetFrames == TetFrameMode::Global ? 0 : 1);
     scale_->setValue(options.import.scale);
+    mergeShells_->setChecked(options.import.mergeShells);
     density_->setValue(options.density);
     arealDensity_->setValue(options.arealDensity);
     constraints_->setChecked(options.defaultConstraints);
@@ -109,6 +114,7 @@ PrepareDialog::PrepareDialog(const QStringList& files, const PrepareOptions& opt
     auto* input = new QGroupBox(tr("Input"), this);
     auto* inputForm = new QFormLayout(input);
     inputForm->addRow(tr("&Scale:"), scale_);
+    inputForm->addRow(QString(), mergeShells_);
     inputForm->addRow(repair_);
 
     auto* tets = new QGroupBox(tr("Volume mesh (TetGen)"), this);
@@ -192,6 +198,7 @@ PrepareOptions PrepareDialog::options() const {
     o.frames = frames_->isChecked();
     o.tetFrames = TetFrameMode(tetFrames_->currentData().toInt());
     o.import.scale = scale_->value();
+    o.import.mergeShells = mergeShells_->isChecked();
     o.density = density_->value();
     o.arealDensity = arealDensity_->value();
     o.defaultConstraints = constraints_->isChecked();
@@ -231,6 +238,7 @@ PrepareOptions PrepareDialog::savedOptions() {
                       ? TetFrameMode::NearestSurface
                       : TetFrameMode::Global;
     o.import.scale = s.value(QStringLiteral("scale"), o.import.scale).toDouble();
+    o.import.mergeShells = s.value(QStringLiteral("mergeShells"), o.import.mergeShells).toBool();
     o.density = s.value(QStringLiteral("density"), o.density).toDouble();
     o.arealDensity = s.value(QStringLiteral("arealDensity"), o.arealDensity).toDouble();
     o.defaultConstraints = s.value(QStringLiteral("constraints"), o.defaultConstraints).toBool();
@@ -254,6 +262,7 @@ void PrepareDialog::saveOptions(const PrepareOptions& o) {
     s.setValue(QStringLiteral("frames"), o.frames);
     s.setValue(QStringLiteral("tetFrames"), o.tetFrames == TetFrameMode::NearestSurface ? 1 : 0);
     s.setValue(QStringLiteral("scale"), o.import.scale);
+    s.setValue(QStringLiteral("mergeShells"), o.import.mergeShells);
     s.setValue(QStringLiteral("density"), o.density);
     s.setValue(QStringLiteral("arealDensity"), o.arealDensity);
     s.setValue(QStringLiteral("constraints"), o.defaultConstraints);

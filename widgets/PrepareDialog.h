@@ -44,6 +44,7 @@ private:
     QCheckBox* frames_;
     QComboBox* tetFrames_;
     QDoubleSpinBox* scale_;
+    QCheckBox* mergeShells_;
     QDoubleSpinBox* density_;
     QDoubleSpinBox* arealDensity_;
     QCheckBox* constraints_;

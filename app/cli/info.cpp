@@ -104,6 +104,8 @@ void addInfoCommand(CLI::App& cli, int& status) {
         ->required()
         ->type_name("SCENE|MESH|PROJECT|ASSET");
     c->add_flag("--json", o->json, "The report as JSON");
+    c->add_flag("--merge-shells", o->import.mergeShells,
+                "Keep a part's separate shells in one body (default: a body per shell)");
     c->add_option("--scale", o->import.scale, "Scale a mesh file's coordinates by S")
         ->check(positiveNumber())
         ->type_name("S");

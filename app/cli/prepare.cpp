@@ -156,6 +156,8 @@ void addPrepareCommand(CLI::App& cli, int& status) {
         ->type_name("D");
     c->add_option("--local-air-bodies", o->localBodies, "The bodies of --local-air")
         ->type_name("NAME,...");
+    c->add_flag("--merge-shells", p.import.mergeShells,
+                "Keep a part's separate shells in one body (default: a body per shell)");
     c->add_option("--scale", p.import.scale, "Scale the meshes' coordinates by S")
         ->check(positiveNumber())
         ->type_name("S");

@@ -311,6 +311,48 @@ private slots:
         QCOMPARE(m->scene.bodies[0].name, std::string("caf?? x \xc3\xa9t\xc3\xa9")); // été kept
     }
 
+    void separateShellsBecomeBodiesUnlessMerged() {
+        // One OBJ object of two quads that share no vertex, with UVs; the second one first in
+        // the vertex list, so the shells' particles must be reordered.
+        QTemporaryDir dir;
+        const QString path = dir.filePath("shells.obj");
+        QFile f(path);
+        QVERIFY(f.open(QIODevice::WriteOnly));
+        f.write("o pair\nv 5 0 0\nv 6 0 0\nv 6 1 0\nv 5 1 0\n"
+                "v 0 0 0\nv 1 0 0\nv 1 1 0\nv 0 1 0\n"
+                "vt 0 0\nvt 1 0\nvt 1 1\nvt 0 1\n"
+                "f 5/1 6/2 7/3 8/4\nf 1/1 2/2 3/3 4/4\n");
+        f.close();
+        Result<ImportedMesh> m = importMesh(path.toStdString());
+        QVERIFY2(m.ok(), m.ok() ? "" : m.error().c_str());
+        const Scene& scene = m->scene;
+        QCOMPARE(scene.bodies.size(), std::size_t(2));
+        QCOMPARE(scene.bodies[0].name, std::string("pair"));
+        QCOMPARE(scene.bodies[1].name, std::string("pair-2"));
+        QVERIFY(validateScene(scene).empty());
+        for (const Body& b : scene.bodies) {
+            QCOMPARE(b.particleCount, Index(4));
+            QCOMPARE(b.triangles.size(), std::size_t(2));
+            QVERIFY(b.hasUVs());
+            for (const Triangle& t : b.triangles) {
+                for (Index i : t) {
+                    QVERIFY(i >= b.firstParticle && i < b.firstParticle + b.particleCount);
+                }
+            }
+        }
+        // The first face's shell comes first, with its own positions.
+        QCOMPARE(scene.particles.positions[scene.bodies[0].triangles[0][0]], Vec3(0, 0, 0));
+        QCOMPARE(scene.particles.positions[scene.bodies[1].triangles[0][0]], Vec3(5, 0, 0));
+        QVERIFY(QString::fromStdString(m->warnings.back()).contains("2 separate shells"));
+
+        ImportOptions merged;
+        merged.mergeShells = true;
+        m = importMesh(path.toStdString(), merged);
+        QVERIFY(m.ok());
+        QCOMPARE(m->scene.bodies.size(), std::size_t(1));
+        QCOMPARE(m->scene.bodies[0].triangles.size(), std::size_t(4));
+    }
+
     void objAndGltfReadThroughTheChild() {
         // The contained readers give the same bodies as before, with their names.
         const QString models = qEnvironmentVariable("ASSIMP_MODELS", "/usr/share/assimp/models");
