@@ -10,10 +10,8 @@
 #include <assimp/scene.h>
 #include <cctype>
 #include <cmath>
-#include <cstring>
 #include <fstream>
 #include <functional>
-#include <iterator>
 #include <limits>
 #include <sstream>
 #include <tiny_obj_loader.h>
@@ -316,35 +314,39 @@ readContained(const fs::path& path, const ImportOptions& options, const Progress
 // A GLB's container, checked before assimp sees it: the magic, version 2, the total length and
 // each chunk's length within the file (assimp trusts them, and can loop on a lying header).
 std::string glbProblem(const fs::path& path) {
+    // The headers only: 12 bytes, then 8 at the start of each chunk.
     std::ifstream in(path, std::ios::binary);
-    std::string data((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
-    const auto word = [&](std::size_t at) {
-        std::uint32_t v = 0;
-        std::memcpy(&v, data.data() + at, 4);
-        return v;
+    std::error_code ec;
+    const std::uintmax_t size = fs::file_size(path, ec);
+    const auto word = [&](std::uintmax_t at, std::uint32_t& v) {
+        in.seekg(std::streamoff(at));
+        return bool(in.read(reinterpret_cast<char*>(&v), 4));
     };
     const std::string file = "cannot read '" + path.string() + "': ";
-    if (data.size() < 20 || data.compare(0, 4, "glTF") != 0) {
+    char magic[4] = {};
+    std::uint32_t version = 0, length = 0;
+    if (ec || size < 20 || !in.read(magic, 4) || std::string_view(magic, 4) != "glTF" ||
+        !word(4, version) || !word(8, length)) {
         return file + "not a binary glTF file (no 'glTF' header)";
     }
-    if (word(4) != 2) {
-        return file + "byte 4: glTF version " + std::to_string(word(4)) +
+    if (version != 2) {
+        return file + "byte 4: glTF version " + std::to_string(version) +
                " (PBD Lab reads version 2)";
     }
-    if (word(8) != data.size()) {
-        return file + "byte 8: the header gives a length of " + std::to_string(word(8)) +
-               " bytes, the file has " + std::to_string(data.size());
+    if (length != size) {
+        return file + "byte 8: the header gives a length of " + std::to_string(length) +
+               " bytes, the file has " + std::to_string(size);
     }
-    for (std::size_t at = 12; at < data.size();) {
-        if (data.size() - at < 8) {
+    for (std::uintmax_t at = 12; at < size;) {
+        std::uint32_t chunk = 0;
+        if (size - at < 8 || !word(at, chunk)) {
             return file + "byte " + std::to_string(at) + ": a chunk header is cut off";
         }
-        const std::uint32_t length = word(at);
-        if (length > data.size() - at - 8) {
-            return file + "byte " + std::to_string(at) + ": a chunk of " + std::to_string(length) +
-                   " bytes, more than the " + std::to_string(data.size() - at - 8) + " left";
+        if (chunk > size - at - 8) {
+            return file + "byte " + std::to_string(at) + ": a chunk of " + std::to_string(chunk) +
+                   " bytes, more than the " + std::to_string(size - at - 8) + " left";
         }
-        at += 8 + std::size_t(length);
+        at += 8 + chunk;
     }
     return {};
 }

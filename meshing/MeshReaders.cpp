@@ -460,16 +460,18 @@ Result<MeshFileContents> readPlyData(Values values, const std::vector<PlyElement
                 if (!values.read(p.countType, countValue)) {
                     return failure(label, values.where(), badValue(values, e, item, p));
                 }
-                const std::string list =
-                    e.name + " " + std::to_string(item) + ", list '" + p.name + "': ";
-                std::ostringstream shown;
-                shown.precision(17);
-                shown << countValue;
-                if (!(countValue >= 0) || countValue != std::floor(countValue)) {
-                    return failure(label, values.where(),
-                                   list + "expected a whole length, found " + shown.str());
-                }
-                if (countValue > double(values.remaining() / values.minimumBytes(p.type))) {
+                if (!(countValue >= 0) || countValue != std::floor(countValue) ||
+                    countValue > double(values.remaining() / values.minimumBytes(p.type))) {
+                    // Formatted here only: this runs for every face.
+                    std::ostringstream shown;
+                    shown.precision(17);
+                    shown << countValue;
+                    const std::string list =
+                        e.name + " " + std::to_string(item) + ", list '" + p.name + "': ";
+                    if (!(countValue >= 0) || countValue != std::floor(countValue)) {
+                        return failure(label, values.where(),
+                                       list + "expected a whole length, found " + shown.str());
+                    }
                     return failure(label, values.where(),
                                    list + shown.str() + " items, more than the " +
                                        std::to_string(values.remaining()) +

@@ -166,9 +166,10 @@ std::vector<Body> splitShells(Particles& particles, const Body& body) {
         newIndex[i] = at;
     }
     const auto reorder = [&](auto& values) {
-        auto copy = values;
+        const auto begin = values.begin() + std::ptrdiff_t(first);
+        const std::vector copy(begin, begin + std::ptrdiff_t(count)); // the body's range only
         for (Index at = 0; at < count; ++at) {
-            values[first + at] = copy[first + order[at]];
+            values[first + at] = copy[order[at]];
         }
     };
     reorder(particles.positions);

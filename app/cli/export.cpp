@@ -4,8 +4,8 @@
 #include "meshing/Export.h"
 
 #include "app/cli/Command.h"
+#include "app/cli/SceneOutputs.h"
 #include "meshing/AirScenes.h"
-#include "meshing/CookedAsset.h"
 #include "meshing/ProjectFile.h"
 
 namespace pbd::cli {
@@ -13,17 +13,17 @@ namespace pbd::cli {
 namespace {
 
 struct ExportOptions {
-    std::string input, project, asset, vtu, msh, tetgen;
+    std::string input;
+    SceneOutputs out;
     int indent = -1;
 };
 
 int exportScene(const ExportOptions& o) {
-    if (o.project.empty() && o.asset.empty() && o.vtu.empty() && o.msh.empty() &&
-        o.tetgen.empty()) {
+    if (!o.out.any()) {
         throw CLI::ValidationError("name an output (-o, --asset, --vtu, --msh or --tetgen)",
                                    CLI::ExitCodes::ValidationError);
     }
-    if (checkOutputs({o.project, o.asset, o.vtu, o.msh, o.tetgen}) != kSuccess) {
+    if (checkOutputs(o.out.paths()) != kSuccess) {
         return kInputProblem;
     }
     Result<Scene> loaded =
@@ -31,26 +31,10 @@ int exportScene(const ExportOptions& o) {
     if (!loaded) {
         return inputProblem(loaded.error());
     }
-    const Scene& scene = loaded.value();
-    bool ok = true;
-    auto write = [&](const std::string& target, auto&& writer) {
-        if (target.empty() || !ok) {
-            return;
-        }
-        if (const Result<bool> written = writer(target); !written) {
-            inputProblem(written.error());
-            ok = false;
-        }
-    };
-    const int indent = o.indent;
-    write(o.project, [&](const std::string& f) {
-        return writeFileAtomically(f, projectToJson(scene, indent < 0 ? 1 : indent));
-    });
-    write(o.asset, [&](const std::string& f) { return exportCookedAsset(scene, f, indent); });
-    write(o.vtu, [&](const std::string& f) { return exportVtu(scene, f); });
-    write(o.msh, [&](const std::string& f) { return exportMsh(scene, f); });
-    write(o.tetgen, [&](const std::string& f) { return exportTetgen(scene, f); });
-    return ok ? kSuccess : kInputProblem;
+    if (const Result<bool> written = writeSceneOutputs(*loaded, o.out, o.indent); !written) {
+        return inputProblem(written.error());
+    }
+    return kSuccess;
 }
 
 } // namespace
@@ -65,19 +49,7 @@ void addExportCommand(CLI::App& cli, int& status) {
     c->add_option("input", o->input, "A generated scene, a project or a cooked asset")
         ->required()
         ->type_name("SCENE|PROJECT|ASSET");
-    c->add_option("-o,--out,--project", o->project, "Write a project")
-
-        ->type_name("PROJECT.json");
-    c->add_option("--asset", o->asset, "Write a cooked asset")
-
-        ->type_name("FILE");
-    c->add_option("--vtu", o->vtu, "Write a VTK unstructured grid")
-
-        ->type_name("FILE");
-    c->add_option("--msh", o->msh, "Write a Gmsh 4.1 mesh")->type_name("FILE");
-    c->add_option("--tetgen", o->tetgen, "Write TetGen .node/.ele/.face")
-
-        ->type_name("PREFIX");
+    addSceneOutputs(*c, o->out, ",--project");
     c->add_option("--indent", o->indent,
                   "Indent JSON by N spaces (0 to 8; default: compact "
                   "assets, projects by 1)")

@@ -4,8 +4,7 @@
 #include "meshing/Prepare.h"
 
 #include "app/cli/Command.h"
-#include "meshing/CookedAsset.h"
-#include "meshing/Export.h"
+#include "app/cli/SceneOutputs.h"
 #include "meshing/ProjectFile.h"
 
 #include <chrono>
@@ -21,7 +20,8 @@ struct PrepareCommandOptions {
     std::string frames, tetFrames, localBodies;
     double timeout = 0;
     int airSubdivisions = 0;
-    std::string project, asset, vtu, msh, tetgen, report;
+    SceneOutputs out;
+    std::string report;
     bool quiet = false;
 };
 
@@ -38,7 +38,9 @@ const char* severityName(ReportSeverity s) {
 }
 
 int prepare(PrepareCommandOptions& o) {
-    if (checkOutputs({o.project, o.asset, o.vtu, o.msh, o.tetgen, o.report}) != kSuccess) {
+    std::vector<std::string> outputs = o.out.paths();
+    outputs.push_back(o.report);
+    if (checkOutputs(outputs) != kSuccess) {
         return kInputProblem;
     }
     PrepareOptions& options = o.prepare;
@@ -81,21 +83,13 @@ int prepare(PrepareCommandOptions& o) {
             std::fprintf(stderr, "%s: %s\n", severityName(l.severity), l.text.c_str());
         }
     }
-    auto write = [&](const std::string& target, auto&& writer) {
-        if (target.empty() || !result.report.ok()) {
-            return;
-        }
-        if (const Result<bool> ok = writer(target); !ok) {
-            inputProblem(ok.error());
-            result.report.error = ok.error();
-        }
-    };
     const auto started = std::chrono::steady_clock::now();
-    write(o.project, [&](const std::string& f) { return saveProject(result.scene, f); });
-    write(o.asset, [&](const std::string& f) { return exportCookedAsset(result.scene, f); });
-    write(o.vtu, [&](const std::string& f) { return exportVtu(result.scene, f); });
-    write(o.msh, [&](const std::string& f) { return exportMsh(result.scene, f); });
-    write(o.tetgen, [&](const std::string& f) { return exportTetgen(result.scene, f); });
+    if (result.report.ok()) {
+        if (const Result<bool> written = writeSceneOutputs(result.scene, o.out); !written) {
+            inputProblem(written.error());
+            result.report.error = written.error();
+        }
+    }
     result.report.timings.emplace_back(
         "export",
         std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count());
@@ -174,22 +168,8 @@ void addPrepareCommand(CLI::App& cli, int& status) {
     c->add_option("--timeout", o->timeout, "Seconds TetGen may take per run")
         ->check(positiveNumber())
         ->type_name("S");
-    c->add_option("-o,--out", o->project, "Write the project file")
-
-        ->type_name("PROJECT.json");
-    c->add_option("--asset", o->asset, "Write a cooked asset")
-
-        ->type_name("FILE");
-    c->add_option("--vtu", o->vtu, "Write a VTK unstructured grid")
-
-        ->type_name("FILE");
-    c->add_option("--msh", o->msh, "Write a Gmsh 4.1 mesh")->type_name("FILE");
-    c->add_option("--tetgen", o->tetgen, "Write TetGen .node/.ele/.face")
-
-        ->type_name("PREFIX");
-    c->add_option("--report", o->report, "Write the report as JSON")
-
-        ->type_name("REPORT.json");
+    addSceneOutputs(*c, o->out);
+    c->add_option("--report", o->report, "Write the report as JSON")->type_name("REPORT.json");
     c->add_flag("--quiet", o->quiet, "Only warnings and errors on stderr");
     c->callback([o, &status] { status = prepare(*o); });
 }
