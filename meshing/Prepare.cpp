@@ -109,6 +109,24 @@ std::string PrepareReport::toJson(int indent) const {
                   {"area", s.area},
                   {"uv_coverage", s.uvCoverage},
                   {"degenerate_uv_triangles", s.degenerateUVTriangles}};
+        for (const BodyRepair& r : repairBodies) {
+            if (r.body == s.body) {
+                json repair{{"rungs", r.rungs}, {"actions", r.actions}, {"solid", r.solid}};
+                if (r.wrapped) {
+                    const WrapReport& w = r.wrap;
+                    repair["wrap"] = {{"alpha", w.alpha},
+                                      {"offset", w.offset},
+                                      {"wrap_to_original", w.wrapToOriginal},
+                                      {"original_to_wrap", w.originalToWrap},
+                                      {"hausdorff_error", w.hausdorffError},
+                                      {"volume_before", w.volumeBefore},
+                                      {"volume_after", w.volumeAfter},
+                                      {"triangles_before", w.trianglesBefore},
+                                      {"triangles_after", w.trianglesAfter}};
+                }
+                body["repair"] = repair;
+            }
+        }
         for (const BodyTetReport& t : tets) {
             if (t.body == s.body) {
                 body["tets"] = t.tets;
@@ -184,7 +202,14 @@ PrepareResult prepareScene(const Scene& input, const PrepareOptions& options,
     }
     if (options.repair) {
         Stopwatch watch(report, "repair");
-        report.repairs = repairSurfaces(scene, options.repairOptions).actions;
+        RepairOptions repairOptions = options.repairOptions;
+        // Without meshing nothing needs a solid: the wrap runs only when asked for.
+        if (!(options.tetrahedralize || options.air) && repairOptions.wrap == WrapMode::Auto) {
+            repairOptions.wrap = WrapMode::Never;
+        }
+        RepairReport repaired = repairSurfaces(scene, repairOptions);
+        report.repairs = std::move(repaired.actions);
+        report.repairBodies = std::move(repaired.bodies);
         for (const std::string& r : report.repairs) {
             line(report, ReportSeverity::Info, "repaired " + r);
         }

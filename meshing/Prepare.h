@@ -7,6 +7,7 @@
 #include "core/scene/Scene.h"
 #include "meshing/MeshImport.h"
 #include "meshing/SurfaceCheck.h"
+#include "meshing/SurfaceRepair.h"
 #include "meshing/VolumeMeshing.h"
 
 #include <filesystem>
@@ -46,8 +47,9 @@ struct ReportLine {
 
 struct PrepareReport {
     std::vector<std::string> inputs;
-    SurfaceReport surfaces; // after repair
-    std::vector<std::string> repairs;
+    SurfaceReport surfaces;               // after repair
+    std::vector<std::string> repairs;     // every body's repair lines, in order
+    std::vector<BodyRepair> repairBodies; // what the repair ladder did, per body
     std::vector<BodyTetReport> tets;
     bool hasAir = false;
     AirReport air;

@@ -1,5 +1,7 @@
 #include "meshing/SurfaceCheck.h"
 
+#include "meshing/SurfaceTopology.h"
+
 #include <algorithm>
 #include <cmath>
 #include <map>
@@ -11,39 +13,7 @@ namespace pbd {
 
 namespace {
 
-std::uint64_t edgeKey(Index a, Index b) {
-    if (a > b) {
-        std::swap(a, b);
-    }
-    return (std::uint64_t(a) << 32) | b;
-}
-
-struct UnionFind {
-    std::vector<std::size_t> parent;
-    explicit UnionFind(std::size_t n)
-        : parent(n) {
-        std::iota(parent.begin(), parent.end(), std::size_t(0));
-    }
-    std::size_t find(std::size_t i) {
-        while (parent[i] != i) {
-            parent[i] = parent[parent[i]];
-            i = parent[i];
-        }
-        return i;
-    }
-    void unite(std::size_t a, std::size_t b) { parent[find(a)] = find(b); }
-};
-
-bool degenerateTriangle(const std::vector<Vec3>& x, const Triangle& t) {
-    if (t[0] == t[1] || t[1] == t[2] || t[0] == t[2]) {
-        return true;
-    }
-    const Vec3 e0 = x[t[1]] - x[t[0]];
-    const Vec3 e1 = x[t[2]] - x[t[0]];
-    const Vec3 e2 = x[t[2]] - x[t[1]];
-    const Real longest = std::max({e0.squaredNorm(), e1.squaredNorm(), e2.squaredNorm()});
-    return !(e0.cross(e1).norm() > 1e-12 * longest);
-}
+using namespace surface;
 
 bool degenerateUV(const std::array<Vec2, 3>& uv) {
     const Vec2 a = uv[1] - uv[0];
@@ -51,38 +21,6 @@ bool degenerateUV(const std::array<Vec2, 3>& uv) {
     const Real longest =
         std::max({a.squaredNorm(), b.squaredNorm(), (uv[2] - uv[1]).squaredNorm()});
     return !(std::abs(a.x() * b.y() - a.y() * b.x()) > 1e-12 * longest);
-}
-
-// How each undirected edge of a surface is used: by how many triangles, and whether two of them
-// traverse it the same way (an orientation flip between neighbours).
-struct EdgeUse {
-    int count = 0;
-    std::size_t first = 0; // the first triangle using it
-    bool firstForward = false;
-    bool sameDirection = false;
-};
-
-std::unordered_map<std::uint64_t, EdgeUse> edgeUses(const std::vector<Triangle>& triangles) {
-    std::unordered_map<std::uint64_t, EdgeUse> uses;
-    uses.reserve(triangles.size() * 2);
-    for (std::size_t t = 0; t < triangles.size(); ++t) {
-        for (int k = 0; k < 3; ++k) {
-            const Index a = triangles[t][k];
-            const Index b = triangles[t][(k + 1) % 3];
-            if (a == b) {
-                continue;
-            }
-            EdgeUse& u = uses[edgeKey(a, b)];
-            if (u.count == 0) {
-                u.first = t;
-                u.firstForward = a < b;
-            } else if ((a < b) == u.firstForward) {
-                u.sameDirection = true;
-            }
-            ++u.count;
-        }
-    }
-    return uses;
 }
 
 std::string listPairs(const std::vector<std::pair<std::size_t, std::size_t>>& pairs,
@@ -257,12 +195,14 @@ std::size_t SurfaceReport::bodyIntersections() const {
     return std::size_t(std::unique(pairs.begin(), pairs.end()) - pairs.begin());
 }
 
-SurfaceReport checkSurfaces(const Scene& scene) {
+SurfaceReport checkSurfaces(const Scene& scene, bool intersections) {
     SurfaceReport report;
     for (const Body& body : scene.bodies) {
         report.bodies.push_back(checkBody(scene, body, report.problems, report.warnings));
     }
-    report.intersections = findIntersections(scene);
+    if (intersections) {
+        report.intersections = findIntersections(scene);
+    }
     // Group the crossing triangle pairs by the pair of bodies.
     std::map<std::pair<std::size_t, std::size_t>, std::vector<std::pair<std::size_t, std::size_t>>>
         byBodies;
@@ -282,226 +222,6 @@ SurfaceReport checkSurfaces(const Scene& scene) {
                                       "' intersect: " + std::to_string(pairs.size()) +
                                       " pair(s) of triangles cross (triangles of '" + a +
                                       "' and '" + b + "': " + listPairs(pairs) + ")");
-        }
-    }
-    return report;
-}
-
-namespace {
-
-// Removes triangles (and their UVs) for which drop(t) is true; returns how many.
-template <class Drop> std::size_t removeTriangles(Body& body, Drop drop) {
-    std::size_t kept = 0;
-    for (std::size_t t = 0; t < body.triangles.size(); ++t) {
-        if (drop(t)) {
-            continue;
-        }
-        body.triangles[kept] = body.triangles[t];
-        if (body.hasUVs()) {
-            body.triangleUVs[kept] = body.triangleUVs[t];
-        }
-        ++kept;
-    }
-    const std::size_t removed = body.triangles.size() - kept;
-    body.triangles.resize(kept);
-    if (body.hasUVs()) {
-        body.triangleUVs.resize(kept);
-    }
-    return removed;
-}
-
-std::size_t stitchBorders(const std::vector<Vec3>& x, Body& body, double tolerance) {
-    const auto uses = edgeUses(body.triangles);
-    std::vector<Index> border;
-    Real edgeSum = 0;
-    std::size_t edgeCount = 0;
-    for (const auto& [key, u] : uses) {
-        const Index a = Index(key >> 32);
-        const Index b = Index(key & 0xffffffffu);
-        edgeSum += (x[a] - x[b]).norm();
-        ++edgeCount;
-        if (u.count == 1) {
-            border.push_back(a);
-            border.push_back(b);
-        }
-    }
-    if (border.empty() || edgeCount == 0) {
-        return 0;
-    }
-    std::sort(border.begin(), border.end());
-    border.erase(std::unique(border.begin(), border.end()), border.end());
-    const Real radius = tolerance * edgeSum / Real(edgeCount);
-    if (!(radius > 0)) {
-        return 0;
-    }
-    // Each border vertex merges into the lowest-indexed border vertex within the radius.
-    std::unordered_map<Index, Index> target;
-    for (std::size_t i = 0; i < border.size(); ++i) {
-        if (target.count(border[i])) {
-            continue;
-        }
-        for (std::size_t j = i + 1; j < border.size(); ++j) {
-            if (!target.count(border[j]) && (x[border[i]] - x[border[j]]).norm() <= radius) {
-                target[border[j]] = border[i];
-            }
-        }
-    }
-    if (target.empty()) {
-        return 0;
-    }
-    for (Triangle& t : body.triangles) {
-        for (Index& v : t) {
-            if (auto it = target.find(v); it != target.end()) {
-                v = it->second;
-            }
-        }
-    }
-    return target.size();
-}
-
-std::size_t removeDuplicateTriangles(Body& body) {
-    std::unordered_map<std::uint64_t, std::vector<std::size_t>> seen;
-    std::vector<bool> drop(body.triangles.size(), false);
-    for (std::size_t t = 0; t < body.triangles.size(); ++t) {
-        Triangle s = body.triangles[t];
-        std::sort(s.begin(), s.end());
-        auto& candidates = seen[edgeKey(s[0], s[1]) * 31 + s[2]];
-        for (std::size_t other : candidates) {
-            Triangle o = body.triangles[other];
-            std::sort(o.begin(), o.end());
-            if (o == s) {
-                drop[t] = true;
-            }
-        }
-        if (!drop[t]) {
-            candidates.push_back(t);
-        }
-    }
-    return removeTriangles(body, [&](std::size_t t) { return drop[t]; });
-}
-
-// Makes neighbouring triangles traverse their shared edges in opposite directions, spreading
-// from the first triangle of each component across edges with exactly two triangles; then turns
-// each closed component outward. Returns the number of triangles flipped.
-std::size_t orientBody(const std::vector<Vec3>& x, Body& body) {
-    const std::size_t n = body.triangles.size();
-    std::unordered_map<std::uint64_t, std::vector<std::size_t>> byEdge;
-    for (std::size_t t = 0; t < n; ++t) {
-        for (int k = 0; k < 3; ++k) {
-            byEdge[edgeKey(body.triangles[t][k], body.triangles[t][(k + 1) % 3])].push_back(t);
-        }
-    }
-    auto forward = [&](std::size_t t, Index a, Index b) {
-        const Triangle& tri = body.triangles[t];
-        for (int k = 0; k < 3; ++k) {
-            if (tri[k] == a && tri[(k + 1) % 3] == b) {
-                return true;
-            }
-        }
-        return false;
-    };
-    auto flip = [&](std::size_t t) {
-        std::swap(body.triangles[t][1], body.triangles[t][2]);
-        if (body.hasUVs()) {
-            std::swap(body.triangleUVs[t][1], body.triangleUVs[t][2]);
-        }
-    };
-    std::vector<int> component(n, -1);
-    std::vector<std::size_t> flipped;
-    int components = 0;
-    for (std::size_t seed = 0; seed < n; ++seed) {
-        if (component[seed] >= 0) {
-            continue;
-        }
-        std::vector<std::size_t> stack{seed};
-        component[seed] = components;
-        while (!stack.empty()) {
-            const std::size_t t = stack.back();
-            stack.pop_back();
-            for (int k = 0; k < 3; ++k) {
-                const Index a = body.triangles[t][k];
-                const Index b = body.triangles[t][(k + 1) % 3];
-                const auto& around = byEdge[edgeKey(a, b)];
-                if (around.size() != 2) {
-                    continue;
-                }
-                const std::size_t o = around[0] == t ? around[1] : around[0];
-                if (component[o] >= 0) {
-                    continue;
-                }
-                component[o] = components;
-                if (forward(o, a, b)) { // same direction as t: flip the neighbour
-                    flip(o);
-                    flipped.push_back(o);
-                }
-                stack.push_back(o);
-            }
-        }
-        ++components;
-    }
-    // Closed components with negative volume are turned inside out.
-    std::vector<Real> volume(components, 0.0);
-    std::vector<bool> closed(components, true);
-    for (std::size_t t = 0; t < n; ++t) {
-        const Triangle& tri = body.triangles[t];
-        volume[component[t]] += x[tri[0]].dot(x[tri[1]].cross(x[tri[2]]));
-        for (int k = 0; k < 3; ++k) {
-            if (byEdge[edgeKey(tri[k], tri[(k + 1) % 3])].size() != 2) {
-                closed[component[t]] = false;
-            }
-        }
-    }
-    std::vector<bool> changed(n, false);
-    for (std::size_t t : flipped) {
-        changed[t] = !changed[t];
-    }
-    for (std::size_t t = 0; t < n; ++t) {
-        if (closed[component[t]] && volume[component[t]] < 0) {
-            flip(t);
-            changed[t] = !changed[t];
-        }
-    }
-    return std::size_t(std::count(changed.begin(), changed.end(), true));
-}
-
-} // namespace
-
-RepairReport repairSurfaces(Scene& scene, const RepairOptions& options) {
-    RepairReport report;
-    const auto& x = scene.particles.positions;
-    for (Body& body : scene.bodies) {
-        if (body.triangles.empty() || !body.tets.empty()) {
-            continue; // a tet body's surface is derived from its tets
-        }
-        const std::string who = "body '" + body.name + "': ";
-        if (options.dropDegenerate) {
-            const std::size_t n = removeTriangles(
-                body, [&](std::size_t t) { return degenerateTriangle(x, body.triangles[t]); });
-            if (n > 0) {
-                report.actions.push_back(who + "dropped " + std::to_string(n) +
-                                         " degenerate triangle(s)");
-            }
-        }
-        if (options.stitchTolerance > 0) {
-            const std::size_t merged = stitchBorders(x, body, options.stitchTolerance);
-            if (merged > 0) {
-                const std::size_t collapsed = removeTriangles(body, [&](std::size_t t) {
-                    const Triangle& tri = body.triangles[t];
-                    return tri[0] == tri[1] || tri[1] == tri[2] || tri[0] == tri[2];
-                });
-                const std::size_t duplicates = removeDuplicateTriangles(body);
-                report.actions.push_back(who + "stitched " + std::to_string(merged) +
-                                         " border vertex(es) onto their neighbours (" +
-                                         std::to_string(collapsed + duplicates) +
-                                         " triangle(s) collapsed or duplicated and removed)");
-            }
-        }
-        if (options.orientOutward) {
-            const std::size_t flipped = orientBody(x, body);
-            if (flipped > 0) {
-                report.actions.push_back(who + "flipped " + std::to_string(flipped) +
-                                         " triangle(s) to wind consistently and outward");
-            }
         }
     }
     return report;

@@ -1,8 +1,8 @@
 #pragma once
-// Validation and repair of the bodies' triangle surfaces before they are tetrahedralized: a
-// report per body (closed or open, manifold, orientation, degenerate and self-intersecting
-// triangles, components, UV coverage) and between bodies, and the repairs that make a surface
-// safe to hand to TetGen. Every problem is a message that names the body and the element.
+// Validation of the bodies' triangle surfaces before they are tetrahedralized: a report per
+// body (closed or open, manifold, orientation, degenerate and self-intersecting triangles,
+// components, UV coverage) and between bodies. Every problem is a message that names the body
+// and the element. The repairs are in meshing/SurfaceRepair.h.
 
 #include "core/scene/Scene.h"
 
@@ -47,24 +47,10 @@ struct SurfaceReport {
     std::size_t bodyIntersections() const;
 };
 
-// Checks every body with triangles. Self-intersections are found with CGAL's exact predicates.
-SurfaceReport checkSurfaces(const Scene& scene);
-
-struct RepairOptions {
-    bool dropDegenerate = true; // remove zero-area triangles
-    bool orientOutward = true;  // make triangles agree with their neighbours, closed pieces outward
-    // Border vertices closer than this fraction of the body's mean edge length are merged,
-    // which closes small cracks (0 disables stitching).
-    double stitchTolerance = 0.05;
-};
-
-struct RepairReport {
-    std::vector<std::string> actions; // one line per body and repair, naming the body
-};
-
-// Repairs the bodies' surfaces in place. Particles are not removed (a stitched vertex simply
-// stops being referenced); triangle UVs follow their triangles.
-RepairReport repairSurfaces(Scene& scene, const RepairOptions& options = {});
+// Checks every body with triangles.
+// Self-intersections are found with CGAL's exact predicates, unless `intersections` is false
+// (then selfIntersections stays 0 and no pair is listed).
+SurfaceReport checkSurfaces(const Scene& scene, bool intersections = true);
 
 // All pairs of triangles that intersect other than at a shared vertex or edge, over every
 // body's surface (implemented with CGAL in SelfIntersections.cpp). Degenerate triangles are

@@ -17,7 +17,7 @@ namespace {
 struct PrepareCommandOptions {
     PrepareOptions prepare;
     std::vector<std::string> files;
-    std::string frames, tetFrames, localBodies;
+    std::string frames, tetFrames, localBodies, wrap;
     double timeout = 0;
     int airSubdivisions = 0;
     SceneOutputs out;
@@ -51,6 +51,11 @@ int prepare(PrepareCommandOptions& o) {
         options.tetFrames =
             o.tetFrames == "global" ? TetFrameMode::Global : TetFrameMode::NearestSurface;
         options.frames = true;
+    }
+    if (!o.wrap.empty()) {
+        options.repairOptions.wrap = o.wrap == "always"  ? WrapMode::Always
+                                     : o.wrap == "never" ? WrapMode::Never
+                                                         : WrapMode::Auto;
     }
     if (o.airSubdivisions > 0) {
         options.airOptions.boxSubdivisions = o.airSubdivisions;
@@ -156,6 +161,23 @@ void addPrepareCommand(CLI::App& cli, int& status) {
         ->check(positiveNumber())
         ->type_name("S");
     c->add_flag("--no-repair{false}", p.repair, "Refuse meshes with problems instead of mending");
+    choice(c->add_option("--wrap", o->wrap,
+                         "Alpha-wrap bodies: auto (solids still broken after the other repairs), "
+                         "always (every body, open ones too), never"),
+           {"auto", "always", "never"});
+    c->add_option("--wrap-alpha", p.repairOptions.wrapAlpha,
+                  "The wrap's alpha, m: no cavity narrower (default: body diagonal / 50)")
+        ->check(positiveNumber())
+        ->type_name("A");
+    c->add_option("--wrap-offset", p.repairOptions.wrapOffset,
+                  "The wrap's distance from the surface, m (default: alpha / 30)")
+        ->check(positiveNumber())
+        ->type_name("D");
+    c->add_option("--max-hole", p.repairOptions.maxHole,
+                  "Fill holes whose border is at most F of the body's diagonal long, when all "
+                  "of a body's holes are (0: never fill)")
+        ->check(CLI::Range(0.0, 1000.0))
+        ->type_name("F");
     c->add_flag("--constraints", p.defaultConstraints, "Add default constraints");
     c->add_flag("--rigid", p.rigidHulls, "Every body becomes a rigid body, its convex hull");
     c->add_flag("--ground", p.rigidGround, "With --rigid: on a static ground");

@@ -1,0 +1,172 @@
+// The CGAL rungs of the repair ladder: hole filling, self-intersection removal, alpha wrapping
+// and the wrap's Hausdorff distance, kept in one translation unit (see RepairCgal.h).
+
+#include "meshing/RepairCgal.h"
+
+#include <CGAL/Exact_predicates_inexact_constructions_kernel.h>
+#include <CGAL/Polygon_mesh_processing/distance.h>
+#include <CGAL/Polygon_mesh_processing/measure.h>
+#include <CGAL/Polygon_mesh_processing/orient_polygon_soup.h>
+#include <CGAL/Polygon_mesh_processing/orientation.h>
+#include <CGAL/Polygon_mesh_processing/polygon_soup_to_polygon_mesh.h>
+#include <CGAL/Polygon_mesh_processing/repair_polygon_soup.h>
+#include <CGAL/Polygon_mesh_processing/repair_self_intersections.h>
+#include <CGAL/Polygon_mesh_processing/self_intersections.h>
+#include <CGAL/Polygon_mesh_processing/triangulate_hole.h>
+#include <CGAL/Surface_mesh.h>
+#include <CGAL/alpha_wrap_3.h>
+#include <cmath>
+
+namespace pbd::cgal {
+
+namespace {
+
+namespace PMP = CGAL::Polygon_mesh_processing;
+using Kernel = CGAL::Exact_predicates_inexact_constructions_kernel;
+using Point = Kernel::Point_3;
+using Mesh = CGAL::Surface_mesh<Point>;
+
+Point toPoint(const Vec3& p) {
+    return Point(p.x(), p.y(), p.z());
+}
+Vec3 toVec(const Point& p) {
+    return Vec3(p.x(), p.y(), p.z());
+}
+
+// The mesh's vertices and triangles, compacted (removed elements skipped).
+void readMesh(const Mesh& mesh, std::vector<Vec3>& points, std::vector<Triangle>& triangles,
+              std::vector<long>* origin = nullptr,
+              const Mesh::Property_map<Mesh::Face_index, long>* from = nullptr) {
+    std::vector<Index> index(mesh.number_of_vertices() + mesh.number_of_removed_vertices(), 0);
+    points.clear();
+    for (Mesh::Vertex_index v : mesh.vertices()) {
+        index[v] = Index(points.size());
+        points.push_back(toVec(mesh.point(v)));
+    }
+    triangles.clear();
+    if (origin) {
+        origin->clear();
+    }
+    for (Mesh::Face_index f : mesh.faces()) {
+        Triangle t{};
+        int k = 0;
+        for (Mesh::Vertex_index v : mesh.vertices_around_face(mesh.halfedge(f))) {
+            if (k < 3) {
+                t[k] = index[v];
+            }
+            ++k;
+        }
+        if (k != 3) {
+            continue;
+        }
+        triangles.push_back(t);
+        if (origin && from) {
+            origin->push_back((*from)[f]);
+        }
+    }
+}
+
+// The soup as a halfedge mesh, made manifold and consistently oriented the way CGAL does it
+// (vertices duplicated where needed). Empty when nothing is left.
+Mesh meshOfSoup(const std::vector<Vec3>& points, const std::vector<Triangle>& triangles) {
+    std::vector<Point> p;
+    p.reserve(points.size());
+    for (const Vec3& x : points) {
+        p.push_back(toPoint(x));
+    }
+    std::vector<std::vector<std::size_t>> polygons;
+    polygons.reserve(triangles.size());
+    for (const Triangle& t : triangles) {
+        polygons.push_back({std::size_t(t[0]), std::size_t(t[1]), std::size_t(t[2])});
+    }
+    PMP::repair_polygon_soup(p, polygons);
+    PMP::orient_polygon_soup(p, polygons);
+    Mesh mesh;
+    PMP::polygon_soup_to_polygon_mesh(p, polygons, mesh);
+    return mesh;
+}
+
+} // namespace
+
+std::vector<std::array<int, 3>> triangulateHole(const std::vector<Vec3>& loop) {
+    std::vector<Point> polyline;
+    polyline.reserve(loop.size());
+    for (const Vec3& p : loop) {
+        polyline.push_back(toPoint(p));
+    }
+    std::vector<CGAL::Triple<int, int, int>> patch;
+    PMP::triangulate_hole_polyline(polyline, std::back_inserter(patch));
+    std::vector<std::array<int, 3>> out;
+    out.reserve(patch.size());
+    for (const auto& t : patch) {
+        out.push_back({t.first, t.second, t.third});
+    }
+    return out;
+}
+
+bool removeSelfIntersections(std::vector<Vec3>& points, std::vector<Triangle>& triangles,
+                             std::vector<long>& origin) {
+    Mesh mesh;
+    std::vector<Mesh::Vertex_index> vertex;
+    vertex.reserve(points.size());
+    for (const Vec3& p : points) {
+        vertex.push_back(mesh.add_vertex(toPoint(p)));
+    }
+    auto [from, created] = mesh.add_property_map<Mesh::Face_index, long>("f:origin", -1);
+    (void)created;
+    for (std::size_t t = 0; t < triangles.size(); ++t) {
+        const Mesh::Face_index f = mesh.add_face(vertex[triangles[t][0]], vertex[triangles[t][1]],
+                                                 vertex[triangles[t][2]]);
+        if (f == Mesh::null_face()) {
+            return false; // not a manifold, consistently oriented surface
+        }
+        from[f] = long(t);
+    }
+    try {
+        PMP::experimental::remove_self_intersections(mesh, CGAL::parameters::preserve_genus(false));
+    } catch (const std::exception&) {
+        return false;
+    }
+    if (PMP::does_self_intersect(mesh) || !CGAL::is_closed(mesh)) {
+        return false;
+    }
+    mesh.collect_garbage();
+    readMesh(mesh, points, triangles, &origin, &from);
+    return true;
+}
+
+Wrap alphaWrap(const std::vector<Vec3>& points, const std::vector<Triangle>& triangles,
+               double alpha, double offset) {
+    std::vector<Point> p;
+    p.reserve(points.size());
+    for (const Vec3& x : points) {
+        p.push_back(toPoint(x));
+    }
+    std::vector<std::array<std::size_t, 3>> faces;
+    faces.reserve(triangles.size());
+    for (const Triangle& t : triangles) {
+        faces.push_back({std::size_t(t[0]), std::size_t(t[1]), std::size_t(t[2])});
+    }
+    Mesh wrap;
+    CGAL::alpha_wrap_3(p, faces, alpha, offset, wrap);
+    Wrap out;
+    if (wrap.number_of_faces() == 0) {
+        return out;
+    }
+    if (PMP::volume(wrap) < 0) {
+        PMP::reverse_face_orientations(wrap);
+    }
+    out.volume = PMP::volume(wrap);
+    readMesh(wrap, out.points, out.triangles);
+    const Mesh original = meshOfSoup(points, triangles);
+    if (original.number_of_faces() > 0) {
+        out.hausdorffError = offset * 0.5;
+        out.wrapToInput = PMP::bounded_error_Hausdorff_distance<CGAL::Sequential_tag>(
+            wrap, original, out.hausdorffError);
+        out.inputToWrap = PMP::bounded_error_Hausdorff_distance<CGAL::Sequential_tag>(
+            original, wrap, out.hausdorffError);
+    }
+    return out;
+}
+
+} // namespace pbd::cgal
