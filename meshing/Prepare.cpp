@@ -56,6 +56,19 @@ bool keepGoing(const ProgressCallback& progress, double f, const std::string& st
     return !progress || progress(f, stage);
 }
 
+// What the user can do about the problems that stopped meshing.
+std::string advice(const PrepareReport& report) {
+    bool open = false;
+    for (std::size_t b = 0; b < report.surfaces.bodies.size(); ++b) {
+        const BodySurfaceReport& s = report.surfaces.bodies[b];
+        open = open || !s.closed() || s.selfIntersections > 0 || !s.manifold();
+    }
+    return open ? " (open or broken bodies are cloth unless they are closed by repair; "
+                  "--wrap always makes a solid of every body, --overlaps wrap merges the solids "
+                  "that cross)"
+                : "";
+}
+
 void addDefaultConstraints(Scene& scene, PrepareReport& report) {
     for (const Body& body : scene.bodies) {
         BuildReport built;
@@ -165,6 +178,20 @@ std::string PrepareReport::toJson(int indent) const {
     j["triangle_frames_from_uv"] = frames.fromUVs;
     j["tet_frames"] = frames.tetFrames;
     j["repairs"] = repairs;
+    json mergedJson = json::array();
+    for (const MergedOverlap& m : merged) {
+        json one{{"body", m.body}, {"parts", m.parts}, {"united", m.united}, {"action", m.action}};
+        if (!m.united) {
+            one["wrap"] = {{"alpha", m.wrap.alpha},
+                           {"offset", m.wrap.offset},
+                           {"wrap_to_original", m.wrap.wrapToOriginal},
+                           {"original_to_wrap", m.wrap.originalToWrap},
+                           {"volume_before", m.wrap.volumeBefore},
+                           {"volume_after", m.wrap.volumeAfter}};
+        }
+        mergedJson.push_back(one);
+    }
+    j["merged_overlaps"] = mergedJson;
     json problems = json::array();
     json warnings = json::array();
     for (const ReportLine& l : lines) {
@@ -218,6 +245,19 @@ PrepareResult prepareScene(const Scene& input, const PrepareOptions& options,
         Stopwatch watch(report, "check");
         report.surfaces = checkSurfaces(scene);
     }
+    const bool meshing = options.tetrahedralize || options.air;
+    if (meshing && options.repair && report.surfaces.bodyIntersections() > 0) {
+        Stopwatch watch(report, "overlaps");
+        report.merged = mergeOverlaps(scene, report.surfaces.intersections, options.overlaps,
+                                      options.repairOptions);
+        if (!report.merged.empty()) {
+            for (const MergedOverlap& m : report.merged) {
+                report.repairs.push_back(m.action);
+                line(report, ReportSeverity::Info, "repaired " + m.action);
+            }
+            report.surfaces = checkSurfaces(scene);
+        }
+    }
     for (const std::string& w : report.surfaces.warnings) {
         line(report, ReportSeverity::Warning, w);
     }
@@ -229,7 +269,6 @@ PrepareResult prepareScene(const Scene& input, const PrepareOptions& options,
                  (s.manifold() ? ", manifold" : ", NOT manifold") + ", " +
                  std::to_string(s.components) + " component(s)");
     }
-    const bool meshing = options.tetrahedralize || options.air;
     if (meshing && !report.surfaces.problems.empty()) {
         for (const std::string& p : report.surfaces.problems) {
             line(report, ReportSeverity::Error, p);
@@ -239,7 +278,7 @@ PrepareResult prepareScene(const Scene& input, const PrepareOptions& options,
                             ? " (and " + std::to_string(report.surfaces.problems.size() - 1) +
                                   " more problems)"
                             : "") +
-                       "; TetGen was not run";
+                       "; TetGen was not run" + advice(report);
         return result;
     }
     for (const std::string& p : report.surfaces.problems) {

@@ -20,6 +20,9 @@ struct PrepareOptions {
     ImportOptions import;
     bool repair = true;
     RepairOptions repairOptions;
+    // With tets or air: bodies that cross each other (overlapping parts) are merged, each group
+    // into one body (meshing/SurfaceRepair.h).
+    OverlapMode overlaps = OverlapMode::Wrap;
     bool tetrahedralize = false; // closed bodies become tet bodies
     TetOptions tet;
     bool air = false;
@@ -50,6 +53,7 @@ struct PrepareReport {
     SurfaceReport surfaces;               // after repair
     std::vector<std::string> repairs;     // every body's repair lines, in order
     std::vector<BodyRepair> repairBodies; // what the repair ladder did, per body
+    std::vector<MergedOverlap> merged;    // groups of crossing bodies made one
     std::vector<BodyTetReport> tets;
     bool hasAir = false;
     AirReport air;

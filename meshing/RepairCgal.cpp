@@ -4,6 +4,7 @@
 #include "meshing/RepairCgal.h"
 
 #include <CGAL/Exact_predicates_inexact_constructions_kernel.h>
+#include <CGAL/Polygon_mesh_processing/corefinement.h>
 #include <CGAL/Polygon_mesh_processing/distance.h>
 #include <CGAL/Polygon_mesh_processing/measure.h>
 #include <CGAL/Polygon_mesh_processing/orient_polygon_soup.h>
@@ -16,6 +17,7 @@
 #include <CGAL/Surface_mesh.h>
 #include <CGAL/alpha_wrap_3.h>
 #include <cmath>
+#include <map>
 
 namespace pbd::cgal {
 
@@ -86,7 +88,77 @@ Mesh meshOfSoup(const std::vector<Vec3>& points, const std::vector<Triangle>& tr
     return mesh;
 }
 
+// The surface as a halfedge mesh; false when a triangle does not fit (not manifold, not
+// consistently oriented).
+bool buildMesh(const std::vector<Vec3>& points, const std::vector<Triangle>& triangles,
+               Mesh& mesh) {
+    std::vector<Mesh::Vertex_index> vertex;
+    vertex.reserve(points.size());
+    for (const Vec3& p : points) {
+        vertex.push_back(mesh.add_vertex(toPoint(p)));
+    }
+    for (const Triangle& t : triangles) {
+        if (mesh.add_face(vertex[t[0]], vertex[t[1]], vertex[t[2]]) == Mesh::null_face()) {
+            return false;
+        }
+    }
+    return true;
+}
+
+// Merges vertices at exactly the same place (corefinement can construct one intersection point
+// twice, once from each surface) and drops the triangles that collapse.
+void weldCoincident(std::vector<Vec3>& points, std::vector<Triangle>& triangles) {
+    std::map<std::array<double, 3>, Index> first;
+    std::vector<Index> to(points.size());
+    std::vector<Vec3> kept;
+    for (std::size_t i = 0; i < points.size(); ++i) {
+        const auto [it, inserted] = first.try_emplace(
+            std::array<double, 3>{points[i].x(), points[i].y(), points[i].z()}, Index(kept.size()));
+        if (inserted) {
+            kept.push_back(points[i]);
+        }
+        to[i] = it->second;
+    }
+    std::vector<Triangle> out;
+    out.reserve(triangles.size());
+    for (Triangle t : triangles) {
+        for (Index& v : t) {
+            v = to[v];
+        }
+        if (t[0] != t[1] && t[1] != t[2] && t[0] != t[2]) {
+            out.push_back(t);
+        }
+    }
+    points = std::move(kept);
+    triangles = std::move(out);
+}
+
+// Closed, outward and not crossing itself: what corefinement needs.
+bool boundsVolume(const Mesh& mesh) {
+    return CGAL::is_closed(mesh) && !PMP::does_self_intersect(mesh) &&
+           PMP::does_bound_a_volume(mesh) && PMP::volume(mesh) > 0;
+}
+
 } // namespace
+
+bool unite(std::vector<Vec3>& points, std::vector<Triangle>& triangles,
+           const std::vector<Vec3>& otherPoints, const std::vector<Triangle>& otherTriangles) {
+    Mesh a, b, out;
+    if (!buildMesh(points, triangles, a) || !buildMesh(otherPoints, otherTriangles, b) ||
+        !boundsVolume(a) || !boundsVolume(b)) {
+        return false;
+    }
+    try {
+        if (!PMP::corefine_and_compute_union(a, b, out)) {
+            return false;
+        }
+    } catch (const std::exception&) {
+        return false;
+    }
+    readMesh(out, points, triangles);
+    weldCoincident(points, triangles);
+    return true;
+}
 
 std::vector<std::array<int, 3>> triangulateHole(const std::vector<Vec3>& loop) {
     std::vector<Point> polyline;

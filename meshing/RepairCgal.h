@@ -39,4 +39,10 @@ struct Wrap {
 Wrap alphaWrap(const std::vector<Vec3>& points, const std::vector<Triangle>& triangles,
                double alpha, double offset);
 
+// The boolean union of two closed, outward surfaces that do not cross themselves (CGAL PMP
+// corefinement), into `points` and `triangles`. False when either is not such a surface or the
+// union fails; then the inputs are left as they were.
+bool unite(std::vector<Vec3>& points, std::vector<Triangle>& triangles,
+           const std::vector<Vec3>& otherPoints, const std::vector<Triangle>& otherTriangles);
+
 } // namespace pbd::cgal

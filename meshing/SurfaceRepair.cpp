@@ -368,6 +368,42 @@ std::string fixed(double value, int digits = 3) {
     return s.str();
 }
 
+// Replaces the soup by its alpha wrap; fills `w` (alpha, offset, distances, volume after).
+bool wrapSoup(std::vector<Vec3>& points, std::vector<Triangle>& triangles,
+              const RepairOptions& options, WrapReport& w) {
+    Bounds bounds;
+    for (const Vec3& p : points) {
+        bounds.add(p);
+    }
+    const double diagonal = bounds.size().norm();
+    w.alpha = options.wrapAlpha > 0 ? options.wrapAlpha : diagonal / 50;
+    w.offset = options.wrapOffset > 0 ? options.wrapOffset : w.alpha / 30;
+    cgal::Wrap wrapped = cgal::alphaWrap(points, triangles, w.alpha, w.offset);
+    if (wrapped.triangles.empty()) {
+        return false;
+    }
+    w.volumeAfter = wrapped.volume;
+    w.wrapToOriginal = wrapped.wrapToInput;
+    w.originalToWrap = wrapped.inputToWrap;
+    w.hausdorffError = wrapped.hausdorffError;
+    w.trianglesAfter = wrapped.triangles.size();
+    points = std::move(wrapped.points);
+    triangles = std::move(wrapped.triangles);
+    return true;
+}
+
+std::string describeWrap(const WrapReport& w) {
+    std::string change = "no volume before";
+    if (w.volumeBefore > 0) {
+        change = "volume " + fixed(100.0 * (w.volumeAfter / w.volumeBefore - 1.0), 3) + "%";
+    }
+    return "wrapped (alpha " + fixed(w.alpha) + " m, offset " + fixed(w.offset) +
+           " m): " + std::to_string(w.trianglesAfter) + " triangles, within " +
+           fixed(w.wrapToOriginal) + " m of the original, which is within " +
+           fixed(w.originalToWrap) + " m of it (Hausdorff, ±" + fixed(w.hausdorffError, 2) +
+           " m), " + change;
+}
+
 // The ladder on a scene of one body whose particles are its own (firstParticle 0).
 BodyRepair repairBody(Scene& one, const RepairOptions& options) {
     Body& body = one.bodies[0];
@@ -511,35 +547,17 @@ BodyRepair repairBody(Scene& one, const RepairOptions& options) {
         options.wrap == WrapMode::Always || (options.wrap == WrapMode::Auto && meantSolid &&
                                              !solidNow && body.kind == BodyKind::Surface);
     if (wrap && c.triangles > 0) {
-        const double diagonal = boundsOf(one).size().norm();
-        WrapReport w;
-        w.alpha = options.wrapAlpha > 0 ? options.wrapAlpha : diagonal / 50;
-        w.offset = options.wrapOffset > 0 ? options.wrapOffset : w.alpha / 30;
-        w.volumeBefore = volumeBefore;
-        w.trianglesBefore = trianglesBefore;
         std::vector<Vec3> points;
         std::vector<Triangle> triangles;
         compact(one, points, triangles);
-        cgal::Wrap wrapped = cgal::alphaWrap(points, triangles, w.alpha, w.offset);
-        if (!wrapped.triangles.empty()) {
-            w.volumeAfter = wrapped.volume;
-            w.wrapToOriginal = wrapped.wrapToInput;
-            w.originalToWrap = wrapped.inputToWrap;
-            w.hausdorffError = wrapped.hausdorffError;
-            w.trianglesAfter = wrapped.triangles.size();
-            replaceSurface(one, wrapped.points, std::move(wrapped.triangles), {});
+        WrapReport w;
+        w.volumeBefore = volumeBefore;
+        w.trianglesBefore = trianglesBefore;
+        if (wrapSoup(points, triangles, options, w)) {
+            replaceSurface(one, points, std::move(triangles), {});
             r.wrapped = true;
             r.wrap = w;
-            std::string change = "no volume before";
-            if (volumeBefore > 0) {
-                change = "volume " + fixed(100.0 * (w.volumeAfter / volumeBefore - 1.0), 3) + "%";
-            }
-            step("wrap", "wrapped (alpha " + fixed(w.alpha) + " m, offset " + fixed(w.offset) +
-                             " m): " + std::to_string(w.trianglesAfter) + " triangles, " +
-                             "within " + fixed(w.wrapToOriginal) +
-                             " m of the original, which is within " + fixed(w.originalToWrap) +
-                             " m of it (Hausdorff, ±" + fixed(w.hausdorffError, 2) + " m), " +
-                             change);
+            step("wrap", describeWrap(w));
             c = check(true);
         } else {
             r.actions.push_back(who + "the alpha wrap produced no surface");
@@ -625,6 +643,169 @@ RepairReport repairSurfaces(Scene& scene, const RepairOptions& options) {
     }
     scene.particles = std::move(particles);
     return report;
+}
+
+std::vector<MergedOverlap> mergeOverlaps(Scene& scene,
+                                         const std::vector<TriangleIntersection>& intersections,
+                                         OverlapMode mode, const RepairOptions& options) {
+    std::vector<MergedOverlap> merged;
+    if (mode == OverlapMode::Keep || intersections.empty() ||
+        scene.constraints.elementCount() > 0 || !scene.air.empty()) {
+        return merged;
+    }
+    const std::size_t n = scene.bodies.size();
+    UnionFind groups(n);
+    bool any = false;
+    for (const TriangleIntersection& i : intersections) {
+        if (i.bodyA != i.bodyB && i.bodyA < n && i.bodyB < n) {
+            groups.unite(i.bodyA, i.bodyB);
+            any = true;
+        }
+    }
+    if (!any) {
+        return merged;
+    }
+    const SurfaceReport checks = checkSurfaces(scene, false);
+    std::vector<std::vector<std::size_t>> members(n);
+    for (std::size_t b = 0; b < n; ++b) {
+        members[groups.find(b)].push_back(b);
+    }
+    const auto& x = scene.particles.positions;
+    auto soupOf = [&](std::size_t b, std::vector<Vec3>& points, std::vector<Triangle>& tris) {
+        const Body& body = scene.bodies[b];
+        const Index offset = Index(points.size());
+        for (Index i = 0; i < body.particleCount; ++i) {
+            points.push_back(x[body.firstParticle + i]);
+        }
+        for (Triangle t : body.triangles) {
+            for (Index& v : t) {
+                v = v - body.firstParticle + offset;
+            }
+            tris.push_back(t);
+        }
+    };
+    // The surface each group's first body gets; the others are dropped.
+    std::vector<std::optional<std::pair<std::vector<Vec3>, std::vector<Triangle>>>> replacement(n);
+    std::vector<bool> dropped(n, false);
+    for (const auto& group : members) {
+        if (group.size() < 2) {
+            continue;
+        }
+        bool anyClosed = false;
+        bool allSurfaces = true;
+        for (std::size_t b : group) {
+            anyClosed = anyClosed || checks.bodies[b].closed();
+            allSurfaces = allSurfaces && scene.bodies[b].tets.empty() &&
+                          (scene.bodies[b].kind == BodyKind::Surface);
+        }
+        if (!anyClosed || !allSurfaces) {
+            continue;
+        }
+        MergedOverlap m;
+        m.body = scene.bodies[group.front()].name;
+        for (std::size_t b : group) {
+            m.parts.push_back(scene.bodies[b].name);
+        }
+        std::vector<Vec3> points;
+        std::vector<Triangle> triangles;
+        if (mode == OverlapMode::Union) {
+            soupOf(group.front(), points, triangles);
+            m.united = true;
+            for (std::size_t k = 1; k < group.size() && m.united; ++k) {
+                std::vector<Vec3> p;
+                std::vector<Triangle> t;
+                soupOf(group[k], p, t);
+                m.united = cgal::unite(points, triangles, p, t);
+            }
+            if (m.united) { // a union that is not clean gives way to the wrap
+                Scene one;
+                for (const Vec3& q : points) {
+                    one.particles.add(q, 1.0);
+                }
+                Body body;
+                body.name = m.body;
+                body.kind = BodyKind::Surface;
+                body.particleCount = Index(points.size());
+                body.triangles = triangles;
+                one.bodies.push_back(std::move(body));
+                const BodySurfaceReport c = checkSurfaces(one).bodies.front();
+                m.united = c.outward() && c.manifold() && c.selfIntersections == 0;
+            }
+        }
+        std::string names;
+        for (std::size_t k = 0; k < m.parts.size(); ++k) {
+            names += (k ? (k + 1 == m.parts.size() ? " and '" : ", '") : "'") + m.parts[k] + "'";
+        }
+        if (m.united) {
+            m.action = "bodies " + names + " cross: replaced by their union '" + m.body + "' (" +
+                       std::to_string(triangles.size()) + " triangles)";
+        } else {
+            points.clear();
+            triangles.clear();
+            double volume = 0;
+            for (std::size_t b : group) {
+                soupOf(b, points, triangles);
+                volume += checks.bodies[b].closed() ? checks.bodies[b].signedVolume : 0.0;
+            }
+            m.wrap.volumeBefore = volume;
+            m.wrap.trianglesBefore = triangles.size();
+            if (!wrapSoup(points, triangles, options, m.wrap)) {
+                continue;
+            }
+            m.action =
+                "bodies " + names + " cross: wrapped together into '" + m.body + "', " +
+                describeWrap(m.wrap) +
+                (mode == OverlapMode::Union ? " (not every part bounds a volume, so no union)"
+                                            : "");
+        }
+        replacement[group.front()] = std::make_pair(std::move(points), std::move(triangles));
+        for (std::size_t k = 1; k < group.size(); ++k) {
+            dropped[group[k]] = true;
+        }
+        merged.push_back(std::move(m));
+    }
+    if (merged.empty()) {
+        return merged;
+    }
+    Scene rebuilt = scene;
+    rebuilt.particles = Particles{};
+    rebuilt.bodies.clear();
+    for (std::size_t b = 0; b < n; ++b) {
+        if (dropped[b]) {
+            continue;
+        }
+        Body body = scene.bodies[b];
+        const Index offset = Index(rebuilt.particles.size());
+        if (replacement[b]) {
+            const auto& [points, triangles] = *replacement[b];
+            for (const Vec3& p : points) {
+                rebuilt.particles.add(p, 1.0);
+            }
+            body.triangles = triangles;
+            for (Triangle& t : body.triangles) {
+                for (Index& v : t) {
+                    v += offset;
+                }
+            }
+            body.triangleUVs.clear();
+            body.particleCount = Index(points.size());
+        } else {
+            for (Index i = 0; i < body.particleCount; ++i) {
+                const Index from = body.firstParticle + i;
+                rebuilt.particles.add(scene.particles.positions[from],
+                                      scene.particles.inverseMasses[from]);
+            }
+            for (Triangle& t : body.triangles) {
+                for (Index& v : t) {
+                    v = v - body.firstParticle + offset;
+                }
+            }
+        }
+        body.firstParticle = offset;
+        rebuilt.bodies.push_back(std::move(body));
+    }
+    scene = std::move(rebuilt);
+    return merged;
 }
 
 } // namespace pbd

@@ -13,6 +13,7 @@
 //                     wrap's distance to the original and the volume change reported.
 
 #include "core/scene/Scene.h"
+#include "meshing/SurfaceCheck.h"
 
 #include <string>
 #include <vector>
@@ -71,6 +72,30 @@ struct RepairReport {
     std::vector<std::string> actions; // every body's lines, in order
     std::vector<BodyRepair> bodies;   // one per body with a surface to repair
 };
+
+// Bodies whose surfaces cross each other (game and CAD models are built of overlapping parts).
+enum class OverlapMode {
+    Wrap,  // each group of crossing bodies becomes one body, the alpha wrap of them all
+    Union, // ... their boolean union (CGAL corefinement) when every part bounds a volume, else
+           // the wrap
+    Keep,  // left as they are: meshing refuses the crossing
+};
+
+struct MergedOverlap {
+    std::string body;               // the merged body (named after its first part)
+    std::vector<std::string> parts; // the bodies it replaced, in scene order
+    bool united = false;            // by the boolean union; else wrapped
+    WrapReport wrap;                // when wrapped
+    std::string action;             // one line naming the parts and what was done
+};
+
+// Merges each group of bodies that cross one another (`intersections` from checkSurfaces) and
+// that holds at least one closed body; crossings among open bodies (cloth) only are left to be
+// reported. The merged body takes the place of the group's first body; particles are
+// renumbered (the scene must have no constraints or air yet).
+std::vector<MergedOverlap> mergeOverlaps(Scene& scene,
+                                         const std::vector<TriangleIntersection>& intersections,
+                                         OverlapMode mode, const RepairOptions& options = {});
 
 // Runs the ladder on every body with triangles and no tets. A body that gains or loses vertices
 // gets its particles renumbered (the scene must have no constraints or air yet, as prepare's

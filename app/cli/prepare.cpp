@@ -17,7 +17,7 @@ namespace {
 struct PrepareCommandOptions {
     PrepareOptions prepare;
     std::vector<std::string> files;
-    std::string frames, tetFrames, localBodies, wrap;
+    std::string frames, tetFrames, localBodies, wrap, overlaps;
     double timeout = 0;
     int airSubdivisions = 0;
     SceneOutputs out;
@@ -56,6 +56,11 @@ int prepare(PrepareCommandOptions& o) {
         options.repairOptions.wrap = o.wrap == "always"  ? WrapMode::Always
                                      : o.wrap == "never" ? WrapMode::Never
                                                          : WrapMode::Auto;
+    }
+    if (!o.overlaps.empty()) {
+        options.overlaps = o.overlaps == "union"  ? OverlapMode::Union
+                           : o.overlaps == "keep" ? OverlapMode::Keep
+                                                  : OverlapMode::Wrap;
     }
     if (o.airSubdivisions > 0) {
         options.airOptions.boxSubdivisions = o.airSubdivisions;
@@ -173,6 +178,11 @@ void addPrepareCommand(CLI::App& cli, int& status) {
                   "The wrap's distance from the surface, m (default: alpha / 30)")
         ->check(positiveNumber())
         ->type_name("D");
+    choice(c->add_option("--overlaps", o->overlaps,
+                         "With --tet or --air, bodies that cross each other become one: wrap "
+                         "(their alpha wrap, the default), union (their boolean union when each "
+                         "bounds a volume), keep (refuse)"),
+           {"wrap", "union", "keep"});
     c->add_option("--max-hole", p.repairOptions.maxHole,
                   "Fill holes whose border is at most F of the body's diagonal long, when all "
                   "of a body's holes are (0: never fill)")

@@ -420,10 +420,27 @@ private slots:
                 "o b\nv 0.2 0.2 0.2\nv 1.2 0.2 0.2\nv 0.2 1.2 0.2\nv 0.2 0.2 1.2\n"
                 "f 5 7 6\nf 5 6 8\nf 5 8 7\nf 6 7 8\n");
         c.close();
-        r = run(cli_, {"prepare", crossing, "--tet", "-o", dir_.filePath("never.json")});
+        r = run(cli_, {"prepare", crossing, "--tet", "--overlaps", "keep", "-o",
+                       dir_.filePath("never.json")});
         QCOMPARE(r.exitCode, 1);
         QVERIFY2(r.err.contains("bodies 'a' and 'b' intersect"), qPrintable(r.err));
         QVERIFY(!QFile::exists(dir_.filePath("never.json")));
+        // By default crossing parts are wrapped into one body, and it says so.
+        const QString merged = dir_.filePath("merged.json");
+        const QString mergedReport = dir_.filePath("merged-report.json");
+        r = run(cli_, {"prepare", crossing, "--tet", "-o", merged, "--report", mergedReport});
+        QVERIFY2(r.exitCode == 0, qPrintable(r.err));
+        QVERIFY2(r.err.contains("bodies 'a' and 'b' cross: wrapped together into 'a'"),
+                 qPrintable(r.err));
+        {
+            QFile f(mergedReport);
+            QVERIFY(f.open(QIODevice::ReadOnly));
+            const auto j = nlohmann::json::parse(f.readAll().toStdString());
+            QCOMPARE(j["bodies"].get<int>(), 1);
+            QVERIFY(j["tets"].get<int>() > 0);
+            QCOMPARE(j["merged_overlaps"][0]["parts"].size(), std::size_t(2));
+            QVERIFY(j["merged_overlaps"][0]["wrap"]["volume_after"].get<double>() > 0);
+        }
         r = run(cli_, {"simulate", obj});
         QCOMPARE(r.exitCode, 1);
         QVERIFY(r.err.contains("prepare it first"));

@@ -133,6 +133,7 @@ private slots:
         addBoxSurface(scene, Vec3(0.5, 0.3, 0.2), Vec3(1, 1, 1), "right");
         PrepareOptions options;
         options.tetrahedralize = true;
+        options.overlaps = OverlapMode::Keep; // the default merges them (tst_surface_repair)
         const PrepareResult r = prepareScene(scene, options);
         QVERIFY(!r.report.ok());
         QVERIFY2(r.report.error.find("bodies 'left' and 'right' intersect") == 0,

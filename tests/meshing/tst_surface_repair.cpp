@@ -239,6 +239,55 @@ private slots:
         QVERIFY(!prepared.scene.bodies[0].tets.empty());
     }
 
+    void overlappingPartsBecomeOneBody() {
+        // Two parts, as a game model has them: separate closed bodies that cross.
+        Scene scene;
+        addBoxSurface(scene, Vec3(0, 0, 0), Vec3(1, 1, 1), "torso", 4);
+        addBoxSurface(scene, Vec3(0.5, 0.3, 0.2), Vec3(1, 1, 1), "arm", 4);
+        addBoxSurface(scene, Vec3(4, 0, 0), Vec3(1, 1, 1), "apart", 2);
+        const double unionVolume = 2.0 - 0.5 * 0.7 * 0.8;
+        PrepareOptions options;
+        options.tetrahedralize = true;
+
+        options.overlaps = OverlapMode::Keep;
+        PrepareResult prepared = prepareScene(scene, options);
+        QVERIFY(!prepared.report.ok());
+        QVERIFY2(prepared.report.error.find("bodies 'torso' and 'arm' intersect") == 0,
+                 prepared.report.error.c_str());
+
+        options.overlaps = OverlapMode::Union;
+        prepared = prepareScene(scene, options);
+        QVERIFY2(prepared.report.ok(), prepared.report.error.c_str());
+        QCOMPARE(prepared.report.merged.size(), std::size_t(1));
+        QVERIFY(prepared.report.merged[0].united);
+        QCOMPARE(prepared.report.merged[0].parts, (std::vector<std::string>{"torso", "arm"}));
+        QCOMPARE(prepared.scene.bodies.size(), std::size_t(2));
+        QCOMPARE(prepared.scene.bodies[0].name, std::string("torso"));
+        QCOMPARE(prepared.scene.bodies[1].name, std::string("apart"));
+        const BodySurfaceReport united = prepared.report.surfaces.bodies[0];
+        QVERIFY(united.outward() && united.manifold());
+        QVERIFY2(std::abs(united.signedVolume - unionVolume) < 1e-9,
+                 std::to_string(united.signedVolume).c_str());
+        QVERIFY(!prepared.scene.bodies[0].tets.empty());
+        QVERIFY(!prepared.scene.bodies[1].tets.empty());
+
+        options.overlaps = OverlapMode::Wrap; // the default
+        prepared = prepareScene(scene, options);
+        QVERIFY2(prepared.report.ok(), prepared.report.error.c_str());
+        QCOMPARE(prepared.report.merged.size(), std::size_t(1));
+        QVERIFY(!prepared.report.merged[0].united);
+        QVERIFY(prepared.report.merged[0].action.find(
+                    "bodies 'torso' and 'arm' cross: wrapped together into 'torso'") == 0);
+        QCOMPARE(prepared.scene.bodies.size(), std::size_t(2));
+        const BodySurfaceReport wrapped = prepared.report.surfaces.bodies[0];
+        QVERIFY(wrapped.outward() && wrapped.manifold());
+        QVERIFY2(std::abs(wrapped.signedVolume / unionVolume - 1) < 0.03,
+                 std::to_string(wrapped.signedVolume).c_str());
+        QVERIFY(!prepared.scene.bodies[0].tets.empty());
+        // The body apart is untouched: 2 x 2 squares per face, 8 triangles a side.
+        QCOMPARE(prepared.report.surfaces.bodies[1].triangles, std::size_t(48));
+    }
+
     void wrapReportsItsDistanceAndVolume() {
         Scene scene;
         addCylinder(scene, "can", true);
