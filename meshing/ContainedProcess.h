@@ -67,6 +67,9 @@ public:
         if (data_.size() - at_ < size) {
             return false;
         }
+        if (size == 0) {
+            return true; // `to` may be null (an empty array's data)
+        }
         std::memcpy(to, data_.data() + at_, size);
         at_ += size;
         return true;

@@ -108,6 +108,11 @@ VtkViewport::VtkViewport(QWidget* parent)
 
 VtkViewport::~VtkViewport() {
     releaseGraphics();
+    // QOpenGLWidget's destructor destroys the context, whose aboutToBeDestroyed must not reach
+    // this object any more: by then only its QOpenGLWidget part is left.
+    if (QOpenGLContext* c = context()) {
+        disconnect(c, &QOpenGLContext::aboutToBeDestroyed, this, &VtkViewport::releaseGraphics);
+    }
 }
 
 vtkRenderer* VtkViewport::renderer() const {

@@ -271,8 +271,16 @@ private slots:
                 return int(big.size() & 1);
             },
             limits);
+#if defined(__SANITIZE_ADDRESS__)
+        // AddressSanitizer's allocator reports running out of memory itself, with its own exit
+        // code, instead of throwing std::bad_alloc (scripts/sanitize): the child still fails.
+        QVERIFY(!run.succeeded());
+        QCOMPARE(int(run.end), int(ContainedRun::End::Finished));
+        QVERIFY(run.exitCode != 0);
+#else
         QCOMPARE(run.exitCode, kExitOutOfMemory);
         QCOMPARE(QString::fromStdString(run.describe(30)), QString("ran out of memory"));
+#endif
 
         int polls = 0;
         limits.keepGoing = [&] { return ++polls < 3; };
