@@ -369,14 +369,17 @@ std::string fixed(double value, int digits = 3) {
 }
 
 // Replaces the soup by its alpha wrap; fills `w` (alpha, offset, distances, volume after).
+// `sceneDiagonal`: a small part is not wrapped finer than 1/500 of the whole scene (a wrap's size
+// grows with (diagonal / alpha)^2; a speck of a large model would otherwise cost seconds).
 bool wrapSoup(std::vector<Vec3>& points, std::vector<Triangle>& triangles,
-              const RepairOptions& options, WrapReport& w) {
+              const RepairOptions& options, double sceneDiagonal, WrapReport& w) {
     Bounds bounds;
     for (const Vec3& p : points) {
         bounds.add(p);
     }
     const double diagonal = bounds.size().norm();
-    w.alpha = options.wrapAlpha > 0 ? options.wrapAlpha : diagonal / 50;
+    w.alpha =
+        options.wrapAlpha > 0 ? options.wrapAlpha : std::max(diagonal / 50, sceneDiagonal / 500);
     w.offset = options.wrapOffset > 0 ? options.wrapOffset : w.alpha / 30;
     cgal::Wrap wrapped = cgal::alphaWrap(points, triangles, w.alpha, w.offset);
     if (wrapped.triangles.empty()) {
@@ -405,7 +408,7 @@ std::string describeWrap(const WrapReport& w) {
 }
 
 // The ladder on a scene of one body whose particles are its own (firstParticle 0).
-BodyRepair repairBody(Scene& one, const RepairOptions& options) {
+BodyRepair repairBody(Scene& one, const RepairOptions& options, double sceneDiagonal) {
     Body& body = one.bodies[0];
     BodyRepair r;
     r.body = body.name;
@@ -553,7 +556,7 @@ BodyRepair repairBody(Scene& one, const RepairOptions& options) {
         WrapReport w;
         w.volumeBefore = volumeBefore;
         w.trianglesBefore = trianglesBefore;
-        if (wrapSoup(points, triangles, options, w)) {
+        if (wrapSoup(points, triangles, options, sceneDiagonal, w)) {
             replaceSurface(one, points, std::move(triangles), {});
             r.wrapped = true;
             r.wrap = w;
@@ -590,6 +593,15 @@ RepairReport repairSurfaces(Scene& scene, const RepairOptions& options) {
             particles.forces.push_back(i < from.forces.size() ? from.forces[i] : Vec3::Zero());
         }
     };
+    Bounds sceneBounds;
+    for (const Body& body : scene.bodies) {
+        for (const Triangle& t : body.triangles) {
+            for (Index v : t) {
+                sceneBounds.add(scene.particles.positions[v]);
+            }
+        }
+    }
+    const double sceneDiagonal = sceneBounds.size().norm();
     for (Body& body : scene.bodies) {
         const Index first = body.firstParticle;
         const Index offset = Index(particles.size());
@@ -625,7 +637,7 @@ RepairReport repairSurfaces(Scene& scene, const RepairOptions& options) {
             }
         }
         local.firstParticle = 0;
-        BodyRepair repaired = repairBody(one, options);
+        BodyRepair repaired = repairBody(one, options, sceneDiagonal);
         report.actions.insert(report.actions.end(), repaired.actions.begin(),
                               repaired.actions.end());
         report.bodies.push_back(std::move(repaired));
@@ -749,7 +761,7 @@ std::vector<MergedOverlap> mergeOverlaps(Scene& scene,
             }
             m.wrap.volumeBefore = volume;
             m.wrap.trianglesBefore = triangles.size();
-            if (!wrapSoup(points, triangles, options, m.wrap)) {
+            if (!wrapSoup(points, triangles, options, 0.0, m.wrap)) {
                 continue;
             }
             m.action =

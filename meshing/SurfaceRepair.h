@@ -38,7 +38,8 @@ struct RepairOptions {
     double maxHole = 0.3;
     bool removeSelfIntersections = true;
     WrapMode wrap = WrapMode::Auto;
-    double wrapAlpha = 0;  // m; 0 = the body's bounding-box diagonal / 50
+    // m; 0 = the body's bounding-box diagonal / 50, but not below the whole scene's / 500
+    double wrapAlpha = 0;
     double wrapOffset = 0; // m; 0 = alpha / 30
 };
 
