@@ -397,6 +397,7 @@ void SimulationWorker::loop() {
                 repace_ = true; // the solver cannot keep up: do not try to catch up later
             }
         }
+        stepping_ = stepNow; // decided under the lock: a pause after this sees it
         lock.unlock();
         auto keepGood = [&] {
             if (scene_->solver.tearingStretch > 1) {
@@ -422,6 +423,11 @@ void SimulationWorker::loop() {
         if (!stepNow) {
             continue;
         }
+        // Until this step is published (or refused): the flag drops when the iteration ends.
+        struct SteppingDone {
+            std::atomic<bool>& flag;
+            ~SteppingDone() { flag = false; }
+        } steppingDone{stepping_};
 
         if (!blocked_.isEmpty()) {
             {

@@ -104,6 +104,9 @@ public:
     void setColliders(const std::vector<Collider>& colliders);
 
     bool isRunning() const { return running_.load(); }
+    // A step is being computed: after pause() the step in flight still completes and is
+    // published; once this is false, nothing more is until the next play or step.
+    bool isStepping() const { return stepping_.load(); }
     // New rigid-body solver settings (core/rigid/RigidSettings.h), taken at the next step boundary.
     void setRigidSettings(const RigidSettings& rigid);
     // Distances along their start-of-substep edges (SHAKE), from the next step.
@@ -131,6 +134,7 @@ private:
     std::thread thread_;
     bool quit_ = false;
     std::atomic<bool> running_{false};
+    std::atomic<bool> stepping_{false};
     std::atomic<bool> realTime_{true};
     std::atomic<bool> recordConvergence_{false};
     std::atomic<bool> recordConstraints_{false};

@@ -10,6 +10,7 @@
 #include "core/base/Version.h"
 #include "core/scenes/SceneLibrary.h"
 #include "meshing/AirScenes.h"
+#include "widgets/SanitizerSupport.h"
 #include "widgets/VtkViewport.h"
 
 #include <QApplication>
@@ -43,6 +44,7 @@ bool parseSize(const QString& text, QSize& size) {
 } // namespace
 
 int main(int argc, char** argv) {
+    pbd::keepGlDriverLoadedForLeakChecks(); // sanitizer builds only
     QSurfaceFormat::setDefaultFormat(pbd::VtkViewport::surfaceFormat());
     QApplication app(argc, argv);
     QApplication::setOrganizationName(QStringLiteral("PBD Lab"));

@@ -4,6 +4,7 @@
 // autosave) go to a folder of the run's own, so that a suite never touches the user's, and two
 // checkouts testing at once do not share them.
 
+#include "widgets/SanitizerSupport.h"
 #include "widgets/VtkViewport.h"
 
 #include <QApplication>
@@ -13,6 +14,7 @@
 
 #define PBDLAB_GUI_TEST_MAIN(TestClass)                                                            \
     int main(int argc, char** argv) {                                                              \
+        pbd::keepGlDriverLoadedForLeakChecks();                                                    \
         QTemporaryDir home;                                                                        \
         qputenv("XDG_CONFIG_HOME", (home.path() + "/config").toUtf8());                            \
         qputenv("XDG_DATA_HOME", (home.path() + "/data").toUtf8());                                \

@@ -1226,7 +1226,8 @@ private slots:
         QCOMPARE(w->opening()->prepareOptions().import.scale, 0.01);
 
         // A 1 × 1 quad modelled in centimetres opens as 1 cm, with the preferred solver.
-        QVERIFY(w->openFile(writeObj("quad-cm.obj")));
+        QString why;
+        QVERIFY2(w->openFile(writeObj("quad-cm.obj"), &why), qPrintable(why));
         const Bounds b = w->scene().bounds();
         QVERIFY(std::abs(b.size().x() - 0.01) < 1e-12);
         QCOMPARE(w->scene().solver.timeStep, 0.002);

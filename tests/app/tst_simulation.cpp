@@ -839,7 +839,8 @@ private slots:
         QTRY_VERIFY_WITH_TIMEOUT(w->sceneView()->shownSteps() > 20, 10000);
         action(*w, "actionPlay")->setChecked(false);
         QTRY_VERIFY(!w->simulation()->isRunning());
-        QTest::qWait(100);
+        // The step in flight when Pause came completes and is shown; then nothing more.
+        QTRY_VERIFY(!w->simulation()->isStepping());
         const std::size_t paused = w->simulation()->latest()->steps;
         QTest::qWait(300);
         QCOMPARE(w->simulation()->latest()->steps, paused);
