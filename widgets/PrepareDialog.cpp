@@ -48,6 +48,8 @@ PrepareDialog::PrepareDialog(const QStringList& files, const PrepareOptions& opt
     , tetFrames_(new QComboBox(this))
     , scale_(spin(this, "prepareScale", 1e-6, 1e6, 6, 0.1))
     , mergeShells_(new QCheckBox(tr("&Merge a part's separate shells into one body"), this))
+    , wrap_(new QComboBox(this))
+    , overlaps_(new QComboBox(this))
     , density_(spin(this, "prepareDensity", 0.001, 1e6, 3, 100, tr(" kg/m³")))
     , arealDensity_(spin(this, "prepareArealDensity", 0.0001, 1e4, 4, 0.05, tr(" kg/m²")))
     , constraints_(new QCheckBox(tr("Add default &constraints (strain, bending, volume)"), this))
@@ -62,6 +64,18 @@ PrepareDialog::PrepareDialog(const QStringList& files, const PrepareOptions& opt
     mergeShells_->setObjectName(QStringLiteral("prepareMergeShells"));
     mergeShells_->setToolTip(tr("Off: every shell (triangles connected to each other) of a part "
                                 "becomes a body of its own"));
+    wrap_->setObjectName(QStringLiteral("prepareWrap"));
+    wrap_->addItem(tr("Solids still broken after repair"), int(WrapMode::Auto));
+    wrap_->addItem(tr("Every body (open ones too)"), int(WrapMode::Always));
+    wrap_->addItem(tr("Never (refuse instead)"), int(WrapMode::Never));
+    wrap_->setToolTip(tr("The last rung of the repair: a closed, watertight alpha wrap around a "
+                         "body (CGAL), when tetrahedralizing or tessellating the air"));
+    overlaps_->setObjectName(QStringLiteral("prepareOverlaps"));
+    overlaps_->addItem(tr("Wrap them together"), int(OverlapMode::Wrap));
+    overlaps_->addItem(tr("Boolean union (else wrap)"), int(OverlapMode::Union));
+    overlaps_->addItem(tr("Refuse"), int(OverlapMode::Keep));
+    overlaps_->setToolTip(tr("Bodies that cross each other (overlapping parts of a model) "
+                             "become one body before meshing"));
     tetFrames_->setObjectName(QStringLiteral("prepareTetFrames"));
     constraints_->setObjectName(QStringLiteral("prepareConstraints"));
     rigid_->setObjectName(QStringLiteral("prepareRigid"));
@@ -98,6 +112,8 @@ PrepareDialog::PrepareDialog(const QStringList& files, const PrepareOptions& opt
     tetFrames_->setCurrentIndex(options.tetFrames == TetFrameMode::Global ? 0 : 1);
     scale_->setValue(options.import.scale);
     mergeShells_->setChecked(options.import.mergeShells);
+    wrap_->setCurrentIndex(wrap_->findData(int(options.repairOptions.wrap)));
+    overlaps_->setCurrentIndex(overlaps_->findData(int(options.overlaps)));
     density_->setValue(options.density);
     arealDensity_->setValue(options.arealDensity);
     constraints_->setChecked(options.defaultConstraints);
@@ -116,6 +132,8 @@ PrepareDialog::PrepareDialog(const QStringList& files, const PrepareOptions& opt
     inputForm->addRow(tr("&Scale:"), scale_);
     inputForm->addRow(QString(), mergeShells_);
     inputForm->addRow(repair_);
+    inputForm->addRow(tr("Alpha &wrap:"), wrap_);
+    inputForm->addRow(tr("Crossing &bodies:"), overlaps_);
 
     auto* tets = new QGroupBox(tr("Volume mesh (TetGen)"), this);
     auto* tetForm = new QFormLayout(tets);
@@ -199,6 +217,8 @@ PrepareOptions PrepareDialog::options() const {
     o.tetFrames = TetFrameMode(tetFrames_->currentData().toInt());
     o.import.scale = scale_->value();
     o.import.mergeShells = mergeShells_->isChecked();
+    o.repairOptions.wrap = WrapMode(wrap_->currentData().toInt());
+    o.overlaps = OverlapMode(overlaps_->currentData().toInt());
     o.density = density_->value();
     o.arealDensity = arealDensity_->value();
     o.defaultConstraints = constraints_->isChecked();
@@ -239,6 +259,14 @@ PrepareOptions PrepareDialog::savedOptions() {
                       : TetFrameMode::Global;
     o.import.scale = s.value(QStringLiteral("scale"), o.import.scale).toDouble();
     o.import.mergeShells = s.value(QStringLiteral("mergeShells"), o.import.mergeShells).toBool();
+    const int wrap = s.value(QStringLiteral("wrap"), int(o.repairOptions.wrap)).toInt();
+    if (wrap >= int(WrapMode::Auto) && wrap <= int(WrapMode::Never)) {
+        o.repairOptions.wrap = WrapMode(wrap);
+    }
+    const int overlaps = s.value(QStringLiteral("overlaps"), int(o.overlaps)).toInt();
+    if (overlaps >= int(OverlapMode::Wrap) && overlaps <= int(OverlapMode::Keep)) {
+        o.overlaps = OverlapMode(overlaps);
+    }
     o.density = s.value(QStringLiteral("density"), o.density).toDouble();
     o.arealDensity = s.value(QStringLiteral("arealDensity"), o.arealDensity).toDouble();
     o.defaultConstraints = s.value(QStringLiteral("constraints"), o.defaultConstraints).toBool();
@@ -263,6 +291,8 @@ void PrepareDialog::saveOptions(const PrepareOptions& o) {
     s.setValue(QStringLiteral("tetFrames"), o.tetFrames == TetFrameMode::NearestSurface ? 1 : 0);
     s.setValue(QStringLiteral("scale"), o.import.scale);
     s.setValue(QStringLiteral("mergeShells"), o.import.mergeShells);
+    s.setValue(QStringLiteral("wrap"), int(o.repairOptions.wrap));
+    s.setValue(QStringLiteral("overlaps"), int(o.overlaps));
     s.setValue(QStringLiteral("density"), o.density);
     s.setValue(QStringLiteral("arealDensity"), o.arealDensity);
     s.setValue(QStringLiteral("constraints"), o.defaultConstraints);

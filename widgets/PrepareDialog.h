@@ -45,6 +45,8 @@ private:
     QComboBox* tetFrames_;
     QDoubleSpinBox* scale_;
     QCheckBox* mergeShells_;
+    QComboBox* wrap_;
+    QComboBox* overlaps_;
     QDoubleSpinBox* density_;
     QDoubleSpinBox* arealDensity_;
     QCheckBox* constraints_;

@@ -511,6 +511,41 @@ private slots:
         QVERIFY(w->scene().rigidBodies[1].x.y() > 1.0 - 0.01 - 0.5);
     }
 
+    void crossingPartsOpenAsOneBodyOrAreRefusedAsChosen() {
+        // Two tetrahedra that cross, as overlapping parts of a model: the dialog's choice.
+        const QString path = dir_.filePath("parts.obj");
+        QFile f(path);
+        QVERIFY(f.open(QIODevice::WriteOnly));
+        f.write("o a\nv 0 0 0\nv 1 0 0\nv 0 1 0\nv 0 0 1\nf 1 3 2\nf 1 2 4\nf 1 4 3\nf 2 3 4\n"
+                "o b\nv 0.2 0.2 0.2\nv 1.2 0.2 0.2\nv 0.2 1.2 0.2\nv 0.2 0.2 1.2\n"
+                "f 5 7 6\nf 5 6 8\nf 5 8 7\nf 6 7 8\n");
+        f.close();
+        PrepareDialog dialog({QStringLiteral("parts.obj")}, PrepareDialog::defaultOptions());
+        auto* overlaps = dialog.findChild<QComboBox*>("prepareOverlaps");
+        auto* wrap = dialog.findChild<QComboBox*>("prepareWrap");
+        QVERIFY(overlaps && wrap);
+        QVERIFY(dialog.options().overlaps == OverlapMode::Wrap);
+        QVERIFY(dialog.options().repairOptions.wrap == WrapMode::Auto);
+        overlaps->setCurrentIndex(overlaps->findData(int(OverlapMode::Keep)));
+        auto w = window("sample");
+        w->opening()->setPrepareOptions(dialog.options());
+        QString error;
+        QVERIFY(!w->openFile(path, &error));
+        QVERIFY2(error.contains("bodies 'a' and 'b' intersect"), qPrintable(error));
+        QCOMPARE(w->scene().name, std::string("sample")); // what was open stays
+
+        overlaps->setCurrentIndex(overlaps->findData(int(OverlapMode::Wrap)));
+        w->opening()->setPrepareOptions(dialog.options());
+        QVERIFY2(w->openFile(path, &error), qPrintable(error));
+        QCOMPARE(w->scene().bodies.size(), std::size_t(1));
+        QVERIFY(w->scene().bodies[0].kind == BodyKind::TetBody);
+        bool said = false;
+        for (int i = 0; i < w->log()->messageCount(); ++i) {
+            said = said || w->log()->message(i).contains("cross: wrapped together into 'a'");
+        }
+        QVERIFY(said);
+    }
+
     void rigidBodiesAreDrawnWithContactsJointsAndSleep() {
         // The stack: eleven bodies drawn where they are, the contacts as glyphs coloured by
         // force with their bar, and after a while the resting stack greyed as asleep.
