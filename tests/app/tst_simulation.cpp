@@ -869,8 +869,11 @@ private slots:
         QVERIFY(w->simulation()->isRunning());
         QTest::qWait(600);
         qInfo("timer ticks while playing: %d of 60, longest gap %lld ms", ticks, longestGap);
+#if !defined(__SANITIZE_THREAD__) && !defined(__SANITIZE_ADDRESS__)
+        // (Instrumented builds, scripts/sanitize, run 3 to 15 times slower: no timing there.)
         QVERIFY2(ticks > 5, qPrintable(QString::number(ticks)));
         QVERIFY2(longestGap < 300, qPrintable(QString::number(longestGap)));
+#endif
         QTRY_VERIFY_WITH_TIMEOUT(w->sceneView()->shownSteps() > 20, 10000);
         action(*w, "actionPlay")->setChecked(false);
         QTRY_VERIFY(!w->simulation()->isRunning());
