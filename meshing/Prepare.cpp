@@ -56,6 +56,18 @@ bool keepGoing(const ProgressCallback& progress, double f, const std::string& st
     return !progress || progress(f, stage);
 }
 
+nlohmann::json wrapJson(const WrapReport& w) {
+    return {{"alpha", w.alpha},
+            {"offset", w.offset},
+            {"wrap_to_original", w.wrapToOriginal},
+            {"original_to_wrap", w.originalToWrap},
+            {"hausdorff_error", w.hausdorffError},
+            {"volume_before", w.volumeBefore},
+            {"volume_after", w.volumeAfter},
+            {"triangles_before", w.trianglesBefore},
+            {"triangles_after", w.trianglesAfter}};
+}
+
 // What the user can do about the problems that stopped meshing.
 std::string advice(const PrepareReport& report) {
     bool open = false;
@@ -126,16 +138,7 @@ std::string PrepareReport::toJson(int indent) const {
             if (r.body == s.body) {
                 json repair{{"rungs", r.rungs}, {"actions", r.actions}, {"solid", r.solid}};
                 if (r.wrapped) {
-                    const WrapReport& w = r.wrap;
-                    repair["wrap"] = {{"alpha", w.alpha},
-                                      {"offset", w.offset},
-                                      {"wrap_to_original", w.wrapToOriginal},
-                                      {"original_to_wrap", w.originalToWrap},
-                                      {"hausdorff_error", w.hausdorffError},
-                                      {"volume_before", w.volumeBefore},
-                                      {"volume_after", w.volumeAfter},
-                                      {"triangles_before", w.trianglesBefore},
-                                      {"triangles_after", w.trianglesAfter}};
+                    repair["wrap"] = wrapJson(r.wrap);
                 }
                 body["repair"] = repair;
             }
@@ -182,12 +185,7 @@ std::string PrepareReport::toJson(int indent) const {
     for (const MergedOverlap& m : merged) {
         json one{{"body", m.body}, {"parts", m.parts}, {"united", m.united}, {"action", m.action}};
         if (!m.united) {
-            one["wrap"] = {{"alpha", m.wrap.alpha},
-                           {"offset", m.wrap.offset},
-                           {"wrap_to_original", m.wrap.wrapToOriginal},
-                           {"original_to_wrap", m.wrap.originalToWrap},
-                           {"volume_before", m.wrap.volumeBefore},
-                           {"volume_after", m.wrap.volumeAfter}};
+            one["wrap"] = wrapJson(m.wrap);
         }
         mergedJson.push_back(one);
     }

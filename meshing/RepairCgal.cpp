@@ -179,20 +179,15 @@ std::vector<std::array<int, 3>> triangulateHole(const std::vector<Vec3>& loop) {
 bool removeSelfIntersections(std::vector<Vec3>& points, std::vector<Triangle>& triangles,
                              std::vector<long>& origin) {
     Mesh mesh;
-    std::vector<Mesh::Vertex_index> vertex;
-    vertex.reserve(points.size());
-    for (const Vec3& p : points) {
-        vertex.push_back(mesh.add_vertex(toPoint(p)));
+    if (!buildMesh(points, triangles, mesh)) {
+        return false; // not a manifold, consistently oriented surface
     }
+    // Faces are numbered in the order they were added: face t is triangle t. New faces the
+    // removal makes get -1.
     auto [from, created] = mesh.add_property_map<Mesh::Face_index, long>("f:origin", -1);
     (void)created;
-    for (std::size_t t = 0; t < triangles.size(); ++t) {
-        const Mesh::Face_index f = mesh.add_face(vertex[triangles[t][0]], vertex[triangles[t][1]],
-                                                 vertex[triangles[t][2]]);
-        if (f == Mesh::null_face()) {
-            return false; // not a manifold, consistently oriented surface
-        }
-        from[f] = long(t);
+    for (Mesh::Face_index f : mesh.faces()) {
+        from[f] = long(f.idx());
     }
     try {
         PMP::experimental::remove_self_intersections(mesh, CGAL::parameters::preserve_genus(false));

@@ -423,7 +423,6 @@ BodyRepair repairBody(Scene& one, const RepairOptions& options, double sceneDiag
     const auto& x = one.particles.positions;
     BodySurfaceReport c = check(false);
     const bool startedClosed = c.triangles > 0 && c.boundaryEdges == 0;
-    const double volumeBefore = c.signedVolume;
     const std::size_t trianglesBefore = c.triangles;
 
     if (c.boundaryEdges > 0 && options.stitchTolerance > 0) {
@@ -554,7 +553,7 @@ BodyRepair repairBody(Scene& one, const RepairOptions& options, double sceneDiag
         std::vector<Triangle> triangles;
         compact(one, points, triangles);
         WrapReport w;
-        w.volumeBefore = volumeBefore;
+        w.volumeBefore = c.signedVolume; // after the other rungs (oriented), before the wrap
         w.trianglesBefore = trianglesBefore;
         if (wrapSoup(points, triangles, options, sceneDiagonal, w)) {
             replaceSurface(one, points, std::move(triangles), {});
@@ -731,15 +730,8 @@ std::vector<MergedOverlap> mergeOverlaps(Scene& scene,
             }
             if (m.united) { // a union that is not clean gives way to the wrap
                 Scene one;
-                for (const Vec3& q : points) {
-                    one.particles.add(q, 1.0);
-                }
-                Body body;
-                body.name = m.body;
-                body.kind = BodyKind::Surface;
-                body.particleCount = Index(points.size());
-                body.triangles = triangles;
-                one.bodies.push_back(std::move(body));
+                one.bodies.emplace_back().kind = BodyKind::Surface;
+                replaceSurface(one, points, triangles, {});
                 const BodySurfaceReport c = checkSurfaces(one).bodies.front();
                 m.united = c.outward() && c.manifold() && c.selfIntersections == 0;
             }

@@ -51,7 +51,9 @@ struct WrapReport {
     double wrapToOriginal = 0;
     double originalToWrap = 0;
     double hausdorffError = 0;
-    double volumeBefore = 0; // the original's enclosed volume (its signed sum), m^3
+    // The enclosed volume (signed sum) of what was wrapped: the body after the other rungs, or
+    // the closed parts of crossing bodies added up (overlaps counted twice), m^3.
+    double volumeBefore = 0;
     double volumeAfter = 0;
     std::size_t trianglesBefore = 0, trianglesAfter = 0;
 };
