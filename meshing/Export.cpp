@@ -14,18 +14,39 @@ namespace fs = std::filesystem;
 
 namespace {
 
-// The cells of the export, in order: body tets, air tets, loose triangles, then (2D) air
-// triangles.
+// The cells of the export, in order: body tets, air tets, loose triangles, (2D) air triangles,
+// then the triangles of the embedded (caged) meshes.
 struct Cell {
     int corners = 4; // 4 tet, 3 triangle
     std::array<Index, 4> v{};
-    int region = 0; // body index, -1 for air
+    int region = 0; // body index, -1 for air, -2 - e for embedded mesh e
     Mat3 frame = Mat3::Identity();
     Real quality = 0;
 };
 
+// The points of the export: the particles, then each embedded mesh's vertices where its cage
+// carries them now.
+std::vector<Vec3> exportPoints(const Scene& scene) {
+    std::vector<Vec3> points = scene.particles.positions;
+    std::vector<Vec3> carried;
+    for (const EmbeddedMesh& m : scene.embedded) {
+        embeddedPositions(m, scene.particles.positions, carried);
+        points.insert(points.end(), carried.begin(), carried.end());
+    }
+    return points;
+}
+
+// Which embedded mesh a point is a vertex of, or -1 for a particle.
+std::vector<Real> embeddedIndex(const Scene& scene) {
+    std::vector<Real> index(scene.particles.size(), -1);
+    for (std::size_t e = 0; e < scene.embedded.size(); ++e) {
+        index.insert(index.end(), scene.embedded[e].vertexCount(), Real(e));
+    }
+    return index;
+}
+
 std::vector<Cell> collectCells(const Scene& scene) {
-    const auto& x = scene.particles.positions;
+    const std::vector<Vec3> x = exportPoints(scene);
     std::vector<Cell> cells;
     for (std::size_t b = 0; b < scene.bodies.size(); ++b) {
         const Body& body = scene.bodies[b];
@@ -76,6 +97,26 @@ std::vector<Cell> collectCells(const Scene& scene) {
         c.quality = triangleQuality(x[tri[0]], x[tri[1]], x[tri[2]]);
         cells.push_back(c);
     }
+    Index first = Index(scene.particles.size());
+    for (std::size_t e = 0; e < scene.embedded.size(); ++e) {
+        const EmbeddedMesh& m = scene.embedded[e];
+        for (std::size_t t = 0; t < m.triangles.size(); ++t) {
+            const Triangle tri{first + m.triangles[t][0], first + m.triangles[t][1],
+                               first + m.triangles[t][2]};
+            Cell c;
+            c.corners = 3;
+            c.v = {tri[0], tri[1], tri[2], 0};
+            c.region = -2 - int(e);
+            const Mat3 f = triangleFrame(x[tri[0]], x[tri[1]], x[tri[2]],
+                                         m.triangleUVs.empty() ? nullptr : m.triangleUVs[t].data());
+            if (f.allFinite()) {
+                c.frame = f;
+            }
+            c.quality = triangleQuality(x[tri[0]], x[tri[1]], x[tri[2]]);
+            cells.push_back(c);
+        }
+        first += Index(m.vertexCount());
+    }
     return cells;
 }
 
@@ -90,18 +131,19 @@ void writeNumbers(std::ostream& out, const std::vector<Real>& values) {
 
 Result<bool> exportVtu(const Scene& scene, const fs::path& path) {
     const std::vector<Cell> cells = collectCells(scene);
+    const std::vector<Vec3> points = exportPoints(scene);
     std::ostringstream out;
     out << std::setprecision(17);
     out << "<?xml version=\"1.0\"?>\n"
            "<VTKFile type=\"UnstructuredGrid\" version=\"1.0\" byte_order=\"LittleEndian\" "
            "header_type=\"UInt64\">\n"
            "  <UnstructuredGrid>\n";
-    out << "    <Piece NumberOfPoints=\"" << scene.particles.size() << "\" NumberOfCells=\""
-        << cells.size() << "\">\n";
+    out << "    <Piece NumberOfPoints=\"" << points.size() << "\" NumberOfCells=\"" << cells.size()
+        << "\">\n";
     out << "      <Points>\n        <DataArray type=\"Float64\" Name=\"position\" "
            "NumberOfComponents=\"3\" format=\"ascii\">";
     std::vector<Real> values;
-    for (const Vec3& p : scene.particles.positions) {
+    for (const Vec3& p : points) {
         values.insert(values.end(), {p.x(), p.y(), p.z()});
     }
     writeNumbers(out, values);
@@ -128,8 +170,17 @@ Result<bool> exportVtu(const Scene& scene, const fs::path& path) {
 
     out << "      <PointData Scalars=\"inverse_mass\">\n        <DataArray type=\"Float64\" "
            "Name=\"inverse_mass\" format=\"ascii\">";
-    writeNumbers(out, scene.particles.inverseMasses);
-    out << "        </DataArray>\n      </PointData>\n";
+    // Embedded meshes' vertices have no mass of their own: 0 there, and "embedded" says whose.
+    std::vector<Real> inverseMasses = scene.particles.inverseMasses;
+    inverseMasses.resize(points.size(), 0);
+    writeNumbers(out, inverseMasses);
+    out << "        </DataArray>\n";
+    if (!scene.embedded.empty()) {
+        out << "        <DataArray type=\"Float64\" Name=\"embedded\" format=\"ascii\">";
+        writeNumbers(out, embeddedIndex(scene));
+        out << "        </DataArray>\n";
+    }
+    out << "      </PointData>\n";
 
     out << "      <CellData Scalars=\"region\">\n";
     out << "        <DataArray type=\"Int32\" Name=\"region\" format=\"ascii\">\n          ";
@@ -161,6 +212,7 @@ Result<bool> exportVtu(const Scene& scene, const fs::path& path) {
 
 Result<bool> exportMsh(const Scene& scene, const fs::path& path) {
     const std::vector<Cell> cells = collectCells(scene);
+    const std::vector<Vec3> points = exportPoints(scene);
     // One Gmsh entity per region and cell dimension: volumes for tets, surfaces for triangles.
     // Physical groups carry the names: the body's name, or "air".
     struct Entity {
@@ -189,14 +241,17 @@ Result<bool> exportMsh(const Scene& scene, const fs::path& path) {
         Entity& e = entityFor(cells[i].corners == 4 ? 3 : 2, cells[i].region);
         e.cells.push_back(i);
         for (int k = 0; k < cells[i].corners; ++k) {
-            e.bounds.add(scene.particles.positions[cells[i].v[k]]);
+            e.bounds.add(points[cells[i].v[k]]);
         }
     }
+    // Bodies 1..B, the air B + 1, embedded meshes from B + 2.
     auto physicalTag = [&](int region) {
-        return region < 0 ? int(scene.bodies.size()) + 1 : region + 1;
+        return region < 0 ? int(scene.bodies.size()) - region : region + 1;
     };
     auto regionName = [&](int region) {
-        return region < 0 ? std::string("air") : scene.bodies[std::size_t(region)].name;
+        return region == -1  ? std::string("air")
+               : region < -1 ? scene.embedded[std::size_t(-2 - region)].name
+                             : scene.bodies[std::size_t(region)].name;
     };
 
     std::ostringstream out;
@@ -223,14 +278,14 @@ Result<bool> exportMsh(const Scene& scene, const fs::path& path) {
     out << "$EndEntities\n";
 
     // All nodes in one block on the first entity; node tags are particle index + 1.
-    const std::size_t n = scene.particles.size();
+    const std::size_t n = points.size();
     const Entity& host = entities.empty() ? Entity{} : entities.front();
     out << "$Nodes\n1 " << n << " 1 " << n << '\n';
     out << host.dim << ' ' << std::max(1, host.tag) << " 0 " << n << '\n';
     for (std::size_t i = 0; i < n; ++i) {
         out << i + 1 << '\n';
     }
-    for (const Vec3& p : scene.particles.positions) {
+    for (const Vec3& p : points) {
         out << p.x() << ' ' << p.y() << ' ' << p.z() << '\n';
     }
     out << "$EndNodes\n";

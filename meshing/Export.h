@@ -2,7 +2,10 @@
 // Mesh export of a prepared scene: VTK XML unstructured grid (.vtu, opens in ParaView), Gmsh
 // MSH 4.1 (ASCII) and TetGen's .node/.ele/.face. Cells are every body's tets (region = the
 // body's index), the air tets (region -1, "air") and the triangles of bodies without tets
-// (cloth and bare surfaces). Files are written atomically.
+// (cloth and bare surfaces). The meshes a cage carries (Scene::embedded) follow as triangles
+// on points of their own, after the particles, where the cage carries them now (region -2 - e,
+// named after the mesh in Gmsh; point data "embedded" in .vtu); TetGen's files hold the
+// simulation mesh only. Files are written atomically.
 
 #include "core/base/Result.h"
 #include "core/scene/Scene.h"

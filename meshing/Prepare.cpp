@@ -190,6 +190,19 @@ std::string PrepareReport::toJson(int indent) const {
         mergedJson.push_back(one);
     }
     j["merged_overlaps"] = mergedJson;
+    if (hasCage) {
+        j["cage"] = {{"source", cage.source},
+                     {"triangles", cage.triangles},
+                     {"alpha", cage.alpha},
+                     {"offset", cage.offset},
+                     {"wraps", cage.attempts},
+                     {"render_meshes", cage.renderMeshes},
+                     {"render_vertices", cage.renderVertices},
+                     {"render_triangles", cage.renderTriangles},
+                     {"outside_vertices", cage.outside},
+                     {"largest_outside_distance", cage.largestOutsideDistance},
+                     {"render_diagonal", cage.renderDiagonal}};
+    }
     json problems = json::array();
     json warnings = json::array();
     for (const ReportLine& l : lines) {
@@ -225,11 +238,34 @@ PrepareResult prepareScene(const Scene& input, const PrepareOptions& options,
     if (!keepGoing(progress, 0.0, "checking surfaces")) {
         return fail(std::move(result), kCancelledMessage);
     }
+    // With a cage the meshes are carried as they are, broken or not; the cage is what the rest
+    // of the pipeline repairs, tetrahedralizes and gives air.
+    const bool caged = options.cage.enabled();
+    if (caged) {
+        if (options.rigidHulls) {
+            return fail(std::move(result), "a cage is a tet body; it cannot be a rigid hull");
+        }
+        Stopwatch watch(report, "cage");
+        Result<CageReport> cage = buildCage(scene, options.cage, span(progress, 0.0, 0.1));
+        if (!cage) {
+            return fail(std::move(result), cage.error());
+        }
+        report.hasCage = true;
+        report.cage = *cage;
+        line(report, ReportSeverity::Info,
+             "cage (" + cage->source + "): " + std::to_string(cage->triangles) +
+                 " triangles around " + std::to_string(cage->renderTriangles) +
+                 " render triangles in " + std::to_string(cage->renderMeshes) + " mesh(es)" +
+                 (cage->attempts > 0 ? ", alpha " + std::to_string(cage->alpha) + " m after " +
+                                           std::to_string(cage->attempts) + " wrap(s)"
+                                     : std::string()));
+    }
+    const bool tetrahedralize = options.tetrahedralize || caged;
     if (options.repair) {
         Stopwatch watch(report, "repair");
         RepairOptions repairOptions = options.repairOptions;
         // Without meshing nothing needs a solid: the wrap runs only when asked for.
-        if (!(options.tetrahedralize || options.air) && repairOptions.wrap == WrapMode::Auto) {
+        if (!(tetrahedralize || options.air) && repairOptions.wrap == WrapMode::Auto) {
             repairOptions.wrap = WrapMode::Never;
         }
         RepairReport repaired = repairSurfaces(scene, repairOptions);
@@ -243,7 +279,7 @@ PrepareResult prepareScene(const Scene& input, const PrepareOptions& options,
         Stopwatch watch(report, "check");
         report.surfaces = checkSurfaces(scene);
     }
-    const bool meshing = options.tetrahedralize || options.air;
+    const bool meshing = tetrahedralize || options.air;
     if (meshing && options.repair && report.surfaces.bodyIntersections() > 0) {
         Stopwatch watch(report, "overlaps");
         report.merged = mergeOverlaps(scene, report.surfaces.intersections, options.overlaps,
@@ -346,7 +382,7 @@ PrepareResult prepareScene(const Scene& input, const PrepareOptions& options,
         }
         if (!report.surfaces.bodies[b].closed()) {
             body.kind = BodyKind::Cloth;
-        } else if (options.tetrahedralize) {
+        } else if (tetrahedralize) {
             toMesh.push_back(b);
         }
     }
@@ -372,6 +408,24 @@ PrepareResult prepareScene(const Scene& input, const PrepareOptions& options,
                          " surface triangle(s) are not tet faces");
             }
         }
+    }
+    if (caged) {
+        if (scene.bodies.size() != 1 || scene.bodies[0].kind != BodyKind::TetBody) {
+            return fail(std::move(result), "the cage is not a closed surface after repair, so it "
+                                           "has no tets to carry the meshes" +
+                                               advice(report));
+        }
+        Stopwatch watch(report, "bind");
+        bindEmbeddedMeshes(scene, 0, report.cage);
+        std::string outside = "all inside the cage";
+        if (report.cage.outside > 0) {
+            outside = std::to_string(report.cage.outside) +
+                      " outside the cage, carried by the nearest tet (the farthest " +
+                      std::to_string(report.cage.largestOutsideDistance) + " m from it)";
+        }
+        line(report, report.cage.outside > 0 ? ReportSeverity::Warning : ReportSeverity::Info,
+             "bound " + std::to_string(report.cage.renderVertices) +
+                 " render vertices to the cage's tets: " + outside);
     }
     // Masses before the air: its free Steiner points are made light relative to the bodies.
     for (const Body& body : scene.bodies) {

@@ -5,6 +5,7 @@
 // never modified: the result is a new scene, or an error with the report that explains it.
 
 #include "core/scene/Scene.h"
+#include "meshing/Cage.h"
 #include "meshing/MeshImport.h"
 #include "meshing/SurfaceCheck.h"
 #include "meshing/SurfaceRepair.h"
@@ -23,6 +24,8 @@ struct PrepareOptions {
     // With tets or air: bodies that cross each other (overlapping parts) are merged, each group
     // into one body (meshing/SurfaceRepair.h).
     OverlapMode overlaps = OverlapMode::Wrap;
+    // A cage (meshing/Cage.h): the meshes are carried, the cage is tetrahedralized and simulated.
+    CageOptions cage;
     bool tetrahedralize = false; // closed bodies become tet bodies
     TetOptions tet;
     bool air = false;
@@ -54,6 +57,8 @@ struct PrepareReport {
     std::vector<std::string> repairs;     // every body's repair lines, in order
     std::vector<BodyRepair> repairBodies; // what the repair ladder did, per body
     std::vector<MergedOverlap> merged;    // groups of crossing bodies made one
+    bool hasCage = false;
+    CageReport cage;
     std::vector<BodyTetReport> tets;
     bool hasAir = false;
     AirReport air;

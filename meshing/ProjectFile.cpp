@@ -249,6 +249,7 @@ std::string projectToJson(const Scene& scene, int indent) {
     }
     j["colliders"] = colliders;
     rigidToJson(scene, j);
+    embeddedToJson(scene, j);
     j["constraints"] = constraintsToJson(scene.constraints);
     json groups = json::array();
     for (const ConstraintGroup& g : scene.constraintGroups) {
@@ -341,6 +342,7 @@ Result<Scene> sceneio::projectFromDocument(const json& j, const std::string& ori
             }
         }
         rigidFromJson(j, scene, w);
+        embeddedFromJson(j, scene, w);
         if (j.contains("constraints")) {
             scene.constraints = constraintsFromJson(j["constraints"], w + ".constraints");
         }

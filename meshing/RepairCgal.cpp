@@ -203,7 +203,7 @@ bool removeSelfIntersections(std::vector<Vec3>& points, std::vector<Triangle>& t
 }
 
 Wrap alphaWrap(const std::vector<Vec3>& points, const std::vector<Triangle>& triangles,
-               double alpha, double offset) {
+               double alpha, double offset, bool measure) {
     std::vector<Point> p;
     p.reserve(points.size());
     for (const Vec3& x : points) {
@@ -225,6 +225,9 @@ Wrap alphaWrap(const std::vector<Vec3>& points, const std::vector<Triangle>& tri
     }
     out.volume = PMP::volume(wrap);
     readMesh(wrap, out.points, out.triangles);
+    if (!measure) {
+        return out;
+    }
     const Mesh original = meshOfSoup(points, triangles);
     if (original.number_of_faces() > 0) {
         out.hausdorffError = offset * 0.5;

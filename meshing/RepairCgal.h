@@ -35,9 +35,10 @@ struct Wrap {
 };
 
 // The alpha wrap (CGAL::alpha_wrap_3) of a triangle soup: a watertight, 2-manifold surface
-// around it, `offset` (m) off the input, with no cavity narrower than `alpha` (m).
+// around it, `offset` (m) off the input, with no cavity narrower than `alpha` (m). With
+// `measure` false the Hausdorff distances are left at 0 (they cost more than a coarse wrap).
 Wrap alphaWrap(const std::vector<Vec3>& points, const std::vector<Triangle>& triangles,
-               double alpha, double offset);
+               double alpha, double offset, bool measure = true);
 
 // The boolean union of two closed, outward surfaces that do not cross themselves (CGAL PMP
 // corefinement), into `points` and `triangles`. False when either is not such a surface or the

@@ -445,6 +445,78 @@ void rigidFromJson(const json& j, Scene& scene, const std::string& w) {
     }
 }
 
+void embeddedToJson(const Scene& scene, json& j) {
+    if (scene.embedded.empty()) {
+        return;
+    }
+    json all = json::array();
+    for (const EmbeddedMesh& m : scene.embedded) {
+        json uvs = json::array();
+        for (const auto& corners : m.triangleUVs) {
+            for (const Vec2& uv : corners) {
+                uvs.push_back(uv.x());
+                uvs.push_back(uv.y());
+            }
+        }
+        std::vector<Real> weights;
+        weights.reserve(4 * m.weights.size());
+        for (const auto& w : m.weights) {
+            weights.insert(weights.end(), w.begin(), w.end());
+        }
+        all.push_back(json{{"name", m.name},
+                           {"vertices", flat(m.restPositions)},
+                           {"triangles", flat(m.triangles)},
+                           {"uvs", uvs},
+                           {"corners", flat(m.corners)},
+                           {"weights", weights},
+                           {"outsideVertices", m.outsideVertices},
+                           {"largestOutsideDistance", m.largestOutsideDistance}});
+    }
+    j["embedded"] = all;
+}
+
+void embeddedFromJson(const json& j, Scene& scene, const std::string& w) {
+    if (!j.contains("embedded")) {
+        return;
+    }
+    const json& all = j["embedded"];
+    for (std::size_t i = 0; i < all.size(); ++i) {
+        const std::string ew = w + ".embedded[" + std::to_string(i) + "]";
+        const json& e = all[i];
+        EmbeddedMesh m;
+        m.name = get<std::string>(e, "name", ew);
+        m.restPositions = toVecs(at(e, "vertices", ew), ew + ".vertices");
+        m.triangles = toElements<3>(at(e, "triangles", ew), ew + ".triangles");
+        m.corners = toElements<4>(at(e, "corners", ew), ew + ".corners");
+        const auto weights = get<std::vector<Real>>(e, "weights", ew);
+        if (m.corners.size() != m.restPositions.size() ||
+            weights.size() != 4 * m.restPositions.size()) {
+            throw FormatError{ew + ": expected 4 corners and 4 weights per vertex"};
+        }
+        m.weights.resize(m.restPositions.size());
+        for (std::size_t v = 0; v < m.weights.size(); ++v) {
+            for (std::size_t k = 0; k < 4; ++k) {
+                m.weights[v][k] = weights[4 * v + k];
+            }
+        }
+        const auto uv = getOr<std::vector<Real>>(e, "uvs", {}, ew);
+        if (!uv.empty()) {
+            if (uv.size() != 6 * m.triangles.size()) {
+                throw FormatError{ew + ".uvs: expected 6 numbers per triangle"};
+            }
+            m.triangleUVs.resize(m.triangles.size());
+            for (std::size_t t = 0; t < m.triangles.size(); ++t) {
+                for (int c = 0; c < 3; ++c) {
+                    m.triangleUVs[t][c] = Vec2(uv[6 * t + 2 * c], uv[6 * t + 2 * c + 1]);
+                }
+            }
+        }
+        m.outsideVertices = getOr<std::size_t>(e, "outsideVertices", 0, ew);
+        m.largestOutsideDistance = getOr<Real>(e, "largestOutsideDistance", 0, ew);
+        scene.embedded.push_back(std::move(m));
+    }
+}
+
 } // namespace pbd::sceneio
 
 namespace pbd {

@@ -235,6 +235,11 @@ std::vector<PressureConstraint> pressureFromJson(const json& j, const std::strin
 // "rigidBodies", "rigidJoints" and "rigidAttachments" of `j` (none when there are no bodies).
 void rigidToJson(const Scene& scene, json& j);
 void rigidFromJson(const json& j, Scene& scene, const std::string& w);
+// The render meshes cages carry, as the key "embedded" of `j` (none when there are none): each
+// with its rest vertices, triangles, UVs per corner, and per vertex the four particles that
+// carry it ("corners") and their weights, four numbers a vertex.
+void embeddedToJson(const Scene& scene, json& j);
+void embeddedFromJson(const json& j, Scene& scene, const std::string& w);
 json solverToJson(const SolverSettings& s);
 SolverSettings solverFromJson(const json& j, const std::string& w);
 

@@ -17,7 +17,8 @@ namespace {
 struct PrepareCommandOptions {
     PrepareOptions prepare;
     std::vector<std::string> files;
-    std::string frames, tetFrames, localBodies, wrap, overlaps;
+    std::string frames, tetFrames, localBodies, wrap, overlaps, cageMesh;
+    std::size_t cageTriangles = 0;
     double timeout = 0;
     int airSubdivisions = 0;
     SceneOutputs out;
@@ -57,6 +58,9 @@ int prepare(PrepareCommandOptions& o) {
                                      : o.wrap == "never" ? WrapMode::Never
                                                          : WrapMode::Auto;
     }
+    options.cage.triangles = o.cageTriangles;
+    options.cage.mesh = o.cageMesh;
+    options.cage.import = options.import;
     if (!o.overlaps.empty()) {
         options.overlaps = o.overlaps == "union"  ? OverlapMode::Union
                            : o.overlaps == "keep" ? OverlapMode::Keep
@@ -132,6 +136,15 @@ void addPrepareCommand(CLI::App& cli, int& status) {
         ->type_name("MESH...");
     c->add_flag("--tet", p.tetrahedralize, "Tetrahedralize closed bodies");
     c->add_flag("--air", p.air, "Tessellate the air between and around the bodies");
+    c->add_option("--cage", o->cageTriangles,
+                  "Simulate a cage of about N triangles (an alpha wrap around all the meshes), "
+                  "tetrahedralized; the meshes are bound to its tets and follow it")
+        ->check(CLI::Range(8, 10000000))
+        ->type_name("N");
+    c->add_option("--cage-mesh", o->cageMesh,
+                  "Simulate this closed mesh as the cage instead (repaired like any body)")
+        ->type_name("CAGE")
+        ->excludes("--cage");
     choice(c->add_option("--frames", o->frames, "Material frames from the UVs"), {"uv"});
     choice(c->add_option("--tet-frames", o->tetFrames,
                          "Tets' frames: one global frame, or the nearest surface triangle's"),

@@ -86,6 +86,23 @@ int simulate(const RunOptions& o) {
     if (!scene.rigidBodies.empty()) {
         result["rigid"] = rigidJson(scene, solver);
     }
+    if (!scene.embedded.empty()) {
+        // The meshes the cage carries, where it carries them now.
+        json embedded = json::array();
+        std::vector<Vec3> carried;
+        for (const EmbeddedMesh& m : scene.embedded) {
+            embeddedPositions(m, scene.particles.positions, carried);
+            json at = json::array();
+            for (const Vec3& p : carried) {
+                at.push_back({p.x(), p.y(), p.z()});
+            }
+            embedded.push_back({{"name", m.name},
+                                {"vertices", m.vertexCount()},
+                                {"triangles", m.triangles.size()},
+                                {"positions", at}});
+        }
+        result["embedded"] = embedded;
+    }
     if (!scene.air.empty()) {
         const AirStatistics& a = solver.airStatistics();
         result["air"] = {{"tets", scene.air.tets.size()},

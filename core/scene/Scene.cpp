@@ -278,6 +278,11 @@ std::vector<std::string> validateScene(const Scene& scene) {
     for (std::string& problem : validateConstraintGroups(scene)) {
         problems.push_back(std::move(problem));
     }
+    for (const EmbeddedMesh& mesh : scene.embedded) {
+        for (std::string& problem : validateEmbedded(mesh, p.size())) {
+            problems.push_back(std::move(problem));
+        }
+    }
     return problems;
 }
 

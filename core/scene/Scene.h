@@ -6,6 +6,7 @@
 #include "core/constraints/Constraints.h"
 #include "core/rigid/RigidBody.h"
 #include "core/scene/Body.h"
+#include "core/scene/Embedding.h"
 #include "core/scene/Particles.h"
 #include "core/solver/Colliders.h"
 #include "core/solver/SolverSettings.h"
@@ -48,6 +49,9 @@ struct Scene {
     // Particles held at points of rigid bodies (two-way: the bodies feel the pull).
     std::vector<RigidAttachment> rigidAttachments;
     SolverSettings solver;
+    // Render meshes that cage tets carry (core/scene/Embedding.h): drawn and exported in place
+    // of the cage, never simulated themselves.
+    std::vector<EmbeddedMesh> embedded;
 
     Bounds bounds() const;
     Bounds bounds(const Body& body) const;

@@ -23,6 +23,7 @@
 #include <vtkCellData.h>
 #include <vtkDataArray.h>
 #include <vtkNew.h>
+#include <vtkPointData.h>
 #include <vtkUnstructuredGrid.h>
 #include <vtkXMLUnstructuredGridReader.h>
 
@@ -740,6 +741,62 @@ private slots:
         QVERIFY(std::abs(triangleQuality(Vec3(0, 0, 0), Vec3(1, 0, 0),
                                          Vec3(0.5, std::sqrt(3.0) / 2, 0)) -
                          1) < 1e-12);
+    }
+
+    void cagedMeshesExportWhereTheCageCarriesThem() {
+        // A box and a cloth sheet crossing it, in a cage of about 300 triangles: after the cage
+        // is turned and shifted, the .vtu read back by VTK has the render meshes' triangles on
+        // points of their own, where the motion takes their rest positions (1e-12), marked by
+        // the "embedded" point data; Gmsh's file names them.
+        Scene input;
+        addBoxSurface(input, Vec3(0, 0, 0), Vec3(1, 1, 1), "box", 4);
+        addSheet(input, Vec3(0.3, 0.2, 0.1), 1.4, 8, "fin");
+        for (Body& b : input.bodies) {
+            b.kind = BodyKind::Surface;
+        }
+        PrepareOptions options;
+        options.cage.triangles = 300;
+        PrepareResult prepared = prepareScene(input, options);
+        QVERIFY2(prepared.report.ok(), prepared.report.error.c_str());
+        Scene s = prepared.scene;
+        const Mat3 r = Eigen::AngleAxisd(0.5, Vec3::UnitZ()).toRotationMatrix();
+        for (Vec3& p : s.particles.positions) {
+            p = r * p + Vec3(0, 3, 0);
+        }
+        const QString path = dir_.filePath("caged.vtu");
+        QVERIFY(exportVtu(s, path.toStdString()).ok());
+        vtkNew<vtkXMLUnstructuredGridReader> reader;
+        reader->SetFileName(path.toUtf8().constData());
+        reader->Update();
+        vtkUnstructuredGrid* grid = reader->GetOutput();
+        const std::size_t n = s.particles.size();
+        const std::size_t rendered = input.particles.size();
+        QCOMPARE(std::size_t(grid->GetNumberOfPoints()), n + rendered);
+        vtkDataArray* embedded = grid->GetPointData()->GetArray("embedded");
+        QVERIFY(embedded != nullptr);
+        QCOMPARE(embedded->GetTuple1(vtkIdType(n - 1)), -1.0);
+        QCOMPARE(embedded->GetTuple1(vtkIdType(n)), 0.0);
+        QCOMPARE(embedded->GetTuple1(vtkIdType(n + rendered - 1)), 1.0);
+        for (std::size_t v = 0; v < rendered; ++v) {
+            double p[3];
+            grid->GetPoint(vtkIdType(n + v), p);
+            const Vec3 expected = r * input.particles.positions[v] + Vec3(0, 3, 0);
+            QVERIFY((Vec3(p[0], p[1], p[2]) - expected).norm() < 1e-12);
+        }
+        vtkDataArray* region = grid->GetCellData()->GetArray("region");
+        std::map<int, std::size_t> perRegion;
+        for (vtkIdType c = 0; c < grid->GetNumberOfCells(); ++c) {
+            perRegion[int(region->GetTuple1(c))]++;
+        }
+        QCOMPARE(perRegion[0], s.bodies[0].tets.size());
+        QCOMPARE(perRegion[-2], input.bodies[0].triangles.size());
+        QCOMPARE(perRegion[-3], input.bodies[1].triangles.size());
+        const QString msh = dir_.filePath("caged.msh");
+        QVERIFY(exportMsh(s, msh.toStdString()).ok());
+        std::ifstream in(msh.toStdString());
+        const std::string text((std::istreambuf_iterator<char>(in)), {});
+        QVERIFY(text.find("2 3 \"box\"") != std::string::npos);
+        QVERIFY(text.find("2 4 \"fin\"") != std::string::npos);
     }
 
     void mshIsWellFormedGmsh41() {

@@ -1,5 +1,6 @@
 // core: the scene model, topology helpers, generated bodies and the scene catalogue.
 
+#include "core/scene/Embedding.h"
 #include "core/scene/Mass.h"
 #include "core/scene/Topology.h"
 #include "core/scenes/PrimitiveMeshes.h"
@@ -260,6 +261,106 @@ private slots:
             all.inverseMasses[i] = 0;
         }
         QVERIFY(std::isnan(bodyDensity(all, cloth)));
+    }
+
+    void embeddedMeshFollowsItsTets() {
+        // A box of 4 x 5 x 4 vertices (1 x 2 x 1 m) carries 2,000 points spread through it: at
+        // rest they come back to 1e-12; an affine motion of the box (rotation, stretch, shift)
+        // moves them exactly as it moves any point; a bending field, which is not linear, comes
+        // back within the linear interpolation's bound, c h^2 / 2 for a field of second
+        // derivative c and tets of longest edge h.
+        Particles particles;
+        TetBoxSpec spec;
+        spec.vertices = {4, 5, 4};
+        spec.size = Vec3(1, 2, 1);
+        const Body box = makeTetBox(particles, spec, "box");
+        EmbeddedMesh mesh;
+        mesh.name = "points";
+        std::uint64_t state = 12345;
+        const auto uniform = [&] {
+            state = state * 6364136223846793005ULL + 1442695040888963407ULL;
+            return double(state >> 11) / double(1ULL << 53);
+        };
+        for (int i = 0; i < 2000; ++i) {
+            mesh.restPositions.emplace_back(uniform() - 0.5, 2 * uniform() - 1, uniform() - 0.5);
+        }
+        TetBinding b = bindToTets(particles.positions, box.tets, mesh.restPositions);
+        QCOMPARE(b.outside, std::size_t(0));
+        mesh.corners = b.corners;
+        mesh.weights = b.weights;
+        QVERIFY(validateEmbedded(mesh, particles.size()).empty());
+        std::vector<Vec3> out;
+        const auto largestError = [&](const std::vector<Vec3>& x, auto&& expected) {
+            embeddedPositions(mesh, x, out);
+            double error = 0;
+            for (std::size_t v = 0; v < out.size(); ++v) {
+                error = std::max(error, (out[v] - expected(mesh.restPositions[v])).norm());
+            }
+            return error;
+        };
+        const auto same = [](const Vec3& p) { return p; };
+        QVERIFY(largestError(particles.positions, same) < 1e-12);
+        for (const auto& w : mesh.weights) {
+            QVERIFY(*std::min_element(w.begin(), w.end()) >= -1e-12);
+        }
+        Mat3 a = Eigen::AngleAxisd(0.7, Vec3(1, 2, 3).normalized()).toRotationMatrix();
+        a *= Vec3(1.3, 0.8, 1.1).asDiagonal();
+        const Vec3 shift(0.4, -2, 5);
+        const auto affine = [&](const Vec3& p) { return Vec3(a * p + shift); };
+        std::vector<Vec3> moved;
+        for (const Vec3& p : particles.positions) {
+            moved.push_back(affine(p));
+        }
+        QVERIFY(largestError(moved, affine) < 1e-12);
+        const double c = 0.2;
+        const auto bend = [&](const Vec3& p) { return Vec3(p + Vec3(c * p.y() * p.y(), 0, 0)); };
+        moved.clear();
+        for (const Vec3& p : particles.positions) {
+            moved.push_back(bend(p));
+        }
+        double h = 0;
+        for (const Tetrahedron& t : box.tets) {
+            for (int i = 0; i < 4; ++i) {
+                for (int j = i + 1; j < 4; ++j) {
+                    h = std::max(h, (particles.positions[t[i]] - particles.positions[t[j]]).norm());
+                }
+            }
+        }
+        const double bendError = largestError(moved, bend);
+        QVERIFY2(bendError > 1e-6 && bendError <= c * h * h / 2,
+                 (std::to_string(bendError) + " vs " + std::to_string(c * h * h / 2)).c_str());
+    }
+
+    void pointsOutsideGoToTheNearestTet() {
+        // 0.3 m above the top of a unit box, and 0.2 m beside a corner along x: each is carried
+        // by the box's closest point, and the binding reports how far out the farthest is.
+        Particles particles;
+        TetBoxSpec spec;
+        spec.vertices = {3, 3, 3};
+        spec.size = Vec3(1, 1, 1);
+        const Body box = makeTetBox(particles, spec, "box");
+        const std::vector<Vec3> points{Vec3(0.1, 0.8, -0.2), Vec3(0.7, 0.5, 0.5), Vec3(0, 0, 0)};
+        const TetBinding b = bindToTets(particles.positions, box.tets, points);
+        QCOMPARE(b.outside, std::size_t(2));
+        QVERIFY(std::abs(b.largestOutsideDistance - 0.3) < 1e-12);
+        EmbeddedMesh mesh;
+        mesh.restPositions = points;
+        mesh.corners = b.corners;
+        mesh.weights = b.weights;
+        std::vector<Vec3> out;
+        embeddedPositions(mesh, particles.positions, out);
+        QVERIFY((out[0] - Vec3(0.1, 0.5, -0.2)).norm() < 1e-12);
+        QVERIFY((out[1] - Vec3(0.5, 0.5, 0.5)).norm() < 1e-12);
+        QVERIFY((out[2] - points[2]).norm() < 1e-12);
+        // A corner out of range, or weights that do not sum to 1, are named.
+        mesh.name = "m";
+        mesh.weights[1][0] += 0.5;
+        QVERIFY(validateEmbedded(mesh, particles.size()).front().find("vertex 1 has weights") !=
+                std::string::npos);
+        mesh.weights[1][0] -= 0.5;
+        mesh.corners[2][3] = Index(particles.size());
+        QVERIFY(validateEmbedded(mesh, particles.size()).front().find("vertex 2 is carried") !=
+                std::string::npos);
     }
 };
 
