@@ -314,6 +314,12 @@ void MainWindow::connectDocks() {
             [=](ColliderShape shape) { doc->addCollider(shape); });
     connect(tree, &SceneTreePanel::removeColliderRequested, doc,
             [=](int index) { doc->removeCollider(index); });
+    connect(tree, &SceneTreePanel::embeddedVisibilityToggled, this, [=, this](int mesh, bool on) {
+        if (mesh >= 0 && std::size_t(mesh) < view_->actors()->embeddedCount()) {
+            view_->actors()->setEmbeddedVisible(std::size_t(mesh), on);
+            bench_.viewport->update();
+        }
+    });
     connect(tree, &SceneTreePanel::bodyVisibilityToggled, this, [=, this](int body, bool visible) {
         if (body >= 0 && std::size_t(body) < view_->actors()->bodyCount()) {
             view_->actors()->setBodyVisible(std::size_t(body), visible);

@@ -4,10 +4,13 @@
 #include <QComboBox>
 #include <QDialogButtonBox>
 #include <QDoubleSpinBox>
+#include <QFileDialog>
 #include <QFileInfo>
 #include <QFormLayout>
 #include <QGroupBox>
+#include <QHBoxLayout>
 #include <QLabel>
+#include <QLineEdit>
 #include <QPushButton>
 #include <QSettings>
 #include <QSpinBox>
@@ -54,7 +57,9 @@ PrepareDialog::PrepareDialog(const QStringList& files, const PrepareOptions& opt
     , arealDensity_(spin(this, "prepareArealDensity", 0.0001, 1e4, 4, 0.05, tr(" kg/m²")))
     , constraints_(new QCheckBox(tr("Add default &constraints (strain, bending, volume)"), this))
     , rigid_(new QCheckBox(tr("Make every body a ri&gid body (its convex hull)"), this))
-    , ground_(new QCheckBox(tr("On a static &ground"), this)) {
+    , ground_(new QCheckBox(tr("On a static &ground"), this))
+    , cage_(new QSpinBox(this))
+    , cageMesh_(new QLineEdit(this)) {
     setWindowTitle(tr("Prepare Mesh"));
     setObjectName(QStringLiteral("prepareDialog"));
     repair_->setObjectName(QStringLiteral("prepareRepair"));
@@ -83,6 +88,17 @@ PrepareDialog::PrepareDialog(const QStringList& files, const PrepareOptions& opt
     rigid_->setToolTip(tr("Each body becomes one dynamic rigid body: the convex hull of its "
                           "vertices, of the density below (no tets, air or constraints)"));
     ground_->setToolTip(tr("A static ground whose top touches the lowest vertex"));
+    cage_->setObjectName(QStringLiteral("prepareCage"));
+    cage_->setRange(0, 10000000);
+    cage_->setSingleStep(500);
+    cage_->setSuffix(tr(" triangles"));
+    cage_->setSpecialValueText(tr("none: simulate the meshes"));
+    cage_->setToolTip(tr("Simulate a closed cage of about this many triangles (an alpha wrap "
+                         "around all the meshes) instead of the meshes, which follow it: for "
+                         "meshes too fine or too broken to simulate"));
+    cageMesh_->setObjectName(QStringLiteral("prepareCageMesh"));
+    cageMesh_->setPlaceholderText(tr("or a cage of your own (a closed mesh file)"));
+    cageMesh_->setClearButtonEnabled(true);
     airSubdivisions_->setObjectName(QStringLiteral("prepareAirSubdivisions"));
     airSubdivisions_->setRange(1, 64);
     quality_->setSpecialValueText(tr("off"));
@@ -119,6 +135,8 @@ PrepareDialog::PrepareDialog(const QStringList& files, const PrepareOptions& opt
     constraints_->setChecked(options.defaultConstraints);
     rigid_->setChecked(options.rigidHulls);
     ground_->setChecked(options.rigidGround);
+    cage_->setValue(int(std::min<std::size_t>(options.cage.triangles, 10000000)));
+    cageMesh_->setText(QString::fromStdString(options.cage.mesh.string()));
 
     QStringList names;
     for (const QString& f : files) {
@@ -153,6 +171,24 @@ PrepareDialog::PrepareDialog(const QStringList& files, const PrepareOptions& opt
     materialForm->addRow(tr("&Areal density (cloth):"), arealDensity_);
     materialForm->addRow(constraints_);
 
+    auto* cage = new QGroupBox(tr("Cage (the meshes follow it)"), this);
+    auto* cageForm = new QFormLayout(cage);
+    cageForm->addRow(tr("&Cage:"), cage_);
+    auto* cageFile = new QHBoxLayout;
+    cageFile->addWidget(cageMesh_);
+    auto* browse = new QPushButton(tr("&Browse…"), this);
+    browse->setObjectName(QStringLiteral("prepareCageBrowse"));
+    cageFile->addWidget(browse);
+    cageForm->addRow(tr("Cage &mesh:"), cageFile);
+    connect(browse, &QPushButton::clicked, this, [this] {
+        const QString file =
+            QFileDialog::getOpenFileName(this, tr("Cage Mesh"), QFileInfo(cageMesh_->text()).path(),
+                                         tr("Meshes (*.obj *.ply *.stl *.off *.gltf *.glb)"));
+        if (!file.isEmpty()) {
+            cageMesh_->setText(file);
+        }
+    });
+
     auto* rigid = new QGroupBox(tr("Rigid bodies"), this);
     auto* rigidForm = new QFormLayout(rigid);
     rigidForm->addRow(rigid_);
@@ -168,6 +204,7 @@ PrepareDialog::PrepareDialog(const QStringList& files, const PrepareOptions& opt
     layout->addWidget(input);
     layout->addWidget(tets);
     layout->addWidget(materials);
+    layout->addWidget(cage);
     layout->addWidget(rigid);
     layout->addWidget(buttons);
 
@@ -175,6 +212,8 @@ PrepareDialog::PrepareDialog(const QStringList& files, const PrepareOptions& opt
     connect(air_, &QCheckBox::toggled, this, &PrepareDialog::updateEnabled);
     connect(frames_, &QCheckBox::toggled, this, &PrepareDialog::updateEnabled);
     connect(rigid_, &QCheckBox::toggled, this, &PrepareDialog::updateEnabled);
+    connect(cage_, &QSpinBox::valueChanged, this, &PrepareDialog::updateEnabled);
+    connect(cageMesh_, &QLineEdit::textChanged, this, &PrepareDialog::updateEnabled);
     updateEnabled();
 }
 
@@ -200,6 +239,19 @@ void PrepareDialog::updateEnabled() {
         tetFrames_->setEnabled(false);
     }
     ground_->setEnabled(rigid);
+    // A cage is tetrahedralized whatever the box says; rigid hulls have no cage.
+    const bool caged = cage_->value() > 0 || !cageMesh_->text().trimmed().isEmpty();
+    if (caged) {
+        tetrahedralize_->setEnabled(false);
+        rigid_->setEnabled(false);
+    } else if (!rigid) {
+        tetrahedralize_->setEnabled(true);
+    }
+    if (!caged) {
+        rigid_->setEnabled(true);
+    }
+    cage_->setEnabled(!rigid);
+    cageMesh_->setEnabled(!rigid);
 }
 
 PrepareOptions PrepareDialog::options() const {
@@ -224,6 +276,15 @@ PrepareOptions PrepareDialog::options() const {
     o.defaultConstraints = constraints_->isChecked();
     o.rigidHulls = rigid_->isChecked();
     o.rigidGround = ground_->isChecked(); // used with rigidHulls only
+    o.cage.triangles = std::size_t(cage_->value());
+    o.cage.mesh = cageMesh_->text().trimmed().toStdString();
+    if (!o.cage.mesh.empty()) {
+        o.cage.triangles = 0; // the user's cage wins
+    }
+    o.cage.import = o.import;
+    if (o.cage.enabled()) {
+        o.rigidHulls = false;
+    }
     if (o.rigidHulls) {
         o.tetrahedralize = o.air = o.frames = o.defaultConstraints = false;
     }
@@ -272,6 +333,8 @@ PrepareOptions PrepareDialog::savedOptions() {
     o.defaultConstraints = s.value(QStringLiteral("constraints"), o.defaultConstraints).toBool();
     o.rigidHulls = s.value(QStringLiteral("rigid"), o.rigidHulls).toBool();
     o.rigidGround = s.value(QStringLiteral("ground"), o.rigidGround).toBool();
+    o.cage.triangles =
+        std::size_t(std::clamp(s.value(QStringLiteral("cage"), 0).toLongLong(), 0LL, 10000000LL));
     s.endGroup();
     return o;
 }
@@ -298,6 +361,7 @@ void PrepareDialog::saveOptions(const PrepareOptions& o) {
     s.setValue(QStringLiteral("constraints"), o.defaultConstraints);
     s.setValue(QStringLiteral("rigid"), o.rigidHulls);
     s.setValue(QStringLiteral("ground"), o.rigidGround);
+    s.setValue(QStringLiteral("cage"), qlonglong(o.cage.triangles)); // the file is per asset
     s.endGroup();
 }
 

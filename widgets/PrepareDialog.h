@@ -8,6 +8,7 @@
 #include <QDialog>
 
 class QCheckBox;
+class QLineEdit;
 class QComboBox;
 class QDoubleSpinBox;
 class QLabel;
@@ -52,6 +53,8 @@ private:
     QCheckBox* constraints_;
     QCheckBox* rigid_;
     QCheckBox* ground_;
+    QSpinBox* cage_;
+    QLineEdit* cageMesh_;
 };
 
 } // namespace pbd

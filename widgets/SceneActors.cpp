@@ -36,16 +36,9 @@ void setColor(vtkProperty* property, const QColor& c) {
 }
 
 // Fills points and normals of `surface` from the body's particles; local index = global - first.
-void writeGeometry(vtkPolyData* surface, const Scene& scene, const Body& body) {
-    std::vector<Vec3> local(scene.particles.positions.begin() + body.firstParticle,
-                            scene.particles.positions.begin() + body.firstParticle +
-                                body.particleCount);
-    std::vector<Triangle> triangles = body.triangles;
-    for (Triangle& t : triangles) {
-        for (Index& v : t) {
-            v -= body.firstParticle;
-        }
-    }
+// Points and vertex normals of a surface whose triangles index `local`.
+void writePoints(vtkPolyData* surface, const std::vector<Vec3>& local,
+                 const std::vector<Triangle>& triangles) {
     const std::vector<Vec3> normals = vertexNormals(triangles, local);
 
     vtkPoints* points = surface->GetPoints();
@@ -59,6 +52,40 @@ void writeGeometry(vtkPolyData* surface, const Scene& scene, const Body& body) {
     points->Modified();
     normalArray->Modified();
     surface->Modified();
+}
+
+void writeGeometry(vtkPolyData* surface, const Scene& scene, const Body& body) {
+    std::vector<Vec3> local(scene.particles.positions.begin() + body.firstParticle,
+                            scene.particles.positions.begin() + body.firstParticle +
+                                body.particleCount);
+    std::vector<Triangle> triangles = body.triangles;
+    for (Triangle& t : triangles) {
+        for (Index& v : t) {
+            v -= body.firstParticle;
+        }
+    }
+    writePoints(surface, local, triangles);
+}
+
+// An empty surface with a normals array and the given triangles.
+vtkSmartPointer<vtkPolyData> newSurface(const std::vector<Triangle>& triangles, Index first) {
+    auto surface = vtkSmartPointer<vtkPolyData>::New();
+    vtkNew<vtkPoints> points;
+    points->SetDataTypeToDouble(); // picking and the tests read the positions back exactly
+    surface->SetPoints(points);
+    vtkNew<vtkDoubleArray> normals;
+    normals->SetNumberOfComponents(3);
+    normals->SetName("Normals");
+    surface->GetPointData()->SetNormals(normals);
+    vtkNew<vtkCellArray> polys;
+    polys->AllocateExact(vtkIdType(triangles.size()), vtkIdType(3 * triangles.size()));
+    for (const Triangle& t : triangles) {
+        const vtkIdType ids[3] = {vtkIdType(t[0] - first), vtkIdType(t[1] - first),
+                                  vtkIdType(t[2] - first)};
+        polys->InsertNextCell(3, ids);
+    }
+    surface->SetPolys(polys);
+    return surface;
 }
 
 } // namespace
@@ -185,6 +212,10 @@ void SceneActors::clear() {
         }
     }
     bodies_.clear();
+    for (BodyActor& e : embedded_) {
+        renderer_->RemoveActor(e.actor);
+    }
+    embedded_.clear();
     for (auto& c : colliders_) {
         renderer_->RemoveActor(c);
     }
@@ -228,22 +259,7 @@ void SceneActors::setScene(const Scene& scene) {
     clear();
     for (const Body& body : scene.bodies) {
         BodyActor b;
-        b.surface = vtkSmartPointer<vtkPolyData>::New();
-        b.surface->SetPoints(vtkSmartPointer<vtkPoints>::New());
-        vtkNew<vtkDoubleArray> normals;
-        normals->SetNumberOfComponents(3);
-        normals->SetName("Normals");
-        b.surface->GetPointData()->SetNormals(normals);
-        vtkNew<vtkCellArray> polys;
-        polys->AllocateExact(vtkIdType(body.triangles.size()),
-                             vtkIdType(3 * body.triangles.size()));
-        for (const Triangle& t : body.triangles) {
-            const vtkIdType ids[3] = {vtkIdType(t[0] - body.firstParticle),
-                                      vtkIdType(t[1] - body.firstParticle),
-                                      vtkIdType(t[2] - body.firstParticle)};
-            polys->InsertNextCell(3, ids);
-        }
-        b.surface->SetPolys(polys);
+        b.surface = newSurface(body.triangles, body.firstParticle);
         if (body.triangles.empty()) {
             // A body of particles only (a rope, a point cloud): draw the particles.
             vtkNew<vtkCellArray> verts;
@@ -281,6 +297,37 @@ void SceneActors::setScene(const Scene& scene) {
         applyRepresentation(b.actor);
         renderer_->AddActor(b.actor);
         bodies_.push_back(std::move(b));
+    }
+    for (const EmbeddedMesh& mesh : scene.embedded) {
+        BodyActor e;
+        e.surface = newSurface(mesh.triangles, 0);
+        vtkNew<vtkPolyDataMapper> mapper;
+        mapper->SetInputData(e.surface);
+        mapper->ScalarVisibilityOff();
+        e.actor = vtkSmartPointer<vtkActor>::New();
+        e.actor->SetMapper(mapper);
+        e.actor->PickableOff(); // particles are picked on the cage
+        vtkProperty* front = e.actor->GetProperty();
+        setColor(front, colorFor(BodyKind::Surface));
+        front->SetAmbient(0.15);
+        front->SetDiffuse(0.85);
+        front->SetSpecular(0.25);
+        front->SetSpecularPower(30);
+        vtkNew<vtkProperty> back; // render meshes may be open: their insides show darker
+        setColor(back, colorFor(BodyKind::Surface).darker(160));
+        back->SetAmbient(0.15);
+        back->SetDiffuse(0.85);
+        e.actor->SetBackfaceProperty(back);
+        applyRepresentation(e.actor);
+        renderer_->AddActor(e.actor);
+        embedded_.push_back(std::move(e));
+    }
+    updateEmbedded(scene);
+    // The cage is drawn on request: its render mesh shows what it carries.
+    for (std::size_t b = 0; b < bodies_.size(); ++b) {
+        if (carriesEmbedded(scene, b)) {
+            setBodyVisible(b, false);
+        }
     }
     addColliders(scene);
     airTets_ = scene.air.tets;
@@ -440,6 +487,7 @@ void SceneActors::updatePositions(const Scene& scene) {
     for (std::size_t i = 0; i < bodies_.size() && i < scene.bodies.size(); ++i) {
         writeGeometry(bodies_[i].surface, scene, scene.bodies[i]);
     }
+    updateEmbedded(scene);
     updatePins(scene);
     updateAir(scene);
     updateClip(scene);
@@ -691,6 +739,9 @@ void SceneActors::setWireframe(bool wireframe) {
             applyRepresentation(b.clipActor);
         }
     }
+    for (BodyActor& e : embedded_) {
+        applyRepresentation(e.actor);
+    }
 }
 
 void SceneActors::setBodyVisible(std::size_t body, bool visible) {
@@ -705,6 +756,24 @@ void SceneActors::setBodyVisible(std::size_t body, bool visible) {
 
 bool SceneActors::bodyVisible(std::size_t body) const {
     return bodies_.at(body).visible;
+}
+
+void SceneActors::setEmbeddedVisible(std::size_t mesh, bool visible) {
+    BodyActor& e = embedded_.at(mesh);
+    e.visible = visible;
+    e.actor->SetVisibility(visible);
+}
+
+bool SceneActors::embeddedVisible(std::size_t mesh) const {
+    return embedded_.at(mesh).visible;
+}
+
+void SceneActors::updateEmbedded(const Scene& scene) {
+    std::vector<Vec3> carried;
+    for (std::size_t e = 0; e < embedded_.size() && e < scene.embedded.size(); ++e) {
+        embeddedPositions(scene.embedded[e], scene.particles.positions, carried);
+        writePoints(embedded_[e].surface, carried, scene.embedded[e].triangles);
+    }
 }
 
 void SceneActors::setConstraintLines(const ConstraintLines& lines, const std::array<bool, 4>& kinds,

@@ -41,6 +41,14 @@ public:
     bool bodyVisible(std::size_t body) const;
 
     std::size_t bodyCount() const { return bodies_.size(); }
+    // The render meshes cages carry (Scene::embedded), drawn where the cage carries them and
+    // moved with it every frame. The bodies that carry them start hidden (the cage on a toggle:
+    // setBodyVisible).
+    std::size_t embeddedCount() const { return embedded_.size(); }
+    void setEmbeddedVisible(std::size_t mesh, bool visible);
+    bool embeddedVisible(std::size_t mesh) const;
+    vtkActor* embeddedActor(std::size_t mesh) const { return embedded_.at(mesh).actor; }
+    vtkPolyData* embeddedSurface(std::size_t mesh) const { return embedded_.at(mesh).surface; }
     // The scene's colliders, drawn in grey (planes as a finite square around the bodies).
     std::size_t colliderCount() const { return colliders_.size(); }
     vtkActor* colliderActor(std::size_t i) const { return colliders_.at(i); }
@@ -175,6 +183,8 @@ private:
     Vec3 clipOrigin_ = Vec3::Zero();
     std::size_t invertedClipped_ = 0;
     std::vector<BodyActor> bodies_;
+    std::vector<BodyActor> embedded_; // surface and actor only
+    void updateEmbedded(const Scene& scene);
     std::vector<vtkSmartPointer<vtkActor>> colliders_;
     int selectedCollider_ = -1;
     long highlighted_ = -1;

@@ -17,6 +17,7 @@ constexpr int kColliderRole = Qt::UserRole + 4;      // the collider an item sho
 constexpr int kCollidersRole = Qt::UserRole + 5;     // the "colliders" item
 constexpr int kSelfCollisionRole = Qt::UserRole + 6; // the "self-collision" item
 constexpr int kAirRole = Qt::UserRole + 7;           // the "air mesh" item
+constexpr int kEmbeddedRole = Qt::UserRole + 8;      // a render mesh a cage carries
 
 QString text(std::string_view s) {
     return QString::fromUtf8(s.data(), qsizetype(s.size()));
@@ -63,6 +64,11 @@ SceneTreePanel::SceneTreePanel(QWidget* parent)
             emit airVisibilityToggled(airShown_);
             return;
         }
+        if (!populating_ && column == 0 && item->data(0, kEmbeddedRole).isValid()) {
+            emit embeddedVisibilityToggled(item->data(0, kEmbeddedRole).toInt(),
+                                           item->checkState(0) == Qt::Checked);
+            return;
+        }
         if (!populating_ && column == 0 && item->data(0, kSelfCollisionRole).isValid()) {
             emit selfCollisionToggled(item->checkState(0) == Qt::Checked);
             return;
@@ -97,8 +103,16 @@ void SceneTreePanel::setScene(const Scene& scene) {
                    QString::fromUtf8(toString(body.kind).data(), toString(body.kind).size())});
         item->setData(0, kBodyRole, int(i));
         item->setFlags(item->flags() | Qt::ItemIsUserCheckable);
-        item->setCheckState(0, Qt::Checked);
-        item->setToolTip(0, tr("Untick to hide this body in the view"));
+        if (carriesEmbedded(scene, i)) {
+            // A cage: its render meshes are drawn instead, the cage on request.
+            item->setCheckState(0, Qt::Unchecked);
+            item->setText(1, tr("cage (%1)").arg(item->text(1)));
+            item->setToolTip(0, tr("The cage the solver moves; tick to draw it (its render "
+                                   "meshes follow it)"));
+        } else {
+            item->setCheckState(0, Qt::Checked);
+            item->setToolTip(0, tr("Untick to hide this body in the view"));
+        }
         auto addChild = [&](const QString& name, const QString& contents) {
             auto* child = new QTreeWidgetItem(item, {name, contents});
             child->setData(0, kBodyRole, int(i));
@@ -150,6 +164,18 @@ void SceneTreePanel::setScene(const Scene& scene) {
             child->setData(0, kBodyRole, -1);
             describeGroup(child, scene, int(g));
         }
+    }
+    for (std::size_t e = 0; e < scene.embedded.size(); ++e) {
+        const EmbeddedMesh& m = scene.embedded[e];
+        auto* item = new QTreeWidgetItem(
+            root, {QString::fromStdString(m.name), tr("render mesh, %1 triangles, %2 vertices")
+                                                       .arg(m.triangles.size())
+                                                       .arg(m.vertexCount())});
+        item->setData(0, kBodyRole, -1);
+        item->setData(0, kEmbeddedRole, int(e));
+        item->setFlags(item->flags() | Qt::ItemIsUserCheckable);
+        item->setCheckState(0, Qt::Checked);
+        item->setToolTip(0, tr("A mesh the cage carries (bound to its tets): untick to hide it"));
     }
     if (!scene.air.empty()) {
         // The air mesh (View ▸ Air Mesh shows it; its settings are in the Simulation dock).

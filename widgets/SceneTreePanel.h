@@ -58,6 +58,7 @@ signals:
     void addColliderRequested(pbd::ColliderShape shape);
     void removeColliderRequested(int index);
     void bodyVisibilityToggled(int body, bool visible);
+    void embeddedVisibilityToggled(int mesh, bool visible);
 
 private:
     void describeGroup(QTreeWidgetItem* item, const Scene& scene, int index);

@@ -88,6 +88,18 @@ std::string describeParticle(const Scene& scene, std::size_t i) {
     return s;
 }
 
+bool carriesEmbedded(const Scene& scene, std::size_t body) {
+    const Body& b = scene.bodies.at(body);
+    for (const EmbeddedMesh& m : scene.embedded) {
+        for (const Tetrahedron& c : m.corners) {
+            if (c[0] >= b.firstParticle && c[0] < b.firstParticle + b.particleCount) {
+                return true;
+            }
+        }
+    }
+    return false;
+}
+
 std::vector<std::string> validateScene(const Scene& scene) {
     std::vector<std::string> problems;
     const Particles& p = scene.particles;

@@ -64,6 +64,9 @@ struct Scene {
 // Empty when the scene is consistent.
 std::vector<std::string> validateScene(const Scene& scene);
 
+// Whether body b carries one of the scene's embedded meshes (it is a cage).
+bool carriesEmbedded(const Scene& scene, std::size_t body);
+
 // "particle 12 (vertex 3 of body 'cloth')", "particle 80 (of the air mesh)": for messages.
 std::string describeParticle(const Scene& scene, std::size_t particle);
 

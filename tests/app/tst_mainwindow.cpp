@@ -685,6 +685,65 @@ private slots:
         QVERIFY(!w->viewport()->selecting());
     }
 
+    void aCagedMeshIsDrawnAndFollowsItsCage() {
+        // Open a sheet with a cage of about 300 triangles chosen in the Prepare dialog: the
+        // view draws the sheet as the render mesh and hides the cage (its Scene dock tick is
+        // off, and turns it on); playing, the drawn sheet is where the cage carries it.
+        auto w = shownWindow();
+        bool prepared = false;
+        QTimer::singleShot(200, w.get(), [&] {
+            auto* dialog = qobject_cast<QDialog*>(QApplication::activeModalWidget());
+            prepared = dialog != nullptr && dialog->objectName() == "prepareDialog";
+            if (dialog != nullptr) {
+                dialog->findChild<QSpinBox*>("prepareCage")->setValue(300);
+                QVERIFY(!dialog->findChild<QCheckBox*>("prepareTetrahedralize")->isEnabled());
+                dialog->accept();
+            }
+        });
+        w->opening()->openInteractive(writeUvSheet("caged.obj"));
+        QVERIFY(prepared);
+        const Scene& s = w->scene();
+        QCOMPARE(s.bodies.size(), std::size_t(1));
+        QVERIFY(s.bodies[0].kind == BodyKind::TetBody);
+        QCOMPARE(s.embedded.size(), std::size_t(1));
+        QCOMPARE(s.embedded[0].vertexCount(), std::size_t(144));
+        SceneActors* actors = w->sceneActors();
+        QCOMPARE(actors->embeddedCount(), std::size_t(1));
+        QVERIFY(!actors->bodyVisible(0));
+        QVERIFY(!actors->actor(0)->GetVisibility());
+        QVERIFY(actors->embeddedActor(0)->GetVisibility());
+        QTreeWidgetItem* cage = w->sceneTree()->bodyItem(0);
+        QCOMPARE(cage->checkState(0), Qt::Unchecked);
+        QVERIFY(cage->text(1).startsWith("cage"));
+        cage->setCheckState(0, Qt::Checked);
+        QVERIFY(actors->actor(0)->GetVisibility());
+        QVERIFY(w->simulateSteps(15));
+        QTest::qWait(100);
+        std::vector<Vec3> carried;
+        embeddedPositions(s.embedded[0], s.particles.positions, carried);
+        vtkPolyData* drawn = actors->embeddedSurface(0);
+        QCOMPARE(std::size_t(drawn->GetNumberOfPoints()), carried.size());
+        for (std::size_t v = 0; v < carried.size(); ++v) {
+            double p[3];
+            drawn->GetPoint(vtkIdType(v), p);
+            QVERIFY((Vec3(p[0], p[1], p[2]) - carried[v]).norm() < 1e-12);
+        }
+        // 15 steps of 5 ms: a free fall of g t^2 / 2 = 2.8 cm.
+        QVERIFY2(carried[0].y() < s.embedded[0].restPositions[0].y() - 0.02,
+                 qPrintable(QString::number(carried[0].y())));
+        // The render mesh's own tick hides it.
+        QTreeWidgetItem* render = nullptr;
+        for (int i = 0; i < w->sceneTree()->topLevelItem(0)->childCount(); ++i) {
+            QTreeWidgetItem* item = w->sceneTree()->topLevelItem(0)->child(i);
+            if (item->text(1).startsWith("render mesh")) {
+                render = item;
+            }
+        }
+        QVERIFY(render != nullptr);
+        render->setCheckState(0, Qt::Unchecked);
+        QVERIFY(!actors->embeddedActor(0)->GetVisibility());
+    }
+
     void anAssetIsBuiltThroughTheGuiSavedAndReopened() {
         // The authoring test, all through the window: open a mesh (Prepare dialog),
         // remove and add constraint groups, make the cloth anisotropic, pin vertices (box
