@@ -109,11 +109,19 @@ Result<CageReport> buildCage(Scene& scene, const CageOptions& options,
         double alpha = std::sqrt(std::max(area, 1e-12) / (0.5 * target));
         cgal::Wrap best;
         double bestMiss = std::numeric_limits<double>::infinity();
-        for (int attempt = 0; attempt < 5; ++attempt) {
-            if (progress && !progress(-1.0, "wrapping the cage")) {
+        constexpr int kAttempts = 5;
+        for (int attempt = 0; attempt < kAttempts; ++attempt) {
+            if (progress && !progress(double(attempt) / kAttempts, "wrapping the cage")) {
                 return Error{kCancelledMessage};
             }
-            cgal::Wrap w = cgal::alphaWrap(allPoints, allTriangles, alpha, alpha / 10, false);
+            const std::function<bool()> keepGoing = [&] {
+                return !progress || progress(-1.0, "wrapping the cage");
+            };
+            cgal::Wrap w =
+                cgal::alphaWrap(allPoints, allTriangles, alpha, alpha / 10, false, keepGoing);
+            if (w.cancelled) {
+                return Error{kCancelledMessage};
+            }
             ++report.attempts;
             if (w.triangles.empty()) {
                 alpha *= 0.7;

@@ -202,8 +202,28 @@ bool removeSelfIntersections(std::vector<Vec3>& points, std::vector<Triangle>& t
     return true;
 }
 
+namespace {
+
+// Stops a wrap from its visitor: alpha_wrap_3 (CGAL 5.5) has no other way out; its state is
+// all local to the call, so unwinding frees it.
+struct WrapCancelled {};
+
+struct CancellingVisitor : CGAL::Alpha_wraps_3::internal::Wrapping_default_visitor {
+    const std::function<bool()>* keepGoing = nullptr;
+    std::size_t facets = 0;
+    template <typename Wrapper, typename Gate>
+    void before_facet_treatment(const Wrapper&, const Gate&) {
+        if (++facets % 4096 == 0 && *keepGoing && !(*keepGoing)()) {
+            throw WrapCancelled{};
+        }
+    }
+};
+
+} // namespace
+
 Wrap alphaWrap(const std::vector<Vec3>& points, const std::vector<Triangle>& triangles,
-               double alpha, double offset, bool measure) {
+               double alpha, double offset, bool measure,
+               const std::function<bool()>& keepGoing) {
     std::vector<Point> p;
     p.reserve(points.size());
     for (const Vec3& x : points) {
@@ -215,8 +235,21 @@ Wrap alphaWrap(const std::vector<Vec3>& points, const std::vector<Triangle>& tri
         faces.push_back({std::size_t(t[0]), std::size_t(t[1]), std::size_t(t[2])});
     }
     Mesh wrap;
-    CGAL::alpha_wrap_3(p, faces, alpha, offset, wrap);
     Wrap out;
+    if (keepGoing) {
+        CancellingVisitor visitor;
+        visitor.keepGoing = &keepGoing;
+        try {
+            // The visitor is an output parameter (the builder's), after the input's.
+            CGAL::alpha_wrap_3(p, faces, alpha, offset, wrap, CGAL::parameters::default_values(),
+                               CGAL::parameters::visitor(std::ref(visitor)));
+        } catch (const WrapCancelled&) {
+            out.cancelled = true;
+            return out;
+        }
+    } else {
+        CGAL::alpha_wrap_3(p, faces, alpha, offset, wrap);
+    }
     if (wrap.number_of_faces() == 0) {
         return out;
     }

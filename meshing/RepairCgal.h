@@ -6,6 +6,7 @@
 #include "core/base/LinearAlgebra.h"
 
 #include <array>
+#include <functional>
 #include <vector>
 
 namespace pbd::cgal {
@@ -32,13 +33,17 @@ struct Wrap {
     double wrapToInput = 0;
     double inputToWrap = 0;
     double hausdorffError = 0;
+    bool cancelled = false;
 };
 
 // The alpha wrap (CGAL::alpha_wrap_3) of a triangle soup: a watertight, 2-manifold surface
 // around it, `offset` (m) off the input, with no cavity narrower than `alpha` (m). With
 // `measure` false the Hausdorff distances are left at 0 (they cost more than a coarse wrap).
+// `keepGoing` is asked every few thousand facets the wrap treats; false stops it (the result
+// is empty, and `cancelled` set).
 Wrap alphaWrap(const std::vector<Vec3>& points, const std::vector<Triangle>& triangles,
-               double alpha, double offset, bool measure = true);
+               double alpha, double offset, bool measure = true,
+               const std::function<bool()>& keepGoing = {});
 
 // The boolean union of two closed, outward surfaces that do not cross themselves (CGAL PMP
 // corefinement), into `points` and `triangles`. False when either is not such a surface or the

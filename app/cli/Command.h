@@ -21,6 +21,7 @@ void addPrepareCommand(CLI::App& cli, int& status);
 void addExportCommand(CLI::App& cli, int& status);
 void addSimulateCommand(CLI::App& cli, int& status);
 void addBenchCommand(CLI::App& cli, int& status);
+void addBenchPrepareCommand(CLI::App& cli, int& status);
 
 // A problem with the input, on stderr as "pbdlab-cli: MESSAGE"; returns kInputProblem.
 int inputProblem(const std::string& message);

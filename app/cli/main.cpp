@@ -29,6 +29,8 @@ public:
             {"simulate",
              {"simulate SCENE|PROJECT|ASSET", "step it; positions, fields, residuals as JSON"}},
             {"bench", {"bench SCENE|PROJECT|ASSET", "time the solver: ms per step, ns per check"}},
+            {"bench-prepare",
+             {"bench-prepare MESH", "time preparing it subdivided to 1M triangles, in a cage"}},
         };
         const auto it = summary.find(sub->get_name());
         if (it == summary.end()) {
@@ -78,6 +80,7 @@ int main(int argc, char** argv) {
     addExportCommand(cli, status);
     addSimulateCommand(cli, status);
     addBenchCommand(cli, status);
+    addBenchPrepareCommand(cli, status);
     if (argc == 1) {
         std::cerr << cli.help();
         return kUsageError;

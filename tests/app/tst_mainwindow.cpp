@@ -39,6 +39,7 @@
 #include <QMenu>
 #include <QMessageBox>
 #include <QProcess>
+#include <QProgressDialog>
 #include <QRadioButton>
 #include <QRegularExpression>
 #include <QSettings>
@@ -742,6 +743,74 @@ private slots:
         QVERIFY(render != nullptr);
         render->setCheckState(0, Qt::Unchecked);
         QVERIFY(!actors->embeddedActor(0)->GetVisibility());
+    }
+
+    void cancellingALongCageWrapKeepsTheScene() {
+        // A 150,000-triangle sheet (binary PLY) with a 20,000-triangle cage takes seconds to
+        // wrap: the progress dialog names the stage, its Cancel stops the wrap inside CGAL, and
+        // the scene on screen is the one before.
+        auto w = shownWindow();
+        QVERIFY(w->loadGeneratedScene("sample"));
+        const std::string before = projectToJson(w->authoredScene());
+        const QString path = dir_.filePath("dense.ply");
+        {
+            const int n = 276; // vertices a side: 2 x 275^2 = 151,250 triangles
+            QFile f(path);
+            QVERIFY(f.open(QIODevice::WriteOnly));
+            f.write(QStringLiteral("ply\nformat binary_little_endian 1.0\nelement vertex %1\n"
+                                   "property float x\nproperty float y\nproperty float z\n"
+                                   "element face %2\nproperty list uchar int vertex_indices\n"
+                                   "end_header\n")
+                        .arg(n * n)
+                        .arg(2 * (n - 1) * (n - 1))
+                        .toLatin1());
+            for (int j = 0; j < n; ++j) {
+                for (int i = 0; i < n; ++i) {
+                    const float v[3] = {float(i) / (n - 1) - 0.5f, 1.0f, float(j) / (n - 1) - 0.5f};
+                    f.write(reinterpret_cast<const char*>(v), sizeof v);
+                }
+            }
+            for (int j = 0; j + 1 < n; ++j) {
+                for (int i = 0; i + 1 < n; ++i) {
+                    const std::int32_t a = j * n + i, b = a + 1, c = a + n, d = c + 1;
+                    for (const std::array<std::int32_t, 3>& t :
+                         {std::array<std::int32_t, 3>{a, c, b},
+                          std::array<std::int32_t, 3>{b, c, d}}) {
+                        const char three = 3;
+                        f.write(&three, 1);
+                        f.write(reinterpret_cast<const char*>(t.data()), 12);
+                    }
+                }
+            }
+        }
+        QTimer::singleShot(200, w.get(), [&] {
+            auto* dialog = qobject_cast<QDialog*>(QApplication::activeModalWidget());
+            if (dialog != nullptr && dialog->objectName() == "prepareDialog") {
+                dialog->findChild<QSpinBox*>("prepareCage")->setValue(20000);
+                dialog->findChild<QCheckBox*>("prepareAir")->setChecked(false);
+                dialog->accept();
+            }
+        });
+        QString stageSeen;
+        QTimer poll;
+        poll.setInterval(20);
+        connect(&poll, &QTimer::timeout, w.get(), [&] {
+            auto* progress = w->findChild<QProgressDialog*>("prepareProgress");
+            if (progress != nullptr && progress->isVisible() &&
+                progress->labelText().contains("wrapping the cage")) {
+                stageSeen = progress->labelText();
+                progress->cancel();
+                poll.stop();
+            }
+        });
+        poll.start();
+        w->opening()->openInteractive(path);
+        QVERIFY2(stageSeen.contains("Preparing dense.ply: wrapping the cage"),
+                 qPrintable(stageSeen));
+        QCOMPARE(projectToJson(w->authoredScene()), before);
+        QVERIFY(w->scene().embedded.empty());
+        const QString last = w->log()->message(w->log()->messageCount() - 1);
+        QVERIFY2(last.contains("cancelled"), qPrintable(last));
     }
 
     void anAssetIsBuiltThroughTheGuiSavedAndReopened() {

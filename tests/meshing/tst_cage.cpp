@@ -180,6 +180,24 @@ private slots:
                  refused.error().c_str());
     }
 
+    void cancelStopsTheWrapInside() {
+        // Cancel asked while the wrap runs (a fine cage of 20,000 triangles: its visitor asks
+        // every 4,096 facets) stops it there, and prepare says so.
+        PrepareOptions options;
+        options.cage.triangles = 20000;
+        int asked = 0;
+        PrepareResult prepared =
+            prepareScene(brokenModel(), options, [&](double, const std::string& stage) {
+                if (stage == "wrapping the cage") {
+                    ++asked;
+                    return asked < 2; // the first is before the wrap, the second inside it
+                }
+                return true;
+            });
+        QVERIFY2(prepared.report.error == kCancelledMessage, prepared.report.error.c_str());
+        QCOMPARE(asked, 2);
+    }
+
     void userCageMesh() {
         // The user's own cage, a box from a file: around the model, nothing is outside; a box
         // that leaves the fin's tip out carries the tip by the nearest tet and says how far out.
