@@ -60,6 +60,12 @@
 using namespace pbd;
 using namespace pbd::test;
 
+// The Prepare dialog remembers its choices (QSettings); a test that changes them forgets them
+// when it ends, pass or fail, so the next test opens meshes with the defaults.
+struct ForgetPrepareChoices {
+    ~ForgetPrepareChoices() { QSettings().remove(QStringLiteral("prepare")); }
+};
+
 class TestMainWindow : public QObject {
     Q_OBJECT
 private:
@@ -690,6 +696,7 @@ private slots:
         // Open a sheet with a cage of about 300 triangles chosen in the Prepare dialog: the
         // view draws the sheet as the render mesh and hides the cage (its Scene dock tick is
         // off, and turns it on); playing, the drawn sheet is where the cage carries it.
+        const ForgetPrepareChoices forget; // the cage chosen here is not for the next test
         auto w = shownWindow();
         bool prepared = false;
         QTimer::singleShot(200, w.get(), [&] {
@@ -749,6 +756,7 @@ private slots:
         // A 150,000-triangle sheet (binary PLY) with a 20,000-triangle cage takes seconds to
         // wrap: the progress dialog names the stage, its Cancel stops the wrap inside CGAL, and
         // the scene on screen is the one before.
+        const ForgetPrepareChoices forget; // the cage chosen here is not for the next test
         auto w = shownWindow();
         QVERIFY(w->loadGeneratedScene("sample"));
         const std::string before = projectToJson(w->authoredScene());
