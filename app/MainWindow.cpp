@@ -9,6 +9,7 @@
 #include "app/reactions/OpenReaction.h"
 #include "app/reactions/PickingReaction.h"
 #include "app/reactions/PreferencesReaction.h"
+#include "app/reactions/RepairReaction.h"
 #include "app/reactions/SaveReaction.h"
 #include "app/reactions/ScreenshotReaction.h"
 #include "app/reactions/SelectionReaction.h"
@@ -18,6 +19,7 @@
 #include "widgets/ConvergencePanel.h"
 #include "widgets/FieldPanel.h"
 #include "widgets/LogPanel.h"
+#include "widgets/ProblemsPanel.h"
 #include "widgets/PropertiesPanel.h"
 #include "widgets/SceneTreePanel.h"
 #include "widgets/SolverSettingsPanel.h"
@@ -97,6 +99,14 @@ MainWindow::MainWindow(bool persistSettings, QWidget* parent)
     colliders_ = new ColliderReaction(bench_, preferences_, this);
     selection_ = new SelectionReaction(bench_, this);
     air_ = new AirReaction(bench_, open_, this);
+    repair_ = new RepairReaction(bench_, open_, this);
+    connect(open_, &OpenReaction::surfacesOpened, repair_, [this](const auto& problems) {
+        repair_->showProblems(problems);
+        if (!problems.empty()) {
+            problemsDock_->show();
+            problemsDock_->raise();
+        }
+    });
     viewOptions_ = new ViewReaction(bench_, this);
     simulation_ = new SimulationReaction(bench_, this);
     picking_ = new PickingReaction(bench_, this);
@@ -157,6 +167,11 @@ void MainWindow::createDocks() {
                                            bench_.properties, Qt::LeftDockWidgetArea);
     QDockWidget* logDock =
         makeDock(tr("Log"), QStringLiteral("logDock"), bench_.log, Qt::BottomDockWidgetArea);
+    bench_.problems = new ProblemsPanel(this);
+    problemsDock_ = makeDock(tr("Problems"), QStringLiteral("problemsDock"), bench_.problems,
+                             Qt::BottomDockWidgetArea);
+    tabifyDockWidget(logDock, problemsDock_);
+    logDock->raise();
     // The Simulation dock: solver settings, then the field and clip. It scrolls rather than
     // growing the window when the dock is short.
     auto* simulation = new QWidget(this);
@@ -207,7 +222,8 @@ void MainWindow::createMenus() {
     place(edit, colliders_->actions());
     place(edit, {nullptr});
     place(edit, selection_->actions());
-    place(edit, {air_->action(), nullptr, preferences_->action()});
+    place(edit, {repair_->action(), repair_->prepareAction(), air_->action(), nullptr,
+                 preferences_->action()});
 
     QMenu* view = menuBar()->addMenu(tr("&View"));
     place(view, viewOptions_->actions());

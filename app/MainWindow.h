@@ -16,6 +16,7 @@ namespace pbd {
 
 class AboutReaction;
 class AirReaction;
+class RepairReaction;
 class ColliderReaction;
 class ConstraintGroupReaction;
 class ExportReaction;
@@ -46,6 +47,7 @@ public:
     ExportReaction* exporting() const { return export_; }
     ColliderReaction* colliders() const { return colliders_; }
     AirReaction* air() const { return air_; }
+    RepairReaction* repair() const { return repair_; }
     PreferencesReaction* preferencesReaction() const { return preferences_; }
     SelectionReaction* selecting() const { return selection_; }
     SimulationReaction* simulating() const { return simulation_; }
@@ -88,6 +90,7 @@ private:
     SceneDocument* document_ = nullptr;
     SceneView* view_ = nullptr;
     QDockWidget* historyDock_ = nullptr;
+    QDockWidget* problemsDock_ = nullptr;
     QDockWidget* convergenceDock_ = nullptr;
     SaveReaction* save_ = nullptr;
     OpenReaction* open_ = nullptr;
@@ -98,6 +101,7 @@ private:
     ColliderReaction* colliders_ = nullptr;
     SelectionReaction* selection_ = nullptr;
     AirReaction* air_ = nullptr;
+    RepairReaction* repair_ = nullptr;
     PreferencesReaction* preferences_ = nullptr;
     ViewReaction* viewOptions_ = nullptr;
     SimulationReaction* simulation_ = nullptr;

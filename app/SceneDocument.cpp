@@ -471,4 +471,8 @@ bool SceneDocument::addAirMesh(const AirOptions& options, const WorkRunner& run,
     return true;
 }
 
+void SceneDocument::replaceScene(const QString& text, const Scene& after) {
+    undoStack_->push(new SceneCommand(this, text, authoredScene(), after));
+}
+
 } // namespace pbd

@@ -77,6 +77,8 @@ public:
     // The air tessellated with `options`; `run` runs the work (with progress and Cancel).
     using WorkRunner = std::function<void(const std::function<void(const ProgressCallback&)>&)>;
     bool addAirMesh(const AirOptions& options, const WorkRunner& run, QString* error = nullptr);
+    // The whole authored scene replaced by `after` (a repair of its surfaces), one undo step.
+    void replaceScene(const QString& text, const Scene& after);
 
     // The commands' effects (app/commands/).
     void applySolverSettings(const SolverSettings& settings);

@@ -13,6 +13,7 @@ namespace pbd {
 class ConvergencePanel;
 class FieldPanel;
 class LogPanel;
+class ProblemsPanel;
 class PropertiesPanel;
 class SceneDocument;
 class SceneTreePanel;
@@ -28,6 +29,7 @@ struct Workbench {
     SceneTreePanel* sceneTree = nullptr;
     PropertiesPanel* properties = nullptr;
     LogPanel* log = nullptr;
+    ProblemsPanel* problems = nullptr;
     SolverSettingsPanel* solverSettings = nullptr;
     FieldPanel* fields = nullptr;
     ConvergencePanel* convergence = nullptr;

@@ -24,10 +24,11 @@ struct FaceOrigin {
 } // namespace
 
 std::vector<TriangleIntersection> findIntersections(const Scene& scene) {
-    // One mesh holds every body. A triangle that cannot join the halfedge structure (a
-    // non-manifold edge or vertex, or a flipped neighbour) gets its own copies of its vertices;
-    // it is then tested against its neighbours like any other triangle, which is what a
-    // broken surface deserves.
+    // One mesh holds every body. A triangle wound against its neighbours joins them turned
+    // round (the winding does not matter to whether triangles cross, and its neighbours stay
+    // neighbours, not triangles that touch). One that still cannot join the halfedge structure
+    // (a non-manifold edge or vertex) gets its own copies of its vertices; it is then tested
+    // against its neighbours like any other triangle, which is what a broken surface deserves.
     Mesh mesh;
     std::vector<FaceOrigin> origin;
     const auto& x = scene.particles.positions;
@@ -51,6 +52,9 @@ std::vector<TriangleIntersection> findIntersections(const Scene& scene) {
                 continue; // degenerate: reported separately, and a precondition of PMP
             }
             Mesh::Face_index f = mesh.add_face(vertex(tri[0]), vertex(tri[1]), vertex(tri[2]));
+            if (f == Mesh::null_face()) {
+                f = mesh.add_face(vertex(tri[0]), vertex(tri[2]), vertex(tri[1]));
+            }
             if (f == Mesh::null_face()) {
                 f = mesh.add_face(mesh.add_vertex(p0), mesh.add_vertex(p1), mesh.add_vertex(p2));
             }

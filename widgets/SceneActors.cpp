@@ -1,6 +1,7 @@
 #include "widgets/SceneActors.h"
 
 #include "core/scene/Topology.h"
+#include "widgets/ProblemsPanel.h"
 
 #include <vtkAppendPolyData.h>
 #include <vtkCellArray.h>
@@ -216,6 +217,7 @@ void SceneActors::clear() {
         renderer_->RemoveActor(e.actor);
     }
     embedded_.clear();
+    setProblems(Scene{}, {});
     for (auto& c : colliders_) {
         renderer_->RemoveActor(c);
     }
@@ -488,6 +490,7 @@ void SceneActors::updatePositions(const Scene& scene) {
         writeGeometry(bodies_[i].surface, scene, scene.bodies[i]);
     }
     updateEmbedded(scene);
+    updateProblems(scene);
     updatePins(scene);
     updateAir(scene);
     updateClip(scene);
@@ -766,6 +769,135 @@ void SceneActors::setEmbeddedVisible(std::size_t mesh, bool visible) {
 
 bool SceneActors::embeddedVisible(std::size_t mesh) const {
     return embedded_.at(mesh).visible;
+}
+
+namespace {
+
+// The cells of `problems` over all the scene's particles, each coloured by its kind, or all
+// white (the selection).
+void writeProblemCells(vtkPolyData* data, const std::vector<const SurfaceProblem*>& problems,
+                       bool white) {
+    vtkNew<vtkCellArray> verts, lines, polys;
+    vtkNew<vtkUnsignedCharArray> vertColours, lineColours, polyColours;
+    for (auto* a : {vertColours.Get(), lineColours.Get(), polyColours.Get()}) {
+        a->SetNumberOfComponents(3);
+        a->SetName("colour");
+    }
+    for (const SurfaceProblem* p : problems) {
+        const QColor c = white ? QColor(Qt::white) : problemColor(p->kind);
+        const unsigned char rgb[3] = {static_cast<unsigned char>(c.red()),
+                                      static_cast<unsigned char>(c.green()),
+                                      static_cast<unsigned char>(c.blue())};
+        for (Index v : p->points) {
+            const vtkIdType id = v;
+            verts->InsertNextCell(1, &id);
+            vertColours->InsertNextTypedTuple(rgb);
+        }
+        for (const auto& e : p->edges) {
+            const vtkIdType ids[2] = {e[0], e[1]};
+            lines->InsertNextCell(2, ids);
+            lineColours->InsertNextTypedTuple(rgb);
+        }
+        // A non-manifold edge or vertex is drawn as itself; its triangles would hide it.
+        if (p->kind == SurfaceProblem::Kind::NonManifoldEdge ||
+            p->kind == SurfaceProblem::Kind::NonManifoldVertex) {
+            continue;
+        }
+        for (const Triangle& t : p->triangles) {
+            const vtkIdType ids[3] = {t[0], t[1], t[2]};
+            polys->InsertNextCell(3, ids);
+            polyColours->InsertNextTypedTuple(rgb);
+        }
+    }
+    data->SetVerts(verts);
+    data->SetLines(lines);
+    data->SetPolys(polys);
+    // Cell data runs verts, then lines, then polys.
+    vtkNew<vtkUnsignedCharArray> colours;
+    colours->SetNumberOfComponents(3);
+    colours->SetName("colour");
+    for (auto* a : {vertColours.Get(), lineColours.Get(), polyColours.Get()}) {
+        for (vtkIdType i = 0; i < a->GetNumberOfTuples(); ++i) {
+            colours->InsertNextTypedTuple(a->GetPointer(3 * i));
+        }
+    }
+    data->GetCellData()->SetScalars(colours);
+}
+
+vtkSmartPointer<vtkActor> problemActorFor(vtkPolyData* data, double width, double size) {
+    vtkNew<vtkPolyDataMapper> mapper;
+    mapper->SetInputData(data);
+    mapper->SetScalarModeToUseCellData();
+    mapper->SetColorModeToDirectScalars();
+    // Drawn over the coincident faces and edges of the body.
+    mapper->SetResolveCoincidentTopologyToPolygonOffset();
+    mapper->SetRelativeCoincidentTopologyPolygonOffsetParameters(-2, -2);
+    mapper->SetRelativeCoincidentTopologyLineOffsetParameters(-4, -4);
+    mapper->SetRelativeCoincidentTopologyPointOffsetParameter(-6);
+    auto actor = vtkSmartPointer<vtkActor>::New();
+    actor->SetMapper(mapper);
+    actor->PickableOff();
+    vtkProperty* p = actor->GetProperty();
+    p->SetLineWidth(float(width));
+    p->SetRenderLinesAsTubes(true);
+    p->SetPointSize(float(size));
+    p->SetRenderPointsAsSpheres(true);
+    p->SetAmbient(0.4);
+    p->SetDiffuse(0.6);
+    return actor;
+}
+
+} // namespace
+
+void SceneActors::setProblems(const Scene& scene, const std::vector<SurfaceProblem>& problems,
+                              int selected) {
+    problems_ = problems;
+    if (problems_.empty()) {
+        for (auto* actor : {&problemActor_, &selectedProblemActor_}) {
+            if (*actor) {
+                renderer_->RemoveActor(*actor);
+                *actor = nullptr;
+            }
+        }
+        problemData_ = selectedProblemData_ = nullptr;
+        return;
+    }
+    if (!problemActor_) {
+        problemData_ = vtkSmartPointer<vtkPolyData>::New();
+        selectedProblemData_ = vtkSmartPointer<vtkPolyData>::New();
+        vtkNew<vtkPoints> points;
+        points->SetDataTypeToDouble();
+        problemData_->SetPoints(points);
+        selectedProblemData_->SetPoints(points); // shared: one update moves both
+        problemActor_ = problemActorFor(problemData_, 4, 10);
+        selectedProblemActor_ = problemActorFor(selectedProblemData_, 7, 16);
+        renderer_->AddActor(problemActor_);
+        renderer_->AddActor(selectedProblemActor_);
+    }
+    std::vector<const SurfaceProblem*> all, chosen;
+    for (std::size_t i = 0; i < problems_.size(); ++i) {
+        all.push_back(&problems_[i]);
+        if (int(i) == selected) {
+            chosen.push_back(&problems_[i]);
+        }
+    }
+    writeProblemCells(problemData_, all, false);
+    writeProblemCells(selectedProblemData_, chosen, true);
+    updateProblems(scene);
+}
+
+void SceneActors::updateProblems(const Scene& scene) {
+    if (!problemData_) {
+        return;
+    }
+    vtkPoints* points = problemData_->GetPoints();
+    points->SetNumberOfPoints(vtkIdType(scene.particles.size()));
+    for (std::size_t i = 0; i < scene.particles.size(); ++i) {
+        points->SetPoint(vtkIdType(i), scene.particles.positions[i].data());
+    }
+    points->Modified();
+    problemData_->Modified();
+    selectedProblemData_->Modified();
 }
 
 void SceneActors::updateEmbedded(const Scene& scene) {

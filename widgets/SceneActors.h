@@ -4,6 +4,7 @@
 
 #include "core/fields/Fields.h"
 #include "core/scene/Scene.h"
+#include "meshing/SurfaceProblems.h"
 
 #include <QColor>
 #include <QStringList>
@@ -127,6 +128,17 @@ public:
     vtkPolyData* constraintLineData() const { return constraintLines_; }
     vtkScalarBarActor* constraintBar() const { return constraintBar_; }
 
+    // Surface problems (meshing/SurfaceProblems.h) drawn over the mesh in their kinds' colours
+    // (widgets/ProblemsPanel.h): faces, border and non-manifold edges as thick lines, vertices
+    // as dots; problem `selected` (-1: none) again on top in white, thicker. They follow the
+    // particles. Empty clears them.
+    void setProblems(const Scene& scene, const std::vector<SurfaceProblem>& problems,
+                     int selected = -1);
+    std::size_t problemCount() const { return problems_.size(); }
+    vtkPolyData* problemData() const { return problemData_; }
+    vtkPolyData* selectedProblemData() const { return selectedProblemData_; }
+    vtkActor* problemActor() const { return problemActor_; }
+
     // The colour a body of this kind is drawn with (front faces).
     static QColor colorFor(BodyKind kind);
 
@@ -184,6 +196,10 @@ private:
     std::size_t invertedClipped_ = 0;
     std::vector<BodyActor> bodies_;
     std::vector<BodyActor> embedded_; // surface and actor only
+    std::vector<SurfaceProblem> problems_;
+    vtkSmartPointer<vtkPolyData> problemData_, selectedProblemData_;
+    vtkSmartPointer<vtkActor> problemActor_, selectedProblemActor_;
+    void updateProblems(const Scene& scene);
     void updateEmbedded(const Scene& scene);
     std::vector<vtkSmartPointer<vtkActor>> colliders_;
     int selectedCollider_ = -1;

@@ -239,6 +239,24 @@ QImage VtkViewport::renderImage(const QSize& pixelSize) {
     return image.convertToFormat(QImage::Format_RGB32);
 }
 
+void VtkViewport::frameBounds(const double bounds[6]) {
+    // A point or a flat box still gets a view of some size around it.
+    double b[6];
+    double largest = 0;
+    for (int a = 0; a < 3; ++a) {
+        largest = std::max(largest, bounds[2 * a + 1] - bounds[2 * a]);
+    }
+    const double pad = std::max(largest * 0.25, 1e-3);
+    for (int a = 0; a < 3; ++a) {
+        b[2 * a] = bounds[2 * a] - pad;
+        b[2 * a + 1] = bounds[2 * a + 1] + pad;
+    }
+    renderer_->ResetCamera(b);
+    renderer_->ResetCameraClippingRange();
+    emit cameraChanged();
+    update();
+}
+
 void VtkViewport::resetCamera() {
     vtkCamera* cam = renderer_->GetActiveCamera();
     cam->SetFocalPoint(0, 0, 0);

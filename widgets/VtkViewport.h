@@ -41,6 +41,9 @@ public:
 
     // Looks at everything visible from the default direction (front, slightly above).
     void resetCamera();
+    // Keeps the view direction and moves the camera so the box (xmin, xmax, ymin, ymax, zmin,
+    // zmax) fills the view, with some room around it.
+    void frameBounds(const double bounds[6]);
     // 2D scenes (everything in the xy plane): the camera looks straight at the plane, in
     // parallel projection, and Reset Camera comes back to that.
     void setPlanar(bool planar);

@@ -95,6 +95,34 @@ PrepareResult OpenReaction::runPrepare(const QString& path, const PrepareOptions
     return result;
 }
 
+bool OpenReaction::openSurfaces(const QString& path, const QString& why) {
+    PrepareOptions surfaces = prepareOptions_;
+    surfaces.tetrahedralize = surfaces.air = surfaces.frames = false;
+    surfaces.defaultConstraints = surfaces.rigidHulls = false;
+    surfaces.cage = CageOptions{};
+    if (surfaces.repairOptions.wrap == WrapMode::Always) {
+        surfaces.repairOptions.wrap = WrapMode::Auto; // (never without meshing) as asked
+    }
+    bench_.preparing = true;
+    PrepareResult opened = runPrepare(path, surfaces);
+    bench_.preparing = false;
+    if (!opened.report.ok() || opened.scene.bodies.empty()) {
+        return false;
+    }
+    std::vector<SurfaceProblem> problems =
+        locateSurfaceProblems(opened.scene, opened.report.surfaces);
+    const QString native = QDir::toNativeSeparators(path);
+    bench_.document->load(std::move(opened.scene));
+    bench_.report(Severity::Warning,
+                  tr("cannot prepare '%1' as asked: %2. Opened its surfaces as they are, with "
+                     "%3 problem(s) marked (Problems dock); Edit ▸ Repair Surfaces… mends what it "
+                     "can, then File ▸ Open again, or choose the alpha wrap in the Prepare dialog")
+                      .arg(native, why)
+                      .arg(problems.size()));
+    emit surfacesOpened(problems);
+    return true;
+}
+
 bool OpenReaction::openFile(const QString& path, QString* error) {
     auto fail = [&](const QString& message) { return bench_.fail(message, error); };
     if (bench_.preparing) {
@@ -132,10 +160,18 @@ bool OpenReaction::openFile(const QString& path, QString* error) {
         }
         if (!prepared.report.ok()) {
             const QString why = QString::fromStdString(prepared.report.error);
-            return fail(
-                prepared.report.error == kCancelledMessage
-                    ? tr("Preparing %1 was cancelled; the scene on screen is unchanged").arg(native)
-                    : tr("cannot prepare '%1': %2").arg(native, why));
+            if (prepared.report.error == kCancelledMessage) {
+                return fail(
+                    tr("Preparing %1 was cancelled; the scene on screen is unchanged").arg(native));
+            }
+            // A file that was read but not prepared as asked still opens, as its surfaces
+            // (repaired as far as the choices allow, nothing meshed), with its problems shown.
+            if (openSurfaces(path, why)) {
+                bench_.lastDirectory = QFileInfo(path).absolutePath();
+                addRecentFile(QFileInfo(path).absoluteFilePath());
+                return true;
+            }
+            return fail(tr("cannot prepare '%1': %2").arg(native, why));
         }
         double seconds = 0;
         for (const auto& [stage, s] : prepared.report.timings) {

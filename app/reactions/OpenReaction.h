@@ -5,6 +5,7 @@
 // failure the scene on screen is kept.
 
 #include "meshing/Prepare.h"
+#include "meshing/SurfaceProblems.h"
 
 #include <QList>
 #include <QObject>
@@ -54,10 +55,18 @@ public:
     void restoreSettings(QSettings& settings);
     void saveSettings(QSettings& settings) const;
 
+signals:
+    // A mesh that could not be prepared as asked was opened as its surfaces, with these
+    // problems (the Problems dock shows them).
+    void surfacesOpened(const std::vector<pbd::SurfaceProblem>& problems);
+
 private:
     void openWithDialog();
     void rebuildRecentMenu();
     PrepareResult runPrepare(const QString& path, const PrepareOptions& options);
+    // After a refused preparation: the file's surfaces, repaired as far as the choices allow
+    // without meshing, loaded with their problems. False when even that fails.
+    bool openSurfaces(const QString& path, const QString& why);
 
     Workbench& bench_;
     SaveReaction* save_;

@@ -8,12 +8,14 @@
 #include "app/reactions/ExportReaction.h"
 #include "app/reactions/OpenReaction.h"
 #include "app/reactions/PreferencesReaction.h"
+#include "app/reactions/RepairReaction.h"
 #include "app/reactions/SaveReaction.h"
 #include "core/fields/SurfaceFields.h"
 #include "core/scenes/SceneLibrary.h"
 #include "widgets/ConvergencePanel.h"
 #include "widgets/LogPanel.h"
 #include "widgets/PrepareDialog.h"
+#include "widgets/ProblemsPanel.h"
 #include "widgets/PropertiesPanel.h"
 #include "widgets/RigidActors.h"
 #include "widgets/SceneActors.h"
@@ -530,9 +532,54 @@ private slots:
         auto w = window("sample");
         w->opening()->setPrepareOptions(dialog.options());
         QString error;
-        QVERIFY(!w->openFile(path, &error));
-        QVERIFY2(error.contains("bodies 'a' and 'b' intersect"), qPrintable(error));
-        QCOMPARE(w->scene().name, std::string("sample")); // what was open stays
+        // Refused for meshing, the file still opens as its two surfaces, the crossing marked:
+        // listed in the Problems dock and drawn on the mesh; a selected one is highlighted and
+        // framed.
+        QVERIFY2(w->openFile(path, &error), qPrintable(error));
+        QCOMPARE(w->scene().bodies.size(), std::size_t(2));
+        QCOMPARE(w->scene().tetCount(), std::size_t(0));
+        const QString warning = w->log()->message(w->log()->messageCount() - 1);
+        QVERIFY2(warning.contains("bodies 'a' and 'b' intersect") &&
+                     warning.contains("Opened its surfaces as they are"),
+                 qPrintable(warning));
+        auto* problems = w->findChild<ProblemsPanel*>();
+        QVERIFY(problems != nullptr);
+        const int found = problems->count();
+        QVERIFY(found > 0);
+        QVERIFY2(problems->text(0).startsWith("bodies 'a' and 'b' cross: triangle "),
+                 qPrintable(problems->text(0)));
+        QCOMPARE(w->sceneActors()->problemCount(), std::size_t(found));
+        QCOMPARE(w->sceneActors()->problemData()->GetNumberOfPolys(), vtkIdType(2 * found));
+        problems->selectProblem(0);
+        QCOMPARE(w->sceneActors()->selectedProblemData()->GetNumberOfPolys(), vtkIdType(2));
+        const Bounds b = problemBounds(w->scene(), w->repair()->problems()[0]);
+        double focal[3];
+        w->viewport()->renderer()->GetActiveCamera()->GetFocalPoint(focal);
+        QVERIFY((Vec3(focal[0], focal[1], focal[2]) - b.center()).norm() < 1e-9);
+
+        // Repair: the crossing parts wrapped into one body, no problem left; undo brings the
+        // two back with their problems, redo takes them away again.
+        QString summary;
+        QVERIFY2(w->repair()->repair(RepairOptions{}, OverlapMode::Wrap, &summary, &error),
+                 qPrintable(error));
+        QVERIFY2(summary.startsWith(QStringLiteral("Before: %1 problem(s)").arg(found)) &&
+                     summary.contains("After: no problems"),
+                 qPrintable(summary));
+        QCOMPARE(w->scene().bodies.size(), std::size_t(1));
+        QCOMPARE(problems->count(), 0);
+        w->undoStack()->undo();
+        QCOMPARE(w->scene().bodies.size(), std::size_t(2));
+        QCOMPARE(problems->count(), found);
+        w->undoStack()->redo();
+        QCOMPARE(problems->count(), 0);
+        QVERIFY(!w->repair()->repair(RepairOptions{}, OverlapMode::Wrap, nullptr, &error));
+        QVERIFY2(error.contains("Nothing to repair"), qPrintable(error));
+        // Then prepared where it is: tets, one undo step.
+        QVERIFY2(w->repair()->prepareSurfaces(dialog.options(), &error), qPrintable(error));
+        QVERIFY(w->scene().bodies[0].kind == BodyKind::TetBody);
+        QVERIFY(w->scene().tetCount() > 0);
+        QVERIFY(
+            w->undoStack()->text(w->undoStack()->index() - 1).startsWith("Prepare the surfaces"));
 
         overlaps->setCurrentIndex(overlaps->findData(int(OverlapMode::Wrap)));
         w->opening()->setPrepareOptions(dialog.options());
@@ -680,12 +727,16 @@ private slots:
         QVERIFY(timer.elapsed() < 10000);
         QVERIFY2(error.contains("cancelled"), qPrintable(error));
         QCOMPARE(w->scene().name, std::string("rope"));
-        // A TetGen crash is a message too, and the window lives on.
+        // A TetGen crash is a message too, and the window lives on: the mesh opens as its
+        // surfaces, unmeshed, with the crash named.
         options.tet.fault = TetgenFault::Crash;
         w->opening()->setPrepareOptions(options);
-        QVERIFY(!w->openFile(writeBoxAndSheet(), &error));
-        QVERIFY2(error.contains("TetGen crashed"), qPrintable(error));
-        QCOMPARE(w->scene().name, std::string("rope"));
+        QVERIFY2(w->openFile(writeBoxAndSheet(), &error), qPrintable(error));
+        const QString warning = w->log()->message(w->log()->messageCount() - 1);
+        QVERIFY2(warning.contains("TetGen crashed") && warning.contains("Opened its surfaces"),
+                 qPrintable(warning));
+        QCOMPARE(w->scene().bodies.size(), std::size_t(2));
+        QCOMPARE(w->scene().tetCount(), std::size_t(0));
         QVERIFY(w->simulateSteps(2));
     }
 

@@ -4,6 +4,7 @@
 
 #include "meshing/Prepare.h"
 #include "meshing/SurfaceCheck.h"
+#include "meshing/SurfaceProblems.h"
 #include "meshing/SurfaceRepair.h"
 
 #include "MeshingFixtures.h"
@@ -11,6 +12,7 @@
 #include <QTest>
 
 #include <cmath>
+#include <map>
 
 using namespace pbd;
 using namespace pbd::test;
@@ -87,6 +89,114 @@ std::string joined(const std::vector<std::string>& lines) {
 class TestSurfaceRepair : public QObject {
     Q_OBJECT
 private slots:
+    void problemsAreFoundWhereTheyAre() {
+        // One surface broken one way per scene; each problem names the body, and holds the
+        // elements to draw.
+        const auto problems = [](const Scene& scene) {
+            return locateSurfaceProblems(scene, checkSurfaces(scene));
+        };
+        {
+            Scene clean;
+            addCylinder(clean, "can", true);
+            QVERIFY(problems(clean).empty());
+        }
+        {
+            Scene flipped;
+            addCylinder(flipped, "can", true);
+            Triangle& t = flipped.bodies[0].triangles[7];
+            std::swap(t[1], t[2]);
+            const auto found = problems(flipped);
+            QCOMPARE(found.size(), std::size_t(1));
+            QVERIFY(found[0].kind == SurfaceProblem::Kind::FlippedFaces);
+            QCOMPARE(found[0].triangles.size(), std::size_t(1));
+            QVERIFY(found[0].triangles[0] == t);
+            QVERIFY2(found[0].text == "body 'can': 1 triangle(s) wound against their "
+                                      "neighbours, first 7",
+                     found[0].text.c_str());
+        }
+        {
+            Scene inward;
+            addBoxSurface(inward, Vec3(0, 0, 0), Vec3(1, 1, 1), "box");
+            for (Triangle& t : inward.bodies[0].triangles) {
+                std::swap(t[1], t[2]);
+            }
+            const auto found = problems(inward);
+            QCOMPARE(found.size(), std::size_t(1));
+            QVERIFY(found[0].text.find("is wound inward") != std::string::npos);
+            QCOMPARE(found[0].triangles.size(), inward.bodies[0].triangles.size());
+        }
+        {
+            // The open cylinder's two rims, the longer first: 24 edges each, 2 pi r sin(pi/24)
+            // 24 long.
+            Scene open;
+            addCylinder(open, "tube", false);
+            const auto found = problems(open);
+            QCOMPARE(found.size(), std::size_t(2));
+            for (const SurfaceProblem& p : found) {
+                QVERIFY(p.kind == SurfaceProblem::Kind::Hole);
+                QCOMPARE(p.edges.size(), std::size_t(24));
+            }
+            QVERIFY2(found[0].text.find("open border of 24 edges, 3.13 m around") !=
+                         std::string::npos,
+                     found[0].text.c_str());
+            const Bounds b = problemBounds(open, found[0]);
+            QVERIFY(std::abs(b.size().y()) < 1e-12); // one rim, flat
+        }
+        {
+            // A bowtie (two triangles meeting at a point), a fin (three triangles on an edge)
+            // and a sliver, in one body of particles 0..12.
+            Scene broken;
+            for (const Vec3& p : {Vec3(0, 0, 0), Vec3(1, 0, 0), Vec3(0, 1, 0), Vec3(-1, 0, 0),
+                                  Vec3(0, -1, 0), Vec3(3, 0, 0), Vec3(3, 1, 0), Vec3(4, 0, 0),
+                                  Vec3(3, 0, 1), Vec3(2, 0, 0), Vec3(6, 0, 0), Vec3(7, 0, 0),
+                                  Vec3(8, 0, 0)}) {
+                broken.particles.add(p, 1);
+            }
+            Body body;
+            body.name = "junk";
+            body.kind = BodyKind::Surface;
+            body.particleCount = 13;
+            body.triangles = {{0, 1, 2}, {0, 3, 4}, {5, 6, 7}, {6, 5, 8}, {5, 6, 9}, {10, 11, 12}};
+            broken.bodies.push_back(body);
+            std::map<SurfaceProblem::Kind, int> kinds;
+            const auto found = problems(broken);
+            for (const SurfaceProblem& p : found) {
+                ++kinds[p.kind];
+                if (p.kind == SurfaceProblem::Kind::NonManifoldVertex) {
+                    QCOMPARE(p.points, std::vector<Index>{0});
+                    QCOMPARE(p.text, std::string("body 'junk': particle 0 is where 2 surfaces "
+                                                 "meet at a point"));
+                }
+                if (p.kind == SurfaceProblem::Kind::NonManifoldEdge) {
+                    QVERIFY((p.edges[0] == std::array<Index, 2>{5, 6}));
+                    QCOMPARE(p.triangles.size(), std::size_t(3));
+                }
+                if (p.kind == SurfaceProblem::Kind::Degenerate) {
+                    QVERIFY2(p.text.find("triangle 5 has no area (particles 10, 11, 12)") !=
+                                 std::string::npos,
+                             p.text.c_str());
+                }
+            }
+            QCOMPARE(kinds[SurfaceProblem::Kind::NonManifoldVertex], 1);
+            QCOMPARE(kinds[SurfaceProblem::Kind::NonManifoldEdge], 1);
+            QCOMPARE(kinds[SurfaceProblem::Kind::Degenerate], 1);
+            QVERIFY(kinds[SurfaceProblem::Kind::Hole] >= 1);
+        }
+        {
+            Scene crossing;
+            addBoxSurface(crossing, Vec3(0, 0, 0), Vec3(1, 1, 1), "a");
+            addBoxSurface(crossing, Vec3(0.5, 0.3, 0.2), Vec3(1, 1, 1), "b");
+            const SurfaceReport report = checkSurfaces(crossing);
+            const auto found = locateSurfaceProblems(crossing, report, 5);
+            QCOMPARE(found.size(), std::size_t(6));
+            QVERIFY(found[0].kind == SurfaceProblem::Kind::BodiesCross);
+            QVERIFY(found[0].text.find("bodies 'a' and 'b' cross: triangle ") == 0);
+            QVERIFY(found[5].text.find("and " + std::to_string(report.intersections.size() - 5) +
+                                       " more pairs") == 0);
+            QCOMPARE(found[5].triangles.size(), 2 * (report.intersections.size() - 5));
+        }
+    }
+
     void cleanSurfaceRunsNoRung() {
         Scene scene;
         addCylinder(scene, "can", true);
