@@ -68,17 +68,43 @@ nlohmann::json wrapJson(const WrapReport& w) {
             {"triangles_after", w.trianglesAfter}};
 }
 
-// What the user can do about the problems that stopped meshing.
+// What the user can do about the problems that stopped meshing, for the command line and the
+// Prepare dialog alike.
 std::string advice(const PrepareReport& report) {
-    bool open = false;
-    for (std::size_t b = 0; b < report.surfaces.bodies.size(); ++b) {
-        const BodySurfaceReport& s = report.surfaces.bodies[b];
-        open = open || !s.closed() || s.selfIntersections > 0 || !s.manifold();
+    bool self = false, crossing = false, nonManifold = false;
+    for (const BodySurfaceReport& s : report.surfaces.bodies) {
+        self = self || s.selfIntersections > 0;
+        nonManifold = nonManifold || !s.manifold();
     }
-    return open ? " (open or broken bodies are cloth unless they are closed by repair; "
-                  "--wrap always makes a solid of every body, --overlaps wrap merges the solids "
-                  "that cross)"
-                : "";
+    crossing = report.surfaces.bodyIntersections() > 0;
+    // Crossing parts merge when one of them is closed; open ones (cloth) only when wrapped.
+    bool crossingSolid = false;
+    for (const TriangleIntersection& i : report.surfaces.intersections) {
+        crossingSolid = crossingSolid ||
+                        (i.bodyA != i.bodyB && (report.surfaces.bodies[i.bodyA].closed() ||
+                                                report.surfaces.bodies[i.bodyB].closed()));
+    }
+    std::vector<std::string> tries;
+    if (crossingSolid) {
+        tries.emplace_back("crossing parts become one body with --overlaps wrap or union "
+                           "(Prepare dialog: Crossing bodies)");
+    }
+    if (self || nonManifold || (crossing && !crossingSolid)) {
+        tries.emplace_back("--wrap always replaces each body by a closed alpha wrap around it "
+                           "(Prepare dialog: Alpha wrap, Every body)");
+    }
+    if (self || crossing || nonManifold) {
+        tries.emplace_back("--cage N simulates a closed cage of about N triangles and carries the "
+                           "mesh as it is (Prepare dialog: Cage)");
+    }
+    if (tries.empty()) {
+        return "";
+    }
+    std::string out = ". To go on: ";
+    for (std::size_t i = 0; i < tries.size(); ++i) {
+        out += (i ? "; " : "") + tries[i];
+    }
+    return out;
 }
 
 void addDefaultConstraints(Scene& scene, PrepareReport& report) {
@@ -411,9 +437,9 @@ PrepareResult prepareScene(const Scene& input, const PrepareOptions& options,
     }
     if (caged) {
         if (scene.bodies.size() != 1 || scene.bodies[0].kind != BodyKind::TetBody) {
-            return fail(std::move(result), "the cage is not a closed surface after repair, so it "
-                                           "has no tets to carry the meshes" +
-                                               advice(report));
+            return fail(std::move(result),
+                        "the cage is not a closed surface after repair, so it has no tets to "
+                        "carry the meshes (a cage file must be closed; --wrap always wraps it)");
         }
         Stopwatch watch(report, "bind");
         bindEmbeddedMeshes(scene, 0, report.cage);
@@ -542,6 +568,19 @@ PrepareResult prepareFiles(const std::vector<std::filesystem::path>& files,
         return fail(std::move(result), kCancelledMessage);
     }
     PrepareResult prepared = prepareScene(merged, options, span(progress, 0.02, 1.0));
+    // A refusal names the file it is about (bodies are named after their parts, not files).
+    if (!prepared.report.ok() && prepared.report.error != kCancelledMessage) {
+        std::string files = "'" + result.report.inputs.front() + "'";
+        if (result.report.inputs.size() > 1) {
+            files += " and " + std::to_string(result.report.inputs.size() - 1) + " more";
+        }
+        for (ReportLine& l : prepared.report.lines) {
+            if (l.severity == ReportSeverity::Error && l.text == prepared.report.error) {
+                l.text = files + ": " + l.text;
+            }
+        }
+        prepared.report.error = files + ": " + prepared.report.error;
+    }
     // Keep the import's lines and timings in front of the preparation's.
     prepared.report.inputs = result.report.inputs;
     prepared.report.lines.insert(prepared.report.lines.begin(), result.report.lines.begin(),

@@ -423,8 +423,28 @@ private slots:
         r = run(cli_, {"prepare", crossing, "--tet", "--overlaps", "keep", "-o",
                        dir_.filePath("never.json")});
         QCOMPARE(r.exitCode, 1);
-        QVERIFY2(r.err.contains("bodies 'a' and 'b' intersect"), qPrintable(r.err));
+        // The refusal names the file, the bodies, why, and what to try.
+        QVERIFY2(r.err.contains("prepare failed: '" + crossing +
+                                "': bodies 'a' and 'b' intersect") &&
+                     r.err.contains("To go on: crossing parts become one body with --overlaps "
+                                    "wrap or union") &&
+                     r.err.contains("--cage N simulates a closed cage"),
+                 qPrintable(r.err));
         QVERIFY(!QFile::exists(dir_.filePath("never.json")));
+        // Two open sheets that cross do not merge (cloth may cross): wrapped, they do.
+        const QString sheets = dir_.filePath("sheets.obj");
+        QFile x(sheets);
+        QVERIFY(x.open(QIODevice::WriteOnly));
+        x.write("o a\nv -1 0 -1\nv 1 0 -1\nv 1 0 1\nv -1 0 1\nf 1 3 2\nf 1 4 3\n"
+                "o b\nv -1 -1 0\nv 1 -1 0\nv 1 1 0\nv -1 1 0\nf 5 6 7\nf 5 7 8\n");
+        x.close();
+        r = run(cli_, {"prepare", sheets, "--tet"});
+        QCOMPARE(r.exitCode, 1);
+        QVERIFY2(r.err.contains("To go on: --wrap always replaces each body") &&
+                     !r.err.contains("--overlaps"),
+                 qPrintable(r.err));
+        r = run(cli_, {"prepare", sheets, "--tet", "--wrap", "always"});
+        QVERIFY2(r.exitCode == 0, qPrintable(r.err));
         // By default crossing parts are wrapped into one body, and it says so.
         const QString merged = dir_.filePath("merged.json");
         const QString mergedReport = dir_.filePath("merged-report.json");
