@@ -1,7 +1,9 @@
 #include "meshing/Cage.h"
 
 #include "meshing/RepairCgal.h"
+#include "meshing/SurfaceTopology.h"
 
+#include <algorithm>
 #include <cmath>
 
 namespace pbd {
@@ -85,8 +87,9 @@ Result<CageReport> buildCage(Scene& scene, const CageOptions& options,
     }
     report.renderMeshes = scene.embedded.size();
     report.renderDiagonal = bounds.size().norm();
-    if (allTriangles.empty()) {
-        return Error{"cage: the meshes have no triangles"};
+    if (std::all_of(allTriangles.begin(), allTriangles.end(),
+                    [&](const Triangle& t) { return surface::degenerateTriangle(allPoints, t); })) {
+        return Error{"cage: the meshes have no triangle with an area to put a cage around"};
     }
 
     Body cage;

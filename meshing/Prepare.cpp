@@ -80,9 +80,9 @@ std::string advice(const PrepareReport& report) {
     // Crossing parts merge when one of them is closed; open ones (cloth) only when wrapped.
     bool crossingSolid = false;
     for (const TriangleIntersection& i : report.surfaces.intersections) {
-        crossingSolid = crossingSolid ||
-                        (i.bodyA != i.bodyB && (report.surfaces.bodies[i.bodyA].closed() ||
-                                                report.surfaces.bodies[i.bodyB].closed()));
+        crossingSolid =
+            crossingSolid || (i.bodyA != i.bodyB && (report.surfaces.bodies[i.bodyA].closed() ||
+                                                     report.surfaces.bodies[i.bodyB].closed()));
     }
     std::vector<std::string> tries;
     if (crossingSolid) {

@@ -222,20 +222,26 @@ struct CancellingVisitor : CGAL::Alpha_wraps_3::internal::Wrapping_default_visit
 } // namespace
 
 Wrap alphaWrap(const std::vector<Vec3>& points, const std::vector<Triangle>& triangles,
-               double alpha, double offset, bool measure,
-               const std::function<bool()>& keepGoing) {
+               double alpha, double offset, bool measure, const std::function<bool()>& keepGoing) {
     std::vector<Point> p;
     p.reserve(points.size());
     for (const Vec3& x : points) {
         p.push_back(toPoint(x));
     }
+    // Degenerate faces are dropped: alpha_wrap_3 (CGAL 5.5) crashes on a soup of only those.
     std::vector<std::array<std::size_t, 3>> faces;
     faces.reserve(triangles.size());
     for (const Triangle& t : triangles) {
-        faces.push_back({std::size_t(t[0]), std::size_t(t[1]), std::size_t(t[2])});
+        if (t[0] != t[1] && t[1] != t[2] && t[0] != t[2] &&
+            !CGAL::collinear(p[t[0]], p[t[1]], p[t[2]])) {
+            faces.push_back({std::size_t(t[0]), std::size_t(t[1]), std::size_t(t[2])});
+        }
     }
     Mesh wrap;
     Wrap out;
+    if (faces.empty()) {
+        return out;
+    }
     if (keepGoing) {
         CancellingVisitor visitor;
         visitor.keepGoing = &keepGoing;

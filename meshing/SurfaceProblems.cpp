@@ -59,7 +59,7 @@ void locateBody(const Scene& scene, std::size_t b, std::vector<SurfaceProblem>& 
         if (ts.size() == 1) {
             const Index a = Index(key >> 32), c = Index(key & 0xffffffffu);
             border.push_back(runs(tris[ts[0]], a, c) ? std::array<Index, 2>{a, c}
-                                                      : std::array<Index, 2>{c, a});
+                                                     : std::array<Index, 2>{c, a});
         }
     }
     std::sort(border.begin(), border.end());

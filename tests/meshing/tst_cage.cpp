@@ -198,6 +198,35 @@ private slots:
         QCOMPARE(asked, 2);
     }
 
+    void degenerateTrianglesAreLeftOutOfTheWrap() {
+        // A sliver among good triangles is wrapped around with the rest; a mesh of slivers
+        // only (three points on a line, as assimp's number_formats.obj) is refused by name;
+        // CGAL's wrap crashed on it.
+        Scene slivers;
+        for (const Vec3& p : {Vec3(0, 0, 0), Vec3(1, 2, 3), Vec3(-1, -2, -3)}) {
+            slivers.particles.add(p, 1);
+        }
+        Body line;
+        line.name = "line";
+        line.kind = BodyKind::Surface;
+        line.particleCount = 3;
+        line.triangles = {{0, 1, 2}};
+        slivers.bodies.push_back(line);
+        PrepareOptions options;
+        options.cage.triangles = 300;
+        PrepareResult refused = prepareScene(slivers, options);
+        QVERIFY2(refused.report.error ==
+                     "cage: the meshes have no triangle with an area to put a cage around",
+                 refused.report.error.c_str());
+        Scene mixed = brokenModel();
+        Body& fin = mixed.bodies[1];
+        fin.triangles.push_back({fin.firstParticle, fin.firstParticle, fin.firstParticle + 1});
+        fin.triangleUVs.push_back(fin.triangleUVs.front());
+        PrepareResult prepared = prepareScene(mixed, options);
+        QVERIFY2(prepared.report.ok(), prepared.report.error.c_str());
+        QCOMPARE(prepared.report.cage.outside, std::size_t(0));
+    }
+
     void userCageMesh() {
         // The user's own cage, a box from a file: around the model, nothing is outside; a box
         // that leaves the fin's tip out carries the tip by the nearest tet and says how far out.

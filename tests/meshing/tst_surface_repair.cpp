@@ -146,10 +146,10 @@ private slots:
             // A bowtie (two triangles meeting at a point), a fin (three triangles on an edge)
             // and a sliver, in one body of particles 0..12.
             Scene broken;
-            for (const Vec3& p : {Vec3(0, 0, 0), Vec3(1, 0, 0), Vec3(0, 1, 0), Vec3(-1, 0, 0),
-                                  Vec3(0, -1, 0), Vec3(3, 0, 0), Vec3(3, 1, 0), Vec3(4, 0, 0),
-                                  Vec3(3, 0, 1), Vec3(2, 0, 0), Vec3(6, 0, 0), Vec3(7, 0, 0),
-                                  Vec3(8, 0, 0)}) {
+            for (const Vec3& p :
+                 {Vec3(0, 0, 0), Vec3(1, 0, 0), Vec3(0, 1, 0), Vec3(-1, 0, 0), Vec3(0, -1, 0),
+                  Vec3(3, 0, 0), Vec3(3, 1, 0), Vec3(4, 0, 0), Vec3(3, 0, 1), Vec3(2, 0, 0),
+                  Vec3(6, 0, 0), Vec3(7, 0, 0), Vec3(8, 0, 0)}) {
                 broken.particles.add(p, 1);
             }
             Body body;
