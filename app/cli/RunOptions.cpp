@@ -185,7 +185,7 @@ bool applyEdits(const RunOptions& o, Scene& scene) {
 
 } // namespace
 
-std::optional<Scene> sceneToRun(const RunOptions& o) {
+std::optional<Scene> sceneToRun(const RunOptions& o, RestFrames* rest) {
     Result<Scene> made =
         o.scene.ends_with(".json") ? loadSceneFile(o.scene) : makeAnyScene(o.scene);
     if (!made) {
@@ -210,6 +210,9 @@ std::optional<Scene> sceneToRun(const RunOptions& o) {
     if (const std::vector<std::string> problems = validateScene(scene); !problems.empty()) {
         inputProblem("cannot simulate '" + o.scene + "': " + problems.front());
         return std::nullopt;
+    }
+    if (rest != nullptr) {
+        *rest = captureRestFrames(scene);
     }
     if (o.squashY) {
         squashY(scene);

@@ -2,6 +2,7 @@
 // The options `simulate` and `bench` share: the scene, the solver settings that override its
 // own, constraint-group edits and added colliders; and the scene they name, ready to step.
 
+#include "core/fields/Fields.h"
 #include "core/scene/Scene.h"
 
 #include <CLI/CLI.hpp>
@@ -49,7 +50,9 @@ void applyRunOptions(const RunOptions& o, SolverSettings& s);
 // The generated scene, project or asset the options name, with their settings, group edits and
 // colliders applied (and squashed with --squash-y); nothing, with the message on stderr, when it
 // cannot be loaded or an edit cannot be made.
-std::optional<Scene> sceneToRun(const RunOptions& o);
+// `rest`, when given, gets the scene's rest frames for the fields before --squash-y flattens it
+// (the squash is the experiment; the fields measure against the shape it started from).
+std::optional<Scene> sceneToRun(const RunOptions& o, RestFrames* rest = nullptr);
 
 // The first particle or rigid body with a non-finite state, as a message; "" when all are
 // finite.

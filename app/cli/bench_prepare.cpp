@@ -42,7 +42,7 @@ void subdivide(std::vector<Vec3>& points, std::vector<Triangle>& triangles, int 
     if (n <= 1) {
         return;
     }
-    std::map<std::pair<Index, Index>, Index> edgeStart; // first of the edge's n - 1 points
+    std::map<std::pair<Index, Index>, Index> edgeStart;   // first of the edge's n - 1 points
     const auto edgePoint = [&](Index a, Index b, int k) { // k in 1..n-1, from a towards b
         const bool forward = a < b;
         const std::pair<Index, Index> key = forward ? std::pair{a, b} : std::pair{b, a};
@@ -140,9 +140,9 @@ int benchPrepare(const BenchPrepareOptions& o) {
         std::max(1, int(std::ceil(std::sqrt(double(o.triangles) / double(triangles.size())))));
     subdivide(points, triangles, n);
     const fs::path ply =
-        o.keep.empty() ? fs::temp_directory_path() /
-                             ("pbdlab-bench-" + std::to_string(::getpid()) + ".ply")
-                       : fs::path(o.keep);
+        o.keep.empty()
+            ? fs::temp_directory_path() / ("pbdlab-bench-" + std::to_string(::getpid()) + ".ply")
+            : fs::path(o.keep);
     if (!writeBinaryPly(ply, points, triangles)) {
         return inputProblem("cannot write " + ply.string());
     }
@@ -176,7 +176,8 @@ int benchPrepare(const BenchPrepareOptions& o) {
     rusage self{}, children{};
     getrusage(RUSAGE_SELF, &self);
     getrusage(RUSAGE_CHILDREN, &children);
-    const double selfMb = double(self.ru_maxrss) / 1024, childMb = double(children.ru_maxrss) / 1024;
+    const double selfMb = double(self.ru_maxrss) / 1024,
+                 childMb = double(children.ru_maxrss) / 1024;
     nlohmann::json j;
     j["mesh"] = o.mesh;
     j["original_triangles"] = original;

@@ -20,13 +20,13 @@ int simulate(const RunOptions& o) {
     if (checkOutputs({o.out}) != kSuccess) {
         return kInputProblem;
     }
-    std::optional<Scene> made = sceneToRun(o);
+    RestFrames rest;
+    std::optional<Scene> made = sceneToRun(o, &rest);
     if (!made) {
         return kInputProblem;
     }
     Scene& scene = *made;
     const int steps = o.steps > 0 ? o.steps : 100;
-    const RestFrames rest = captureRestFrames(scene);
     Solver solver(scene);
     double totalMs = 0;
     for (int i = 0; i < steps; ++i) {

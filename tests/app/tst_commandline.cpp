@@ -424,12 +424,12 @@ private slots:
                        dir_.filePath("never.json")});
         QCOMPARE(r.exitCode, 1);
         // The refusal names the file, the bodies, why, and what to try.
-        QVERIFY2(r.err.contains("prepare failed: '" + crossing +
-                                "': bodies 'a' and 'b' intersect") &&
-                     r.err.contains("To go on: crossing parts become one body with --overlaps "
-                                    "wrap or union") &&
-                     r.err.contains("--cage N simulates a closed cage"),
-                 qPrintable(r.err));
+        QVERIFY2(
+            r.err.contains("prepare failed: '" + crossing + "': bodies 'a' and 'b' intersect") &&
+                r.err.contains("To go on: crossing parts become one body with --overlaps "
+                               "wrap or union") &&
+                r.err.contains("--cage N simulates a closed cage"),
+            qPrintable(r.err));
         QVERIFY(!QFile::exists(dir_.filePath("never.json")));
         // Two open sheets that cross do not merge (cloth may cross): wrapped, they do.
         const QString sheets = dir_.filePath("sheets.obj");
@@ -515,6 +515,29 @@ private slots:
             r = run(cli_, {"simulate", "air-boxes", parts[0], parts[1]});
             QCOMPARE(r.exitCode, 2);
             QVERIFY2(r.err.contains(parts[0]), qPrintable(r.err));
+        }
+    }
+
+    void squashedFieldsMeasureAgainstTheShapeBeforeTheSquash() {
+        // --squash-y flattens every body onto the floor at step 0 and the air brings the boxes
+        // back; the fields compare with the boxes as they were, not as squashed (issue 25: every
+        // volume ratio read 0 and every Green strain -0.5).
+        Run r = run(cli_, {"simulate", "air-boxes", "--squash-y", "--air-optimization", "0",
+                           "--steps", "400"});
+        QVERIFY2(r.exitCode == 0, qPrintable(r.err));
+        const nlohmann::json j = nlohmann::json::parse(r.out.toStdString());
+        const auto ratios = j["fields"]["tet_volume_ratio"].get<std::vector<double>>();
+        QCOMPARE(ratios.size(), std::size_t(240));
+        double volume = 0;
+        for (double v : ratios) {
+            QVERIFY2(v > 0.8 && v < 1.2, qPrintable(QString::number(v)));
+            volume += v;
+        }
+        QVERIFY2(std::abs(volume / 240 - 1) < 0.02, qPrintable(QString::number(volume / 240)));
+        for (const auto& e : j["fields"]["tet_green_strain"]) {
+            for (double c : e.get<std::vector<double>>()) {
+                QVERIFY2(std::abs(c) < 0.3, qPrintable(QString::number(c)));
+            }
         }
     }
 
