@@ -28,6 +28,17 @@ void RigidSolver::sleepIslands(Step& st) {
             islands.unite(j.bodyA, j.bodyB);
         }
     }
+    // A body still pushed out of a penetration deeper than the slop is not at rest, however
+    // slowly it moves (the push need not show in its velocity): it would freeze that deep.
+    // 10% over the slop lets the approach to it, which is geometric, end.
+    std::vector<char> tooDeep(n, 0);
+    for (const CachedManifold& m : manifolds_) {
+        for (int k = 0; k < m.manifold.count; ++k) {
+            if (-m.manifold.points[std::size_t(k)].separation > 1.1 * settings.slop) {
+                tooDeep[m.manifold.bodyA] = tooDeep[m.manifold.bodyB] = 1;
+            }
+        }
+    }
     std::vector<Real> islandRest(n, std::numeric_limits<Real>::infinity());
     std::vector<char> islandPinnedAwake(n, 0);
     for (int i = 0; i < n; ++i) {
@@ -42,8 +53,8 @@ void RigidSolver::sleepIslands(Step& st) {
         if (b.sleeping) {
             continue;
         }
-        const bool still =
-            b.v.norm() < settings.sleepLinearSpeed && b.omega.norm() < settings.sleepAngularSpeed;
+        const bool still = b.v.norm() < settings.sleepLinearSpeed &&
+                           b.omega.norm() < settings.sleepAngularSpeed && !tooDeep[i];
         b.restTime = still ? b.restTime + h : 0;
         islandRest[root] = std::min(islandRest[root], b.restTime);
     }

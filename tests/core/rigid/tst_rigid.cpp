@@ -1052,6 +1052,32 @@ private slots:
         QVERIFY(scene.rigidBodies[2].x.y() > 1.4); // resting on the first box, not through it
     }
 
+    void nothingSleepsDeeperThanTheSlop() {
+        // A unit box dropped from 0.5 m onto the ground: it may fall asleep only once its
+        // penetration is within the slop (2 mm, with 10% for the approach); it used to sleep
+        // at 5.1 mm. Awake, it settles at the slop.
+        const auto depthAtSleep = [](bool sleeping) {
+            Scene scene = groundScene();
+            scene.solver.rigid.sleeping = sleeping;
+            scene.rigidBodies.push_back(dynamicBox(Vec3::Constant(0.5), Vec3(0, 1.0, 0)));
+            Solver solver(scene);
+            for (int i = 0; i < 600; ++i) {
+                solver.step();
+                if (scene.rigidBodies[1].sleeping) {
+                    break;
+                }
+            }
+            return std::pair{scene.rigidBodies[1].sleeping, 0.5 - scene.rigidBodies[1].x.y()};
+        };
+        const Real slop = RigidSettings{}.slop;
+        const auto [slept, depth] = depthAtSleep(true);
+        QVERIFY(slept);
+        QVERIFY2(depth <= 1.1 * slop && depth > 0, qPrintable(QString::number(depth)));
+        const auto [awake, settled] = depthAtSleep(false);
+        QVERIFY(!awake);
+        QVERIFY2(std::abs(settled - slop) < 1e-4, qPrintable(QString::number(settled)));
+    }
+
     void aggressiveSleepReusesContactsOfRestingBodies() {
         // The pyramid with sleeping off and aggressive sleep on: once its boxes rest, their
         // contacts are kept from step to step instead of detected, and it still stands.
