@@ -8,6 +8,7 @@
 #include <QtCharts/QValueAxis>
 
 #include <algorithm>
+#include <cmath>
 #include <limits>
 
 namespace pbd {
@@ -16,21 +17,29 @@ ConvergencePanel::ConvergencePanel(QWidget* parent)
     : QWidget(parent) {
     auto* chart = new QChart;
     chart->legend()->hide();
-    chart->setTitle(tr("Largest constraint error per iteration (last step)"));
+    // Short enough for the dock; what it is exactly is the tooltip's.
+    chart->setTitle(tr("Constraint error per iteration"));
     series_ = new QLineSeries(chart);
     series_->setObjectName(QStringLiteral("convergenceSeries"));
     chart->addSeries(series_);
     axisX_ = new QValueAxis(chart);
     axisX_->setTitleText(tr("iteration"));
+    // Whole iterations only: ticks from 1 at a whole interval (showErrors sets it).
     axisX_->setLabelFormat(QStringLiteral("%d"));
+    axisX_->setTickType(QValueAxis::TicksDynamic);
+    axisX_->setTickAnchor(1);
+    axisX_->setTickInterval(1);
     axisY_ = new QLogValueAxis(chart);
     axisY_->setTitleText(tr("max |C + α̃λ|"));
     axisY_->setLabelFormat(QStringLiteral("%.0e"));
+    axisY_->setMinorTickCount(-1); // the 2..9 lines of each decade
     chart->addAxis(axisX_, Qt::AlignBottom);
     chart->addAxis(axisY_, Qt::AlignLeft);
     series_->attachAxis(axisX_);
     series_->attachAxis(axisY_);
     auto* view = new QChartView(chart, this);
+    view->setToolTip(tr("The largest |C + α̃λ| over all constraints after each iteration of the "
+                        "last step's last substep: how far the solve is from converged"));
     view->setObjectName(QStringLiteral("convergenceView"));
     view->setRenderHint(QPainter::Antialiasing);
     view->setMinimumHeight(160);
@@ -53,8 +62,23 @@ void ConvergencePanel::showErrors(const std::vector<double>& errors) {
         hi = std::max(hi, e);
     }
     series_->replace(points);
-    axisX_->setRange(1, std::max<double>(2, double(errors.size())));
-    axisY_->setRange(lo / 2, hi * 2);
+    const double n = std::max<double>(2, double(errors.size()));
+    axisX_->setRange(1, n);
+    // About five whole-number ticks: 1, 2, 5, 10, 20, ... iterations apart.
+    double interval = 1;
+    for (double scale = 1; (n - 1) / interval > 5; scale *= 10) {
+        for (double step : {1.0, 2.0, 5.0}) {
+            interval = step * scale;
+            if ((n - 1) / interval <= 5) {
+                break;
+            }
+        }
+    }
+    axisX_->setTickInterval(interval);
+    // Whole decades, at least one, so every label is a different power of ten.
+    const double bottom = std::floor(std::log10(lo));
+    const double top = std::max(bottom + 1, std::ceil(std::log10(hi)));
+    axisY_->setRange(std::pow(10.0, bottom), std::pow(10.0, top));
 }
 
 } // namespace pbd

@@ -19,6 +19,8 @@ public:
     // Plots (iteration, error) for the errors of one step; nothing changes for none.
     void showErrors(const std::vector<double>& errors);
     QLineSeries* series() const { return series_; }
+    QValueAxis* iterationAxis() const { return axisX_; }
+    QLogValueAxis* errorAxis() const { return axisY_; }
 
 private:
     QLineSeries* series_ = nullptr;

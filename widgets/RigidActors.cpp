@@ -1,5 +1,7 @@
 #include "widgets/RigidActors.h"
 
+#include "widgets/SceneActors.h"
+
 #include <vtkActor.h>
 #include <vtkAppendPolyData.h>
 #include <vtkCellArray.h>
@@ -310,6 +312,7 @@ void RigidActors::update(const Scene& scene, const std::vector<RigidContact>& co
     const double hi = strongest > 0 ? strongest : 1.0;
     contactActor_->GetMapper()->SetScalarRange(0, hi);
     forceColours_->SetTableRange(0, hi);
+    forceBar_->SetLabelFormat(scalarBarLabelFormat(0, hi, forceBar_->GetNumberOfLabels()).c_str());
     forceBar_->SetVisibility(contactsShown_ && !contacts.empty());
 
     // Joints: body A's axes at the anchor (red x, green y, blue z), and a white line to B's

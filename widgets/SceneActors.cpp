@@ -91,6 +91,17 @@ vtkSmartPointer<vtkPolyData> newSurface(const std::vector<Triangle>& triangles, 
 
 } // namespace
 
+std::string scalarBarLabelFormat(double lo, double hi, int labels) {
+    int digits = 3;
+    const double step = (hi - lo) / std::max(1, labels - 1);
+    const double magnitude = std::max(std::abs(lo), std::abs(hi));
+    if (step > 0 && magnitude > 0 && std::isfinite(step) && std::isfinite(magnitude)) {
+        // Digits before the step's first one, plus one to see the step.
+        digits = std::clamp(int(std::ceil(std::log10(magnitude / step))) + 1, 3, 12);
+    }
+    return "%-#." + std::to_string(digits) + "g";
+}
+
 SceneActors::SceneActors(vtkRenderer* renderer)
     : renderer_(renderer)
     , lookupTable_(vtkSmartPointer<vtkLookupTable>::New())
@@ -123,6 +134,8 @@ void SceneActors::setFieldMap(const QString& title, double lo, double hi, bool d
     constexpr int n = 256;
     lookupTable_->SetNumberOfTableValues(n);
     lookupTable_->SetTableRange(lo, hi);
+    scalarBar_->SetLabelFormat(
+        scalarBarLabelFormat(lo, hi, scalarBar_->GetNumberOfLabels()).c_str());
     // Evenly spaced colour stops, linearly interpolated. "auto": cool-warm (Moreland) for
     // signed fields, viridis otherwise.
     using Stops = std::vector<std::array<double, 3>>;
@@ -971,6 +984,8 @@ void SceneActors::setConstraintLines(const ConstraintLines& lines, const std::ar
     constraintLines_->Modified();
     const double top = hi > 0 ? double(hi) : 1e-12;
     constraintTable_->SetTableRange(0, top);
+    constraintBar_->SetLabelFormat(
+        scalarBarLabelFormat(0, top, constraintBar_->GetNumberOfLabels()).c_str());
     constraintActor_->GetMapper()->SetScalarRange(0, top);
     constraintBar_->SetTitle(byLambda ? "Constraint |lambda| (N s^2)\n(bending: N m s^2)"
                                       : "Constraint |C| (m)\n(bending: rad)");

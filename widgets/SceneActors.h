@@ -23,6 +23,11 @@ class vtkRenderer;
 
 namespace pbd {
 
+// A printf format for a scalar bar's `labels` evenly spaced labels over [lo, hi] that tells
+// them apart: as many significant digits as the spacing needs against the largest magnitude
+// (3 at least, 12 at most), so a field from 0.9999 to 1.0001 does not read "1.00" five times.
+std::string scalarBarLabelFormat(double lo, double hi, int labels);
+
 class SceneActors {
 public:
     explicit SceneActors(vtkRenderer* renderer);

@@ -1,16 +1,26 @@
 // widgets: the Log, Scene and Properties docks.
 
 #include "core/scenes/SceneLibrary.h"
+#include "widgets/ConvergencePanel.h"
 #include "widgets/LogPanel.h"
 #include "widgets/PropertiesPanel.h"
+#include "widgets/SceneActors.h"
 #include "widgets/SceneTreePanel.h"
 
 #include "GuiTestMain.h"
 
 #include <QComboBox>
+#include <QFontMetrics>
 #include <QSignalSpy>
 #include <QTreeWidget>
+#include <QtCharts/QChartView>
+#include <QtCharts/QLogValueAxis>
+#include <QtCharts/QValueAxis>
 
+#include <cmath>
+#include <cstdio>
+#include <cstring>
+#include <set>
 #include <thread>
 
 using namespace pbd;
@@ -18,6 +28,58 @@ using namespace pbd;
 class TestPanels : public QObject {
     Q_OBJECT
 private slots:
+    void convergencePlotHasWholeIterationsAndDecades() {
+        // Two iterations used to label the axis "1 1 1 1 2" and a narrow error range "1e+00"
+        // alone: ticks are whole iterations, the error axis whole decades (at least one).
+        ConvergencePanel panel;
+        panel.resize(300, 220);
+        panel.showErrors({0.5, 0.3});
+        QVERIFY(panel.iterationAxis()->tickType() == QValueAxis::TicksDynamic);
+        QCOMPARE(panel.iterationAxis()->tickInterval(), 1.0);
+        QCOMPARE(panel.errorAxis()->min(), 0.1);
+        QCOMPARE(panel.errorAxis()->max(), 1.0);
+        panel.showErrors(std::vector<double>(40, 1e-3));
+        QCOMPARE(panel.iterationAxis()->tickInterval(), 10.0);
+        QCOMPARE(panel.iterationAxis()->max(), 40.0);
+        QVERIFY(std::abs(panel.errorAxis()->min() - 1e-3) < 1e-18);
+        QVERIFY(std::abs(panel.errorAxis()->max() - 1e-2) < 1e-17);
+        std::vector<double> falling;
+        for (int i = 0; i < 7; ++i) {
+            falling.push_back(std::pow(10.0, -i));
+        }
+        panel.showErrors(falling);
+        QCOMPARE(panel.iterationAxis()->tickInterval(), 2.0);
+        QVERIFY(std::abs(panel.errorAxis()->min() - 1e-6) < 1e-20);
+        QCOMPARE(panel.errorAxis()->max(), 1.0);
+        // The title fits a 300-pixel dock.
+        auto* view = panel.findChild<QChartView*>("convergenceView");
+        QVERIFY(view != nullptr);
+        QVERIFY(QFontMetrics(view->chart()->titleFont()).horizontalAdvance(view->chart()->title()) <
+                260);
+    }
+
+    void scalarBarLabelsReadWellForAnyRange() {
+        // Five labels over each range print five different strings, none longer than a bar
+        // holds: a field 2e-4 wide around 1, one 1e6 wide, one 1e-6 wide around 0, one of
+        // 1e-3 at 1000, and a plain 0..1.
+        const double ranges[][2] = {
+            {0.9999, 1.0001}, {0, 1e6}, {-5e-7, 5e-7}, {1000, 1000.001}, {0, 1}};
+        for (const auto& r : ranges) {
+            const std::string format = scalarBarLabelFormat(r[0], r[1], 5);
+            std::set<std::string> labels;
+            for (int i = 0; i < 5; ++i) {
+                char text[64];
+                std::snprintf(text, sizeof text, format.c_str(), r[0] + (r[1] - r[0]) * i / 4);
+                labels.insert(text);
+                QVERIFY2(std::strlen(text) <= 14, text);
+            }
+            QVERIFY2(
+                labels.size() == 5,
+                (format + " over " + std::to_string(r[0]) + ".." + std::to_string(r[1])).c_str());
+        }
+        QCOMPARE(scalarBarLabelFormat(0, 1, 5), std::string("%-#.3g")); // the usual case
+    }
+
     void logCountsAndFiltersBySeverity() {
         LogPanel log;
         log.append(Severity::Info, "loaded");
