@@ -182,6 +182,9 @@ SolverSettingsPanel::SolverSettingsPanel(QWidget* parent)
     connect(threads_, &QSpinBox::valueChanged, this, &SolverSettingsPanel::threadsChanged);
     connect(timeStep_, &QDoubleSpinBox::valueChanged, this, &SolverSettingsPanel::settingsEdited);
     connect(exactAngularMomentum_, &QCheckBox::toggled, this, &SolverSettingsPanel::settingsEdited);
+    // Before any scene: the defaults a new scene gets, not the boxes' minimums (it read 0.010 ms
+    // and 1 iteration).
+    showSettings(SolverSettings{}, false, false);
 }
 
 SolverSettings SolverSettingsPanel::settings(const SolverSettings& scene) const {

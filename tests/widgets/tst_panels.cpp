@@ -6,12 +6,15 @@
 #include "widgets/PropertiesPanel.h"
 #include "widgets/SceneActors.h"
 #include "widgets/SceneTreePanel.h"
+#include "widgets/SolverSettingsPanel.h"
 
 #include "GuiTestMain.h"
 
 #include <QComboBox>
+#include <QDoubleSpinBox>
 #include <QFontMetrics>
 #include <QSignalSpy>
+#include <QSpinBox>
 #include <QTreeWidget>
 #include <QtCharts/QChartView>
 #include <QtCharts/QLogValueAxis>
@@ -56,6 +59,14 @@ private slots:
         QVERIFY(view != nullptr);
         QVERIFY(QFontMetrics(view->chart()->titleFont()).horizontalAdvance(view->chart()->title()) <
                 260);
+    }
+
+    void simulationDockShowsTheDefaultsBeforeAnyScene() {
+        SolverSettingsPanel panel;
+        const SolverSettings defaults;
+        QCOMPARE(panel.findChild<QDoubleSpinBox*>("timeStep")->value(), 1000 * defaults.timeStep);
+        QCOMPARE(panel.findChild<QSpinBox*>("iterations")->value(), defaults.iterations);
+        QCOMPARE(panel.findChild<QSpinBox*>("substeps")->value(), defaults.substeps);
     }
 
     void scalarBarLabelsReadWellForAnyRange() {
