@@ -214,14 +214,9 @@ json bodyJson(const Body& b, const Particles& particles) {
               {"triangles", flat(b.triangles)},
               {"tets", flat(b.tets)}};
     if (b.hasUVs()) {
-        std::vector<Real> uvs, frames;
-        uvs.reserve(6 * b.triangles.size());
+        std::vector<Real> frames;
         frames.reserve(9 * b.triangles.size());
         for (std::size_t t = 0; t < b.triangles.size(); ++t) {
-            for (const Vec2& uv : b.triangleUVs[t]) {
-                uvs.push_back(uv.x());
-                uvs.push_back(uv.y());
-            }
             const Triangle& tri = b.triangles[t];
             const Mat3 frame =
                 triangleFrame(particles.positions[tri[0]], particles.positions[tri[1]],
@@ -230,7 +225,7 @@ json bodyJson(const Body& b, const Particles& particles) {
                 frames.push_back(frame(k % 3, k / 3));
             }
         }
-        body["uvs"] = uvs;
+        body["uvs"] = uvsToJson(b.triangleUVs);
         body["triangleFrames"] = frames;
     }
     if (!b.tetFrames.empty()) {
@@ -255,16 +250,7 @@ Body bodyFrom(const json& b, const std::string& w) {
     body.triangles = toElements<3>(at(b, "triangles", w), w + ".triangles");
     body.tets = toElements<4>(getOr<json>(b, "tets", json::array(), w), w + ".tets");
     if (b.contains("uvs")) {
-        const auto uv = get<std::vector<Real>>(b, "uvs", w);
-        if (uv.size() != 6 * body.triangles.size()) {
-            throw FormatError{w + ".uvs: expected 6 numbers per triangle"};
-        }
-        body.triangleUVs.resize(body.triangles.size());
-        for (std::size_t t = 0; t < body.triangles.size(); ++t) {
-            for (int c = 0; c < 3; ++c) {
-                body.triangleUVs[t][c] = Vec2(uv[6 * t + 2 * c], uv[6 * t + 2 * c + 1]);
-            }
-        }
+        body.triangleUVs = uvsFromJson(b, body.triangles.size(), w);
     }
     if (b.contains("tetFrames")) {
         const auto f = get<std::vector<Real>>(b, "tetFrames", w);

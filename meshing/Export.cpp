@@ -45,8 +45,8 @@ std::vector<Real> embeddedIndex(const Scene& scene) {
     return index;
 }
 
-std::vector<Cell> collectCells(const Scene& scene) {
-    const std::vector<Vec3> x = exportPoints(scene);
+// `x`: exportPoints(scene), for the quality and frames of the cells.
+std::vector<Cell> collectCells(const Scene& scene, const std::vector<Vec3>& x) {
     std::vector<Cell> cells;
     for (std::size_t b = 0; b < scene.bodies.size(); ++b) {
         const Body& body = scene.bodies[b];
@@ -130,8 +130,8 @@ void writeNumbers(std::ostream& out, const std::vector<Real>& values) {
 } // namespace
 
 Result<bool> exportVtu(const Scene& scene, const fs::path& path) {
-    const std::vector<Cell> cells = collectCells(scene);
     const std::vector<Vec3> points = exportPoints(scene);
+    const std::vector<Cell> cells = collectCells(scene, points);
     std::ostringstream out;
     out << std::setprecision(17);
     out << "<?xml version=\"1.0\"?>\n"
@@ -211,8 +211,8 @@ Result<bool> exportVtu(const Scene& scene, const fs::path& path) {
 }
 
 Result<bool> exportMsh(const Scene& scene, const fs::path& path) {
-    const std::vector<Cell> cells = collectCells(scene);
     const std::vector<Vec3> points = exportPoints(scene);
+    const std::vector<Cell> cells = collectCells(scene, points);
     // One Gmsh entity per region and cell dimension: volumes for tets, surfaces for triangles.
     // Physical groups carry the names: the body's name, or "air".
     struct Entity {
@@ -312,7 +312,7 @@ Result<bool> exportMsh(const Scene& scene, const fs::path& path) {
 }
 
 Result<bool> exportTetgen(const Scene& scene, const fs::path& prefix) {
-    const std::vector<Cell> cells = collectCells(scene);
+    const std::vector<Cell> cells = collectCells(scene, exportPoints(scene));
     std::ostringstream node;
     node << std::setprecision(17);
     node << "# PBD Lab: " << scene.name << "\n" << scene.particles.size() << " 3 0 0\n";

@@ -570,16 +570,16 @@ PrepareResult prepareFiles(const std::vector<std::filesystem::path>& files,
     PrepareResult prepared = prepareScene(merged, options, span(progress, 0.02, 1.0));
     // A refusal names the file it is about (bodies are named after their parts, not files).
     if (!prepared.report.ok() && prepared.report.error != kCancelledMessage) {
-        std::string files = "'" + result.report.inputs.front() + "'";
+        std::string named = "'" + result.report.inputs.front() + "'";
         if (result.report.inputs.size() > 1) {
-            files += " and " + std::to_string(result.report.inputs.size() - 1) + " more";
+            named += " and " + std::to_string(result.report.inputs.size() - 1) + " more";
         }
         for (ReportLine& l : prepared.report.lines) {
             if (l.severity == ReportSeverity::Error && l.text == prepared.report.error) {
-                l.text = files + ": " + l.text;
+                l.text = named + ": " + l.text;
             }
         }
-        prepared.report.error = files + ": " + prepared.report.error;
+        prepared.report.error = named + ": " + prepared.report.error;
     }
     // Keep the import's lines and timings in front of the preparation's.
     prepared.report.inputs = result.report.inputs;

@@ -216,14 +216,7 @@ std::string projectToJson(const Scene& scene, int indent) {
                   {"triangles", flat(b.triangles)},
                   {"tets", flat(b.tets)}};
         if (b.hasUVs()) {
-            json uvs = json::array();
-            for (const auto& corners : b.triangleUVs) {
-                for (const Vec2& uv : corners) {
-                    uvs.push_back(uv.x());
-                    uvs.push_back(uv.y());
-                }
-            }
-            body["uvs"] = uvs;
+            body["uvs"] = uvsToJson(b.triangleUVs);
         }
         if (!b.tetFrames.empty()) {
             json frames = json::array();
@@ -301,16 +294,7 @@ Result<Scene> sceneio::projectFromDocument(const json& j, const std::string& ori
             body.triangles = toElements<3>(at(b, "triangles", bw), bw + ".triangles");
             body.tets = toElements<4>(at(b, "tets", bw), bw + ".tets");
             if (b.contains("uvs")) {
-                const auto uv = b["uvs"].get<std::vector<Real>>();
-                if (uv.size() != 6 * body.triangles.size()) {
-                    throw FormatError{bw + ".uvs: expected 6 numbers per triangle"};
-                }
-                body.triangleUVs.resize(body.triangles.size());
-                for (std::size_t t = 0; t < body.triangles.size(); ++t) {
-                    for (int c = 0; c < 3; ++c) {
-                        body.triangleUVs[t][c] = Vec2(uv[6 * t + 2 * c], uv[6 * t + 2 * c + 1]);
-                    }
-                }
+                body.triangleUVs = uvsFromJson(b, body.triangles.size(), bw);
             }
             if (b.contains("tetFrames")) {
                 const auto f = b["tetFrames"].get<std::vector<Real>>();

@@ -445,19 +445,39 @@ void rigidFromJson(const json& j, Scene& scene, const std::string& w) {
     }
 }
 
+json uvsToJson(const std::vector<std::array<Vec2, 3>>& uvs) {
+    std::vector<Real> flatUVs;
+    flatUVs.reserve(6 * uvs.size());
+    for (const auto& corners : uvs) {
+        for (const Vec2& uv : corners) {
+            flatUVs.push_back(uv.x());
+            flatUVs.push_back(uv.y());
+        }
+    }
+    return flatUVs;
+}
+
+std::vector<std::array<Vec2, 3>> uvsFromJson(const json& object, std::size_t triangles,
+                                             const std::string& where) {
+    const auto uv = get<std::vector<Real>>(object, "uvs", where);
+    if (uv.size() != 6 * triangles) {
+        throw FormatError{where + ".uvs: expected 6 numbers per triangle"};
+    }
+    std::vector<std::array<Vec2, 3>> out(triangles);
+    for (std::size_t t = 0; t < triangles; ++t) {
+        for (int c = 0; c < 3; ++c) {
+            out[t][c] = Vec2(uv[6 * t + 2 * c], uv[6 * t + 2 * c + 1]);
+        }
+    }
+    return out;
+}
+
 void embeddedToJson(const Scene& scene, json& j) {
     if (scene.embedded.empty()) {
         return;
     }
     json all = json::array();
     for (const EmbeddedMesh& m : scene.embedded) {
-        json uvs = json::array();
-        for (const auto& corners : m.triangleUVs) {
-            for (const Vec2& uv : corners) {
-                uvs.push_back(uv.x());
-                uvs.push_back(uv.y());
-            }
-        }
         std::vector<Real> weights;
         weights.reserve(4 * m.weights.size());
         for (const auto& w : m.weights) {
@@ -466,7 +486,7 @@ void embeddedToJson(const Scene& scene, json& j) {
         all.push_back(json{{"name", m.name},
                            {"vertices", flat(m.restPositions)},
                            {"triangles", flat(m.triangles)},
-                           {"uvs", uvs},
+                           {"uvs", uvsToJson(m.triangleUVs)},
                            {"corners", flat(m.corners)},
                            {"weights", weights},
                            {"outsideVertices", m.outsideVertices},
@@ -499,17 +519,8 @@ void embeddedFromJson(const json& j, Scene& scene, const std::string& w) {
                 m.weights[v][k] = weights[4 * v + k];
             }
         }
-        const auto uv = getOr<std::vector<Real>>(e, "uvs", {}, ew);
-        if (!uv.empty()) {
-            if (uv.size() != 6 * m.triangles.size()) {
-                throw FormatError{ew + ".uvs: expected 6 numbers per triangle"};
-            }
-            m.triangleUVs.resize(m.triangles.size());
-            for (std::size_t t = 0; t < m.triangles.size(); ++t) {
-                for (int c = 0; c < 3; ++c) {
-                    m.triangleUVs[t][c] = Vec2(uv[6 * t + 2 * c], uv[6 * t + 2 * c + 1]);
-                }
-            }
+        if (e.contains("uvs") && !e["uvs"].empty()) {
+            m.triangleUVs = uvsFromJson(e, m.triangles.size(), ew);
         }
         m.outsideVertices = getOr<std::size_t>(e, "outsideVertices", 0, ew);
         m.largestOutsideDistance = getOr<Real>(e, "largestOutsideDistance", 0, ew);

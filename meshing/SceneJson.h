@@ -235,6 +235,11 @@ std::vector<PressureConstraint> pressureFromJson(const json& j, const std::strin
 // "rigidBodies", "rigidJoints" and "rigidAttachments" of `j` (none when there are no bodies).
 void rigidToJson(const Scene& scene, json& j);
 void rigidFromJson(const json& j, Scene& scene, const std::string& w);
+// Texture coordinates per triangle corner, six numbers a triangle; read back from the key "uvs"
+// of `object` for `triangles` triangles (a FormatError naming `where` when they do not fit).
+json uvsToJson(const std::vector<std::array<Vec2, 3>>& uvs);
+std::vector<std::array<Vec2, 3>> uvsFromJson(const json& object, std::size_t triangles,
+                                             const std::string& where);
 // The render meshes cages carry, as the key "embedded" of `j` (none when there are none): each
 // with its rest vertices, triangles, UVs per corner, and per vertex the four particles that
 // carry it ("corners") and their weights, four numbers a vertex.

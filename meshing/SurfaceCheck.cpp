@@ -108,25 +108,7 @@ BodySurfaceReport checkBody(const Scene& scene, const Body& body,
         r.vertices = around.size();
         std::size_t firstBad = 0;
         for (const auto& [v, tris] : around) {
-            UnionFind fans(tris.size());
-            for (std::size_t i = 0; i < tris.size(); ++i) {
-                for (std::size_t j = i + 1; j < tris.size(); ++j) {
-                    int shared = 0;
-                    for (Index a : body.triangles[tris[i]]) {
-                        for (Index b : body.triangles[tris[j]]) {
-                            shared += a == b;
-                        }
-                    }
-                    if (shared >= 2) {
-                        fans.unite(i, j);
-                    }
-                }
-            }
-            std::size_t fanCount = 0;
-            for (std::size_t i = 0; i < tris.size(); ++i) {
-                fanCount += fans.find(i) == i;
-            }
-            if (fanCount > 1) {
+            if (fanCount(body.triangles, tris) > 1) {
                 if (r.nonManifoldVertices == 0 || v < firstBad) {
                     firstBad = v;
                 }

@@ -131,24 +131,7 @@ void locateBody(const Scene& scene, std::size_t b, std::vector<SurfaceProblem>& 
             }
         }
         for (const auto& [v, ts] : around) {
-            UnionFind fans(ts.size());
-            for (std::size_t i = 0; i < ts.size(); ++i) {
-                for (std::size_t j = i + 1; j < ts.size(); ++j) {
-                    int shared = 0;
-                    for (Index p : tris[ts[i]]) {
-                        for (Index q : tris[ts[j]]) {
-                            shared += p == q;
-                        }
-                    }
-                    if (shared >= 2) {
-                        fans.unite(i, j);
-                    }
-                }
-            }
-            std::size_t count = 0;
-            for (std::size_t i = 0; i < ts.size(); ++i) {
-                count += fans.find(i) == i;
-            }
+            const std::size_t count = fanCount(tris, ts);
             if (count > 1) {
                 SurfaceProblem p;
                 p.kind = SurfaceProblem::Kind::NonManifoldVertex;

@@ -45,6 +45,31 @@ inline bool degenerateTriangle(const std::vector<Vec3>& x, const Triangle& t) {
     return !(e0.cross(e1).norm() > 1e-12 * longest);
 }
 
+// The fans the triangles `around` a vertex make (connected through the edges they share):
+// one for a manifold vertex, more where surfaces meet at a point.
+inline std::size_t fanCount(const std::vector<Triangle>& triangles,
+                            const std::vector<std::size_t>& around) {
+    UnionFind fans(around.size());
+    for (std::size_t i = 0; i < around.size(); ++i) {
+        for (std::size_t j = i + 1; j < around.size(); ++j) {
+            int shared = 0;
+            for (Index a : triangles[around[i]]) {
+                for (Index b : triangles[around[j]]) {
+                    shared += a == b;
+                }
+            }
+            if (shared >= 2) {
+                fans.unite(i, j);
+            }
+        }
+    }
+    std::size_t count = 0;
+    for (std::size_t i = 0; i < around.size(); ++i) {
+        count += fans.find(i) == i;
+    }
+    return count;
+}
+
 // How each undirected edge of a surface is used: by how many triangles, and whether two of them
 // traverse it the same way (an orientation flip between neighbours).
 struct EdgeUse {

@@ -61,13 +61,24 @@ QColor problemColor(SurfaceProblem::Kind kind) {
     return Qt::white;
 }
 
+QString countProblemKinds(const std::vector<SurfaceProblem>& problems) {
+    std::map<SurfaceProblem::Kind, int> counts;
+    for (const SurfaceProblem& p : problems) {
+        ++counts[p.kind];
+    }
+    QStringList parts;
+    for (const auto& [kind, n] : counts) {
+        parts << QStringLiteral("%1 %2").arg(n).arg(
+            QString::fromUtf8(toString(kind).data(), int(toString(kind).size())));
+    }
+    return parts.join(QStringLiteral(", "));
+}
+
 void ProblemsPanel::setProblems(const std::vector<SurfaceProblem>& problems,
                                 const std::vector<std::string>& bodies) {
     const QSignalBlocker block(list_);
     list_->clear();
-    std::map<SurfaceProblem::Kind, int> counts;
     for (const SurfaceProblem& p : problems) {
-        ++counts[p.kind];
         QString text = QString::fromStdString(p.text);
         // The body is its own column: the row says what and where.
         const QString body =
@@ -84,15 +95,10 @@ void ProblemsPanel::setProblems(const std::vector<SurfaceProblem>& problems,
         item->setIcon(0, QIcon(swatch));
         item->setToolTip(2, QString::fromStdString(p.text));
     }
-    QStringList parts;
-    for (const auto& [kind, n] : counts) {
-        parts << QStringLiteral("%1 %2").arg(n).arg(
-            QString::fromUtf8(toString(kind).data(), int(toString(kind).size())));
-    }
     summary_->setText(problems.empty() ? tr("No problems found in the open surfaces.")
                                        : tr("%1 problem(s): %2. Select one to frame it.")
                                              .arg(problems.size())
-                                             .arg(parts.join(QStringLiteral(", "))));
+                                             .arg(countProblemKinds(problems)));
     repair_->setEnabled(!problems.empty());
 }
 

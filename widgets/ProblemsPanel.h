@@ -17,6 +17,8 @@ namespace pbd {
 
 // The colour each kind of problem is drawn in (the view and the rows agree).
 QColor problemColor(SurfaceProblem::Kind kind);
+// "3 hole, 9 self-intersection": how many of each kind; empty for none.
+QString countProblemKinds(const std::vector<SurfaceProblem>& problems);
 
 class ProblemsPanel : public QWidget {
     Q_OBJECT

@@ -186,7 +186,6 @@ int benchPrepare(const BenchPrepareOptions& o) {
     j["vertices"] = points.size();
     j["cage_triangles"] = last.cage.triangles;
     j["cage_wraps"] = last.cage.attempts;
-    j["tets"] = 0;
     std::size_t tets = 0;
     for (const BodyTetReport& t : last.tets) {
         tets += t.tets;

@@ -15,8 +15,6 @@
 #include <QMainWindow>
 #include <QMessageBox>
 
-#include <map>
-
 namespace pbd {
 
 namespace {
@@ -26,18 +24,9 @@ QString countProblems(const std::vector<SurfaceProblem>& problems) {
     if (problems.empty()) {
         return RepairReaction::tr("no problems");
     }
-    std::map<SurfaceProblem::Kind, int> counts;
-    for (const SurfaceProblem& p : problems) {
-        ++counts[p.kind];
-    }
-    QStringList parts;
-    for (const auto& [kind, n] : counts) {
-        parts << QStringLiteral("%1 %2").arg(n).arg(
-            QString::fromUtf8(toString(kind).data(), int(toString(kind).size())));
-    }
     return RepairReaction::tr("%1 problem(s) (%2)")
         .arg(problems.size())
-        .arg(parts.join(QStringLiteral(", ")));
+        .arg(countProblemKinds(problems));
 }
 
 std::vector<std::string> bodyNames(const Scene& scene) {

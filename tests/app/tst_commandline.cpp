@@ -453,13 +453,13 @@ private slots:
         QVERIFY2(r.err.contains("bodies 'a' and 'b' cross: wrapped together into 'a'"),
                  qPrintable(r.err));
         {
-            QFile f(mergedReport);
-            QVERIFY(f.open(QIODevice::ReadOnly));
-            const auto j = nlohmann::json::parse(f.readAll().toStdString());
-            QCOMPARE(j["bodies"].get<int>(), 1);
-            QVERIFY(j["tets"].get<int>() > 0);
-            QCOMPARE(j["merged_overlaps"][0]["parts"].size(), std::size_t(2));
-            QVERIFY(j["merged_overlaps"][0]["wrap"]["volume_after"].get<double>() > 0);
+            QFile mergedFile(mergedReport);
+            QVERIFY(mergedFile.open(QIODevice::ReadOnly));
+            const auto merging = nlohmann::json::parse(mergedFile.readAll().toStdString());
+            QCOMPARE(merging["bodies"].get<int>(), 1);
+            QVERIFY(merging["tets"].get<int>() > 0);
+            QCOMPARE(merging["merged_overlaps"][0]["parts"].size(), std::size_t(2));
+            QVERIFY(merging["merged_overlaps"][0]["wrap"]["volume_after"].get<double>() > 0);
         }
         r = run(cli_, {"simulate", obj});
         QCOMPARE(r.exitCode, 1);

@@ -53,12 +53,29 @@
 #include <vtkCamera.h>
 #include <vtkProperty.h>
 
+#include <functional>
 #include <memory>
 #include <nlohmann/json.hpp>
 #include <numeric>
 
 using namespace pbd;
 using namespace pbd::test;
+
+// Accepts the modal dialog that shows 200 ms from now; when it is the Prepare dialog,
+// `configure` sets its choices first and `shown` is set.
+void acceptPrepareDialogSoon(QObject* context, bool& shown,
+                             std::function<void(QDialog*)> configure = {}) {
+    QTimer::singleShot(200, context, [&shown, configure] {
+        auto* dialog = qobject_cast<QDialog*>(QApplication::activeModalWidget());
+        shown = dialog != nullptr && dialog->objectName() == "prepareDialog";
+        if (dialog != nullptr) {
+            if (shown && configure) {
+                configure(dialog);
+            }
+            dialog->accept();
+        }
+    });
+}
 
 // The Prepare dialog remembers its choices (QSettings); a test that changes them forgets them
 // when it ends, pass or fail, so the next test opens meshes with the defaults.
@@ -699,17 +716,14 @@ private slots:
         const ForgetPrepareChoices forget; // the cage chosen here is not for the next test
         auto w = shownWindow();
         bool prepared = false;
-        QTimer::singleShot(200, w.get(), [&] {
-            auto* dialog = qobject_cast<QDialog*>(QApplication::activeModalWidget());
-            prepared = dialog != nullptr && dialog->objectName() == "prepareDialog";
-            if (dialog != nullptr) {
-                dialog->findChild<QSpinBox*>("prepareCage")->setValue(300);
-                QVERIFY(!dialog->findChild<QCheckBox*>("prepareTetrahedralize")->isEnabled());
-                dialog->accept();
-            }
+        bool tetEnabled = true;
+        acceptPrepareDialogSoon(w.get(), prepared, [&](QDialog* dialog) {
+            dialog->findChild<QSpinBox*>("prepareCage")->setValue(300);
+            tetEnabled = dialog->findChild<QCheckBox*>("prepareTetrahedralize")->isEnabled();
         });
         w->opening()->openInteractive(writeUvSheet("caged.obj"));
         QVERIFY(prepared);
+        QVERIFY(!tetEnabled); // a cage is always tetrahedralized
         const Scene& s = w->scene();
         QCOMPARE(s.bodies.size(), std::size_t(1));
         QVERIFY(s.bodies[0].kind == BodyKind::TetBody);
@@ -791,13 +805,10 @@ private slots:
                 }
             }
         }
-        QTimer::singleShot(200, w.get(), [&] {
-            auto* dialog = qobject_cast<QDialog*>(QApplication::activeModalWidget());
-            if (dialog != nullptr && dialog->objectName() == "prepareDialog") {
-                dialog->findChild<QSpinBox*>("prepareCage")->setValue(20000);
-                dialog->findChild<QCheckBox*>("prepareAir")->setChecked(false);
-                dialog->accept();
-            }
+        bool prepared = false;
+        acceptPrepareDialogSoon(w.get(), prepared, [](QDialog* dialog) {
+            dialog->findChild<QSpinBox*>("prepareCage")->setValue(20000);
+            dialog->findChild<QCheckBox*>("prepareAir")->setChecked(false);
         });
         QString stageSeen;
         QTimer poll;
@@ -813,6 +824,7 @@ private slots:
         });
         poll.start();
         w->opening()->openInteractive(path);
+        QVERIFY(prepared);
         QVERIFY2(stageSeen.contains("Preparing dense.ply: wrapping the cage"),
                  qPrintable(stageSeen));
         QCOMPARE(projectToJson(w->authoredScene()), before);
@@ -828,13 +840,7 @@ private slots:
         // redoes to identical states; saved, closed and reopened, the scene is identical.
         auto w = shownWindow();
         bool prepared = false;
-        QTimer::singleShot(200, w.get(), [&] {
-            auto* dialog = qobject_cast<QDialog*>(QApplication::activeModalWidget());
-            prepared = dialog != nullptr && dialog->objectName() == "prepareDialog";
-            if (dialog != nullptr) {
-                dialog->accept();
-            }
-        });
+        acceptPrepareDialogSoon(w.get(), prepared);
         w->opening()->openInteractive(writeUvSheet("sheet.obj"));
         QVERIFY(prepared);
         const Scene& s = w->scene();
@@ -1232,13 +1238,7 @@ private slots:
         // Open Recent goes through the same path, after the Prepare dialog.
         QVERIFY(w->loadGeneratedScene("sample"));
         bool dialogShown = false;
-        QTimer::singleShot(200, w.get(), [&] {
-            auto* dialog = qobject_cast<QDialog*>(QApplication::activeModalWidget());
-            dialogShown = dialog != nullptr && dialog->objectName() == "prepareDialog";
-            if (dialog != nullptr) {
-                dialog->accept();
-            }
-        });
+        acceptPrepareDialogSoon(w.get(), dialogShown);
         recent->actions().first()->trigger();
         QVERIFY(dialogShown);
         QCOMPARE(w->scene().bodies[0].name, std::string("tri"));
