@@ -1,5 +1,6 @@
 // app: pbdlab's batch rendering and pbdlab-cli, run as a user or a script would run them.
 
+#include "../ChildProcess.h"
 #include "../widgets/ImageChecks.h"
 
 #include <QDir>
@@ -26,10 +27,10 @@ struct Run {
 Run run(const QString& program, const QStringList& args) {
     QProcess p;
     p.start(program, args);
-    if (!p.waitForFinished(120000)) {
+    if (!p.waitForFinished(childTimeoutMs())) {
         p.kill();
         p.waitForFinished();
-        return {};
+        return {-1, {}, QStringLiteral("timed out after %1 s").arg(childTimeoutMs() / 1000)};
     }
     return {p.exitStatus() == QProcess::NormalExit ? p.exitCode() : -2,
             QString::fromUtf8(p.readAllStandardOutput()),

@@ -20,6 +20,7 @@
 #include "widgets/VtkViewport.h"
 
 #include "../widgets/ImageChecks.h"
+#include "ChildProcess.h"
 #include "GuiTestMain.h"
 
 #include <QAbstractButton>
@@ -474,7 +475,7 @@ private slots:
         QProcess cli;
         cli.start(PBDLAB_CLI_EXE, {"simulate", asset, "--steps", "40", "--threads", "2", "--out",
                                    dir_.filePath("cooked-run.json")});
-        QVERIFY(cli.waitForFinished(120000));
+        QVERIFY(cli.waitForFinished(childTimeoutMs()));
         QVERIFY2(cli.exitCode() == 0, cli.readAllStandardError().constData());
         QFile out(dir_.filePath("cooked-run.json"));
         QVERIFY(out.open(QIODevice::ReadOnly));
