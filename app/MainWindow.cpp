@@ -18,6 +18,7 @@
 #include "app/reactions/ViewReaction.h"
 #include "widgets/ConvergencePanel.h"
 #include "widgets/FieldPanel.h"
+#include "widgets/Icons.h"
 #include "widgets/LogPanel.h"
 #include "widgets/ProblemsPanel.h"
 #include "widgets/PropertiesPanel.h"
@@ -28,10 +29,12 @@
 
 #include <QAction>
 #include <QCloseEvent>
+#include <QComboBox>
 #include <QDateTime>
 #include <QDockWidget>
 #include <QFileInfo>
 #include <QIcon>
+#include <QLabel>
 #include <QMenuBar>
 #include <QMimeData>
 #include <QPointer>
@@ -39,6 +42,8 @@
 #include <QSettings>
 #include <QStatusBar>
 #include <QThread>
+#include <QToolBar>
+#include <QToolButton>
 #include <QTreeWidgetItem>
 #include <QUndoView>
 #include <QVBoxLayout>
@@ -69,6 +74,7 @@ void place(QMenu* menu, const QList<QAction*>& actions) {
 MainWindow::MainWindow(bool persistSettings, QWidget* parent)
     : QMainWindow(parent) {
     initResources();
+    useIconTheme();
     setObjectName(QStringLiteral("mainWindow"));
     setWindowTitle(QStringLiteral("PBD Lab"));
     setWindowIcon(QIcon(QStringLiteral(":/icons/pbdlab.svg")));
@@ -112,6 +118,7 @@ MainWindow::MainWindow(bool persistSettings, QWidget* parent)
     picking_ = new PickingReaction(bench_, this);
     about_ = new AboutReaction(bench_, this);
     createMenus();
+    createToolBar();
     connectDocks();
 
     VtkMessageRelay* relay = VtkMessageRelay::install();
@@ -124,8 +131,16 @@ MainWindow::MainWindow(bool persistSettings, QWidget* parent)
             [this](const QString& m) { bench_.log->append(Severity::Error, m); });
     connect(view_, &SceneView::message, this,
             [this](Severity s, const QString& m) { bench_.report(s, m); });
+    // Permanent, at the right of the status bar: what the simulation is doing.
+    auto* summary = new QLabel(this);
+    summary->setObjectName(QStringLiteral("statusSimulation"));
+    summary->setToolTip(tr("Simulated time, the last step's cost, frames drawn per second and "
+                           "the largest constraint error |C + α̃λ| (|C| under PBD) at the end of "
+                           "a recent step"));
+    statusBar()->addPermanentWidget(summary);
+    connect(view_, &SceneView::summaryChanged, summary, &QLabel::setText);
     statusBar()->showMessage(tr("Left drag: rotate · Shift+drag or middle drag: pan · wheel or "
-                                "right drag: zoom · R: reset camera"));
+                                "right drag: zoom · F: frame all"));
     if (persistSettings) {
         restoreSettings();
         if (QFileInfo::exists(SaveReaction::autosavePath())) {
@@ -233,6 +248,88 @@ void MainWindow::createMenus() {
     }
     place(menuBar()->addMenu(tr("&Simulation")), simulation_->actions());
     place(menuBar()->addMenu(tr("&Help")), {about_->action()});
+}
+
+void MainWindow::createToolBar() {
+    auto find = [this](const char* name) {
+        auto* a = findChild<QAction*>(QLatin1String(name));
+        Q_ASSERT(a != nullptr);
+        return a;
+    };
+    // Theme icons by their freedesktop names; PBD Lab's own where a theme has none.
+    const std::pair<const char*, QIcon> icons[] = {
+        {"actionOpen", themeIcon(QStringLiteral("document-open"))},
+        {"actionSave", themeIcon(QStringLiteral("document-save"))},
+        {"actionSaveAs", themeIcon(QStringLiteral("document-save-as"))},
+        {"actionUndo", themeIcon(QStringLiteral("edit-undo"))},
+        {"actionRedo", themeIcon(QStringLiteral("edit-redo"))},
+        {"actionPrepareSurfaces", themeIcon(QStringLiteral("system-run"))},
+        {"actionPlay", themeIcon(QStringLiteral("media-playback-start"))},
+        {"actionStep", themeIcon(QStringLiteral("media-skip-forward"))},
+        {"actionResetSimulation", themeIcon(QStringLiteral("media-skip-backward"))},
+        {"actionRecordFrames", themeIcon(QStringLiteral("media-record"))},
+        {"actionScreenshot", themeIcon(QStringLiteral("camera-photo"))},
+        {"actionFrameAll", themeIcon(QStringLiteral("zoom-fit-best"))},
+        {"actionQuit", themeIcon(QStringLiteral("application-exit"))},
+        {"actionAddAir", ownIcon(QStringLiteral("air-mesh"))},
+        {"actionSelectVertices", ownIcon(QStringLiteral("pin"))},
+        {"actionGround", ownIcon(QStringLiteral("ground"))},
+    };
+    for (const auto& [name, icon] : icons) {
+        find(name)->setIcon(icon);
+    }
+    // Play shows what a click does: pause while playing.
+    QAction* play = find("actionPlay");
+    connect(play, &QAction::toggled, this, [play](bool on) {
+        play->setIcon(themeIcon(on ? QStringLiteral("media-playback-pause")
+                                   : QStringLiteral("media-playback-start")));
+    });
+    auto* constraints = findChild<QMenu*>(QStringLiteral("menuConstraints"));
+    constraints->menuAction()->setIcon(ownIcon(QStringLiteral("constraints")));
+
+    QToolBar* bar = addToolBar(tr("Main"));
+    bar->setObjectName(QStringLiteral("mainToolBar"));
+    bar->setIconSize(QSize(20, 20));
+    const char* const first[] = {"actionOpen",
+                                 "actionSave",
+                                 "actionUndo",
+                                 "actionRedo",
+                                 "actionPrepareSurfaces",
+                                 nullptr,
+                                 "actionResetSimulation",
+                                 "actionPlay",
+                                 "actionStep",
+                                 nullptr};
+    for (const char* name : first) {
+        if (name == nullptr) {
+            bar->addSeparator();
+        } else {
+            bar->addAction(find(name));
+        }
+    }
+    // The field the bodies are coloured by: the Simulation dock's own list, kept in step.
+    auto* panelFields = bench_.fields->findChild<QComboBox*>(QStringLiteral("fieldSelector"));
+    auto* fields = new QComboBox(bar);
+    fields->setObjectName(QStringLiteral("toolbarField"));
+    fields->setToolTip(tr("The field the bodies are coloured by (the Simulation dock's Field)"));
+    fields->setModel(panelFields->model());
+    fields->setCurrentIndex(panelFields->currentIndex());
+    fields->setSizeAdjustPolicy(QComboBox::AdjustToContents);
+    connect(fields, &QComboBox::currentIndexChanged, panelFields, &QComboBox::setCurrentIndex);
+    connect(panelFields, &QComboBox::currentIndexChanged, fields, &QComboBox::setCurrentIndex);
+    bar->addWidget(fields);
+    bar->addSeparator();
+    for (const char* name : {"actionAddAir", "actionSelectVertices", "actionGround"}) {
+        bar->addAction(find(name));
+    }
+    bar->addAction(constraints->menuAction());
+    if (auto* button =
+            qobject_cast<QToolButton*>(bar->widgetForAction(constraints->menuAction()))) {
+        button->setPopupMode(QToolButton::InstantPopup);
+    }
+    bar->addSeparator();
+    bar->addAction(find("actionFrameAll"));
+    bar->addAction(find("actionScreenshot"));
 }
 
 // The Scene and Properties docks follow the document; their edits go through it (undoable).

@@ -83,6 +83,9 @@ private:
     void createDocks();
     void connectDocks();
     void createMenus();
+    // The main toolbar: the menus' own actions (so each does what its menu twin does), with
+    // icons, and the field shown.
+    void createToolBar();
     void restoreSettings();
     void sceneLoaded();
 

@@ -10,6 +10,7 @@
 #include "app/commands/SolverSettingsCommand.h"
 #include "core/constraints/Attaching.h"
 #include "core/scene/Mass.h"
+#include "core/scenes/Ground.h"
 
 #include <QDir>
 #include <QUndoStack>
@@ -438,6 +439,29 @@ bool SceneDocument::removeCollider(int index, QString* error) {
         tr("Remove collider %1")
             .arg(QString::fromStdString(scene_.colliders[std::size_t(index)].name)),
         scene_.colliders, after, -1, index));
+    return true;
+}
+
+bool SceneDocument::setGround(bool on, QString* error) {
+    if (on == hasGround(scene_)) {
+        return fail(on ? tr("The scene has a ground already") : tr("The scene has no ground"),
+                    error);
+    }
+    const Scene before = authoredScene();
+    Scene after = before;
+    if (on) {
+        addGround(after, groundHeight(before));
+    } else {
+        removeGround(after);
+    }
+    const QString text =
+        on ? tr("Add the ground at y = %1 m").arg(groundHeight(before)) : tr("Remove the ground");
+    if (after.rigidBodies.size() == before.rigidBodies.size()) {
+        undoStack_->push(
+            new CollidersCommand(this, text, before.colliders, after.colliders, -1, -1));
+    } else {
+        undoStack_->push(new SceneCommand(this, text, before, after));
+    }
     return true;
 }
 

@@ -73,6 +73,9 @@ public:
     // A closed mesh from a file, its coordinates scaled by `scale`.
     bool addMeshCollider(const QString& path, double scale, QString* error = nullptr);
     bool removeCollider(int index, QString* error = nullptr);
+    // The ground (core/scenes/Ground.h) added under the lowest point, or removed. A plane
+    // collider changes while the simulation runs; a rigid ground restarts it.
+    bool setGround(bool on, QString* error = nullptr);
     bool setBodyDensity(int body, Real density, QString* error = nullptr);
     // The air tessellated with `options`; `run` runs the work (with progress and Cancel).
     using WorkRunner = std::function<void(const std::function<void(const ProgressCallback&)>&)>;

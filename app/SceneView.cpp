@@ -194,6 +194,19 @@ void SceneView::showSnapshot() {
     }
     status_->setStatus(status);
     viewport_->update();
+    if (!fpsClock_.isValid()) {
+        fpsClock_.start();
+    }
+    ++framesCounted_;
+    if (fpsClock_.elapsed() >= 500) {
+        framesPerSecond_ = 1000.0 * framesCounted_ / double(fpsClock_.restart());
+        framesCounted_ = 0;
+    }
+    emit summaryChanged(tr("t = %1 s · %2 ms/step · %3 fps · max |C| %4")
+                            .arg(snapshot->time, 0, 'f', 3)
+                            .arg(snapshot->lastStepMilliseconds, 0, 'f', 2)
+                            .arg(framesPerSecond_, 0, 'f', 0)
+                            .arg(snapshot->constraintError, 0, 'g', 2));
 }
 
 void SceneView::setWireframe(bool on) {

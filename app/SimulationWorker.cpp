@@ -239,6 +239,7 @@ void SimulationWorker::publish(bool topologyChanged) {
     snapshot->lastStepMilliseconds = lastStepMs_;
     snapshot->stepsPerSecond = stepsPerSecond_;
     snapshot->convergence = convergence_;
+    snapshot->constraintError = constraintError_;
     snapshot->air = air_;
     snapshot->airOptimization = airOptimization_;
     snapshot->airOptimizationPasses = airOptimizationPasses_;
@@ -288,6 +289,7 @@ void SimulationWorker::loop() {
     Particles lastGood;
     std::unique_ptr<Scene> lastGoodScene; // when tearing may change the topology
     auto rateStart = std::chrono::steady_clock::now();
+    auto errorMeasured = rateStart - std::chrono::seconds(1);
     std::size_t rateSteps = 0;
     auto paceWall = std::chrono::steady_clock::now();
     Real paceSim = 0;
@@ -308,6 +310,7 @@ void SimulationWorker::loop() {
             solver.reset();
             time_ = 0;
             steps_ = 0;
+            constraintError_ = 0;
             newState = true;
             // A scene the solver cannot step (a NaN, a zero mass, a negative compliance, a
             // degenerate tet) is refused when Play is pressed, naming the body and element.
@@ -322,6 +325,7 @@ void SimulationWorker::loop() {
                 solver.reset();
                 time_ = 0;
                 steps_ = 0;
+                constraintError_ = 0;
                 republish = true;
                 newState = true;
             }
@@ -526,6 +530,12 @@ void SimulationWorker::loop() {
                 running_ = false;
                 finished = true;
             }
+        }
+        // The status bar's constraint error: an extra pass over the constraints, so not every
+        // step of a fast run.
+        if (finished || now - errorMeasured >= std::chrono::milliseconds(100)) {
+            constraintError_ = solver->constraintError();
+            errorMeasured = now;
         }
         const bool torn = !solver->tears().empty();
         publish(torn);

@@ -32,6 +32,8 @@ struct SimulationSnapshot {
     double stepsPerSecond = 0;
     // Largest constraint error after each iteration of the step's last substep, when recorded.
     std::vector<Real> convergence;
+    // The largest constraint error at the end of a recent step (measured at most every 0.1 s).
+    Real constraintError = 0;
     // The air mesh in the last step (see core/solver/Solver.h); all zero without air.
     AirStatistics air;
     // The air tets, under a new version whenever the optimisation re-meshed them (or a reset
@@ -168,6 +170,7 @@ private:
     double lastStepMs_ = 0;
     double stepsPerSecond_ = 0;
     std::vector<Real> convergence_;
+    Real constraintError_ = 0;
 
     std::atomic<std::size_t> topologyCounter_{0};
     mutable std::mutex snapshotMutex_;

@@ -293,9 +293,8 @@ Result<AirReport> tessellateAir(Scene& scene, const AirOptions& options,
     if (!scene.air.empty()) {
         return Error{"the scene already has an air mesh"};
     }
-    if (!(scene.constraints.elementCount() == 0)) {
-        return Error{"tessellate the air before adding constraints"};
-    }
+    // The surfaces' particles keep their indices (TetGen's -Y keeps the boundary as it is) and
+    // the air's own particles come after every other: the constraints stay as they are.
     const auto start = std::chrono::steady_clock::now();
     const auto& x = scene.particles.positions;
     AirReport report;

@@ -2,6 +2,7 @@
 
 #include "widgets/SceneActors.h"
 
+#include <QCheckBox>
 #include <QComboBox>
 #include <QDialogButtonBox>
 #include <QDoubleSpinBox>
@@ -70,6 +71,8 @@ Preferences Preferences::load() {
     p.colourMap = SceneActors::colourMapPresets().contains(map) ? map : p.colourMap;
     p.autosaveMinutes = std::clamp(
         s.value(QStringLiteral("preferences/autosaveMinutes"), p.autosaveMinutes).toInt(), 0, 600);
+    p.groundUnderMeshes =
+        s.value(QStringLiteral("preferences/groundUnderMeshes"), p.groundUnderMeshes).toBool();
     return p;
 }
 
@@ -83,6 +86,7 @@ void Preferences::save() const {
                method == SolverMethod::Pbd ? QStringLiteral("pbd") : QStringLiteral("xpbd"));
     s.setValue(QStringLiteral("preferences/colourMap"), colourMap);
     s.setValue(QStringLiteral("preferences/autosaveMinutes"), autosaveMinutes);
+    s.setValue(QStringLiteral("preferences/groundUnderMeshes"), groundUnderMeshes);
 }
 
 PreferencesDialog::PreferencesDialog(const Preferences& p, QWidget* parent)
@@ -93,7 +97,8 @@ PreferencesDialog::PreferencesDialog(const Preferences& p, QWidget* parent)
     , iterations_(new QSpinBox(this))
     , method_(new QComboBox(this))
     , colourMap_(new QComboBox(this))
-    , autosave_(new QSpinBox(this)) {
+    , autosave_(new QSpinBox(this))
+    , ground_(new QCheckBox(tr("Put a ground under each mesh opened"), this)) {
     setObjectName(QStringLiteral("preferencesDialog"));
     setWindowTitle(tr("Preferences"));
     unit_->setObjectName(QStringLiteral("prefMeshUnit"));
@@ -103,6 +108,10 @@ PreferencesDialog::PreferencesDialog(const Preferences& p, QWidget* parent)
     method_->setObjectName(QStringLiteral("prefMethod"));
     colourMap_->setObjectName(QStringLiteral("prefColourMap"));
     autosave_->setObjectName(QStringLiteral("prefAutosaveMinutes"));
+    ground_->setObjectName(QStringLiteral("prefGroundUnderMeshes"));
+    ground_->setChecked(p.groundUnderMeshes);
+    ground_->setToolTip(tr("A ground under the mesh's lowest point, so that it comes to rest in "
+                           "view; Edit ▸ Ground (G) takes it away or puts it back"));
 
     for (const Unit& u : kUnits) {
         unit_->addItem(tr(u.label), QLatin1String(u.name));
@@ -134,12 +143,13 @@ PreferencesDialog::PreferencesDialog(const Preferences& p, QWidget* parent)
     auto* unitsForm = new QFormLayout(units);
     unitsForm->addRow(tr("Meshes are modelled in"), unit_);
     unitsForm->addRow(new QLabel(tr("Everything else is SI: m, kg, s, N."), units));
-    auto* solver = new QGroupBox(tr("Solver settings of scenes made from meshes"), this);
+    auto* solver = new QGroupBox(tr("Scenes made from meshes"), this);
     auto* solverForm = new QFormLayout(solver);
     solverForm->addRow(tr("Time step"), timeStep_);
     solverForm->addRow(tr("Substeps"), substeps_);
     solverForm->addRow(tr("Iterations"), iterations_);
     solverForm->addRow(tr("Method"), method_);
+    solverForm->addRow(ground_);
     auto* view = new QGroupBox(tr("Fields"), this);
     auto* viewForm = new QFormLayout(view);
     viewForm->addRow(tr("Colour map"), colourMap_);
@@ -168,6 +178,7 @@ Preferences PreferencesDialog::preferences() const {
                                                                          : SolverMethod::Xpbd;
     p.colourMap = colourMap_->currentText();
     p.autosaveMinutes = autosave_->value();
+    p.groundUnderMeshes = ground_->isChecked();
     return p;
 }
 

@@ -8,6 +8,7 @@
 #include <QDialog>
 #include <QString>
 
+class QCheckBox;
 class QComboBox;
 class QDoubleSpinBox;
 class QSpinBox;
@@ -23,6 +24,7 @@ struct Preferences {
     SolverMethod method = SolverSettings{}.method;
     QString colourMap = QStringLiteral("auto"); // a SceneActors::colourMapPresets() name
     int autosaveMinutes = 2;                    // unsaved work written this often; 0: never
+    bool groundUnderMeshes = true;              // a ground under each mesh opened (Edit ▸ Ground)
 
     // Metres per mesh unit (1 for m, 0.01 for cm, 0.0254 for in...).
     double unitScale() const;
@@ -47,6 +49,7 @@ private:
     QComboBox* method_;
     QComboBox* colourMap_;
     QSpinBox* autosave_;
+    QCheckBox* ground_;
 };
 
 } // namespace pbd

@@ -230,7 +230,7 @@ void PropertiesPanel::colliderItemChanged(QTableWidgetItem* changed) {
 }
 
 void PropertiesPanel::showSelfCollision(const Scene& scene) {
-    setRows({{tr("Self-collision"), tr("cloth against itself and other cloth")},
+    setRows({{tr("Self-collision"), tr("cloth against itself, other cloth and soft-body surfaces")},
              {tr("Enabled"), QString()},
              {tr("Cloth thickness (m)"), QString::number(scene.solver.clothThickness, 'g', 10)}});
     populating_ = true;

@@ -251,7 +251,7 @@ void RigidActors::setScene(const Scene& scene) {
     forceBar_->SetLookupTable(forceColours_);
     forceBar_->SetTitle("contact force (N)");
     forceBar_->SetNumberOfLabels(4);
-    forceBar_->SetLabelFormat("%-#6.3g");
+    forceBar_->SetLabelFormat("%-.3g");
     forceBar_->SetMaximumWidthInPixels(90);
     forceBar_->GetPositionCoordinate()->SetValue(0.02, 0.1);
     forceBar_->SetWidth(0.08);

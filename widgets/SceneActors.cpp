@@ -99,7 +99,7 @@ std::string scalarBarLabelFormat(double lo, double hi, int labels) {
         // Digits before the step's first one, plus one to see the step.
         digits = std::clamp(int(std::ceil(std::log10(magnitude / step))) + 1, 3, 12);
     }
-    return "%-#." + std::to_string(digits) + "g";
+    return "%-." + std::to_string(digits) + "g"; // no "#": "151", not "151."
 }
 
 SceneActors::SceneActors(vtkRenderer* renderer)
@@ -114,7 +114,7 @@ SceneActors::SceneActors(vtkRenderer* renderer)
     scalarBar_->SetUnconstrainedFontSize(true);
     scalarBar_->GetTitleTextProperty()->SetFontSize(13);
     scalarBar_->GetLabelTextProperty()->SetFontSize(12);
-    scalarBar_->SetLabelFormat("%-#6.3g");
+    scalarBar_->SetLabelFormat("%-.3g");
     scalarBar_->VisibilityOff();
     renderer_->AddActor2D(scalarBar_);
 }
@@ -493,6 +493,8 @@ void SceneActors::addColliders(const Scene& scene) {
         actor->GetProperty()->SetAmbient(0.2);
         actor->GetProperty()->SetDiffuse(0.8);
         actor->PickableOff();
+        // A plane (a ground) is drawn twice the bodies' size: Frame All shows the bodies.
+        actor->SetUseBounds(c.shape != ColliderShape::Plane);
         renderer_->AddActor(actor);
         colliders_.push_back(actor);
     }
@@ -958,7 +960,7 @@ void SceneActors::setConstraintLines(const ConstraintLines& lines, const std::ar
         constraintBar_->SetMaximumHeightInPixels(320);
         constraintBar_->SetPosition(0.02, 0.25);
         constraintBar_->SetUnconstrainedFontSize(true);
-        constraintBar_->SetLabelFormat("%-#6.2g");
+        constraintBar_->SetLabelFormat("%-.2g");
         renderer_->AddActor2D(constraintBar_);
     }
     vtkNew<vtkPoints> points;

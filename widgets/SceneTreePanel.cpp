@@ -154,8 +154,9 @@ void SceneTreePanel::setScene(const Scene& scene) {
         item->setText(0, tr("self-collision"));
         item->setFlags(item->flags() | Qt::ItemIsUserCheckable);
         describeSelfCollision(item, scene);
-        item->setToolTip(0, tr("Cloth against itself and other cloth: tick to enable; the "
-                               "thickness is edited in the Properties dock"));
+        item->setToolTip(0, tr("Cloth against itself, other cloth and the surfaces of soft "
+                               "bodies: tick to enable; the thickness is edited in the "
+                               "Properties dock"));
     }
     for (std::size_t g = 0; g < scene.constraintGroups.size(); ++g) {
         if (scene.constraintGroups[g].body < 0) {

@@ -3,6 +3,7 @@
 #include "app/SceneDocument.h"
 #include "app/Workbench.h"
 #include "app/reactions/PreferencesReaction.h"
+#include "core/scenes/Ground.h"
 #include "meshing/MeshImport.h"
 #include "widgets/SceneTreePanel.h"
 
@@ -51,7 +52,29 @@ ColliderReaction::ColliderReaction(Workbench& bench, const PreferencesReaction* 
             bench_.showStatus(tr("Select a collider in the Scene dock first"));
         }
     });
-    actions_ = {add->menuAction(), remove};
+    ground_ = new QAction(tr("&Ground"), bench_.window);
+    ground_->setObjectName(QStringLiteral("actionGround"));
+    ground_->setCheckable(true);
+    ground_->setShortcut(QKeySequence(Qt::Key_G));
+    ground_->setToolTip(tr("A ground under the scene's lowest point, so that it comes to rest in "
+                           "view (undoable)"));
+    connect(ground_, &QAction::triggered, this, [this](bool on) {
+        QString error;
+        if (!bench_.document->setGround(on, &error)) {
+            bench_.reportError(error);
+        }
+        syncGround();
+    });
+    // The tick follows the scene: loads, undo and redo of colliders and of the whole scene.
+    for (auto signal : {&SceneDocument::collidersChanged, &SceneDocument::constraintsReplaced}) {
+        connect(bench_.document, signal, this, &ColliderReaction::syncGround);
+    }
+    connect(bench_.document, &SceneDocument::sceneLoaded, this, &ColliderReaction::syncGround);
+    actions_ = {add->menuAction(), remove, ground_};
+}
+
+void ColliderReaction::syncGround() {
+    ground_->setChecked(hasGround(bench_.document->scene()));
 }
 
 bool ColliderReaction::addMeshCollider(const QString& path, QString* error) {

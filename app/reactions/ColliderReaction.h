@@ -1,6 +1,7 @@
 #pragma once
 // Edit ▸ Add Collider (a plane, sphere, box or capsule fitted to the bodies, or a closed mesh
-// from a file in the preferred unit) and Remove Collider (the one selected in the Scene dock).
+// from a file in the preferred unit), Remove Collider (the one selected in the Scene dock) and
+// Ground (G), a toggle that follows the scene.
 
 #include <QList>
 #include <QObject>
@@ -16,7 +17,7 @@ class ColliderReaction : public QObject {
     Q_OBJECT
 public:
     ColliderReaction(Workbench& bench, const PreferencesReaction* preferences, QObject* parent);
-    // Add Collider ▸, Remove Collider.
+    // Add Collider ▸, Remove Collider, Ground.
     QList<QAction*> actions() const { return actions_; }
     // A mesh collider from a file, in the preferred mesh unit; refused, saying why, when the
     // surface is not closed.
@@ -26,6 +27,9 @@ private:
     Workbench& bench_;
     const PreferencesReaction* preferences_;
     QList<QAction*> actions_;
+    QAction* ground_ = nullptr;
+
+    void syncGround();
 };
 
 } // namespace pbd

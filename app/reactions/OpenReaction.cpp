@@ -4,6 +4,7 @@
 #include "app/Workbench.h"
 #include "app/reactions/PreferencesReaction.h"
 #include "app/reactions/SaveReaction.h"
+#include "core/scenes/Ground.h"
 #include "meshing/AirScenes.h"
 #include "meshing/MeshImport.h"
 #include "meshing/ProjectFile.h"
@@ -184,6 +185,9 @@ bool OpenReaction::openFile(const QString& path, QString* error) {
         solver.substeps = preferences.substeps;
         solver.iterations = preferences.iterations;
         solver.method = preferences.method;
+        if (preferences.groundUnderMeshes) {
+            addGround(prepared.scene, groundHeight(prepared.scene));
+        }
         document.load(std::move(prepared.scene));
         const Scene& scene = document.scene();
         bench_.report(Severity::Info,

@@ -33,9 +33,10 @@ ViewReaction::ViewReaction(Workbench& bench, QObject* parent)
     : QObject(parent)
     , bench_(bench) {
     QWidget* w = bench_.window;
-    auto* reset = new QAction(tr("&Reset Camera"), w);
-    reset->setObjectName(QStringLiteral("actionResetCamera"));
-    reset->setShortcut(QKeySequence(Qt::CTRL | Qt::Key_R));
+    auto* reset = new QAction(tr("&Frame All"), w);
+    reset->setObjectName(QStringLiteral("actionFrameAll"));
+    reset->setShortcuts({QKeySequence(Qt::Key_F), QKeySequence(Qt::CTRL | Qt::Key_R)});
+    reset->setToolTip(tr("The camera back to its front view, framing every body (not the ground)"));
     connect(reset, &QAction::triggered, bench_.viewport, &VtkViewport::resetCamera);
     wireframe_ = toggle(w, tr("&Wireframe"), "actionWireframe", Qt::Key_W);
     connect(wireframe_, &QAction::toggled, bench_.view, &SceneView::setWireframe);
@@ -45,7 +46,7 @@ ViewReaction::ViewReaction(Workbench& bench, QObject* parent)
     connect(clip, &QAction::toggled, bench_.fields, &FieldPanel::setClipEnabled);
     connect(bench_.fields, &FieldPanel::clipChanged, clip,
             [this, clip] { clip->setChecked(bench_.fields->clipEnabled()); });
-    QAction* frames = toggle(w, tr("Material &Frames"), "actionFrames", Qt::Key_F);
+    QAction* frames = toggle(w, tr("&Material Frames"), "actionFrames", Qt::Key_M);
     frames->setToolTip(tr("Each UV-mapped triangle's material u (red) and v (green) axes"));
     connect(frames, &QAction::toggled, bench_.view, &SceneView::setFrameGlyphs);
     QAction* rigid =
@@ -56,6 +57,7 @@ ViewReaction::ViewReaction(Workbench& bench, QObject* parent)
 
     // Constraints drawn as lines coloured by how hard they fight.
     auto* constraints = new QMenu(tr("&Constraints"), w);
+    constraints->setObjectName(QStringLiteral("menuConstraints"));
     const std::pair<const char*, const char*> kinds[] = {{"Distance", "&Distance Edges"},
                                                          {"Bending", "&Bending Hinges"},
                                                          {"Attachments", "&Attachments"},

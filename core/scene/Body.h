@@ -36,4 +36,11 @@ struct Body {
     bool hasUVs() const { return !triangleUVs.empty(); }
 };
 
+// Whether self-collision (SolverSettings::selfCollision) keeps the body's triangles apart from
+// the others': a cloth's, and a 3D soft body's boundary surface (a 2D body's triangles are its
+// elements, in one plane).
+inline bool takesPartInSelfCollision(const Body& body) {
+    return body.kind == BodyKind::Cloth || (body.kind == BodyKind::TetBody && !body.tets.empty());
+}
+
 } // namespace pbd

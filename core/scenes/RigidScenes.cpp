@@ -22,6 +22,8 @@ Scene rigidScene(std::string name, std::string description) {
     return scene;
 }
 
+} // namespace
+
 RigidBody boxBody(std::string name, const Vec3& halfExtents, const Vec3& position) {
     RigidBody b;
     b.name = std::move(name);
@@ -30,8 +32,6 @@ RigidBody boxBody(std::string name, const Vec3& halfExtents, const Vec3& positio
     finishRigidBody(b);
     return b;
 }
-
-} // namespace
 
 RigidBody rigidGround(Real halfSize) {
     RigidBody g;

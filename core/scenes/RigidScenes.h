@@ -8,6 +8,8 @@ namespace pbd {
 
 // A static ground box whose top face is the plane y = 0.
 RigidBody rigidGround(Real halfSize = 100);
+// A dynamic box of the given half extents centred at `position` (density 1000 kg/m^3).
+RigidBody boxBody(std::string name, const Vec3& halfExtents, const Vec3& position);
 
 // A wall pyramid of 1 m boxes: `base` boxes in the bottom row, one fewer in each row above
 // (base 20: 210 boxes; base 100: 5,050).

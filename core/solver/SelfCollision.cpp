@@ -204,7 +204,7 @@ void querySelfContacts(const std::vector<Triangle>& triangles, const std::vector
             const Vec3 bp = closestBarycentric(p[q], p[tri[0]], p[tri[1]], p[tri[2]]);
             const Vec3 cp = bp[0] * p[tri[0]] + bp[1] * p[tri[1]] + bp[2] * p[tri[2]];
             const Vec3 np = (p[tri[1]] - p[tri[0]]).cross(p[tri[2]] - p[tri[0]]);
-            const bool near = (p[q] - cp).norm() < 2 * thickness;
+            const bool near = (p[q] - cp).norm() < 2 * thickness && bp.minCoeff() > 1e-6;
             const bool crossed = np.squaredNorm() > 0 && sideDistance * (p[q] - cp).dot(np) < 0 &&
                                  bp.minCoeff() > 1e-6;
             if (near || crossed) {

@@ -1,6 +1,6 @@
 #pragma once
-// Cloth self-collision (PBD §4.3): a particle q against a triangle (p1, p2, p3) of any cloth
-// body, kept `thickness` away on the side it came from:
+// Self-collision (PBD §4.3): a particle q against a triangle (p1, p2, p3) of any cloth body or
+// soft-body surface (takesPartInSelfCollision), kept `thickness` away on the side it came from:
 // C = s (q - sum_i b_i p_i)·n - h >= 0, with n the triangle's unit normal, b the barycentric
 // coordinates of q's closest point and s = +-1 the side. Candidate pairs come from a spatial hash
 // of the triangles' swept boxes, once per substep.

@@ -137,6 +137,14 @@ int resolveThreads(int requested) {
 
 } // namespace
 
+Real Solver::constraintError() const {
+    if (predicted_.size() != scene_.particles.size() || !(lastInvH2_ > 0)) {
+        return 0;
+    }
+    return largestConstraintError(scene_.constraints, predicted_.data(), lastInvH2_,
+                                  scene_.solver.method == SolverMethod::Xpbd);
+}
+
 Solver::Solver(Scene& scene)
     : scene_(scene) {
     if (!scene_.constraints.isColoured() && scene_.constraints.batchElementCount() > 0) {
@@ -326,6 +334,7 @@ void Solver::runSubstepPhases(Real h) {
     SolverParticle* P = predicted_.data();
     const int iterations = std::max(1, s.iterations);
     const Real invH2 = 1.0 / (h * h);
+    lastInvH2_ = invH2;
     const Real invH = 1.0 / h;
     const Real targetTime = time_ + h;
     const bool xpbd = s.method == SolverMethod::Xpbd;

@@ -82,6 +82,9 @@ public:
     // extra evaluation of every constraint per iteration, so it is off by default.
     void setRecordConvergence(bool on) { recordConvergence_ = on; }
     const std::vector<Real>& convergence() const { return convergence_; }
+    // The same error at the end of the last step (0 before any): one evaluation of every
+    // constraint, for a status display.
+    Real constraintError() const;
     // The tears of the last step (PBD §5).
     const std::vector<TearEvent>& tears() const { return tears_; }
     const AirStatistics& airStatistics() const { return airStatistics_; }
@@ -120,7 +123,7 @@ private:
     std::vector<Real> scratchInverseMasses_;
     std::vector<SelfContact> selfContacts_;
     SelfCollisionWorkspace selfCollisionWorkspace_;
-    std::vector<Triangle> clothTriangles_;
+    std::vector<Triangle> contactTriangles_; // cloth and soft-body surfaces
     struct ContactPart {
         std::vector<Contact> contacts;
         std::vector<SelfContact> selfContacts;
@@ -158,6 +161,7 @@ private:
     void projectAir(bool lastIteration);
     void projectAirPasses();
     bool recordConvergence_ = false;
+    Real lastInvH2_ = 0; // 1 / h^2 of the last substep
     std::vector<Real> convergence_;
     std::vector<Vec3> predictedPositions_;
     Real time_ = 0;

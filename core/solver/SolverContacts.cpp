@@ -9,7 +9,8 @@
 
 namespace pbd {
 
-// Serial part of the contact search: collider bounds, the cloth triangles and their hash.
+// Serial part of the contact search: collider bounds, the cloth and soft-body surface triangles
+// and their hash.
 void Solver::prepareContacts() {
     const auto& colliders = scene_.colliders;
     if (colliderBounds_.size() != colliders.size()) {
@@ -28,24 +29,24 @@ void Solver::prepareContacts() {
         selfCollisionWorkspace_.vertices.clear();
         return;
     }
-    clothTriangles_.clear();
+    contactTriangles_.clear();
     for (const Body& body : scene_.bodies) {
-        if (body.kind == BodyKind::Cloth) {
-            clothTriangles_.insert(clothTriangles_.end(), body.triangles.begin(),
-                                   body.triangles.end());
+        if (takesPartInSelfCollision(body)) {
+            contactTriangles_.insert(contactTriangles_.end(), body.triangles.begin(),
+                                     body.triangles.end());
         }
     }
     predictedPositions_.resize(predicted_.size());
     for (std::size_t i = 0; i < predicted_.size(); ++i) {
         predictedPositions_[i] = Vec3(predicted_[i].x, predicted_[i].y, predicted_[i].z);
     }
-    buildSelfCollisionGrid(clothTriangles_, scene_.particles.positions, predictedPositions_,
+    buildSelfCollisionGrid(contactTriangles_, scene_.particles.positions, predictedPositions_,
                            scene_.solver.clothThickness, selfCollisionWorkspace_);
 }
 
 // Part k of T of the contact search: colliders for the particles of region k, self-collision for
-// the k-th share of the cloth vertices, into the part's own lists (merged in order afterwards,
-// so the result does not depend on the threads).
+// the k-th share of the cloth and soft-body surface vertices, into the part's own lists (merged in
+// order afterwards, so the result does not depend on the threads).
 void Solver::findContacts(int k, int T) {
     if (contactParts_.size() != static_cast<std::size_t>(T)) {
         contactParts_.assign(static_cast<std::size_t>(T), {});
@@ -82,7 +83,7 @@ void Solver::findContacts(int k, int T) {
     const std::size_t vertices = selfCollisionWorkspace_.vertices.size();
     if (vertices > 0) {
         const auto [first, last] = particleRange(k, T, vertices);
-        querySelfContacts(clothTriangles_, particles.positions, predictedPositions_,
+        querySelfContacts(contactTriangles_, particles.positions, predictedPositions_,
                           scene_.solver.clothThickness, selfCollisionWorkspace_, first, last,
                           part.candidates, part.selfContacts);
     }

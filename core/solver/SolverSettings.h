@@ -31,8 +31,9 @@ struct SolverSettings {
     bool exactAngularMomentum = false;
     // Particles keep this far from colliders, m.
     Real collisionMargin = 0.002;
-    // Cloth self-collision (PBD §4.3) between the triangles of all cloth bodies, and the cloth
-    // thickness it keeps, m.
+    // Self-collision (PBD §4.3) between the triangles of all cloth bodies and the boundary
+    // surfaces of the 3D soft (tet) bodies, so cloth drapes over a soft body and soft bodies
+    // meet each other, and the thickness it keeps, m.
     bool selfCollision = false;
     Real clothThickness = 0.005;
     // Tearing (PBD §5): a cloth edge stretched beyond this ratio of its rest length splits a

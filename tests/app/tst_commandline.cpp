@@ -12,6 +12,7 @@
 #include <QTemporaryDir>
 #include <QTest>
 
+#include <algorithm>
 #include <nlohmann/json.hpp>
 
 using namespace pbd::test;
@@ -55,6 +56,30 @@ private slots:
         QCOMPARE(image.size(), QSize(480, 320));
         QVERIFY(countPixels(image, isClothOrange) > 480 * 320 / 50);
         QVERIFY(countPixels(image, isBodyBlue) > 480 * 320 / 100);
+    }
+
+    void theSampleSettlesInView() {
+        // The first thing a user sees: played for 800 steps (6.7 s), the sample comes to rest
+        // in view. The coloured pixels (cloth and bodies, not the grey ground and sky) of the
+        // last frame stay within 0.6 to 1.6 times those of the first, and the cloth is seen.
+        auto coloured = [](QRgb c) {
+            return std::max({qRed(c), qGreen(c), qBlue(c)}) -
+                       std::min({qRed(c), qGreen(c), qBlue(c)}) >
+                   60;
+        };
+        const QString first = dir_.filePath("sample-0.png"), last = dir_.filePath("sample-800.png");
+        Run r = run(gui_, {"--scene", "sample", "--screenshot", first, "--size", "480x320"});
+        QVERIFY2(r.exitCode == 0, qPrintable(r.err));
+        r = run(gui_,
+                {"--scene", "sample", "--steps", "800", "--screenshot", last, "--size", "480x320"});
+        QVERIFY2(r.exitCode == 0, qPrintable(r.err));
+        const int before = countPixels(QImage(first), coloured);
+        const int after = countPixels(QImage(last), coloured);
+        const int cloth = countPixels(QImage(last), isClothOrange);
+        qInfo("coloured pixels: %d at step 0, %d at step 800 (cloth %d)", before, after, cloth);
+        QVERIFY(before > 480 * 320 / 20);
+        QVERIFY(after > 0.6 * before && after < 1.6 * before);
+        QVERIFY(cloth > 480 * 320 / 50);
     }
 
     void batchScreenshotOfAMeshFile() {
@@ -140,7 +165,7 @@ private slots:
         QCOMPARE(j["bodies"].size(), std::size_t(2));
         QCOMPARE(j["tetrahedra"].get<int>(), 3456);
         QCOMPARE(j["bodies"][1]["uvs"].get<bool>(), true);
-        QVERIFY(std::abs(j["bodies"][1]["mass"].get<double>() - 0.512) < 1e-12);
+        QVERIFY(std::abs(j["bodies"][1]["mass"].get<double>() - 0.8) < 1e-12); // 2 m square
         QVERIFY(j["problems"].empty());
 
         r = run(cli_, {"info", "/usr/share/assimp/models/OFF/Cube.off", "--json", "--scale", "2"});

@@ -292,7 +292,7 @@ private slots:
     void materialFrameGlyphsFollowTheUVAxes() {
         auto w = window("sample");
         const QImage plain = w->viewport()->renderImage(QSize(320, 200));
-        action(*w, "actionFrames")->trigger(); // View ▸ Material Frames (F)
+        action(*w, "actionFrames")->trigger(); // View ▸ Material Frames (M)
         SceneActors* actors = w->sceneActors();
         QVERIFY(actors->frameGlyphsShown());
         vtkPolyData* lines = actors->frameGlyphData();

@@ -71,8 +71,8 @@ private slots:
 
     void scalarBarLabelsReadWellForAnyRange() {
         // Five labels over each range print five different strings, none longer than a bar
-        // holds: a field 2e-4 wide around 1, one 1e6 wide, one 1e-6 wide around 0, one of
-        // 1e-3 at 1000, and a plain 0..1.
+        // holds and none ending in a bare point: a field 2e-4 wide around 1, one 1e6 wide, one 1e-6
+        // wide around 0, one of 1e-3 at 1000, and a plain 0..1.
         const double ranges[][2] = {
             {0.9999, 1.0001}, {0, 1e6}, {-5e-7, 5e-7}, {1000, 1000.001}, {0, 1}};
         for (const auto& r : ranges) {
@@ -83,12 +83,13 @@ private slots:
                 std::snprintf(text, sizeof text, format.c_str(), r[0] + (r[1] - r[0]) * i / 4);
                 labels.insert(text);
                 QVERIFY2(std::strlen(text) <= 14, text);
+                QVERIFY2(text[std::strlen(text) - 1] != '.', text); // "151", not "151."
             }
             QVERIFY2(
                 labels.size() == 5,
                 (format + " over " + std::to_string(r[0]) + ".." + std::to_string(r[1])).c_str());
         }
-        QCOMPARE(scalarBarLabelFormat(0, 1, 5), std::string("%-#.3g")); // the usual case
+        QCOMPARE(scalarBarLabelFormat(0, 1, 5), std::string("%-.3g")); // the usual case
     }
 
     void logCountsAndFiltersBySeverity() {
@@ -132,13 +133,15 @@ private slots:
         QVERIFY(scene.ok());
         SceneTreePanel tree;
         tree.setScene(*scene);
-        // Two bodies, the scene's constraints (cloth self-collision, off), then the colliders
-        // (none yet: the item invites adding one).
-        QCOMPARE(tree.topLevelItem(0)->childCount(), 4);
+        // Two bodies, the scene's constraints (self-collision, on), the colliders (none: the
+        // item invites adding one; the ground is a rigid body), then the rigid bodies.
+        QCOMPARE(tree.topLevelItem(0)->childCount(), 5);
         QCOMPARE(tree.topLevelItem(0)->child(2)->text(0), QString("constraints"));
-        QCOMPARE(tree.selfCollisionItem()->text(1), QString("off"));
+        QCOMPARE(tree.selfCollisionItem()->text(1), QString("thickness 10 mm"));
         QCOMPARE(tree.topLevelItem(0)->child(3)->text(0), QString("colliders"));
         QVERIFY(tree.topLevelItem(0)->child(3)->text(1).startsWith("none"));
+        QCOMPARE(tree.topLevelItem(0)->child(4)->text(0), QString("rigid bodies"));
+        QCOMPARE(tree.topLevelItem(0)->child(4)->text(1), QString("3 bodies, 0 joints"));
         QCOMPARE(tree.bodyItem(1)->text(0), QString("cloth"));
         QCOMPARE(tree.bodyItem(0)->child(2)->text(1), QString("3456"));
         QVERIFY(tree.bodyItem(1)->child(1)->text(1).contains("UVs"));
@@ -166,9 +169,9 @@ private slots:
         properties.showBody(*scene, 1);
         QCOMPARE(properties.value("Body"), QString("cloth"));
         QCOMPARE(properties.value("Kind"), QString("cloth"));
-        QCOMPARE(properties.value("Particles"), QString("1600"));
+        QCOMPARE(properties.value("Particles"), QString("2304"));
         QCOMPARE(properties.value("UVs"), QString("per triangle corner"));
-        QCOMPARE(properties.value("Mass"), QString("0.512 kg")); // 1.6 m x 1.6 m x 0.2 kg/m^2
+        QCOMPARE(properties.value("Mass"), QString("0.8 kg")); // 2 m x 2 m x 0.2 kg/m^2
     }
 };
 

@@ -325,8 +325,16 @@ private slots:
     }
 
     void selectionsAreAttachedToPointsCollidersBodiesAndRigidBodies() {
-        // The sample: a cloth (body 1) over a torus (body 0).
-        Scene s = scene("sample");
+        // A cloth (body 1, 40 x 40) over a torus (body 0), neither with constraints of its
+        // own, so that only the attachments act.
+        Scene s;
+        TetTorusSpec torusSpec;
+        torusSpec.center = Vec3(0, 0.25, 0);
+        s.bodies.push_back(makeTetTorus(s.particles, torusSpec, "torus"));
+        ClothSheetSpec sheet;
+        sheet.center = Vec3(0, 0.8, 0);
+        s.bodies.push_back(makeClothSheet(s.particles, sheet, "cloth"));
+        ensureConstraintGroups(s);
         const Body& cloth = s.bodies[1];
         const Body& torus = s.bodies[0];
         std::vector<Index> edge; // the cloth's first row
