@@ -247,6 +247,7 @@ void MainWindow::createMenus() {
         view->addAction(dock->toggleViewAction());
     }
     place(menuBar()->addMenu(tr("&Simulation")), simulation_->actions());
+    menuBar()->addMenu(open_->samplesMenu());
     place(menuBar()->addMenu(tr("&Help")), {about_->action()});
 }
 

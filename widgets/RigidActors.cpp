@@ -256,7 +256,10 @@ void RigidActors::setScene(const Scene& scene) {
     forceBar_->GetPositionCoordinate()->SetValue(0.02, 0.1);
     forceBar_->SetWidth(0.08);
     forceBar_->SetHeight(0.6);
+    // Fonts as the field's bar has them (VTK otherwise scales them with the bar).
+    forceBar_->SetUnconstrainedFontSize(true);
     forceBar_->GetTitleTextProperty()->SetFontSize(12);
+    forceBar_->GetLabelTextProperty()->SetFontSize(11);
     renderer_->AddViewProp(forceBar_);
     update(scene, {}, scene.solver.timeStep / std::max(1, scene.solver.substeps));
 }

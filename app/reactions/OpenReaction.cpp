@@ -16,6 +16,7 @@
 #include <QFile>
 #include <QFileDialog>
 #include <QFileInfo>
+#include <QIcon>
 #include <QLocale>
 #include <QMainWindow>
 #include <QMenu>
@@ -42,17 +43,26 @@ OpenReaction::OpenReaction(Workbench& bench, SaveReaction* save,
     connect(open, &QAction::triggered, this, &OpenReaction::openWithDialog);
     recentMenu_ = new QMenu(tr("Open &Recent"), bench_.window);
     recentMenu_->setObjectName(QStringLiteral("menuRecent"));
-    auto* samples = new QMenu(tr("Open &Sample Scene"), bench_.window);
+    // The Samples menu: every generated scene with its picture (rendered by PBD Lab:
+    // scripts/screenshots) and what it shows.
+    samples_ = new QMenu(tr("Sa&mples"), bench_.window);
+    samples_->setObjectName(QStringLiteral("menuSamples"));
+    samples_->setToolTipsVisible(true);
     for (const SceneInfo& info : allScenes()) {
         const QString name = QString::fromStdString(info.name);
-        QAction* a = samples->addAction(name, this, [this, name] {
-            if (save_->maybeSave()) {
-                loadGeneratedScene(name);
-            }
-        });
-        a->setToolTip(QString::fromStdString(info.description));
+        const QString description = QString::fromStdString(info.description);
+        QAction* a = samples_->addAction(QIcon(QStringLiteral(":/thumbnails/%1.png").arg(name)),
+                                         QStringLiteral("%1 — %2").arg(name, description), this,
+                                         [this, name] {
+                                             if (save_->maybeSave()) {
+                                                 loadGeneratedScene(name);
+                                             }
+                                         });
+        a->setToolTip(description);
+        a->setStatusTip(description);
         a->setObjectName(QStringLiteral("actionScene_") + name);
     }
+    samples_->setStyleSheet(QStringLiteral("QMenu { icon-size: 64px; }"));
     recover_ = new QAction(tr("&Recover Autosave"), bench_.window);
     recover_->setObjectName(QStringLiteral("actionRecoverAutosave"));
     connect(recover_, &QAction::triggered, this, [this] {
@@ -63,7 +73,7 @@ OpenReaction::OpenReaction(Workbench& bench, SaveReaction* save,
     connect(save_, &SaveReaction::saved, this, &OpenReaction::addRecentFile);
     connect(preferences_, &PreferencesReaction::unitScaleChanged, this,
             &OpenReaction::setUnitScale);
-    actions_ = {open, recentMenu_->menuAction(), samples->menuAction()};
+    actions_ = {open, recentMenu_->menuAction()};
     rebuildRecentMenu();
 }
 

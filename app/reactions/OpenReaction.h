@@ -1,5 +1,5 @@
 #pragma once
-// File ▸ Open, Open Recent, Open Sample Scene and Recover Autosave, and files dropped on the
+// File ▸ Open, Open Recent and Recover Autosave, the Samples menu, and files dropped on the
 // window: a project or cooked asset (.json) is loaded; a mesh first shows the Prepare dialog,
 // then is prepared on its own thread with progress and Cancel (TetGen in a child process). On
 // failure the scene on screen is kept.
@@ -27,8 +27,10 @@ public:
     OpenReaction(Workbench& bench, SaveReaction* save, const PreferencesReaction* preferences,
                  QObject* parent);
 
-    // Open…, Open Recent ▸, Open Sample Scene ▸.
+    // Open…, Open Recent ▸.
     QList<QAction*> actions() const { return actions_; }
+    // Every generated scene, with its thumbnail and description.
+    QMenu* samplesMenu() const { return samples_; }
     QAction* recoverAction() const { return recover_; }
 
     // Shows one of the generated scenes.
@@ -76,6 +78,7 @@ private:
     QMenu* recentMenu_ = nullptr;
     QAction* recover_ = nullptr;
     QList<QAction*> actions_;
+    QMenu* samples_ = nullptr;
 };
 
 } // namespace pbd
