@@ -163,6 +163,8 @@ int main(int argc, char** argv) {
                 "cannot render: no OpenGL context (is there an X display? try xvfb-run -a)"));
             return 4;
         }
+        // Framed now that the view has its size (the scene loaded before the window showed).
+        window.viewport()->resetCamera();
         const QDir folder(parser.value(framesOption));
         if (!folder.exists() && !QDir().mkpath(folder.path())) {
             printError(QStringLiteral("cannot create the folder '%1'").arg(folder.path()));
@@ -206,6 +208,9 @@ int main(int argc, char** argv) {
         printError(QStringLiteral(
             "cannot render: no OpenGL context (is there an X display? try xvfb-run -a)"));
         return 4;
+    }
+    if (!parser.isSet(framesOption)) {
+        window.viewport()->resetCamera(); // framed at the view's size, as a user sees it
     }
     if (!window.saveScreenshot(parser.value(screenshotOption), size, &error)) {
         printError(error);

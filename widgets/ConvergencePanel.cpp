@@ -1,5 +1,6 @@
 #include "widgets/ConvergencePanel.h"
 
+#include <QGraphicsLayout>
 #include <QVBoxLayout>
 #include <QtCharts/QChart>
 #include <QtCharts/QChartView>
@@ -17,6 +18,16 @@ ConvergencePanel::ConvergencePanel(QWidget* parent)
     : QWidget(parent) {
     auto* chart = new QChart;
     chart->legend()->hide();
+    // A dock is small: thin margins and small fonts leave the plot room and keep the title and
+    // the axis titles whole.
+    chart->setMargins(QMargins(4, 2, 4, 2));
+    chart->layout()->setContentsMargins(0, 0, 0, 0);
+    chart->setBackgroundRoundness(0);
+    QFont small = chart->titleFont();
+    small.setPointSizeF(std::max(7.0, small.pointSizeF() - 1));
+    chart->setTitleFont(small);
+    QFont labels = small;
+    labels.setPointSizeF(std::max(6.5, small.pointSizeF() - 1));
     // Short enough for the dock; what it is exactly is the tooltip's.
     chart->setTitle(tr("Constraint error per iteration"));
     series_ = new QLineSeries(chart);
@@ -33,6 +44,11 @@ ConvergencePanel::ConvergencePanel(QWidget* parent)
     axisY_->setTitleText(tr("max |C + α̃λ|"));
     axisY_->setLabelFormat(QStringLiteral("%.0e"));
     axisY_->setMinorTickCount(-1); // the 2..9 lines of each decade
+    for (QAbstractAxis* axis :
+         {static_cast<QAbstractAxis*>(axisX_), static_cast<QAbstractAxis*>(axisY_)}) {
+        axis->setTitleFont(labels);
+        axis->setLabelsFont(labels);
+    }
     chart->addAxis(axisX_, Qt::AlignBottom);
     chart->addAxis(axisY_, Qt::AlignLeft);
     series_->attachAxis(axisX_);
@@ -42,7 +58,7 @@ ConvergencePanel::ConvergencePanel(QWidget* parent)
                         "last step's last substep: how far the solve is from converged"));
     view->setObjectName(QStringLiteral("convergenceView"));
     view->setRenderHint(QPainter::Antialiasing);
-    view->setMinimumHeight(160);
+    view->setMinimumHeight(200);
     auto* layout = new QVBoxLayout(this);
     layout->setContentsMargins(0, 0, 0, 0);
     layout->addWidget(view);

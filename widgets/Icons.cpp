@@ -12,8 +12,8 @@ void useIconTheme() {
 }
 
 QIcon themeIcon(const QString& name) {
-    QIcon icon = QIcon::fromTheme(name);
-    return icon.isNull() ? QIcon::fromTheme(name + QStringLiteral("-symbolic")) : icon;
+    QIcon icon = QIcon::fromTheme(name + QStringLiteral("-symbolic"));
+    return icon.isNull() ? QIcon::fromTheme(name) : icon;
 }
 
 QIcon ownIcon(const QString& name) {

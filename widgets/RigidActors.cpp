@@ -253,9 +253,9 @@ void RigidActors::setScene(const Scene& scene) {
     forceBar_->SetNumberOfLabels(4);
     forceBar_->SetLabelFormat("%-.3g");
     forceBar_->SetMaximumWidthInPixels(90);
-    forceBar_->GetPositionCoordinate()->SetValue(0.02, 0.1);
+    forceBar_->GetPositionCoordinate()->SetValue(0.05, 0.3); // title whole, over the axes
     forceBar_->SetWidth(0.08);
-    forceBar_->SetHeight(0.6);
+    forceBar_->SetHeight(0.55);
     // Fonts as the field's bar has them (VTK otherwise scales them with the bar).
     forceBar_->SetUnconstrainedFontSize(true);
     forceBar_->GetTitleTextProperty()->SetFontSize(12);

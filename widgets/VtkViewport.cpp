@@ -268,8 +268,13 @@ void VtkViewport::resetCamera() {
     cam->SetParallelProjection(planar_);
     cam->SetViewUp(0, 1, 0);
     cam->SetViewAngle(30);
-    renderer_->ResetCamera();
-    cam->Zoom(1.15);
+    renderer_->ResetCamera(); // the bounding sphere in view: everything shows, loosely
+    int* size = renderWindow_->GetSize();
+    if (size[0] > 1 && size[1] > 1) {
+        // Tighter: the bounding box's corners as seen on screen fill the view, less a margin.
+        renderer_->ResetCameraScreenSpace();
+        cam->Zoom(0.9);
+    }
     emit cameraChanged();
     update();
 }

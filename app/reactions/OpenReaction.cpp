@@ -21,10 +21,27 @@
 #include <QMainWindow>
 #include <QMenu>
 #include <QMessageBox>
+#include <QProxyStyle>
 #include <QPushButton>
 #include <QSettings>
 
 namespace pbd {
+
+namespace {
+
+// Menus draw their icons at the small icon size (16 px): the Samples menu's pictures at 48.
+class ThumbnailMenuStyle : public QProxyStyle {
+public:
+    int pixelMetric(PixelMetric metric, const QStyleOption* option,
+                    const QWidget* widget) const override {
+        if (metric == PM_SmallIconSize) {
+            return 48;
+        }
+        return QProxyStyle::pixelMetric(metric, option, widget);
+    }
+};
+
+} // namespace
 
 namespace {
 constexpr int kMaxRecentFiles = 10;
@@ -62,7 +79,9 @@ OpenReaction::OpenReaction(Workbench& bench, SaveReaction* save,
         a->setStatusTip(description);
         a->setObjectName(QStringLiteral("actionScene_") + name);
     }
-    samples_->setStyleSheet(QStringLiteral("QMenu { icon-size: 64px; }"));
+    auto* style = new ThumbnailMenuStyle;
+    style->setParent(samples_);
+    samples_->setStyle(style);
     recover_ = new QAction(tr("&Recover Autosave"), bench_.window);
     recover_->setObjectName(QStringLiteral("actionRecoverAutosave"));
     connect(recover_, &QAction::triggered, this, [this] {

@@ -1153,6 +1153,24 @@ private slots:
         QVERIFY(s.bodies[0].kind == BodyKind::TetBody);
         QVERIFY(action(*w, "actionGround")->isChecked());
         QVERIFY(hasGround(s));
+        // The camera frames what was opened: every vertex inside the view, and again after
+        // the camera was moved away and View ▸ Frame All (F) brought it back.
+        auto allInView = [&] {
+            const QRect view = w->viewport()->rect();
+            for (const Vec3& x : s.particles.positions) {
+                QPointF at;
+                if (!w->viewport()->project(x.data(), at) || !view.contains(at.toPoint())) {
+                    return false;
+                }
+            }
+            return true;
+        };
+        QTRY_VERIFY(allInView());
+        w->viewport()->camera()->Yaw(100); // looking away
+        w->viewport()->camera()->Dolly(0.5);
+        QVERIFY(!allInView());
+        action(*w, "actionFrameAll")->trigger();
+        QVERIFY(allInView());
         const Real height = groundHeight(s);
         QCOMPARE(s.colliders.back().center.y(), height);
         QVERIFY(w->simulateSteps(200));
@@ -1220,6 +1238,7 @@ private slots:
                                          "projections");
         QTRY_VERIFY(airLine.match(status->text()).hasMatch());
         QVERIFY2(airLine.match(status->text()).captured(1).toInt() > 0, qPrintable(status->text()));
+        qInfo("after 60 steps: %s", qPrintable(status->text()));
         QString error;
         QVERIFY(!w->air()->addAirMesh(&error));
         QVERIFY(error.contains("air mesh already"));
