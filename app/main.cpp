@@ -94,6 +94,10 @@ int main(int argc, char** argv) {
                                               QStringLiteral("K"), QStringLiteral("1"));
     parser.addOptions({sceneOption, openOption, screenshotOption, sizeOption, stepsOption,
                        fieldOption, framesOption, frameEveryOption});
+    // As a desktop opens a file with its application (pbdlab.desktop: Exec=pbdlab %f).
+    parser.addPositionalArgument(QStringLiteral("file"),
+                                 QStringLiteral("A mesh or project to open (as --open)."),
+                                 QStringLiteral("[file]"));
     parser.process(app);
 
     if (parser.isSet(sceneOption) && parser.isSet(openOption)) {
@@ -113,11 +117,19 @@ int main(int argc, char** argv) {
                        .arg(parser.value(stepsOption)));
         return 2;
     }
-    if (!parser.positionalArguments().isEmpty()) {
-        printError(QStringLiteral("unexpected argument '%1' (see --help)")
-                       .arg(parser.positionalArguments().front()));
+    const QStringList files = parser.positionalArguments();
+    if (files.size() > 1) {
+        printError(QStringLiteral("unexpected argument '%1': one file at a time (see --help)")
+                       .arg(files[1]));
         return 2;
     }
+    if (!files.isEmpty() && (parser.isSet(openOption) || parser.isSet(sceneOption))) {
+        printError(QStringLiteral("a file '%1' and --%2 cannot be used together")
+                       .arg(files.front(), parser.isSet(openOption) ? QStringLiteral("open")
+                                                                    : QStringLiteral("scene")));
+        return 2;
+    }
+    const QString fileToOpen = files.isEmpty() ? parser.value(openOption) : files.front();
 
     bool everyOk = false;
     const int frameEvery = parser.value(frameEveryOption).toInt(&everyOk);
@@ -131,8 +143,8 @@ int main(int argc, char** argv) {
     pbd::MainWindow window(/*persistSettings=*/!batch);
     QString error;
     bool loaded = true;
-    if (parser.isSet(openOption)) {
-        loaded = window.openFile(parser.value(openOption), &error);
+    if (!fileToOpen.isEmpty()) {
+        loaded = window.openFile(fileToOpen, &error);
     } else {
         loaded = window.loadGeneratedScene(
             parser.isSet(sceneOption) ? parser.value(sceneOption)

@@ -88,6 +88,17 @@ private slots:
             run(gui_, {"--open", "/usr/share/assimp/models/PLY/cube.ply", "--screenshot", path});
         QVERIFY2(r.exitCode == 0, qPrintable(r.err));
         QCOMPARE(QImage(path).size(), QSize(1280, 800)); // the default size
+        // As a desktop opens a file (pbdlab.desktop: Exec=pbdlab %f): the same picture.
+        const QString named = dir_.filePath("cube-named.png");
+        Run same = run(gui_, {"/usr/share/assimp/models/PLY/cube.ply", "--screenshot", named});
+        QVERIFY2(same.exitCode == 0, qPrintable(same.err));
+        QCOMPARE(differingPixels(QImage(path), QImage(named)), 0);
+        same = run(gui_, {"a.ply", "b.ply", "--screenshot", named});
+        QCOMPARE(same.exitCode, 2);
+        QVERIFY2(same.err.contains("one file at a time"), qPrintable(same.err));
+        same = run(gui_, {"a.ply", "--scene", "sample", "--screenshot", named});
+        QCOMPARE(same.exitCode, 2);
+        QVERIFY2(same.err.contains("cannot be used together"), qPrintable(same.err));
     }
 
     void batchErrorsAreClearAndNonZero() {
