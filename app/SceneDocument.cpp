@@ -449,13 +449,14 @@ bool SceneDocument::setGround(bool on, QString* error) {
     }
     const Scene before = authoredScene();
     Scene after = before;
+    const Real height = groundHeight(before);
     if (on) {
-        addGround(after, groundHeight(before));
+        addGround(after, height);
     } else {
         removeGround(after);
     }
     const QString text =
-        on ? tr("Add the ground at y = %1 m").arg(groundHeight(before)) : tr("Remove the ground");
+        on ? tr("Add the ground at y = %1 m").arg(height) : tr("Remove the ground");
     if (after.rigidBodies.size() == before.rigidBodies.size()) {
         undoStack_->push(
             new CollidersCommand(this, text, before.colliders, after.colliders, -1, -1));

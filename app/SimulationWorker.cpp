@@ -533,7 +533,10 @@ void SimulationWorker::loop() {
         }
         // The status bar's constraint error: an extra pass over the constraints, so not every
         // step of a fast run.
-        if (finished || now - errorMeasured >= std::chrono::milliseconds(100)) {
+        // While the Convergence dock records, its last entry is that error already.
+        if (!convergence_.empty()) {
+            constraintError_ = convergence_.back();
+        } else if (finished || now - errorMeasured >= std::chrono::milliseconds(100)) {
             constraintError_ = solver->constraintError();
             errorMeasured = now;
         }

@@ -26,17 +26,7 @@ bool hasGround(const Scene& scene) {
 }
 
 Real groundHeight(const Scene& scene) {
-    Bounds b;
-    for (const Body& body : scene.bodies) {
-        b.add(scene.bounds(body));
-    }
-    for (const RigidBody& r : scene.rigidBodies) {
-        if (r.motion != RigidMotion::Static) {
-            for (const RigidShape& shape : r.shapes) {
-                b.add(shapeBounds(r, shape));
-            }
-        }
-    }
+    const Bounds b = scene.bounds(); // the bodies and moving rigid bodies, not a static ground
     return b.empty() ? 0 : b.min.y();
 }
 
