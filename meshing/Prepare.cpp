@@ -453,7 +453,7 @@ PrepareResult prepareScene(const Scene& input, const PrepareOptions& options,
              "bound " + std::to_string(report.cage.renderVertices) +
                  " render vertices to the cage's tets: " + outside);
     }
-    // Masses before the air: its free Steiner points are made light relative to the bodies.
+    // Masses before the air: its free Steiner points take the bodies' mean particle mass.
     for (const Body& body : scene.bodies) {
         if (body.kind == BodyKind::TetBody) {
             assignTetMasses(scene.particles, body, options.density);

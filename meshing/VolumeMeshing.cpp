@@ -437,10 +437,10 @@ Result<AirReport> tessellateAir(Scene& scene, const AirOptions& options,
             const Index v = mesh.tets[t][k];
             if (globalIndex[v] == Index(-1)) {
                 const bool box = v < surfaceVertices + report.boxVertices;
-                // The container is fixed; a Steiner point in the air is light and free, so
-                // that it never pushes on a body.
-                globalIndex[v] =
-                    scene.particles.add(mesh.points[v], box ? 0.0 : 1 / (1e-3 * meanMass));
+                // The container is fixed; a Steiner point in the air is free and weighs what
+                // a body particle weighs on average (the solver gives it that weight anyway,
+                // and no momentum: it is air, not matter).
+                globalIndex[v] = scene.particles.add(mesh.points[v], box ? 0.0 : 1 / meanMass);
             } else if (v < surfaceVertices) {
                 shared.insert(v);
             }

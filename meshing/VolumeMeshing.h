@@ -61,7 +61,7 @@ struct AirOptions {
 struct AirReport {
     std::size_t tets = 0;
     std::size_t boxVertices = 0;    // pinned: the container
-    std::size_t steinerPoints = 0;  // light, free air-only vertices
+    std::size_t steinerPoints = 0;  // free air-only vertices (no momentum)
     std::size_t sharedVertices = 0; // air vertices that are body vertices
     std::size_t inverted = 0;       // tets TetGen returned with negative orientation
     std::size_t droppedByDistance = 0;

@@ -21,6 +21,7 @@ struct RunOptions {
     int threads = -1;
     std::string method;
     std::string out;
+    std::string trace; // simulate: one CSV line per step
     bool json = false;
     bool squashY = false;
     int airOptimization = -1;

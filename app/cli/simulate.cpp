@@ -4,20 +4,138 @@
 #include "app/cli/Command.h"
 #include "app/cli/ReportJson.h"
 #include "app/cli/RunOptions.h"
+#include "core/air/AirOptimizer.h"
 #include "core/fields/Fields.h"
+#include "core/scene/Topology.h"
 #include "core/solver/Solver.h"
 #include "meshing/SceneJson.h"
 
 #include <cstdio>
 #include <fstream>
 #include <iostream>
+#include <optional>
 
 namespace pbd::cli {
 
 namespace {
 
+// The figures of a run with air that the last step alone does not show: the largest number of
+// inverted air tets after any step, the smallest volume any body kept (against its rest shape)
+// and the body particles that left the container.
+class AirRun {
+public:
+    AirRun(const Scene& scene, const RestFrames& rest) {
+        // Each tet body's rest volume, from its tets' rest frames: V0 = 1 / (6 det Q^-1).
+        std::size_t tet = 0;
+        for (const Body& body : scene.bodies) {
+            Real volume = 0;
+            for (std::size_t k = 0; k < body.tets.size() && tet < rest.tetQInverse.size(); ++k) {
+                const Real d = rest.tetQInverse[tet++].determinant();
+                volume += d != 0 ? 1 / (6 * d) : 0;
+            }
+            restVolume_.push_back(volume);
+        }
+        // The container: the box the air's immovable points span.
+        const AirMesh& air = scene.air;
+        for (Index i = air.firstParticle; i < air.firstParticle + air.particleCount; ++i) {
+            if (scene.particles.inverseMasses[i] == 0) {
+                box_.extend(scene.particles.positions[i]);
+            }
+        }
+    }
+
+    // The step's smallest body volume ratio and the body particles outside the container.
+    Real stepVolumeRatio() const { return stepVolumeRatio_; }
+    std::size_t stepOutside() const { return stepOutside_; }
+
+    void afterStep(const Scene& scene, const Solver& solver, int step) {
+        const AirStatistics& a = solver.airStatistics();
+        if (a.invertedAfter > maxInvertedAfter_ || step == 1) {
+            maxInvertedAfter_ = std::max(maxInvertedAfter_, a.invertedAfter);
+            if (a.invertedAfter > 0) {
+                worstStep_ = step;
+            }
+        }
+        stepsWithInverted_ += a.invertedAfter > 0;
+        const auto& x = scene.particles.positions;
+        stepVolumeRatio_ = 1;
+        for (std::size_t b = 0; b < scene.bodies.size(); ++b) {
+            const Body& body = scene.bodies[b];
+            if (body.tets.empty() || !(restVolume_[b] > 0)) {
+                continue;
+            }
+            Real volume = 0;
+            for (const Tetrahedron& t : body.tets) {
+                volume += signedVolume(x[t[0]], x[t[1]], x[t[2]], x[t[3]]);
+            }
+            const Real ratio = volume / restVolume_[b];
+            stepVolumeRatio_ = std::min(stepVolumeRatio_, ratio);
+            if (ratio < minVolumeRatio_) {
+                minVolumeRatio_ = ratio;
+                smallestBody_ = body.name;
+            }
+        }
+        if (!box_.isEmpty()) {
+            const Real tolerance = 1e-6 * box_.diagonal().norm();
+            std::size_t outside = 0;
+            for (const Body& body : scene.bodies) {
+                for (Index i = body.firstParticle; i < body.firstParticle + body.particleCount;
+                     ++i) {
+                    const Real d = box_.exteriorDistance(x[i]);
+                    outside += d > tolerance;
+                    deepestOutside_ = std::max(deepestOutside_, d);
+                }
+            }
+            stepOutside_ = outside;
+            maxOutside_ = std::max(maxOutside_, outside);
+        }
+    }
+
+    void write(json& air) const {
+        air["max_inverted_after"] = maxInvertedAfter_;
+        air["max_inverted_step"] = worstStep_;
+        air["steps_with_inverted"] = stepsWithInverted_;
+        air["min_body_volume_ratio"] = minVolumeRatio_;
+        air["smallest_body"] = smallestBody_;
+        air["max_particles_outside"] = maxOutside_;
+        air["max_distance_outside"] = deepestOutside_;
+    }
+
+private:
+    std::vector<Real> restVolume_;
+    Eigen::AlignedBox<Real, 3> box_;
+    std::size_t maxInvertedAfter_ = 0;
+    int worstStep_ = 0;
+    std::size_t stepsWithInverted_ = 0;
+    Real minVolumeRatio_ = 1;
+    std::string smallestBody_;
+    std::size_t maxOutside_ = 0;
+    Real deepestOutside_ = 0; // m
+    Real stepVolumeRatio_ = 1;
+    std::size_t stepOutside_ = 0;
+};
+
+// One line per step for --trace: the time, the step's cost and the air's figures.
+void traceHeader(std::ostream& out) {
+    out << "step,time,ms,air_inverted_before,air_inverted_after,air_min_volume,air_projections,"
+           "air_optimisation_ms,air_optimisation_changes,air_min_quality_after,air_tets,"
+           "body_min_volume_ratio,particles_outside\n";
+}
+void traceStep(std::ostream& out, const Scene& scene, const Solver& solver, const AirRun* air,
+               int step) {
+    const AirStatistics& a = solver.airStatistics();
+    const AirOptimizationStatistics& o = solver.airOptimization();
+    char line[400];
+    std::snprintf(line, sizeof line, "%d,%.6f,%.3f,%zu,%zu,%.6g,%zu,%.3f,%zu,%.6g,%zu,%.6f,%zu\n",
+                  step, double(solver.time()), solver.lastStepMilliseconds(), a.invertedBefore,
+                  a.invertedAfter, double(a.minVolume), a.projections, o.milliseconds, o.changes(),
+                  double(o.minQualityAfter), scene.air.tets.size(),
+                  air ? double(air->stepVolumeRatio()) : 1.0, air ? air->stepOutside() : 0);
+    out << line;
+}
+
 int simulate(const RunOptions& o) {
-    if (checkOutputs({o.out}) != kSuccess) {
+    if (checkOutputs({o.out, o.trace}) != kSuccess) {
         return kInputProblem;
     }
     RestFrames rest;
@@ -28,10 +146,31 @@ int simulate(const RunOptions& o) {
     Scene& scene = *made;
     const int steps = o.steps > 0 ? o.steps : 100;
     Solver solver(scene);
+    std::optional<AirRun> airRun;
+    if (!scene.air.empty()) {
+        airRun.emplace(scene, rest);
+    }
+    std::ofstream trace;
+    if (!o.trace.empty()) {
+        trace.open(o.trace);
+        traceHeader(trace);
+    }
     double totalMs = 0;
     for (int i = 0; i < steps; ++i) {
         solver.step();
         totalMs += solver.lastStepMilliseconds();
+        if (airRun) {
+            airRun->afterStep(scene, solver, i + 1);
+        }
+        if (trace.is_open()) {
+            traceStep(trace, scene, solver, airRun ? &*airRun : nullptr, i + 1);
+        }
+    }
+    if (trace.is_open()) {
+        trace.close();
+        if (!trace) {
+            return inputProblem("could not write '" + o.trace + "'");
+        }
     }
     if (const std::string d = divergence(scene); !d.empty()) {
         return inputProblem(d);
@@ -118,6 +257,7 @@ int simulate(const RunOptions& o) {
                          {"optimisation_interval", scene.solver.airOptimizationInterval},
                          {"optimisation_passes", solver.airOptimizationPasses()},
                          {"optimisation_ms", solver.airOptimizationMilliseconds()}};
+        airRun->write(result["air"]);
     }
     if (o.out.empty()) {
         std::cout << sceneio::dumpJson(result) << '\n';
@@ -148,6 +288,11 @@ void addSimulateCommand(CLI::App& cli, int& status) {
     c->add_option("--out", o->out, "Write the JSON here instead of stdout")
 
         ->type_name("RESULT.json");
+    c->add_option("--trace", o->trace,
+                  "Write one CSV line per step here: its time and cost, and with air the "
+                  "inverted tets before and after, the smallest volume, the projections and "
+                  "the optimisation's time, changes and worst quality")
+        ->type_name("STEPS.csv");
     c->add_flag("--squash-y", o->squashY,
                 "Every body particle's y set to the floor at step 0 (the memory experiment)");
     c->add_flag("--json", o->json, "Accepted for symmetry with bench: the output is JSON anyway");

@@ -8,6 +8,9 @@
 // topological improvement of tetrahedral meshes" (2002). The quality is
 // q = 12/sqrt(2) V / l_rms^3.
 //
+// A free air point (a Steiner point the tessellation added, not on any surface) can also be
+// removed, by contracting it onto a neighbour (Klingner and Shewchuk's vertex removal).
+//
 // Only air tets are ever removed, and no edge or face of a body (any body's triangles, cloth
 // included) is removed, so the bodies, the cloth sheets and the container box keep their faces.
 // A change is made only when the worst new tet is better than the worst tet it replaces, so
@@ -41,6 +44,12 @@ struct AirOptimizationOptions {
     Real worstMade = 3e-4;
     // Tets worse than this (inverted beyond rounding) are left to the air projection.
     Real worstRemovable = -1e-9;
+    // A free air point is contracted away only from a tet worse than this that no flip
+    // improves (a needle or a sliver pressed flat).
+    Real contractBelow = 0.05;
+    // A free air point is contracted away even from a star this inverted (pressed onto a
+    // vertex, its needles are inverted by a hair that no projection removes).
+    Real worstContracted = -1e-3;
     // Air tets touching a body tet worse than this are left alone: next to a crushed or
     // inverted body the air's shape no longer says which side things are on (a body squashed
     // flat overlaps its neighbours), and only the air's connectivity remembers it.
@@ -55,6 +64,7 @@ struct AirOptimizationStatistics {
     std::size_t flips32 = 0;           // edge removals with a ring of 3
     std::size_t multiFaceRemovals = 0; // including the 2-3 flips
     std::size_t flips23 = 0;           // multi-face removals of a single face
+    std::size_t contractions = 0;      // free air points contracted onto a neighbour
     std::size_t frozenVertices = 0;    // vertices of crushed body tets, not touched
     std::size_t tetsBefore = 0;
     std::size_t tetsAfter = 0;
@@ -62,7 +72,7 @@ struct AirOptimizationStatistics {
     Real minQualityAfter = 0;
     double milliseconds = 0;
 
-    std::size_t changes() const { return edgeRemovals + multiFaceRemovals; }
+    std::size_t changes() const { return edgeRemovals + multiFaceRemovals + contractions; }
 };
 
 // The vertex-face pairs of the air, for the second, conventional pass after the air
@@ -80,6 +90,10 @@ struct AirContactPair {
 // building it.
 std::vector<AirContactPair> airContactPairs(const Scene& scene,
                                             const std::vector<std::int32_t>* adjacency = nullptr);
+
+// The worst quality of the air: the lowest q = 12/sqrt(2) V / l_rms^3 of its tets (eq. 4), or
+// in 2D the lowest 4 sqrt(3) A / (l1^2 + l2^2 + l3^2) of its triangles (eq. 3); 1 without air.
+Real worstAirQuality(const Scene& scene);
 
 class AirOptimizer {
 public:

@@ -201,6 +201,26 @@ void Solver::step() {
             const Index p = scene_.air.firstParticle + i;
             particleOwner_[p] = scene_.particles.inverseMasses[p] > 0 ? kFreeAir : kContainer;
         }
+        // The air's free points (Steiner points the tessellation added) are not matter: they
+        // carry no momentum (each substep starts them where they are) and weigh, in the air's
+        // projection, what a body particle weighs on average, whatever mass the scene stored.
+        // A point caught between two bodies that close in must pass their push on: a point
+        // 1,000 times lighter takes 99.9% of every correction, so the bodies meet its
+        // resistance only after thousands of sweeps, and with momentum the points the bodies
+        // pushed kept flying through the air and inverted it further (air-dancer-scale: 52,375
+        // of 165,494 air tets inverted after 120 steps; see docs/air-meshes.md).
+        Real mass = 0;
+        std::size_t count = 0;
+        for (const Body& body : scene_.bodies) {
+            for (Index p = body.firstParticle; p < body.firstParticle + body.particleCount; ++p) {
+                const Real w = scene_.particles.inverseMasses[p];
+                if (w > 0) {
+                    mass += 1 / w;
+                    ++count;
+                }
+            }
+        }
+        airPointWeight_ = count > 0 && mass > 0 ? Real(count) / mass : 1;
     }
     for (int i = 0; i < substeps; ++i) {
         substep(h);
@@ -390,13 +410,20 @@ void Solver::runSubstepPhases(Real h) {
         case Kind::Predict: {
             // PBD Alg. 1 lines 5-7; gravity in the prediction (XPBD eq. 1).
             const auto [begin, end] = particleRange(part, T, n);
-            // The air's own free points are air, not matter: no gravity, no forces.
+            // The air's own free points are air, not matter: no gravity, no forces, no
+            // momentum, and the weight of a body particle (see step()).
             const std::size_t airBegin = scene_.air.firstParticle;
             const std::size_t airEnd = airBegin + scene_.air.particleCount;
             for (std::size_t i = begin; i < end; ++i) {
                 const Real w = particles.inverseMasses[i];
                 Vec3& v = particles.velocities[i];
-                if (w > 0 && (i < airBegin || i >= airEnd)) {
+                if (w > 0 && i >= airBegin && i < airEnd) {
+                    const Vec3& p = particles.positions[i];
+                    v.setZero();
+                    P[i] = {p.x(), p.y(), p.z(), airPointWeight_};
+                    continue;
+                }
+                if (w > 0) {
                     v += h * s.gravity;
                     if (hasForces) {
                         v += (h * w) * particles.forces[i];

@@ -146,6 +146,9 @@ private:
     // Per particle: its body's index, or kContainer / kFreeAir for the air's own points.
     static constexpr int kNoOwner = -3, kFreeAir = -2, kContainer = -1;
     std::vector<int> particleOwner_;
+    // The inverse mass the air's free points take in the projection: a body particle's on
+    // average (see Solver::step).
+    Real airPointWeight_ = 0;
     std::vector<Real> airContactGap_;           // per air tet: separation added this substep
     std::vector<std::uint32_t> airContactTets_; // the air tets with a gap this substep
     // The final re-checks: particle -> air element incidence, and scratch.
@@ -159,7 +162,7 @@ private:
     std::vector<std::vector<std::uint32_t>> airInverted_; // per part: tets found inverted
     void checkAir(int part, int parts);
     void projectAir(bool lastIteration);
-    void projectAirPasses();
+    void projectAirPasses(Real slack); // C after a projection, relative to the element's size
     bool recordConvergence_ = false;
     Real lastInvH2_ = 0; // 1 / h^2 of the last substep
     std::vector<Real> convergence_;

@@ -17,8 +17,9 @@ using namespace pbd::test;
 
 namespace {
 
-// A fixed 1 m box with a second one 0.4 m above it, tetrahedralized, with air around both.
-Scene boxAboveBox() {
+// A fixed 1 m box with a second one 0.4 m above it, tetrahedralized, with air around both
+// (refined to tets of at most `maxVolume` m^3 when given: free air points between them).
+Scene boxAboveBox(Real maxVolume = 0) {
     Scene raw;
     addBoxSurface(raw, Vec3(0, 0, 0), Vec3(1, 1, 1), "floor", 3);
     addBoxSurface(raw, Vec3(0.1, 1.4, 0), Vec3(0.8, 0.8, 0.8), "falling", 3);
@@ -27,6 +28,7 @@ Scene boxAboveBox() {
     options.air = true;
     options.defaultConstraints = true;
     options.airOptions.margin = 0.3;
+    options.airOptions.maxVolume = maxVolume;
     PrepareResult r = prepareScene(raw, options);
     if (!r.report.ok()) {
         qFatal("prepare failed: %s", r.report.error.c_str());
@@ -81,6 +83,32 @@ private slots:
         }
     }
 
+    void freeAirPointsBetweenTheBoxesPassThePushOn() {
+        // Refined air: free points (Steiner points) fill the gap the box falls through. They
+        // carry no momentum and weigh what a body particle weighs in the projection, so the ones
+        // caught between the boxes hold the falling one up. 1,000 times lighter and with
+        // momentum (as they were), the box sank 1.1 cm into the fixed one and 108 of the 2,073
+        // air tets stayed inverted (143 at worst).
+        Scene scene = boxAboveBox(0.004);
+        const Index firstFree = scene.air.firstParticle;
+        std::size_t free = 0;
+        for (Index i = firstFree; i < firstFree + scene.air.particleCount; ++i) {
+            free += scene.particles.inverseMasses[i] > 0;
+        }
+        QVERIFY2(free >= 20, qPrintable(QString::number(free)));
+        scene.solver.airOptimizationInterval = 0; // the projection alone
+        Solver solver(scene);
+        std::size_t worst = 0;
+        for (int step = 0; step < 300; ++step) {
+            solver.step();
+            worst = std::max(worst, solver.airStatistics().invertedAfter);
+        }
+        const Real bottom = lowest(scene, scene.bodies[1]);
+        QVERIFY2(bottom > 0.5 && bottom < 0.5 + 0.05, qPrintable(QString::number(bottom)));
+        QCOMPARE(solver.airStatistics().invertedAfter, std::size_t(0));
+        QVERIFY2(worst <= scene.air.tets.size() / 1000, qPrintable(QString::number(worst)));
+    }
+
     void withoutAirItFallsThrough() {
         Scene scene = boxAboveBox();
         scene.air = AirMesh{};
@@ -108,10 +136,11 @@ private slots:
         solver.step();
         QCOMPARE(solver.airStatistics().invertedBefore, std::size_t(1));
         QVERIFY(solver.airStatistics().projections >= 1);
-        // Projected onto C = 0: the free corner lands on the base plane z = 0, straight along
-        // the gradient (the base normal), keeping x and y.
+        // Projected onto C = 0 (and a hair above: 1e-10 of the longest edge cubed): the free
+        // corner lands on the base plane z = 0, straight along the gradient (the base normal),
+        // keeping x and y.
         const Vec3& p = scene.particles.positions[3];
-        QVERIFY(std::abs(p.z()) < 1e-12);
+        QVERIFY(p.z() >= 0 && p.z() < 1e-9);
         QVERIFY(std::abs(p.x() - 0.2) < 1e-12 && std::abs(p.y() - 0.2) < 1e-12);
     }
 
@@ -331,7 +360,7 @@ private slots:
         QCOMPARE(solver.airStatistics().invertedBefore, std::size_t(1));
         QCOMPARE(solver.airStatistics().invertedAfter, std::size_t(0));
         const Vec3& p = s.particles.positions[2];
-        QVERIFY(std::abs(p.y()) < 1e-12); // onto the edge's line
+        QVERIFY(p.y() >= 0 && p.y() < 1e-9); // onto the edge's line (a hair above: 1e-10 l^2)
         QVERIFY(std::abs(p.x() - 0.5) < 1e-12 && p.z() == 0);
     }
 
@@ -444,6 +473,48 @@ private slots:
         }
     }
 
+    void bremenKeepsItsAirOverAWholeRun() {
+        // Four bodies stacked in air, the optimisation on (every step), 2,000 steps: no air tet
+        // stays inverted after any step, and the bodies keep their volume. Before the rounds
+        // after the last iteration opened the squashed layers (and free points were contracted
+        // away), 17 tets ended inverted; with the old light free points, 11 to 22.
+        Scene scene = makeAirScene("bremen").value();
+        QCOMPARE(scene.solver.airOptimizationInterval, 1);
+        const auto volumes = [&] {
+            std::vector<Real> v;
+            for (const Body& b : scene.bodies) {
+                Real sum = 0;
+                for (const Tetrahedron& t : b.tets) {
+                    const auto& x = scene.particles.positions;
+                    sum += signedVolume(x[t[0]], x[t[1]], x[t[2]], x[t[3]]);
+                }
+                v.push_back(sum);
+            }
+            return v;
+        };
+        const std::vector<Real> rest = volumes();
+        Solver solver(scene);
+        std::size_t worst = 0;
+        int worstStep = 0;
+        for (int step = 1; step <= 2000; ++step) {
+            solver.step();
+            if (solver.airStatistics().invertedAfter > worst) {
+                worst = solver.airStatistics().invertedAfter;
+                worstStep = step;
+            }
+        }
+        QVERIFY2(worst <= scene.air.tets.size() / 1000,
+                 qPrintable(QString("%1 inverted after step %2").arg(worst).arg(worstStep)));
+        QCOMPARE(solver.airStatistics().invertedAfter, std::size_t(0));
+        const std::vector<Real> now = volumes();
+        for (std::size_t b = 0; b < now.size(); ++b) {
+            QVERIFY2(std::abs(now[b] / rest[b] - 1) < 0.02,
+                     qPrintable(QString("%1: %2 of its volume")
+                                    .arg(scene.bodies[b].name.c_str())
+                                    .arg(now[b] / rest[b])));
+        }
+    }
+
     void airDancerScaleHasThePapersSize() {
         Result<Scene> made = makeAirScene("air-dancer-scale");
         QVERIFY2(made.ok(), made.error().c_str());
@@ -451,11 +522,15 @@ private slots:
         QVERIFY(scene.air.tets.size() >= 150000 && scene.air.tets.size() <= 180000); // 165,000
         QVERIFY(validateScene(scene).empty());
         scene.solver.threads = 2;
+        QCOMPARE(scene.solver.airOptimizationInterval, 1); // falling boxes: the optimisation on
         Solver solver(scene);
         for (int step = 0; step < 3; ++step) {
+            // Checked are the tets the step began with (its optimisation pass changes them).
+            const std::size_t tets = scene.air.tets.size();
             solver.step();
+            QCOMPARE(solver.airStatistics().checks, tets * 20);
         }
-        QCOMPARE(solver.airStatistics().checks, scene.air.tets.size() * 20);
+        QVERIFY(solver.airOptimizationPasses() == 3);
         QCOMPARE(solver.airStatistics().invertedAfter, std::size_t(0));
     }
 

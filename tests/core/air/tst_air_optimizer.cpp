@@ -2,7 +2,8 @@
 // Shewchuk) and the second pass after the air projection (§4.3: a contact distance and
 // friction). The flips on hand-made configurations; the invariants (every tet positive, body and
 // cloth faces and the container unchanged, air volume unchanged, adjacency kept right) over many
-// passes; a box turning inside its container (free with the optimisation, locked without);
+// passes; a free air point pressed onto a vertex contracted away (and never a container or body
+// point); a box turning inside its container (free with the optimisation, locked without);
 // friction on a sliding box; determinism.
 
 #include "core/air/AirOptimizer.h"
@@ -197,6 +198,28 @@ Real slide(Real friction, int steps) {
     return x1 - x0;
 }
 
+// An octahedron (corners +-x, +-y, +-z, fixed container points) around the free air point p,
+// coned to p (8 tets). `p` sits 1e-7 inside the +x corner: the 4 tets around edge (p, +x) are
+// needles that no flip can mend (any ring around that edge coned to p and to +x turns one
+// side inside out).
+Scene pressedFreePoint(Real pInverseMass) {
+    Scene s;
+    const Vec3 corners[6] = {{1, 0, 0}, {-1, 0, 0}, {0, 1, 0}, {0, -1, 0}, {0, 0, 1}, {0, 0, -1}};
+    for (const Vec3& c : corners) {
+        s.particles.add(c, 0.0);
+    }
+    s.particles.add(Vec3(1 - 1e-7, 2e-9, -3e-9), pInverseMass); // p = 6
+    const Index faces[8][3] = {{0, 2, 4}, {0, 4, 3}, {0, 3, 5}, {0, 5, 2},
+                               {1, 4, 2}, {1, 3, 4}, {1, 5, 3}, {1, 2, 5}};
+    for (const auto& f : faces) {
+        s.air.tets.push_back({6, f[0], f[1], f[2]});
+    }
+    orientPositively(s.air.tets, s.particles.positions);
+    s.air.firstParticle = 0;
+    s.air.particleCount = 7;
+    return s;
+}
+
 } // namespace
 
 class TestAirOptimizer : public QObject {
@@ -252,6 +275,42 @@ private slots:
         QVERIFY(optimizer.checkAdjacency(s).empty());
         // Nothing better exists now: a second pass changes nothing.
         QCOMPARE(optimizer.optimize(s, options).changes(), std::size_t(0));
+    }
+
+    void aFreePointPressedOntoAVertexIsContractedAway() {
+        Scene s = pressedFreePoint(1.0);
+        QVERIFY(smallestAirVolume(s) > 0);
+        const Real volume = airVolume(s);
+        AirOptimizer optimizer;
+        const AirOptimizationStatistics stats = optimizer.optimize(s);
+        QCOMPARE(stats.contractions, std::size_t(1));
+        QCOMPARE(stats.changes(), std::size_t(1));
+        // p is gone; the octahedron is 4 tets around its +x to -x diagonal.
+        QCOMPARE(s.air.tets.size(), std::size_t(4));
+        for (const Tetrahedron& t : s.air.tets) {
+            QCOMPARE(std::count(t.begin(), t.end(), Index(6)), 0);
+            QCOMPARE(std::count(t.begin(), t.end(), Index(0)), 1);
+            QCOMPARE(std::count(t.begin(), t.end(), Index(1)), 1);
+        }
+        QVERIFY(stats.minQualityBefore < 1e-5);
+        QVERIFY(stats.minQualityAfter > 0.5);
+        QVERIFY(std::abs(airVolume(s) - volume) < 1e-12);
+        QVERIFY(std::abs(volume - 4.0 / 3.0) < 1e-6);
+        QVERIFY(smallestAirVolume(s) > 0);
+        QVERIFY(optimizer.checkAdjacency(s).empty());
+    }
+
+    void aPointOfTheContainerOrABodyIsNeverContracted() {
+        Scene s = pressedFreePoint(0.0); // p immovable: a container point, not air's own
+        AirOptimizer optimizer;
+        const AirOptimizationStatistics stats = optimizer.optimize(s);
+        QCOMPARE(stats.contractions, std::size_t(0));
+        QVERIFY(smallestAirVolume(s) > 0);
+        std::size_t withP = 0;
+        for (const Tetrahedron& t : s.air.tets) {
+            withP += std::count(t.begin(), t.end(), Index(6)) > 0;
+        }
+        QVERIFY(withP > 0); // still a vertex of the air
     }
 
     void aBodyEdgeOrFaceIsNeverRemoved() {
