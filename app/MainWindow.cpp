@@ -16,6 +16,7 @@
 #include "app/reactions/SimulationReaction.h"
 #include "app/reactions/UndoReaction.h"
 #include "app/reactions/ViewReaction.h"
+#include "widgets/AirPanel.h"
 #include "widgets/ConvergencePanel.h"
 #include "widgets/FieldPanel.h"
 #include "widgets/Icons.h"
@@ -42,6 +43,7 @@
 #include <QSettings>
 #include <QStatusBar>
 #include <QThread>
+#include <QTimer>
 #include <QToolBar>
 #include <QToolButton>
 #include <QTreeWidgetItem>
@@ -168,6 +170,7 @@ void MainWindow::createDocks() {
     bench_.solverSettings = new SolverSettingsPanel(this);
     bench_.fields = new FieldPanel(this);
     bench_.convergence = new ConvergencePanel(this);
+    bench_.air = new AirPanel(this);
     auto makeDock = [this](const QString& title, const QString& name, QWidget* content,
                            Qt::DockWidgetArea area) {
         auto* dock = new QDockWidget(title, this);
@@ -212,10 +215,40 @@ void MainWindow::createDocks() {
     // Recording costs solver time: only while the plot can be seen.
     connect(convergenceDock_, &QDockWidget::visibilityChanged, document_->worker(),
             &SimulationWorker::setRecordConvergence);
+    // The Air dock, behind the Convergence one: the worker records every step's counts; the
+    // worst quality (a pass over the air) only while the plot can be seen.
+    airDock_ = makeDock(tr("Air"), QStringLiteral("airDock"), bench_.air, Qt::RightDockWidgetArea);
+    tabifyDockWidget(convergenceDock_, airDock_);
+    convergenceDock_->raise();
+    airHistoryTimer_ = new QTimer(this);
+    airHistoryTimer_->setInterval(200);
+    connect(airHistoryTimer_, &QTimer::timeout, this, &MainWindow::pullAirHistory);
+    connect(airDock_, &QDockWidget::visibilityChanged, this, [this](bool visible) {
+        document_->worker()->setRecordAirQuality(visible);
+        if (visible) {
+            pullAirHistory();
+            airHistoryTimer_->start();
+        } else {
+            airHistoryTimer_->stop();
+        }
+    });
     // First-launch layout: the view gets most of the window. A saved layout replaces this.
     resizeDocks({sceneDock, propertiesDock}, {300, 300}, Qt::Horizontal);
     resizeDocks({sceneDock, propertiesDock}, {260, 340}, Qt::Vertical);
     resizeDocks({logDock}, {140}, Qt::Vertical);
+}
+
+void MainWindow::pullAirHistory() {
+    std::uint64_t generation = 0;
+    std::vector<AirSample> fresh = document_->worker()->airHistory(airHistoryShown_, &generation);
+    if (generation != airHistoryGeneration_) { // a new scene or a reset: the run restarted
+        airHistoryGeneration_ = generation;
+        airHistoryShown_ = 0;
+        bench_.air->clear();
+        fresh = document_->worker()->airHistory(0, &generation);
+    }
+    airHistoryShown_ += fresh.size();
+    bench_.air->append(fresh);
 }
 
 void MainWindow::createMenus() {

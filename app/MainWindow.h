@@ -95,6 +95,12 @@ private:
     QDockWidget* historyDock_ = nullptr;
     QDockWidget* problemsDock_ = nullptr;
     QDockWidget* convergenceDock_ = nullptr;
+    QDockWidget* airDock_ = nullptr;
+    // While the Air dock shows: the worker's new air history, a few times a second.
+    QTimer* airHistoryTimer_ = nullptr;
+    std::size_t airHistoryShown_ = 0;
+    std::uint64_t airHistoryGeneration_ = 0;
+    void pullAirHistory();
     SaveReaction* save_ = nullptr;
     OpenReaction* open_ = nullptr;
     ExportReaction* export_ = nullptr;

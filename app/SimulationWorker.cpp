@@ -1,5 +1,6 @@
 #include "app/SimulationWorker.h"
 
+#include "core/air/AirOptimizer.h"
 #include "core/fields/Fields.h"
 #include "core/solver/Solver.h"
 
@@ -231,6 +232,24 @@ std::shared_ptr<const SimulationSnapshot> SimulationWorker::latest() const {
     return snapshot_;
 }
 
+void SimulationWorker::restartAirHistory() {
+    std::lock_guard history(historyMutex_);
+    airHistory_.clear();
+    ++airHistoryGeneration_;
+}
+
+std::vector<AirSample> SimulationWorker::airHistory(std::size_t from,
+                                                    std::uint64_t* generation) const {
+    std::lock_guard history(historyMutex_);
+    if (generation) {
+        *generation = airHistoryGeneration_;
+    }
+    if (from >= airHistory_.size()) {
+        return {};
+    }
+    return {airHistory_.begin() + std::ptrdiff_t(from), airHistory_.end()};
+}
+
 void SimulationWorker::publish(bool topologyChanged) {
     auto snapshot = std::make_shared<SimulationSnapshot>();
     snapshot->positions = scene_->particles.positions;
@@ -310,6 +329,7 @@ void SimulationWorker::loop() {
             solver.reset();
             time_ = 0;
             steps_ = 0;
+            restartAirHistory();
             constraintError_ = 0;
             newState = true;
             // A scene the solver cannot step (a NaN, a zero mass, a negative compliance, a
@@ -325,6 +345,7 @@ void SimulationWorker::loop() {
                 solver.reset();
                 time_ = 0;
                 steps_ = 0;
+                restartAirHistory();
                 constraintError_ = 0;
                 republish = true;
                 newState = true;
@@ -514,6 +535,13 @@ void SimulationWorker::loop() {
         ++steps_;
         time_ += scene_->solver.timeStep;
         keepGood();
+        if (!scene_->air.empty()) {
+            const AirSample sample{double(time_), air_.invertedBefore, air_.invertedAfter,
+                                   recordAirQuality_ ? double(worstAirQuality(*scene_))
+                                                     : std::numeric_limits<double>::quiet_NaN()};
+            std::lock_guard history(historyMutex_);
+            airHistory_.push_back(sample);
+        }
         lastStepMs_ = solver->lastStepMilliseconds();
         ++rateSteps;
         const auto now = std::chrono::steady_clock::now();

@@ -7,6 +7,7 @@
 #include "core/fields/Fields.h"
 #include "core/scene/Scene.h"
 #include "core/solver/Solver.h"
+#include "widgets/AirPanel.h"
 
 #include <QObject>
 #include <QString>
@@ -87,6 +88,11 @@ public:
     bool realTime() const { return realTime_.load(); }
     // Record the convergence of each step (costs an extra constraint evaluation per iteration).
     void setRecordConvergence(bool on) { recordConvergence_ = on; }
+    // Every step's air figures since the scene was loaded or reset (the Air dock's plot), from
+    // sample `from` on; `generation` changes at each load and reset (the history restarts).
+    std::vector<AirSample> airHistory(std::size_t from, std::uint64_t* generation) const;
+    // Measure the worst air quality after each step for the history (a pass over the air).
+    void setRecordAirQuality(bool on) { recordAirQuality_ = on; }
     // Publish the constraints as lines with their residuals and lambdas (costs one constraint
     // evaluation per published step).
     void setRecordConstraints(bool on);
@@ -140,6 +146,11 @@ private:
     std::atomic<bool> realTime_{true};
     std::atomic<bool> recordConvergence_{false};
     std::atomic<bool> recordConstraints_{false};
+    std::atomic<bool> recordAirQuality_{false};
+    mutable std::mutex historyMutex_;
+    std::vector<AirSample> airHistory_;
+    std::uint64_t airHistoryGeneration_ = 0;
+    void restartAirHistory();
     bool republishRequested_ = false;
     std::vector<Contact> contacts_; // of the last step, owned by the worker thread
     std::vector<RigidContact> rigidContacts_;

@@ -10,6 +10,7 @@ class QMainWindow;
 
 namespace pbd {
 
+class AirPanel;
 class ConvergencePanel;
 class FieldPanel;
 class LogPanel;
@@ -33,6 +34,7 @@ struct Workbench {
     SolverSettingsPanel* solverSettings = nullptr;
     FieldPanel* fields = nullptr;
     ConvergencePanel* convergence = nullptr;
+    AirPanel* air = nullptr;
     // False for a batch window: nothing is read from or written to QSettings.
     bool persistSettings = true;
     // The folder file dialogs start in (the last one a file was opened from or saved to).

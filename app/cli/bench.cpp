@@ -29,9 +29,12 @@ int bench(const RunOptions& o) {
     const int steps = o.steps > 0 ? o.steps : 200;
     Solver solver(scene);
     const int warmup = std::min(20, steps);
+    double warmupMs = 0;
     for (int i = 0; i < warmup; ++i) {
         solver.step();
+        warmupMs += solver.lastStepMilliseconds();
     }
+    double airProjectionMs = 0;
     std::vector<double> ms;
     double detectionMs = 0, rigidSolveMs = 0;
     std::size_t manifoldsMade = 0, manifoldsRefreshed = 0, shapesReproxied = 0;
@@ -42,6 +45,7 @@ int bench(const RunOptions& o) {
         solver.step();
         ms.push_back(solver.lastStepMilliseconds());
         changes += solver.airOptimization().changes();
+        airProjectionMs += solver.airStatistics().projectionMilliseconds;
         detectionMs += solver.rigid().statistics().detectionMilliseconds;
         manifoldsMade += solver.rigid().statistics().manifolds;
         manifoldsRefreshed += solver.rigid().statistics().refreshedManifolds;
@@ -68,19 +72,25 @@ int bench(const RunOptions& o) {
         perType[std::string(toString(k.type))] = k.nanosecondsPerProjection;
         counts[std::string(toString(k.type))] = k.projections / 20;
     }
-    json full = {{"scene", scene.name},
-                 {"threads", scene.solver.threads},
-                 {"steps", steps},
-                 {"substeps", scene.solver.substeps},
-                 {"iterations", scene.solver.iterations},
-                 {"method", std::string(toString(scene.solver.method))},
-                 {"particles", scene.particles.size()},
-                 {"colours", scene.constraints.colourCount},
-                 {"constraints", counts},
-                 {"ms_per_step", median},
-                 {"ms_per_step_min", sorted.front()},
-                 {"ms_per_step_mean", mean},
-                 {"ns_per_projection", perType}};
+    json full = {
+        {"scene", scene.name},
+        {"threads", scene.solver.threads},
+        {"steps", steps},
+        {"substeps", scene.solver.substeps},
+        {"iterations", scene.solver.iterations},
+        {"method", std::string(toString(scene.solver.method))},
+        {"particles", scene.particles.size()},
+        {"colours", scene.constraints.colourCount},
+        {"constraints", counts},
+        {"ms_per_step", median},
+        {"ms_per_step_min", sorted.front()},
+        {"ms_per_step_max", sorted.back()},
+        {"ms_per_step_mean", mean},
+        // Every step from the first, the warm-up's too: a scene that slows down late,
+        // or only early, shows it here.
+        {"warmup_steps", warmup},
+        {"ms_per_step_whole_run", (warmupMs + mean * double(steps)) / double(warmup + steps)},
+        {"ns_per_projection", perType}};
     if (!scene.rigidBodies.empty()) {
         const RigidStatistics& st = solver.rigid().statistics();
         full["rigid_bodies"] = scene.rigidBodies.size();
@@ -113,6 +123,9 @@ int bench(const RunOptions& o) {
         full["air_optimisation_interval"] = scene.solver.airOptimizationInterval;
         full["optimisation_passes"] = passes;
         full["optimisation_changes"] = changes;
+        // Per timed step: the air's projection and the optimisation, apart from the rest.
+        full["ms_per_step_air_projection"] = airProjectionMs / double(steps);
+        full["ms_per_step_optimisation"] = passMs / double(steps);
         if (passes > 0) {
             full["ms_per_optimisation_pass"] = passMs / double(passes);
         } else {
@@ -133,7 +146,10 @@ int bench(const RunOptions& o) {
     }
     std::printf("%s: %d steps, %d substep(s) x %d iterations, %d thread(s)\n", scene.name.c_str(),
                 steps, scene.solver.substeps, scene.solver.iterations, scene.solver.threads);
-    std::printf("  ms per step: median %.3f, min %.3f, mean %.3f\n", median, sorted.front(), mean);
+    std::printf("  ms per step: median %.3f, min %.3f, max %.3f, mean %.3f; whole run (the %d "
+                "warm-up steps too) %.3f\n",
+                median, sorted.front(), sorted.back(), mean, warmup,
+                full["ms_per_step_whole_run"].get<double>());
     for (auto it = perType.begin(); it != perType.end(); ++it) {
         std::printf("  %-16s %8zu elements  %7.1f ns per projection\n", it.key().c_str(),
                     counts[it.key()].get<std::size_t>(), it.value().get<double>());
@@ -149,6 +165,8 @@ int bench(const RunOptions& o) {
     if (full.contains("air_tets")) {
         std::printf("  %-16s %8zu elements  %7.2f ns per check\n", "air", scene.air.size(),
                     full["ns_per_air_projection"].get<double>());
+        std::printf("  air projection %.3f ms per step, optimisation %.3f ms per step\n",
+                    airProjectionMs / double(steps), passMs / double(steps));
         if (passes > 0) {
             std::printf("  air optimisation every %d step(s): %.3f ms per pass, %zu changes in "
                         "%zu passes\n",

@@ -488,7 +488,14 @@ void Solver::runSubstepPhases(Real h) {
                 }
             }
             airStatistics_.checks += scene_.air.size();
-            projectAir(phase.iteration == iterations - 1);
+            {
+                const auto began = std::chrono::steady_clock::now();
+                projectAir(phase.iteration == iterations - 1);
+                airStatistics_.projectionMilliseconds +=
+                    std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() -
+                                                              began)
+                        .count();
+            }
             break;
         case Kind::Velocity: {
             // PBD Alg. 1 lines 12-15.

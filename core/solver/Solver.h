@@ -37,6 +37,9 @@ struct AirStatistics {
     Real minVolume = 0;
     std::size_t projections = 0;
     std::size_t checks = 0; // air tets checked (tets x iterations x substeps)
+    // Time spent projecting the inverted air (and the second pass and the rounds after the
+    // last iteration), the sign checks not included, ms.
+    double projectionMilliseconds = 0;
     // The second pass: vertex-face pairs across the air, and those that acted (held at the
     // contact distance) in the last substep.
     std::size_t contactPairs = 0;

@@ -529,6 +529,14 @@ private slots:
         QCOMPARE(j["air_optimisation_interval"].get<int>(), 2);
         QCOMPARE(j["optimisation_passes"].get<int>(), 5);
         QVERIFY(j["ms_per_optimisation_pass"].get<double>() > 0);
+        // The air's parts of a step apart, and the whole run (warm-up included) beside the
+        // median: 5 passes over 10 timed steps are half a pass per step.
+        QVERIFY(j["ms_per_step_air_projection"].get<double>() >= 0);
+        QVERIFY(std::abs(j["ms_per_step_optimisation"].get<double>() -
+                         0.5 * j["ms_per_optimisation_pass"].get<double>()) < 1e-9);
+        QCOMPARE(j["warmup_steps"].get<int>(), 10);
+        QVERIFY(j["ms_per_step_whole_run"].get<double>() > 0);
+        QVERIFY(j["ms_per_step_max"].get<double>() >= j["ms_per_step"].get<double>());
         // Off: the figure comes from a pass on a copy.
         r = run(cli_, {"bench", "air-boxes", "--steps", "3", "--air-optimization", "0", "--json"});
         QVERIFY2(r.exitCode == 0, qPrintable(r.err));
@@ -553,6 +561,51 @@ private slots:
             QCOMPARE(r.exitCode, 2);
             QVERIFY2(r.err.contains(parts[0]), qPrintable(r.err));
         }
+    }
+
+    void simulateTracesEveryStepOfTheAir() {
+        // --trace writes one CSV line per step; --out's air object sums the run up (issue 25:
+        // the last step alone hid what happened on the way).
+        const QString trace = dir_.filePath("air-boxes.csv");
+        const QString out = dir_.filePath("air-boxes.json");
+        Run r = run(cli_, {"simulate", "air-boxes", "--steps", "40", "--iterations", "2", "--trace",
+                           trace, "--out", out});
+        QVERIFY2(r.exitCode == 0, qPrintable(r.err));
+        QFile file(trace);
+        QVERIFY(file.open(QIODevice::ReadOnly));
+        const QStringList lines = QString::fromUtf8(file.readAll()).trimmed().split('\n');
+        QCOMPARE(lines.size(), 41);
+        const QStringList header = lines[0].split(',');
+        QCOMPARE(header.size(), 13);
+        const int after = int(header.indexOf("air_inverted_after"));
+        const int tets = int(header.indexOf("air_tets"));
+        const int volume = int(header.indexOf("body_min_volume_ratio"));
+        QVERIFY(after > 0 && tets > 0 && volume > 0);
+        int most = 0, with = 0;
+        double previous = 0;
+        for (int step = 1; step <= 40; ++step) {
+            const QStringList cells = lines[step].split(',');
+            QCOMPARE(cells.size(), 13);
+            QCOMPARE(cells[0].toInt(), step);
+            QVERIFY(cells[1].toDouble() > previous); // time goes on
+            previous = cells[1].toDouble();
+            QVERIFY(cells[tets].toInt() > 2000);
+            QVERIFY(cells[volume].toDouble() > 0.5 && cells[volume].toDouble() < 1.1);
+            most = std::max(most, cells[after].toInt());
+            with += cells[after].toInt() > 0;
+        }
+        QFile result(out);
+        QVERIFY(result.open(QIODevice::ReadOnly));
+        const nlohmann::json j = nlohmann::json::parse(result.readAll().toStdString());
+        QCOMPARE(j["air"]["max_inverted_after"].get<int>(), most);
+        QCOMPARE(j["air"]["steps_with_inverted"].get<int>(), with);
+        QCOMPARE(j["air"]["max_particles_outside"].get<int>(), 0);
+        QVERIFY(j["air"]["min_body_volume_ratio"].get<double>() > 0.5);
+        // A trace that cannot be written is refused before the run.
+        r = run(cli_, {"simulate", "air-boxes", "--steps", "1", "--trace",
+                       dir_.filePath("no-such-folder/t.csv")});
+        QCOMPARE(r.exitCode, 1);
+        QVERIFY2(r.err.contains("no-such-folder"), qPrintable(r.err));
     }
 
     void squashedFieldsMeasureAgainstTheShapeBeforeTheSquash() {

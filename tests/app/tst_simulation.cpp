@@ -12,6 +12,7 @@
 #include "app/reactions/SaveReaction.h"
 #include "core/fields/SurfaceFields.h"
 #include "core/scenes/SceneLibrary.h"
+#include "widgets/AirPanel.h"
 #include "widgets/ConvergencePanel.h"
 #include "widgets/LogPanel.h"
 #include "widgets/PrepareDialog.h"
@@ -895,6 +896,40 @@ private slots:
         w->findChild<QDockWidget*>("convergenceDock")->hide();
         QVERIFY(w->simulateSteps(2));
         QVERIFY(w->simulation()->latest()->convergence.empty());
+    }
+
+    void airDockPlotsTheWholeRunAndRestartsOnReset() {
+        // Issue 25: a plot over time of the inverted air and the worst air quality, every step
+        // (the view draws only some), starting over when the run does.
+        auto w = window("air-boxes");
+        auto* dock = w->findChild<QDockWidget*>("airDock");
+        QVERIFY(dock != nullptr);
+        dock->raise(); // behind the Convergence dock at first
+        QTRY_VERIFY(dock->isVisible());
+        QVERIFY(w->simulateSteps(12));
+        AirPanel* panel = w->workbench().air;
+        QTRY_COMPARE(panel->sampleCount(), std::size_t(12));
+        QCOMPARE(panel->invertedAfterSeries()->points().size(), 12);
+        QCOMPARE(panel->invertedAfterSeries()->points().back().x(),
+                 double(w->simulation()->latest()->time));
+        // Measured while the dock shows: the worst quality of air-boxes' air, in (0, 1).
+        QCOMPARE(panel->qualitySeries()->points().size(), 12);
+        for (const QPointF& p : panel->qualitySeries()->points()) {
+            QVERIFY2(p.y() > 0 && p.y() < 1, qPrintable(QString::number(p.y())));
+        }
+        QVERIFY(panel->summary().contains("12 steps"));
+        action(*w, "actionResetSimulation")->trigger();
+        QTRY_COMPARE(panel->sampleCount(), std::size_t(0));
+        QVERIFY(w->simulateSteps(3));
+        QTRY_COMPARE(panel->sampleCount(), std::size_t(3));
+        // Hidden, the quality is not measured (a pass over the air each step).
+        dock->hide();
+        QVERIFY(w->simulateSteps(2));
+        std::uint64_t generation = 0;
+        const std::vector<AirSample> all = w->simulation()->airHistory(0, &generation);
+        QCOMPARE(all.size(), std::size_t(5));
+        QVERIFY(std::isnan(all.back().worstQuality));
+        QVERIFY(!std::isnan(all.front().worstQuality));
     }
 
     void playKeepsTheGuiResponsiveAndPauseStops() {

@@ -1,6 +1,7 @@
-// widgets: the Log, Scene and Properties docks.
+// widgets: the Log, Scene and Properties docks, the Convergence and Air plots.
 
 #include "core/scenes/SceneLibrary.h"
+#include "widgets/AirPanel.h"
 #include "widgets/ConvergencePanel.h"
 #include "widgets/LogPanel.h"
 #include "widgets/PropertiesPanel.h"
@@ -17,6 +18,7 @@
 #include <QSpinBox>
 #include <QTreeWidget>
 #include <QtCharts/QChartView>
+#include <QtCharts/QLineSeries>
 #include <QtCharts/QLogValueAxis>
 #include <QtCharts/QValueAxis>
 
@@ -59,6 +61,53 @@ private slots:
         QVERIFY(view != nullptr);
         QVERIFY(QFontMetrics(view->chart()->titleFont()).horizontalAdvance(view->chart()->title()) <
                 260);
+    }
+
+    void airPlotShowsEveryStepAndKeepsSpikesWhenThinned() {
+        AirPanel panel;
+        panel.resize(320, 260);
+        QCOMPARE(panel.invertedAfterSeries()->points().size(), 0);
+        panel.append({{0.005, 3, 0, 0.2}, {0.010, 5, 1, 0.1}, {0.015, 2, 0, 0.15}});
+        QCOMPARE(panel.sampleCount(), std::size_t(3));
+        QCOMPARE(panel.invertedAfterSeries()->points().size(), 3);
+        QCOMPARE(panel.invertedAfterSeries()->points()[1], QPointF(0.010, 1));
+        QCOMPARE(panel.invertedBeforeSeries()->points()[1], QPointF(0.010, 5));
+        QCOMPARE(panel.qualitySeries()->points()[1], QPointF(0.010, 0.1));
+        QVERIFY(panel.countAxis()->max() >= 5);
+        QVERIFY(panel.timeAxis()->max() >= 0.015 && panel.timeAxis()->max() <= 0.03);
+        QVERIFY(panel.summary().contains("at most 1"));
+        // A long run is drawn in buckets, each the most inverted and the worst quality of its
+        // steps: a single step's spike survives the thinning.
+        std::vector<AirSample> run;
+        for (int k = 0; k < 20000; ++k) {
+            AirSample s;
+            s.time = 0.015 + 0.005 * (k + 1);
+            s.worstQuality = k == 12345 ? -0.4 : 0.2;
+            s.invertedAfter = k == 12345 ? 7 : 0;
+            s.invertedBefore = s.invertedAfter;
+            run.push_back(s);
+        }
+        panel.append(run);
+        QCOMPARE(panel.sampleCount(), std::size_t(20003));
+        const QList<QPointF> after = panel.invertedAfterSeries()->points();
+        QVERIFY(after.size() <= 1500 && after.size() > 1000);
+        double most = 0, worst = 1;
+        for (const QPointF& p : after) {
+            most = std::max(most, p.y());
+        }
+        for (const QPointF& p : panel.qualitySeries()->points()) {
+            worst = std::min(worst, p.y());
+        }
+        QCOMPARE(most, 7.0);
+        QCOMPARE(worst, -0.4);
+        QVERIFY(panel.qualityAxis()->min() <= -0.4); // below zero: an inverted tet was worst
+        QVERIFY(panel.summary().contains("at most 7"));
+        // Unmeasured quality (NaN) draws no point.
+        panel.clear();
+        panel.append({{0.005, 0, 0, std::nan("")}});
+        QCOMPARE(panel.qualitySeries()->points().size(), 0);
+        QCOMPARE(panel.invertedAfterSeries()->points().size(), 1);
+        QVERIFY(panel.summary().contains("none left inverted"));
     }
 
     void simulationDockShowsTheDefaultsBeforeAnyScene() {
