@@ -444,7 +444,7 @@ void Solver::runSubstepPhases(Real h) {
             break;
         }
         case Kind::Prepare:
-            prepareContacts();
+            prepareContacts(T);
             break;
         case Kind::Contacts:
             findContacts(part, T);

@@ -112,7 +112,7 @@ private:
     Scene& scene_;
     RigidSolver rigid_;
     RigidCoupling coupling_;
-    void prepareContacts();
+    void prepareContacts(int parts); // parts: the findContacts parts to come
     void findContacts(int part, int parts);
     void mergeContacts();
     void solveSelfContacts();

@@ -11,7 +11,10 @@ namespace pbd {
 
 // Serial part of the contact search: collider bounds, the cloth and soft-body surface triangles
 // and their hash.
-void Solver::prepareContacts() {
+void Solver::prepareContacts(int parts) {
+    if (contactParts_.size() != static_cast<std::size_t>(parts)) {
+        contactParts_.assign(static_cast<std::size_t>(parts), {});
+    }
     const auto& colliders = scene_.colliders;
     if (colliderBounds_.size() != colliders.size()) {
         colliderBounds_.clear();
@@ -48,9 +51,8 @@ void Solver::prepareContacts() {
 // the k-th share of the cloth and soft-body surface vertices, into the part's own lists (merged in
 // order afterwards, so the result does not depend on the threads).
 void Solver::findContacts(int k, int T) {
-    if (contactParts_.size() != static_cast<std::size_t>(T)) {
-        contactParts_.assign(static_cast<std::size_t>(T), {});
-    }
+    // Sized by prepareContacts on one thread: the parts run at once, and two of them resizing
+    // the list on a solver's first step crashed (tst_meshing_export, two threads).
     ContactPart& part = contactParts_[static_cast<std::size_t>(k)];
     part.contacts.clear();
     part.selfContacts.clear();
