@@ -1,6 +1,7 @@
 #include "widgets/AirPanel.h"
 
-#include <QGraphicsLayout>
+#include "widgets/DockChart.h"
+
 #include <QLabel>
 #include <QVBoxLayout>
 #include <QtCharts/QChart>
@@ -22,16 +23,8 @@ constexpr std::size_t kMaxPoints = 1500;
 
 AirPanel::AirPanel(QWidget* parent)
     : QWidget(parent) {
-    auto* chart = new QChart;
-    chart->setMargins(QMargins(4, 2, 4, 2));
-    chart->layout()->setContentsMargins(0, 0, 0, 0);
-    chart->setBackgroundRoundness(0);
-    QFont small = chart->titleFont();
-    small.setPointSizeF(std::max(7.0, small.pointSizeF() - 1));
-    chart->setTitleFont(small);
-    QFont labels = small;
-    labels.setPointSizeF(std::max(6.5, small.pointSizeF() - 1));
-    chart->setTitle(tr("Air over the run"));
+    QFont labels;
+    QChart* chart = makeDockChart(tr("Air over the run"), &labels);
     chart->legend()->setAlignment(Qt::AlignBottom);
     chart->legend()->setFont(labels);
     before_ = new QLineSeries(chart);

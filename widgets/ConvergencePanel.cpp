@@ -1,6 +1,7 @@
 #include "widgets/ConvergencePanel.h"
 
-#include <QGraphicsLayout>
+#include "widgets/DockChart.h"
+
 #include <QVBoxLayout>
 #include <QtCharts/QChart>
 #include <QtCharts/QChartView>
@@ -16,20 +17,10 @@ namespace pbd {
 
 ConvergencePanel::ConvergencePanel(QWidget* parent)
     : QWidget(parent) {
-    auto* chart = new QChart;
-    chart->legend()->hide();
-    // A dock is small: thin margins and small fonts leave the plot room and keep the title and
-    // the axis titles whole.
-    chart->setMargins(QMargins(4, 2, 4, 2));
-    chart->layout()->setContentsMargins(0, 0, 0, 0);
-    chart->setBackgroundRoundness(0);
-    QFont small = chart->titleFont();
-    small.setPointSizeF(std::max(7.0, small.pointSizeF() - 1));
-    chart->setTitleFont(small);
-    QFont labels = small;
-    labels.setPointSizeF(std::max(6.5, small.pointSizeF() - 1));
     // Short enough for the dock; what it is exactly is the tooltip's.
-    chart->setTitle(tr("Constraint error per iteration"));
+    QFont labels;
+    QChart* chart = makeDockChart(tr("Constraint error per iteration"), &labels);
+    chart->legend()->hide();
     series_ = new QLineSeries(chart);
     series_->setObjectName(QStringLiteral("convergenceSeries"));
     chart->addSeries(series_);
