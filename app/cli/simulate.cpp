@@ -57,6 +57,7 @@ public:
             }
         }
         stepsWithInverted_ += a.invertedAfter > 0;
+        relocatedPoints_ += a.relocatedPoints;
         const auto& x = scene.particles.positions;
         stepVolumeRatio_ = 1;
         for (std::size_t b = 0; b < scene.bodies.size(); ++b) {
@@ -95,6 +96,7 @@ public:
         air["max_inverted_after"] = maxInvertedAfter_;
         air["max_inverted_step"] = worstStep_;
         air["steps_with_inverted"] = stepsWithInverted_;
+        air["relocated_points"] = relocatedPoints_;
         air["min_body_volume_ratio"] = minVolumeRatio_;
         air["smallest_body"] = smallestBody_;
         air["max_particles_outside"] = maxOutside_;
@@ -107,6 +109,7 @@ private:
     std::size_t maxInvertedAfter_ = 0;
     int worstStep_ = 0;
     std::size_t stepsWithInverted_ = 0;
+    std::size_t relocatedPoints_ = 0; // free air points moved out of a closing body, all steps
     Real minVolumeRatio_ = 1;
     std::string smallestBody_;
     std::size_t maxOutside_ = 0;

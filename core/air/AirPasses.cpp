@@ -145,6 +145,22 @@ void Solver::projectAir(bool last) {
     }
     checkAir(0, 1);
     std::vector<std::uint32_t>& found = airInverted_[0];
+    runAirRounds(found, inverted);
+    // A free point a body closed over keeps its star inverted whatever the rounds do: each
+    // projection that mends one of its tets inverts another (bremen squashed flat and released
+    // with the optimisation off: 5 air tets inverted to step 617 around one such point). It is
+    // air, not matter, and belongs to no surface: it moves into its star's kernel, where every
+    // tet around it is positive, and the rounds run once more.
+    if (!found.empty() && nTets > 0 && relocateTrappedAirPoints(found)) {
+        found.clear();
+        checkAir(0, 1);
+        runAirRounds(found, inverted);
+    }
+}
+
+template <class Inverted>
+void Solver::runAirRounds(std::vector<std::uint32_t>& found, const Inverted& inverted) {
+    const std::size_t nTets = scene_.air.tets.size();
     Real slack = kAirSlack;
     for (int round = 0; round < kAirRounds && !found.empty(); ++round) {
         slack = std::min(4 * slack, kAirSlackMax);
@@ -183,6 +199,91 @@ void Solver::projectAir(bool last) {
         }
         std::sort(found.begin(), found.end()); // element order, as a full check gives
     }
+}
+
+bool Solver::relocateTrappedAirPoints(const std::vector<std::uint32_t>& found) {
+    const std::size_t nTets = scene_.air.tets.size();
+    SolverParticle* P = predicted_.data();
+    std::vector<Index> points;
+    for (std::uint32_t e : found) {
+        if (e >= nTets) {
+            continue;
+        }
+        for (Index v : scene_.air.tets[e]) {
+            if (particleOwner_[v] == kFreeAir) {
+                points.push_back(v);
+            }
+        }
+    }
+    std::sort(points.begin(), points.end());
+    points.erase(std::unique(points.begin(), points.end()), points.end());
+    bool moved = false;
+    struct Face {  // the face of a star tet opposite the free point
+        Vec3 n;    // (b - a) x (c - a): the tet's C = n . (a - p)
+        Vec3 a;    // its first corner
+        Real want; // C aimed for: well above flat, relative to the face's size
+    };
+    std::vector<Face> faces;
+    for (Index p : points) {
+        // The star: every air tet around p, as C(p) = det[a - p, b - p, c - p] = n . (a - p)
+        // with n = (b - a) x (c - a) for its other corners a, b, c in the tet's order
+        // (affine in p, so each tet is a half-space and the star's kernel their intersection).
+        faces.clear();
+        for (std::uint32_t i = airIncidenceStart_[p]; i < airIncidenceStart_[p + 1]; ++i) {
+            const std::uint32_t e = airIncidence_[i];
+            if (e >= nTets) {
+                continue;
+            }
+            // p to the first corner by an even permutation (the tet's sign stays).
+            const Tetrahedron& o = scene_.air.tets[e];
+            const Tetrahedron t = o[1] == p   ? Tetrahedron{o[1], o[0], o[3], o[2]}
+                                  : o[2] == p ? Tetrahedron{o[2], o[3], o[0], o[1]}
+                                  : o[3] == p ? Tetrahedron{o[3], o[2], o[1], o[0]}
+                                              : o;
+            const Vec3 a(P[t[1]].x, P[t[1]].y, P[t[1]].z);
+            const Vec3 b(P[t[2]].x, P[t[2]].y, P[t[2]].z);
+            const Vec3 c(P[t[3]].x, P[t[3]].y, P[t[3]].z);
+            const Vec3 n = (b - a).cross(c - a);
+            const Real size = std::sqrt(n.norm()); // an edge length
+            faces.push_back({n, a, 1e-2 * size * size * size});
+        }
+        if (faces.empty()) {
+            continue;
+        }
+        // Alternating projections onto the violated half-spaces (they converge when the
+        // kernel is not empty), aiming well inside first and then nearer its boundary; kept
+        // only if every tet of the star ends up positive.
+        const Vec3 start(P[p].x, P[p].y, P[p].z);
+        Vec3 x = start;
+        bool positive = false;
+        for (Real aim = 1; aim > 1e-7 && !positive; aim *= 0.01) {
+            x = start;
+            bool inside = false;
+            for (int sweep = 0; sweep < 500 && !inside; ++sweep) {
+                inside = true;
+                for (const Face& f : faces) {
+                    const Real c = f.n.dot(f.a - x);
+                    const Real nn = f.n.squaredNorm();
+                    if (c < aim * f.want && nn > 0) {
+                        x -= f.n * ((aim * f.want - c) / nn);
+                        inside = false;
+                    }
+                }
+            }
+            positive = x.allFinite();
+            for (const Face& f : faces) {
+                positive = positive && f.n.dot(f.a - x) > 0;
+            }
+        }
+        if (positive && x != start) {
+            P[p].x = x.x();
+            P[p].y = x.y();
+            P[p].z = x.z();
+            moved = true;
+            ++airStatistics_.relocatedPoints;
+        }
+    }
+    return moved;
 }
 
 // Particle -> air elements (tets, then 2D triangles) incidence, rebuilt when the air changed.

@@ -44,6 +44,9 @@ struct AirStatistics {
     // contact distance) in the last substep.
     std::size_t contactPairs = 0;
     std::size_t contacts = 0;
+    // Free air points moved into the kernel of their star after the last iteration (a body
+    // had closed over them and the rounds could not mend their tets).
+    std::size_t relocatedPoints = 0;
 };
 
 struct KernelCost {
@@ -166,6 +169,12 @@ private:
     void checkAir(int part, int parts);
     void projectAir(bool lastIteration);
     void projectAirPasses(Real slack); // C after a projection, relative to the element's size
+    // The re-checks after the last iteration: rounds over the elements around what moved.
+    template <class Inverted>
+    void runAirRounds(std::vector<std::uint32_t>& found, const Inverted& inverted);
+    // Moves the free points of the still-inverted tets `found` into their star's kernel where
+    // it is not empty; whether any moved.
+    bool relocateTrappedAirPoints(const std::vector<std::uint32_t>& found);
     bool recordConvergence_ = false;
     Real lastInvH2_ = 0; // 1 / h^2 of the last substep
     std::vector<Real> convergence_;

@@ -496,23 +496,28 @@ private slots:
         Solver solver(scene);
         std::size_t worst = 0;
         int worstStep = 0;
+        // Through the landings too (at 1 MPa, a foam, the donkey kept 97.5% as the dog landed).
+        Real smallest = 1;
+        QString smallestAt;
         for (int step = 1; step <= 2000; ++step) {
             solver.step();
             if (solver.airStatistics().invertedAfter > worst) {
                 worst = solver.airStatistics().invertedAfter;
                 worstStep = step;
             }
+            const std::vector<Real> now = volumes();
+            for (std::size_t b = 0; b < now.size(); ++b) {
+                if (now[b] / rest[b] < smallest) {
+                    smallest = now[b] / rest[b];
+                    smallestAt = QString("%1 at step %2").arg(scene.bodies[b].name.c_str()).arg(step);
+                }
+            }
         }
         QVERIFY2(worst <= scene.air.tets.size() / 1000,
                  qPrintable(QString("%1 inverted after step %2").arg(worst).arg(worstStep)));
         QCOMPARE(solver.airStatistics().invertedAfter, std::size_t(0));
-        const std::vector<Real> now = volumes();
-        for (std::size_t b = 0; b < now.size(); ++b) {
-            QVERIFY2(std::abs(now[b] / rest[b] - 1) < 0.02,
-                     qPrintable(QString("%1: %2 of its volume")
-                                    .arg(scene.bodies[b].name.c_str())
-                                    .arg(now[b] / rest[b])));
-        }
+        QVERIFY2(smallest > 0.98,
+                 qPrintable(QString("%1 of its volume: %2").arg(smallest).arg(smallestAt)));
     }
 
     void airDancerScaleHasThePapersSize() {
@@ -528,7 +533,7 @@ private slots:
             // Checked are the tets the step began with (its optimisation pass changes them).
             const std::size_t tets = scene.air.tets.size();
             solver.step();
-            QCOMPARE(solver.airStatistics().checks, tets * 20);
+            QCOMPARE(solver.airStatistics().checks, tets * 20 * 2); // 20 iterations, 2 substeps
         }
         QVERIFY(solver.airOptimizationPasses() == 3);
         QCOMPARE(solver.airStatistics().invertedAfter, std::size_t(0));
