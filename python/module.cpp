@@ -1,0 +1,775 @@
+// The compiled part of the `pbdlab` Python module: scenes generated, loaded or prepared as
+// pbdlab-cli does, stepped by the same solver (the GIL released), with their state and fields
+// as numpy arrays. The package's __init__.py re-exports it and adds sweeps on Dask.
+
+#include "app/cli/ReportJson.h"
+#include "core/base/Version.h"
+#include "core/constraints/Attaching.h"
+#include "core/constraints/ConstraintGroups.h"
+#include "core/fields/Fields.h"
+#include "core/scene/Topology.h"
+#include "core/solver/Colliders.h"
+#include "core/solver/Solver.h"
+#include "meshing/AirScenes.h"
+#include "meshing/CookedAsset.h"
+#include "meshing/Export.h"
+#include "meshing/Prepare.h"
+#include "meshing/ProjectFile.h"
+
+#include <pybind11/numpy.h>
+#include <pybind11/pybind11.h>
+#include <pybind11/stl.h>
+
+#include <cmath>
+#include <memory>
+#include <optional>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+namespace py = pybind11;
+using nlohmann::json;
+
+namespace pbd::python {
+
+namespace {
+
+// nlohmann JSON to Python objects (the CLI's report format, as Python data).
+py::object toPython(const json& j) {
+    switch (j.type()) {
+    case json::value_t::null:
+        return py::none();
+    case json::value_t::boolean:
+        return py::bool_(j.get<bool>());
+    case json::value_t::number_integer:
+        return py::int_(j.get<std::int64_t>());
+    case json::value_t::number_unsigned:
+        return py::int_(j.get<std::uint64_t>());
+    case json::value_t::number_float:
+        return py::float_(j.get<double>());
+    case json::value_t::string:
+        return py::str(j.get<std::string>());
+    case json::value_t::array: {
+        py::list list;
+        for (const json& item : j) {
+            list.append(toPython(item));
+        }
+        return list;
+    }
+    case json::value_t::object: {
+        py::dict dict;
+        for (auto it = j.begin(); it != j.end(); ++it) {
+            dict[py::str(it.key())] = toPython(it.value());
+        }
+        return dict;
+    }
+    default:
+        return py::none();
+    }
+}
+
+template <class T> T unwrap(Result<T> r) {
+    if (!r) {
+        throw std::invalid_argument(r.error());
+    }
+    return std::move(r).value();
+}
+
+// An (n, k) float64 array copied from rows of k numbers.
+template <class Rows, int K> py::array_t<double> rowsArray(const Rows& rows) {
+    py::array_t<double> a({py::ssize_t(rows.size()), py::ssize_t(K)});
+    auto m = a.mutable_unchecked<2>();
+    for (std::size_t i = 0; i < rows.size(); ++i) {
+        for (int k = 0; k < K; ++k) {
+            m(py::ssize_t(i), k) = double(rows[i][k]);
+        }
+    }
+    return a;
+}
+
+template <class T> py::array_t<T> vectorArray(const std::vector<T>& v) {
+    py::array_t<T> a(py::ssize_t(v.size()));
+    std::copy(v.begin(), v.end(), a.mutable_data());
+    return a;
+}
+
+template <std::size_t N> py::array_t<std::uint32_t> elementsArray(const std::vector<std::array<Index, N>>& e) {
+    py::array_t<std::uint32_t> a({py::ssize_t(e.size()), py::ssize_t(N)});
+    auto m = a.mutable_unchecked<2>();
+    for (std::size_t i = 0; i < e.size(); ++i) {
+        for (std::size_t k = 0; k < N; ++k) {
+            m(py::ssize_t(i), py::ssize_t(k)) = e[i][k];
+        }
+    }
+    return a;
+}
+
+const char* kMethods = "xpbd or pbd";
+
+} // namespace
+
+// A scene and the solver that steps it. The scene lives on the heap so that its address (which
+// the solver and numpy views hold) never changes; edits that the solver caches (constraint
+// groups, colliders, pins) drop the solver, which the next step builds again, as the window
+// does. Simulated time and the step count carry over.
+class PyScene {
+public:
+    explicit PyScene(Scene scene) : scene_(std::make_unique<Scene>(std::move(scene))) {
+        rest_ = captureRestFrames(*scene_);
+    }
+
+    Scene& scene() { return *scene_; }
+    const RestFrames& rest() const { return rest_; }
+
+    void step(int steps, std::optional<int> threads) {
+        if (steps < 0) {
+            throw std::invalid_argument("step: the number of steps must be at least 0, not " +
+                                        std::to_string(steps));
+        }
+        if (threads) {
+            if (*threads < 0) {
+                throw std::invalid_argument("step: threads must be at least 0 (0: all cores)");
+            }
+            scene_->solver.threads = *threads;
+        }
+        if (!solver_) {
+            // What pbdlab-cli simulate refuses before the first step is refused here too.
+            if (const std::vector<std::string> problems = validateScene(*scene_);
+                !problems.empty()) {
+                throw std::invalid_argument("cannot simulate '" + scene_->name +
+                                            "': " + problems.front());
+            }
+        }
+        std::string diverged;
+        {
+            py::gil_scoped_release unlocked;
+            if (!solver_) {
+                solver_ = std::make_unique<Solver>(*scene_);
+            }
+            for (int i = 0; i < steps; ++i) {
+                solver_->step();
+                time_ += scene_->solver.timeStep;
+                ++steps_;
+                totalMs_ += solver_->lastStepMilliseconds();
+                air_ = solver_->airStatistics();
+                maxInvertedAir_ = std::max(maxInvertedAir_, air_.invertedAfter);
+            }
+            if (steps > 0) {
+                diverged = divergence();
+            }
+        }
+        if (!diverged.empty()) {
+            throw std::runtime_error(diverged);
+        }
+    }
+
+    // The first non-finite particle or rigid body, as pbdlab-cli simulate words it.
+    std::string divergence() const {
+        for (std::size_t i = 0; i < scene_->particles.size(); ++i) {
+            if (!scene_->particles.positions[i].allFinite()) {
+                return "the simulation diverged: " + describeParticle(*scene_, i) +
+                       " has a non-finite position";
+            }
+        }
+        for (const RigidBody& b : scene_->rigidBodies) {
+            if (!b.x.allFinite() || !b.q.coeffs().allFinite() || !b.v.allFinite() ||
+                !b.L.allFinite()) {
+                return "the simulation diverged: rigid body '" + b.name +
+                       "' has a non-finite position or velocity";
+            }
+        }
+        return "";
+    }
+
+    void edited() { solver_.reset(); }
+
+    double time() const { return time_; }
+    std::size_t steps() const { return steps_; }
+    double msPerStep() const { return steps_ ? totalMs_ / double(steps_) : 0.0; }
+    double lastStepMs() const { return solver_ ? solver_->lastStepMilliseconds() : 0.0; }
+    const AirStatistics& air() const { return air_; }
+    std::size_t maxInvertedAir() const { return maxInvertedAir_; }
+    const Solver* solver() const { return solver_.get(); }
+
+    // A deep copy: the state, not the solver (the copy's first step builds its own).
+    PyScene copy() const {
+        PyScene c(*scene_);
+        c.rest_ = rest_;
+        c.time_ = time_;
+        c.steps_ = steps_;
+        return c;
+    }
+
+private:
+    std::unique_ptr<Scene> scene_;
+    std::unique_ptr<Solver> solver_;
+    RestFrames rest_;
+    double time_ = 0;
+    std::size_t steps_ = 0;
+    double totalMs_ = 0;
+    AirStatistics air_;
+    std::size_t maxInvertedAir_ = 0;
+};
+
+namespace {
+
+// positions, velocities: zero-copy (n, 3) views of the scene's own arrays while particles can
+// be neither added nor removed (no tearing), copies otherwise.
+py::array_t<double> vec3Array(PyScene& s, std::vector<Vec3>& v, py::handle owner) {
+    static_assert(sizeof(Vec3) == 3 * sizeof(double));
+    const std::vector<py::ssize_t> shape = {py::ssize_t(v.size()), 3};
+    const std::vector<py::ssize_t> strides = {py::ssize_t(sizeof(Vec3)), py::ssize_t(sizeof(double))};
+    if (s.scene().solver.tearingStretch > 0) {
+        return py::array_t<double>(shape, strides, v.empty() ? nullptr : v.front().data());
+    }
+    return py::array_t<double>(shape, strides, v.empty() ? nullptr : v.front().data(), owner);
+}
+
+void setVec3Array(std::vector<Vec3>& v, const py::array_t<double, py::array::c_style | py::array::forcecast>& a,
+                  const char* what) {
+    if (a.ndim() != 2 || a.shape(1) != 3 || std::size_t(a.shape(0)) != v.size()) {
+        throw std::invalid_argument(std::string(what) + " must be an (" + std::to_string(v.size()) +
+                                    ", 3) array");
+    }
+    auto r = a.unchecked<2>();
+    for (std::size_t i = 0; i < v.size(); ++i) {
+        const Vec3 p(r(py::ssize_t(i), 0), r(py::ssize_t(i), 1), r(py::ssize_t(i), 2));
+        if (!p.allFinite()) {
+            throw std::invalid_argument(std::string(what) + ": row " + std::to_string(i) +
+                                        " is not finite");
+        }
+        v[i] = p;
+    }
+}
+
+// The settings a sweep or a script sets by name, as pbdlab-cli's options name them.
+void setSetting(SolverSettings& s, const std::string& key, const py::handle& value) {
+    auto number = [&] { return value.cast<double>(); };
+    auto whole = [&](long lowest, const char* what) {
+        const long v = value.cast<long>();
+        if (v < lowest) {
+            throw std::invalid_argument(key + ": " + what);
+        }
+        return int(v);
+    };
+    auto positive = [&](const char* what) {
+        const double v = number();
+        if (!(v > 0) || !std::isfinite(v)) {
+            throw std::invalid_argument(key + ": " + what);
+        }
+        return v;
+    };
+    auto atLeastZero = [&](const char* what) {
+        const double v = number();
+        if (!(v >= 0) || !std::isfinite(v)) {
+            throw std::invalid_argument(key + ": " + what);
+        }
+        return v;
+    };
+    if (key == "iterations") {
+        s.iterations = whole(1, "a whole number of sweeps, at least 1");
+    } else if (key == "substeps") {
+        s.substeps = whole(1, "a whole number of substeps, at least 1");
+    } else if (key == "dt") {
+        s.timeStep = positive("a positive time step in seconds");
+    } else if (key == "threads") {
+        s.threads = whole(0, "a number of threads (0: all cores)");
+    } else if (key == "method") {
+        const std::string m = value.cast<std::string>();
+        if (m != "xpbd" && m != "pbd") {
+            throw std::invalid_argument(key + ": " + kMethods + ", not '" + m + "'");
+        }
+        s.method = m == "pbd" ? SolverMethod::Pbd : SolverMethod::Xpbd;
+    } else if (key == "gravity") {
+        const auto g = value.cast<std::vector<double>>();
+        if (g.size() != 3) {
+            throw std::invalid_argument("gravity: three numbers, m/s^2");
+        }
+        s.gravity = Vec3(g[0], g[1], g[2]);
+    } else if (key == "air_optimization") {
+        s.airOptimizationInterval = whole(0, "a step interval (0 = off)");
+    } else if (key == "air_threshold") {
+        const double q = number();
+        if (!(q > 0 && q <= 1)) {
+            throw std::invalid_argument(key + ": a quality in (0, 1]");
+        }
+        s.airQualityThreshold = q;
+    } else if (key == "air_distance") {
+        s.airContactDistance = atLeastZero("a distance >= 0, m");
+    } else if (key == "air_friction") {
+        s.airFriction = atLeastZero("a friction coefficient >= 0");
+    } else if (key == "self_collision") {
+        s.selfCollision = value.cast<bool>();
+    } else if (key == "cloth_thickness") {
+        s.clothThickness = atLeastZero("a thickness >= 0, m");
+    } else if (key == "collision_margin") {
+        s.collisionMargin = atLeastZero("a margin >= 0, m");
+    } else if (key == "global_damping") {
+        s.globalDamping = atLeastZero("a damping in [0, 1]");
+    } else if (key == "constraint_damping") {
+        s.constraintDamping = atLeastZero("a damping in [0, 1]");
+    } else if (key == "tearing") {
+        s.tearingStretch = atLeastZero("a stretch ratio (0 = off)");
+    } else if (key == "exact_angular_momentum") {
+        s.exactAngularMomentum = value.cast<bool>();
+    } else if (key == "rigid_iterations") {
+        s.rigid.iterations = whole(1, "a whole number of sweeps, at least 1");
+    } else if (key == "rigid_substeps") {
+        s.rigid.substeps = whole(1, "a whole number of substeps, at least 1");
+    } else if (key == "sleeping") {
+        s.rigid.sleeping = value.cast<bool>();
+    } else {
+        throw py::key_error(
+            "unknown setting '" + key +
+            "' (settings: iterations, substeps, dt, threads, method, gravity, air_optimization, "
+            "air_threshold, air_distance, air_friction, self_collision, cloth_thickness, "
+            "collision_margin, global_damping, constraint_damping, tearing, "
+            "exact_angular_momentum, rigid_iterations, rigid_substeps, sleeping)");
+    }
+}
+
+py::dict fieldsDict(PyScene& s) {
+    const ElementFields f = computeElementFields(s.scene(), s.rest());
+    py::dict d;
+    d["tet_green_strain"] = rowsArray<decltype(f.tetGreenStrain), 6>(f.tetGreenStrain);
+    d["tet_principal_stretch"] = rowsArray<decltype(f.tetPrincipalStretch), 3>(f.tetPrincipalStretch);
+    d["tet_volume_ratio"] = vectorArray(f.tetVolumeRatio);
+    d["triangle_green_strain"] = rowsArray<decltype(f.triangleGreenStrain), 3>(f.triangleGreenStrain);
+    d["triangle_principal_stretch"] =
+        rowsArray<decltype(f.trianglePrincipalStretch), 2>(f.trianglePrincipalStretch);
+    d["triangle_area_ratio"] = vectorArray(f.triangleAreaRatio);
+    d["inverted_tets"] = f.invertedTets();
+    return d;
+}
+
+py::list residualsList(PyScene& s) {
+    py::list out;
+    for (const ConstraintResiduals& r : computeConstraintResiduals(s.scene())) {
+        if (r.residual.empty()) {
+            continue;
+        }
+        py::dict d;
+        d["type"] = std::string(toString(r.type));
+        d["components"] = r.components;
+        d["count"] = r.residual.size() / std::size_t(r.components);
+        d["max_abs_residual"] = r.maxAbsResidual();
+        d["residual"] = vectorArray(r.residual);
+        d["lambda"] = vectorArray(r.lambda);
+        out.append(d);
+    }
+    return out;
+}
+
+py::dict airDict(PyScene& s) {
+    const Scene& scene = s.scene();
+    const AirStatistics& a = s.air();
+    py::dict d;
+    d["tets"] = scene.air.tets.size();
+    d["triangles"] = scene.air.triangles.size();
+    d["inverted_before"] = a.invertedBefore;
+    d["inverted_after"] = a.invertedAfter;
+    d["max_inverted_after"] = s.maxInvertedAir();
+    d["min_volume"] = a.minVolume;
+    d["projections"] = a.projections;
+    d["contact_pairs"] = a.contactPairs;
+    d["contacts"] = a.contacts;
+    d["relocated_points"] = a.relocatedPoints;
+    d["optimisation_interval"] = scene.solver.airOptimizationInterval;
+    d["optimisation_passes"] = s.solver() ? s.solver()->airOptimizationPasses() : 0;
+    d["optimisation_ms"] = s.solver() ? s.solver()->airOptimizationMilliseconds() : 0.0;
+    return d;
+}
+
+py::dict rigidDict(PyScene& s) {
+    const auto& bodies = s.scene().rigidBodies;
+    py::array_t<double> x({py::ssize_t(bodies.size()), py::ssize_t(3)});
+    py::array_t<double> q({py::ssize_t(bodies.size()), py::ssize_t(4)});
+    py::array_t<double> v({py::ssize_t(bodies.size()), py::ssize_t(3)});
+    py::array_t<double> w({py::ssize_t(bodies.size()), py::ssize_t(3)});
+    auto mx = x.mutable_unchecked<2>();
+    auto mq = q.mutable_unchecked<2>();
+    auto mv = v.mutable_unchecked<2>();
+    auto mw = w.mutable_unchecked<2>();
+    py::list names;
+    for (std::size_t i = 0; i < bodies.size(); ++i) {
+        const RigidBody& b = bodies[i];
+        const py::ssize_t r = py::ssize_t(i);
+        const Vec3& omega = b.omega;
+        for (int k = 0; k < 3; ++k) {
+            mx(r, k) = b.x[k];
+            mv(r, k) = b.v[k];
+            mw(r, k) = omega[k];
+        }
+        mq(r, 0) = b.q.w();
+        mq(r, 1) = b.q.x();
+        mq(r, 2) = b.q.y();
+        mq(r, 3) = b.q.z();
+        names.append(b.name);
+    }
+    py::dict d;
+    d["names"] = names;
+    d["positions"] = x;
+    d["orientations"] = q;
+    d["velocities"] = v;
+    d["angular_velocities"] = w;
+    return d;
+}
+
+PyScene prepareMeshes(const std::vector<std::string>& meshes, const py::kwargs& kw) {
+    PrepareOptions o;
+    for (const auto& [k, value] : kw) {
+        const std::string key = k.cast<std::string>();
+        if (key == "tet") {
+            o.tetrahedralize = value.cast<bool>();
+        } else if (key == "air") {
+            o.air = value.cast<bool>();
+        } else if (key == "constraints") {
+            o.defaultConstraints = value.cast<bool>();
+        } else if (key == "frames") {
+            o.frames = value.cast<bool>();
+        } else if (key == "tet_frames") {
+            const std::string f = value.cast<std::string>();
+            if (f != "global" && f != "surface") {
+                throw std::invalid_argument("tet_frames: global or surface, not '" + f + "'");
+            }
+            o.tetFrames = f == "global" ? TetFrameMode::Global : TetFrameMode::NearestSurface;
+            o.frames = true;
+        } else if (key == "cage") {
+            o.cage.triangles = value.cast<std::size_t>();
+        } else if (key == "cage_mesh") {
+            o.cage.mesh = value.cast<std::string>();
+        } else if (key == "quality") {
+            o.tet.radiusEdgeRatio = value.cast<double>();
+        } else if (key == "max_volume") {
+            o.tet.maxVolume = value.cast<double>();
+        } else if (key == "air_margin") {
+            o.airOptions.margin = value.cast<double>();
+        } else if (key == "air_subdivisions") {
+            o.airOptions.boxSubdivisions = value.cast<int>();
+        } else if (key == "air_quality") {
+            o.airOptions.radiusEdgeRatio = value.cast<double>();
+        } else if (key == "merge_shells") {
+            o.import.mergeShells = value.cast<bool>();
+        } else if (key == "scale") {
+            o.import.scale = value.cast<double>();
+        } else if (key == "repair") {
+            o.repair = value.cast<bool>();
+        } else if (key == "wrap") {
+            const std::string w = value.cast<std::string>();
+            if (w != "auto" && w != "always" && w != "never") {
+                throw std::invalid_argument("wrap: auto, always or never, not '" + w + "'");
+            }
+            o.repairOptions.wrap = w == "always"  ? WrapMode::Always
+                                   : w == "never" ? WrapMode::Never
+                                                  : WrapMode::Auto;
+        } else if (key == "overlaps") {
+            const std::string w = value.cast<std::string>();
+            if (w != "wrap" && w != "union" && w != "keep") {
+                throw std::invalid_argument("overlaps: wrap, union or keep, not '" + w + "'");
+            }
+            o.overlaps = w == "union"  ? OverlapMode::Union
+                         : w == "keep" ? OverlapMode::Keep
+                                       : OverlapMode::Wrap;
+        } else if (key == "rigid") {
+            o.rigidHulls = value.cast<bool>();
+        } else if (key == "ground") {
+            o.rigidGround = value.cast<bool>();
+        } else if (key == "density") {
+            o.density = value.cast<double>();
+        } else if (key == "areal_density") {
+            o.arealDensity = value.cast<double>();
+        } else if (key == "timeout") {
+            o.tet.timeoutSeconds = o.airOptions.timeoutSeconds = value.cast<double>();
+        } else {
+            throw py::type_error(
+                "prepare() got an unexpected keyword argument '" + key +
+                "' (options: tet, air, constraints, frames, tet_frames, cage, cage_mesh, quality, "
+                "max_volume, air_margin, air_subdivisions, air_quality, merge_shells, scale, "
+                "repair, wrap, overlaps, rigid, ground, density, areal_density, timeout)");
+        }
+    }
+    o.cage.import = o.import;
+    std::vector<std::filesystem::path> files(meshes.begin(), meshes.end());
+    PrepareResult result;
+    {
+        py::gil_scoped_release unlocked;
+        result = prepareFiles(files, o, {});
+    }
+    if (!result.report.ok()) {
+        throw std::runtime_error("prepare failed: " + result.report.error);
+    }
+    return PyScene(std::move(result.scene));
+}
+
+} // namespace
+
+} // namespace pbd::python
+
+using namespace pbd;
+using pbd::python::PyScene;
+
+PYBIND11_MODULE(_pbdlab, m) {
+    m.doc() = "PBD Lab: position-based simulation assets (PBD, XPBD, Strain Based Dynamics, Air "
+              "Meshes, rigid bodies), scripted. The same scenes, solver and messages as "
+              "pbdlab-cli.";
+    m.attr("__version__") = kVersion;
+
+    m.def(
+        "scenes",
+        [] {
+            std::vector<std::pair<std::string, std::string>> out;
+            for (const SceneInfo& info : allScenes()) {
+                out.emplace_back(info.name, info.description);
+            }
+            return out;
+        },
+        "The scenes PBD Lab generates, as (name, description) pairs (pbdlab-cli scenes).");
+    m.def(
+        "generate",
+        [](const std::string& name) { return PyScene(python::unwrap(makeAnyScene(name))); },
+        py::arg("name"),
+        "A generated scene by name (see scenes()), as pbdlab-cli simulate NAME makes it. "
+        "Raises ValueError naming the scenes there are for an unknown name.");
+    m.def(
+        "load",
+        [](const std::string& path) {
+            Result<Scene> loaded = Error{""};
+            {
+                py::gil_scoped_release unlocked;
+                loaded = loadSceneFile(path);
+            }
+            return PyScene(python::unwrap(std::move(loaded)));
+        },
+        py::arg("path"),
+        "A project or cooked asset (.json) from disk. Raises ValueError with the loader's "
+        "message (the file, the JSON path and what is wrong) when it cannot be read.");
+    m.def("prepare", &python::prepareMeshes, py::arg("meshes"),
+          "Import, repair and prepare meshes as pbdlab-cli prepare does, with its options as "
+          "keywords: tet, air, constraints, frames, tet_frames ('global'|'surface'), cage (about "
+          "N triangles), cage_mesh, quality, max_volume, air_margin, air_subdivisions, "
+          "air_quality, merge_shells, scale, repair, wrap ('auto'|'always'|'never'), overlaps "
+          "('wrap'|'union'|'keep'), rigid, ground, density, areal_density, timeout. Raises "
+          "RuntimeError('prepare failed: ...') with what to try when a mesh cannot be prepared.");
+
+    py::class_<PyScene>(m, "Scene",
+                        "A scene and its solver. Arrays of the state (positions, velocities, "
+                        "inverse_masses) are zero-copy views of the scene's own memory, valid "
+                        "as long as the scene object lives, unless the scene tears (then copies: "
+                        "tearing adds particles). Everything else (fields, residuals, rigid "
+                        "poses, elements) is a copy taken when asked.")
+        .def_property_readonly(
+            "name", [](PyScene& s) { return s.scene().name; }, "The scene's name.")
+        .def_property_readonly(
+            "description", [](PyScene& s) { return s.scene().description; },
+            "What the scene shows (generated scenes), or empty.")
+        .def(
+            "step",
+            [](PyScene& s, int steps, std::optional<int> threads) { s.step(steps, threads); },
+            py::arg("steps") = 1, py::arg("threads") = py::none(),
+            "Advances the scene `steps` steps (each `dt` long, in `substeps`) on `threads` "
+            "threads (default: the scene's setting; 0: all cores), the GIL released. Bit for bit "
+            "what pbdlab-cli simulate gives for the same scene, steps and threads. Raises "
+            "ValueError when the scene cannot be simulated and RuntimeError when it diverged.")
+        .def_property_readonly("time", &PyScene::time, "Simulated time, s.")
+        .def_property_readonly("step_count", &PyScene::steps, "Steps taken.")
+        .def_property_readonly("ms_per_step", &PyScene::msPerStep,
+                               "Mean wall time of the steps taken, ms.")
+        .def_property_readonly("last_step_ms", &PyScene::lastStepMs,
+                               "Wall time of the last step, ms.")
+        .def_property(
+            "positions",
+            [](py::object self) {
+                PyScene& s = self.cast<PyScene&>();
+                return python::vec3Array(s, s.scene().particles.positions, self);
+            },
+            [](PyScene& s, const py::array_t<double, py::array::c_style | py::array::forcecast>& a) {
+                python::setVec3Array(s.scene().particles.positions, a, "positions");
+            },
+            "Particle positions, (N, 3) float64, m: a writable view (see Scene).")
+        .def_property(
+            "velocities",
+            [](py::object self) {
+                PyScene& s = self.cast<PyScene&>();
+                return python::vec3Array(s, s.scene().particles.velocities, self);
+            },
+            [](PyScene& s, const py::array_t<double, py::array::c_style | py::array::forcecast>& a) {
+                python::setVec3Array(s.scene().particles.velocities, a, "velocities");
+            },
+            "Particle velocities, (N, 3) float64, m/s: a writable view (see Scene).")
+        .def_property_readonly(
+            "inverse_masses",
+            [](py::object self) {
+                std::vector<Real>& w = self.cast<PyScene&>().scene().particles.inverseMasses;
+                return py::array_t<double>({py::ssize_t(w.size())}, {py::ssize_t(sizeof(Real))},
+                                           w.data(), self);
+            },
+            "Inverse masses, (N,) float64, 1/kg (0: pinned): a view.")
+        .def_property_readonly(
+            "bodies",
+            [](PyScene& s) {
+                py::list out;
+                for (const Body& b : s.scene().bodies) {
+                    py::dict d;
+                    d["name"] = b.name;
+                    d["kind"] = std::string(toString(b.kind));
+                    d["first_particle"] = b.firstParticle;
+                    d["particles"] = b.particleCount;
+                    d["triangles"] = python::elementsArray(b.triangles);
+                    d["tets"] = python::elementsArray(b.tets);
+                    out.append(d);
+                }
+                return out;
+            },
+            "The bodies: name, kind, first_particle, particles, triangles (M, 3) and tets "
+            "(K, 4) as particle indices (copies).")
+        .def_property_readonly(
+            "settings",
+            [](PyScene& s) { return python::toPython(cli::settingsJson(s.scene().solver)); },
+            "The solver settings, as pbdlab-cli reports them (a copy; change them with set()).")
+        .def(
+            "set",
+            [](PyScene& s, const py::kwargs& kw) {
+                SolverSettings settings = s.scene().solver;
+                for (const auto& [key, value] : kw) {
+                    python::setSetting(settings, key.cast<std::string>(), value);
+                }
+                s.scene().solver = settings; // all or nothing
+            },
+            "Sets solver settings by name, as pbdlab-cli's options: iterations, substeps, dt, "
+            "threads, method ('xpbd'|'pbd'), gravity, air_optimization, air_threshold, "
+            "air_distance, air_friction, self_collision, cloth_thickness, collision_margin, "
+            "global_damping, constraint_damping, tearing, exact_angular_momentum, "
+            "rigid_iterations, rigid_substeps, sleeping. Raises KeyError for an unknown name and "
+            "ValueError for a value out of range; nothing is set then.")
+        .def_property_readonly(
+            "groups", [](PyScene& s) { return python::toPython(cli::groupsJson(s.scene())); },
+            "The constraint groups (name, type, count, material, rest, enabled), as pbdlab-cli "
+            "info lists them.")
+        .def(
+            "edit_group",
+            [](PyScene& s, const std::string& spec) {
+                python::unwrap(editConstraintGroup(s.scene(), spec));
+                s.edited();
+            },
+            py::arg("spec"),
+            "Edits a constraint group as pbdlab-cli's --group does: 'NAME:KEY=VALUE[,...]', KEY "
+            "one of enabled (on|off), modulus, compliance, a component (stretch_u, shear_xy, ...; "
+            "a number or 'rigid'), pbd, pbd_COMPONENT, rest_u, rest_v, rest_x..., pressure. "
+            "Raises ValueError with the CLI's message (an unknown group lists those there are).")
+        .def_property_readonly(
+            "colliders", [](PyScene& s) { return python::toPython(cli::collidersJson(s.scene())); },
+            "The colliders (shape, position, size, friction, ...), as pbdlab-cli reports them.")
+        .def(
+            "add_collider",
+            [](PyScene& s, const std::string& spec) {
+                Result<Collider> c = Error{""};
+                if (spec.starts_with("mesh:file=")) {
+                    const std::size_t comma = spec.find(',');
+                    const std::string file =
+                        spec.substr(10, comma == std::string::npos ? std::string::npos : comma - 10);
+                    c = meshColliderFromFile(file);
+                    if (c && comma != std::string::npos) {
+                        c = editCollider(std::move(c).value(), spec.substr(comma + 1));
+                    }
+                } else {
+                    c = colliderFromSpec(spec, s.scene().bounds());
+                }
+                s.scene().colliders.push_back(python::unwrap(std::move(c)));
+                s.edited();
+            },
+            py::arg("spec"),
+            "Adds a collider as pbdlab-cli's --collider does: 'SHAPE[:KEY=VALUE,...]' with SHAPE "
+            "plane, sphere, box or capsule fitted under the bodies, or 'mesh:file=PATH'. Raises "
+            "ValueError with the CLI's message.")
+        .def(
+            "pin",
+            [](PyScene& s, const std::vector<Index>& particles, double compliance) {
+                for (Index p : particles) {
+                    if (p >= s.scene().particles.size()) {
+                        throw py::index_error("pin: particle " + std::to_string(p) +
+                                              " is out of range (the scene has " +
+                                              std::to_string(s.scene().particles.size()) + ")");
+                    }
+                }
+                const AttachResult r =
+                    python::unwrap(attachToPoints(s.scene(), particles, compliance));
+                s.edited();
+                return r.added;
+            },
+            py::arg("particles"), py::arg("compliance") = 0.0,
+            "Holds each particle where it is now (compliance 0: pinned; > 0: a soft spring, "
+            "m/N). Returns the number of attachments made.")
+        .def(
+            "fields", &python::fieldsDict,
+            "Per-element fields against the rest shape the scene was made in: tet_green_strain "
+            "(K, 6: xx yy zz xy xz yz), tet_principal_stretch (K, 3), tet_volume_ratio (K,), "
+            "triangle_green_strain (M, 3: uu vv uv), triangle_principal_stretch (M, 2), "
+            "triangle_area_ratio (M,), inverted_tets (copies).")
+        .def("residuals", &python::residualsList,
+             "Per constraint type: residual C and lambda of the last substep (copies).")
+        .def_property_readonly("air", &python::airDict,
+                               "The air mesh's figures of the last step and the largest number "
+                               "of air tets inverted after any step so far.")
+        .def_property_readonly(
+            "air_mesh",
+            [](PyScene& s) {
+                const AirMesh& a = s.scene().air;
+                py::dict d;
+                d["tets"] = python::elementsArray(a.tets);
+                d["triangles"] = python::elementsArray(a.triangles);
+                d["first_particle"] = a.firstParticle;
+                d["particle_count"] = a.particleCount;
+                return d;
+            },
+            "The air mesh as it is now (the optimisation changes it): tets (K, 4) or, in 2D, "
+            "triangles (K, 3) as particle indices, and the air's own particles (the container's "
+            "and the free points) [first_particle, first_particle + particle_count) (copies).")
+        .def_property_readonly("rigid_bodies", &python::rigidDict,
+                               "Rigid bodies: names, positions (R, 3), orientations (R, 4, "
+                               "w x y z), velocities and angular velocities (copies).")
+        .def(
+            "save",
+            [](PyScene& s, const std::string& path) {
+                python::unwrap(saveProject(s.scene(), path));
+            },
+            py::arg("path"), "Writes the scene as a project (.json), atomically.")
+        .def(
+            "export",
+            [](PyScene& s, const std::string& path, const std::string& format) {
+                std::string f = format;
+                if (f.empty()) {
+                    const std::size_t dot = path.rfind('.');
+                    f = dot == std::string::npos ? "" : path.substr(dot + 1);
+                }
+                if (f == "vtu") {
+                    python::unwrap(exportVtu(s.scene(), path));
+                } else if (f == "msh") {
+                    python::unwrap(exportMsh(s.scene(), path));
+                } else if (f == "tetgen") {
+                    python::unwrap(exportTetgen(s.scene(), path));
+                } else if (f == "asset") {
+                    python::unwrap(exportCookedAsset(s.scene(), path));
+                } else if (f == "project" || f == "json") {
+                    python::unwrap(saveProject(s.scene(), path));
+                } else {
+                    throw std::invalid_argument("export: '" + path +
+                                                "': name a format (vtu, msh, tetgen, asset, "
+                                                "project) or use one of their extensions");
+                }
+            },
+            py::arg("path"), py::arg("format") = "",
+            "Writes the scene as pbdlab-cli export does: 'vtu', 'msh' (Gmsh 4.1), 'tetgen' "
+            "(PATH is the prefix), 'asset' (cooked JSON) or 'project'; by default the path's "
+            "extension says which (.json is a project).")
+        .def("copy", &PyScene::copy, "A deep copy of the scene and its state (not its solver).")
+        .def_property_readonly(
+            "particle_count", [](PyScene& s) { return s.scene().particles.size(); },
+            "Particles in the scene (bodies', the air's and the container's).")
+        .def("__repr__", [](PyScene& s) {
+            const Scene& sc = s.scene();
+            return "<pbdlab.Scene '" + sc.name + "': " + std::to_string(sc.bodies.size()) +
+                   " bodies, " + std::to_string(sc.particles.size()) + " particles, " +
+                   std::to_string(sc.tetCount()) + " tets, " + std::to_string(sc.air.tets.size()) +
+                   " air tets, t = " + std::to_string(s.time()) + " s>";
+        });
+}

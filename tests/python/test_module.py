@@ -1,0 +1,241 @@
+"""The pbdlab module against pbdlab-cli: the same scenes, the same answers bit for bit, the
+same messages; numpy views that are views; errors that are Python exceptions."""
+
+import json
+import subprocess
+import threading
+import time
+
+import numpy
+import pytest
+
+import pbdlab
+
+
+def cli_run(cli, tmp_path, *args):
+    out = tmp_path / "run.json"
+    subprocess.run([cli, "simulate", *args, "--out", str(out)], check=True, capture_output=True)
+    return json.loads(out.read_text())
+
+
+def cli_positions(cli, tmp_path, *args):
+    return numpy.array(cli_run(cli, tmp_path, *args)["positions"], dtype=float)
+
+
+def test_the_issue_script_works_as_written():
+    s = pbdlab.generate("cloth")
+    s.step(20, threads=1)
+    p = s.positions
+    assert isinstance(p, numpy.ndarray)
+    assert p.shape == (2500, 3) and p.dtype == numpy.float64
+    assert s.step_count == 20
+    assert s.time == pytest.approx(20 * 0.005)
+    # The cloth hangs from two corners: after 0.1 s it has fallen, and not through anything.
+    start = pbdlab.generate("cloth").positions
+    assert p[:, 1].mean() < start[:, 1].mean() - 0.01
+    assert numpy.isfinite(p).all()
+
+
+@pytest.mark.parametrize("scene,steps,threads", [
+    ("cloth", 20, 1),
+    ("cloth", 20, 2),
+    ("tetbar", 10, 2),
+    ("stack", 30, 1),
+    ("air-boxes", 10, 1),
+])
+def test_stepping_from_python_is_bit_for_bit_the_cli(cli, tmp_path, scene, steps, threads):
+    s = pbdlab.generate(scene)
+    s.step(steps, threads=threads)
+    run = cli_run(cli, tmp_path, scene, "--steps", str(steps), "--threads", str(threads))
+    ours = s.positions
+    theirs = numpy.array(run["positions"], dtype=float).reshape(-1, 3)
+    assert ours.shape == theirs.shape
+    assert numpy.array_equal(ours, theirs), numpy.abs(ours - theirs).max()
+    if "rigid" in run:
+        bodies = run["rigid"]["bodies"]
+        assert len(bodies) > 0
+        r = s.rigid_bodies
+        assert numpy.array_equal(r["positions"], [b["position"] for b in bodies])
+        assert numpy.array_equal(r["orientations"], [b["orientation"] for b in bodies])
+
+
+def test_steps_split_across_calls_and_settings_match_the_cli(cli, tmp_path):
+    s = pbdlab.generate("cloth")
+    s.set(iterations=3, dt=0.01)
+    for _ in range(4):
+        s.step(3, threads=1)
+    theirs = cli_positions(cli, tmp_path, "cloth", "--steps", "12", "--threads", "1",
+                           "--iterations", "3", "--dt", "0.01")
+    assert numpy.array_equal(s.positions, theirs)
+    assert s.settings["iterations"] == 3 and s.settings["dt"] == 0.01
+
+
+def test_group_edits_and_colliders_are_the_clis(cli, tmp_path):
+    s = pbdlab.generate("cloth")
+    s.edit_group("cloth stretch:compliance=1e-4")
+    s.add_collider("sphere:position=0 1.5 0,radius=0.3")
+    s.step(30, threads=1)
+    theirs = cli_positions(cli, tmp_path, "cloth", "--steps", "30", "--threads", "1",
+                           "--group", "cloth stretch:compliance=1e-4",
+                           "--collider", "sphere:position=0 1.5 0,radius=0.3")
+    assert numpy.array_equal(s.positions, theirs)
+    assert s.groups[0]["material"]["compliance"] == 1e-4
+    assert s.colliders[-1]["shape"] == "sphere"
+
+
+def test_positions_are_a_view_that_writes_through():
+    s = pbdlab.generate("cloth")
+    p = s.positions
+    assert not p.flags["OWNDATA"]
+    p[5] = (0.25, 3.0, 0.5)
+    assert tuple(s.positions[5]) == (0.25, 3.0, 0.5)
+    s.step(1, threads=1)
+    assert p[5][1] < 3.0  # the same memory, moved by the solver
+    assert numpy.array_equal(p, s.positions)
+    del s  # the view keeps the scene alive
+    assert numpy.isfinite(p).all()
+
+
+def test_a_tearing_scene_hands_out_copies():
+    s = pbdlab.generate("tear")
+    assert s.settings is not None
+    p = s.positions
+    assert p.flags["OWNDATA"]
+
+
+def test_setting_positions_checks_the_shape_and_numbers():
+    s = pbdlab.generate("rope")
+    with pytest.raises(ValueError, match=r"\(30, 3\)"):
+        s.positions = numpy.zeros((3, 3))
+    bad = s.positions.copy()
+    bad[4, 1] = numpy.nan
+    with pytest.raises(ValueError, match="row 4 is not finite"):
+        s.positions = bad
+
+
+def test_errors_are_python_exceptions_with_the_clis_messages(cli, tmp_path):
+    with pytest.raises(ValueError) as e:
+        pbdlab.generate("no-such-scene")
+    r = subprocess.run([cli, "simulate", "no-such-scene"], capture_output=True, text=True)
+    assert str(e.value) in r.stderr
+    assert "PBD Lab generates" in str(e.value)
+    s = pbdlab.generate("cloth")
+    with pytest.raises(ValueError) as e:
+        s.edit_group("nope:compliance=1")
+    r = subprocess.run([cli, "simulate", "cloth", "--group", "nope:compliance=1"],
+                       capture_output=True, text=True)
+    assert str(e.value) in r.stderr
+    with pytest.raises(KeyError, match="unknown setting 'itterations'"):
+        s.set(itterations=3)
+    with pytest.raises(ValueError, match="positive time step"):
+        s.set(iterations=3, dt=-1)
+    assert s.settings["iterations"] == 5  # nothing set
+    with pytest.raises(ValueError):
+        pbdlab.load(str(tmp_path / "missing.json"))
+    broken = tmp_path / "broken.json"
+    broken.write_text('{"format": "pbdlab-project", "version": 1, "particles": ')
+    with pytest.raises(ValueError, match="broken.json"):
+        pbdlab.load(str(broken))
+
+
+def test_a_diverging_scene_raises(tmp_path):
+    s = pbdlab.generate("rope")
+    v = s.velocities
+    v[3] = (numpy.inf, 0, 0)
+    with pytest.raises(RuntimeError, match="diverged"):
+        s.step(2)
+
+
+def test_prepare_load_and_export_round_trip(tmp_path, source_dir):
+    cube = source_dir / "tests" / "data" / "cube.obj"
+    if not cube.exists():
+        cube = tmp_path / "cube.obj"
+        corners = [(x, y, z) for x in (0, 1) for y in (0, 1) for z in (0, 1)]
+        faces = [(1, 3, 4, 2), (5, 6, 8, 7), (1, 2, 6, 5), (3, 7, 8, 4), (1, 5, 7, 3), (2, 4, 8, 6)]
+        cube.write_text("".join(f"v {x} {y} {z}\n" for x, y, z in corners) +
+                        "".join(f"f {a} {b} {c}\nf {a} {c} {d}\n" for a, b, c, d in faces))
+    s = pbdlab.prepare([str(cube)], tet=True, constraints=True)
+    assert s.bodies[0]["kind"] == "tet body"
+    assert s.bodies[0]["tets"].shape[1] == 4 and len(s.bodies[0]["tets"]) > 0
+    project = tmp_path / "cube.json"
+    s.save(str(project))
+    again = pbdlab.load(str(project))
+    assert numpy.array_equal(again.positions, s.positions)
+    s.export(str(tmp_path / "cube.vtu"))
+    assert (tmp_path / "cube.vtu").read_text().startswith("<?xml")
+    with pytest.raises(ValueError, match="name a format"):
+        s.export(str(tmp_path / "cube.xyz"))
+    with pytest.raises(RuntimeError, match="prepare failed"):
+        pbdlab.prepare([str(tmp_path / "missing.obj")], tet=True)
+    with pytest.raises(TypeError, match="unexpected keyword argument 'tets'"):
+        pbdlab.prepare([str(cube)], tets=True)
+
+
+def test_fields_and_air_statistics():
+    s = pbdlab.generate("air-boxes")
+    s.step(20, threads=1)
+    f = s.fields()
+    assert f["tet_volume_ratio"].shape == (len(f["tet_green_strain"]),)
+    assert 0.9 < f["tet_volume_ratio"].min() <= f["tet_volume_ratio"].max() < 1.1
+    assert f["inverted_tets"] == 0
+    assert s.air["tets"] > 2000 and s.air["inverted_after"] == 0
+    assert s.air["optimisation_passes"] == 20
+    residuals = s.residuals()
+    assert {r["type"] for r in residuals} >= {"strain_tet", "volume"}
+
+
+def test_rigid_poses():
+    s = pbdlab.generate("stack")
+    s.step(10, threads=1)
+    r = s.rigid_bodies
+    assert r["positions"].shape == (len(r["names"]), 3)
+    assert numpy.allclose(numpy.linalg.norm(r["orientations"], axis=1), 1)
+
+
+def test_pins_hold_particles():
+    s = pbdlab.generate("rope")
+    s.set(gravity=(0, -9.81, 0))
+    end = s.particle_count - 1
+    held = s.positions[end].copy()
+    assert s.pin([end]) == 1
+    s.step(30)
+    assert numpy.allclose(s.positions[end], held)
+    with pytest.raises(IndexError, match="out of range"):
+        s.pin([10_000])
+
+
+def test_the_gil_is_released_while_stepping():
+    s = pbdlab.generate("tetbar")
+    ticks = []
+    stop = threading.Event()
+
+    def tick():
+        while not stop.is_set():
+            ticks.append(time.perf_counter())
+            time.sleep(0.001)
+
+    t = threading.Thread(target=tick)
+    t.start()
+    started = time.perf_counter()
+    s.step(40, threads=1)
+    took = time.perf_counter() - started
+    stop.set()
+    t.join()
+    during = [x for x in ticks if started < x < started + took]
+    # Another Python thread ran all along the steps (held, the GIL would allow none).
+    assert took > 0.05
+    assert len(during) > 0.3 * took / 0.0015
+
+
+def test_docstrings_everywhere():
+    for name in ("generate", "load", "prepare", "scenes", "sweep", "grid", "run_task"):
+        assert getattr(pbdlab, name).__doc__, name
+    for name in dir(pbdlab.Scene):
+        if not name.startswith("_"):
+            assert getattr(pbdlab.Scene, name).__doc__, name
+
+
+def test_scenes_are_the_clis(cli):
+    listed = subprocess.run([cli, "scenes"], capture_output=True, text=True, check=True).stdout
+    ours = [name for name, _ in pbdlab.scenes()]
+    assert ours == [line.split("\t")[0] for line in listed.splitlines()]
