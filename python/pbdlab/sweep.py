@@ -8,12 +8,14 @@ running scheduler instead (a cluster of any size, "tcp://host:8786"); workers=0 
 here, one after the other.
 """
 
+import contextlib
 import csv as _csv
 import itertools
 import logging
 import math
 import os
 import statistics
+import sys
 import time
 
 import numpy
@@ -190,6 +192,29 @@ def run_task(scene, parameters, steps, threads=1, fields=()):
     return row
 
 
+@contextlib.contextmanager
+def _main_hidden():
+    """Hides the script that runs (its __main__) from the worker processes the LocalCluster
+    starts: multiprocessing's spawn would run it again in each of them, and a script that calls
+    sweep() at its top level (no `if __name__ == "__main__":`) would start clusters in every
+    worker, for ever. The tasks need nothing of it: callables from it travel by value
+    (cloudpickle)."""
+    main = sys.modules.get("__main__")
+    saved = {}
+    if main is not None:
+        for attr in ("__file__", "__spec__"):
+            if attr in main.__dict__:
+                saved[attr] = main.__dict__[attr]
+        main.__dict__.pop("__file__", None)
+        main.__dict__["__spec__"] = None
+    try:
+        yield
+    finally:
+        if main is not None:
+            main.__dict__.pop("__spec__", None)
+            main.__dict__.update(saved)
+
+
 def _table(rows):
     try:
         import pandas
@@ -273,23 +298,25 @@ def sweep(scene, parameters, steps=100, workers=2, address=None, threads=1, fiel
         except ImportError as e:
             raise ImportError("sweep: needs Dask distributed (Debian: python3-distributed); "
                               "workers=0 runs the tasks here without it") from e
-        cluster = None
-        if address is None:
-            cluster = LocalCluster(n_workers=int(workers), threads_per_worker=1, processes=True,
-                                   dashboard_address=None, silence_logs=logging.ERROR)
-            client = Client(cluster)
-        else:
-            client = Client(address, timeout=timeout or 30)
-        try:
-            n = len(sets)
-            futures = client.map(run_task, [scene] * n, sets, [steps] * n, [threads] * n,
-                                 [tuple(fields)] * n, pure=False)
-            rows = client.gather(futures) if timeout is None else [
-                f.result(timeout=timeout) for f in futures]
-        finally:
-            client.close()
-            if cluster is not None:
-                cluster.close()
+        with _main_hidden():
+            cluster = None
+            if address is None:
+                cluster = LocalCluster(n_workers=int(workers), threads_per_worker=1,
+                                       processes=True, dashboard_address=":0",
+                                       silence_logs=logging.ERROR)
+                client = Client(cluster)
+            else:
+                client = Client(address, timeout=timeout or 30)
+            try:
+                n = len(sets)
+                futures = client.map(run_task, [scene] * n, sets, [steps] * n, [threads] * n,
+                                     [tuple(fields)] * n, pure=False)
+                rows = client.gather(futures) if timeout is None else [
+                    f.result(timeout=timeout) for f in futures]
+            finally:
+                client.close()
+                if cluster is not None:
+                    cluster.close()
     if csv:
         _write_csv(csv, rows)
     if plot:

@@ -72,3 +72,22 @@ def test_the_example_study_runs(tmp_path, source_dir):
     assert r.returncode == 0, r.stderr
     assert "largest compliance" in r.stdout
     assert (tmp_path / "stretch_study.csv").exists()
+
+
+def test_the_issue_script_runs_as_a_file(tmp_path):
+    # Run as a script, with the sweep at its top level (no __main__ guard): the LocalCluster's
+    # spawned workers must not run the script again.
+    script = tmp_path / "issue.py"
+    script.write_text(
+        "import pbdlab\n"
+        "s = pbdlab.generate(\"cloth\")            # any name of `pbdlab-cli scenes`\n"
+        "s.step(20, threads=1)\n"
+        "p = s.positions                          # (N, 3) float64 numpy array\n"
+        "table = pbdlab.sweep(\"cloth\", {\"iterations\": [2, 5], \"dt\": [0.005, 0.01]}, steps=20, workers=2)\n"
+        "len(table)                               # 4: one row per parameter set\n"
+        "print('rows', len(table), p.shape)\n")
+    r = subprocess.run([sys.executable, str(script)], capture_output=True, text=True, timeout=300,
+                       cwd=tmp_path)
+    assert r.returncode == 0, r.stderr[-3000:]
+    assert "rows 4 (2500, 3)" in r.stdout
+    assert "Traceback" not in r.stderr, r.stderr[-3000:]
