@@ -9,6 +9,7 @@
 #include "app/reactions/OpenReaction.h"
 #include "app/reactions/PickingReaction.h"
 #include "app/reactions/PreferencesReaction.h"
+#include "app/reactions/PythonReaction.h"
 #include "app/reactions/RepairReaction.h"
 #include "app/reactions/SaveReaction.h"
 #include "app/reactions/ScreenshotReaction.h"
@@ -22,6 +23,7 @@
 #include "widgets/Icons.h"
 #include "widgets/LogPanel.h"
 #include "widgets/ProblemsPanel.h"
+#include "widgets/PythonConsolePanel.h"
 #include "widgets/PropertiesPanel.h"
 #include "widgets/SceneTreePanel.h"
 #include "widgets/SolverSettingsPanel.h"
@@ -119,6 +121,7 @@ MainWindow::MainWindow(bool persistSettings, QWidget* parent)
     simulation_ = new SimulationReaction(bench_, this);
     picking_ = new PickingReaction(bench_, this);
     about_ = new AboutReaction(bench_, this);
+    python_ = new PythonReaction(bench_, pythonDock_, this);
     createMenus();
     createToolBar();
     connectDocks();
@@ -157,6 +160,9 @@ MainWindow::MainWindow(bool persistSettings, QWidget* parent)
 }
 
 MainWindow::~MainWindow() {
+    // The Python console's interpreter ends first: it may be waiting on the document.
+    delete python_;
+    python_ = nullptr;
     // The relay outlives the window; stop it from logging into a deleted panel.
     VtkMessageRelay::install()->setHandler({});
     // The view's actors leave the viewport's renderer before the viewport goes.
@@ -189,6 +195,10 @@ void MainWindow::createDocks() {
     problemsDock_ = makeDock(tr("Problems"), QStringLiteral("problemsDock"), bench_.problems,
                              Qt::BottomDockWidgetArea);
     tabifyDockWidget(logDock, problemsDock_);
+    bench_.python = new PythonConsolePanel(this);
+    pythonDock_ = makeDock(tr("Python"), QStringLiteral("pythonDock"), bench_.python,
+                           Qt::BottomDockWidgetArea);
+    tabifyDockWidget(problemsDock_, pythonDock_);
     logDock->raise();
     // The Simulation dock: solver settings, then the field and clip. It scrolls rather than
     // growing the window when the dock is short.
@@ -256,8 +266,8 @@ void MainWindow::createMenus() {
     place(file, open_->actions());
     place(file, {nullptr});
     place(file, save_->actions());
-    place(file,
-          {open_->recoverAction(), nullptr, export_->action(), screenshot_->action(), nullptr});
+    place(file, {open_->recoverAction(), nullptr, export_->action(), screenshot_->action(), nullptr,
+                 python_->runScriptAction(), nullptr});
     QAction* quit = file->addAction(tr("&Quit"), this, &QWidget::close);
     quit->setObjectName(QStringLiteral("actionQuit"));
     quit->setShortcut(QKeySequence::Quit);
@@ -562,6 +572,7 @@ void MainWindow::restoreSettings() {
     simulation_->restoreSettings(settings);
     open_->restoreSettings(settings);
     screenshot_->restoreSettings(settings);
+    python_->restoreSettings(settings);
     preferences_->restoreSettings();
 }
 
@@ -576,6 +587,7 @@ void MainWindow::saveSettings() const {
     simulation_->saveSettings(settings);
     open_->saveSettings(settings);
     screenshot_->saveSettings(settings);
+    python_->saveSettings(settings);
     preferences_->saveSettings();
 }
 

@@ -15,6 +15,7 @@
 namespace pbd {
 
 class AboutReaction;
+class PythonReaction;
 class AirReaction;
 class RepairReaction;
 class ColliderReaction;
@@ -51,6 +52,7 @@ public:
     PreferencesReaction* preferencesReaction() const { return preferences_; }
     SelectionReaction* selecting() const { return selection_; }
     SimulationReaction* simulating() const { return simulation_; }
+    PythonReaction* python() const { return python_; }
 
     // Shorthands for the parts scripts and tests use most.
     const Scene& scene() const { return document_->scene(); }
@@ -116,6 +118,8 @@ private:
     SimulationReaction* simulation_ = nullptr;
     PickingReaction* picking_ = nullptr;
     AboutReaction* about_ = nullptr;
+    PythonReaction* python_ = nullptr;
+    QDockWidget* pythonDock_ = nullptr;
 };
 
 } // namespace pbd

@@ -15,6 +15,7 @@ class ConvergencePanel;
 class FieldPanel;
 class LogPanel;
 class ProblemsPanel;
+class PythonConsolePanel;
 class PropertiesPanel;
 class SceneDocument;
 class SceneTreePanel;
@@ -35,6 +36,7 @@ struct Workbench {
     FieldPanel* fields = nullptr;
     ConvergencePanel* convergence = nullptr;
     AirPanel* air = nullptr;
+    PythonConsolePanel* python = nullptr;
     // False for a batch window: nothing is read from or written to QSettings.
     bool persistSettings = true;
     // The folder file dialogs start in (the last one a file was opened from or saved to).

@@ -15,6 +15,8 @@
 #include "meshing/Export.h"
 #include "meshing/Prepare.h"
 #include "meshing/ProjectFile.h"
+#include "python/JsonToPython.h"
+#include "python/SceneSettings.h"
 
 #include <pybind11/numpy.h>
 #include <pybind11/pybind11.h>
@@ -33,40 +35,6 @@ using nlohmann::json;
 namespace pbd::python {
 
 namespace {
-
-// nlohmann JSON to Python objects (the CLI's report format, as Python data).
-py::object toPython(const json& j) {
-    switch (j.type()) {
-    case json::value_t::null:
-        return py::none();
-    case json::value_t::boolean:
-        return py::bool_(j.get<bool>());
-    case json::value_t::number_integer:
-        return py::int_(j.get<std::int64_t>());
-    case json::value_t::number_unsigned:
-        return py::int_(j.get<std::uint64_t>());
-    case json::value_t::number_float:
-        return py::float_(j.get<double>());
-    case json::value_t::string:
-        return py::str(j.get<std::string>());
-    case json::value_t::array: {
-        py::list list;
-        for (const json& item : j) {
-            list.append(toPython(item));
-        }
-        return list;
-    }
-    case json::value_t::object: {
-        py::dict dict;
-        for (auto it = j.begin(); it != j.end(); ++it) {
-            dict[py::str(it.key())] = toPython(it.value());
-        }
-        return dict;
-    }
-    default:
-        return py::none();
-    }
-}
 
 template <class T> T unwrap(Result<T> r) {
     if (!r) {
@@ -104,7 +72,6 @@ template <std::size_t N> py::array_t<std::uint32_t> elementsArray(const std::vec
     return a;
 }
 
-const char* kMethods = "xpbd or pbd";
 
 } // namespace
 
@@ -239,92 +206,6 @@ void setVec3Array(std::vector<Vec3>& v, const py::array_t<double, py::array::c_s
                                         " is not finite");
         }
         v[i] = p;
-    }
-}
-
-// The settings a sweep or a script sets by name, as pbdlab-cli's options name them.
-void setSetting(SolverSettings& s, const std::string& key, const py::handle& value) {
-    auto number = [&] { return value.cast<double>(); };
-    auto whole = [&](long lowest, const char* what) {
-        const long v = value.cast<long>();
-        if (v < lowest) {
-            throw std::invalid_argument(key + ": " + what);
-        }
-        return int(v);
-    };
-    auto positive = [&](const char* what) {
-        const double v = number();
-        if (!(v > 0) || !std::isfinite(v)) {
-            throw std::invalid_argument(key + ": " + what);
-        }
-        return v;
-    };
-    auto atLeastZero = [&](const char* what) {
-        const double v = number();
-        if (!(v >= 0) || !std::isfinite(v)) {
-            throw std::invalid_argument(key + ": " + what);
-        }
-        return v;
-    };
-    if (key == "iterations") {
-        s.iterations = whole(1, "a whole number of sweeps, at least 1");
-    } else if (key == "substeps") {
-        s.substeps = whole(1, "a whole number of substeps, at least 1");
-    } else if (key == "dt") {
-        s.timeStep = positive("a positive time step in seconds");
-    } else if (key == "threads") {
-        s.threads = whole(0, "a number of threads (0: all cores)");
-    } else if (key == "method") {
-        const std::string m = value.cast<std::string>();
-        if (m != "xpbd" && m != "pbd") {
-            throw std::invalid_argument(key + ": " + kMethods + ", not '" + m + "'");
-        }
-        s.method = m == "pbd" ? SolverMethod::Pbd : SolverMethod::Xpbd;
-    } else if (key == "gravity") {
-        const auto g = value.cast<std::vector<double>>();
-        if (g.size() != 3) {
-            throw std::invalid_argument("gravity: three numbers, m/s^2");
-        }
-        s.gravity = Vec3(g[0], g[1], g[2]);
-    } else if (key == "air_optimization") {
-        s.airOptimizationInterval = whole(0, "a step interval (0 = off)");
-    } else if (key == "air_threshold") {
-        const double q = number();
-        if (!(q > 0 && q <= 1)) {
-            throw std::invalid_argument(key + ": a quality in (0, 1]");
-        }
-        s.airQualityThreshold = q;
-    } else if (key == "air_distance") {
-        s.airContactDistance = atLeastZero("a distance >= 0, m");
-    } else if (key == "air_friction") {
-        s.airFriction = atLeastZero("a friction coefficient >= 0");
-    } else if (key == "self_collision") {
-        s.selfCollision = value.cast<bool>();
-    } else if (key == "cloth_thickness") {
-        s.clothThickness = atLeastZero("a thickness >= 0, m");
-    } else if (key == "collision_margin") {
-        s.collisionMargin = atLeastZero("a margin >= 0, m");
-    } else if (key == "global_damping") {
-        s.globalDamping = atLeastZero("a damping in [0, 1]");
-    } else if (key == "constraint_damping") {
-        s.constraintDamping = atLeastZero("a damping in [0, 1]");
-    } else if (key == "tearing") {
-        s.tearingStretch = atLeastZero("a stretch ratio (0 = off)");
-    } else if (key == "exact_angular_momentum") {
-        s.exactAngularMomentum = value.cast<bool>();
-    } else if (key == "rigid_iterations") {
-        s.rigid.iterations = whole(1, "a whole number of sweeps, at least 1");
-    } else if (key == "rigid_substeps") {
-        s.rigid.substeps = whole(1, "a whole number of substeps, at least 1");
-    } else if (key == "sleeping") {
-        s.rigid.sleeping = value.cast<bool>();
-    } else {
-        throw py::key_error(
-            "unknown setting '" + key +
-            "' (settings: iterations, substeps, dt, threads, method, gravity, air_optimization, "
-            "air_threshold, air_distance, air_friction, self_collision, cloth_thickness, "
-            "collision_margin, global_damping, constraint_damping, tearing, "
-            "exact_angular_momentum, rigid_iterations, rigid_substeps, sleeping)");
     }
 }
 
