@@ -10,7 +10,6 @@
 #pragma pop_macro("slots")
 
 #include "app/PythonConsole.h"
-
 #include "app/SceneDocument.h"
 #include "app/SimulationWorker.h"
 #include "app/cli/ReportJson.h"
@@ -41,8 +40,8 @@ namespace {
 QStringList modulePaths() {
     const QDir app(QCoreApplication::applicationDirPath());
     QStringList paths;
-    for (const QString& candidate :
-         {app.absoluteFilePath("../python"), app.absoluteFilePath("../lib/python3/dist-packages")}) {
+    for (const QString& candidate : {app.absoluteFilePath("../python"),
+                                     app.absoluteFilePath("../lib/python3/dist-packages")}) {
         if (QDir(candidate).exists("pbdlab")) {
             paths.push_back(QDir::cleanPath(candidate));
         }
@@ -55,7 +54,9 @@ QStringList modulePaths() {
 class WindowScene {
 public:
     WindowScene(SceneDocument* document, QObject* window, const std::atomic<bool>* interrupted)
-        : document_(document), window_(window), interrupted_(interrupted) {}
+        : document_(document)
+        , window_(window)
+        , interrupted_(interrupted) {}
 
     // Runs f on the GUI thread and returns its result; an error message it returns (or a
     // closed window) becomes a Python exception here.
@@ -66,17 +67,16 @@ public:
         {
             py::gil_scoped_release unlocked;
             QPointer<SceneDocument> document(document_);
-            const bool ran =
-                document && QMetaObject::invokeMethod(
-                                document_,
-                                [&] {
-                                    try {
-                                        result.emplace(f());
-                                    } catch (const std::exception& e) {
-                                        error = e.what();
-                                    }
-                                },
-                                Qt::BlockingQueuedConnection);
+            const bool ran = document && QMetaObject::invokeMethod(
+                                             document_,
+                                             [&] {
+                                                 try {
+                                                     result.emplace(f());
+                                                 } catch (const std::exception& e) {
+                                                     error = e.what();
+                                                 }
+                                             },
+                                             Qt::BlockingQueuedConnection);
             if (!ran && error.empty()) {
                 error = "the window is closing";
             }
@@ -124,9 +124,8 @@ public:
                 throw std::invalid_argument(index.error());
             }
             QString error;
-            if (!document_->setConstraintGroup(index.value(),
-                                               edited.constraintGroups[std::size_t(index.value())],
-                                               &error)) {
+            if (!document_->setConstraintGroup(
+                    index.value(), edited.constraintGroups[std::size_t(index.value())], &error)) {
                 throw std::invalid_argument(error.toStdString());
             }
             return true;
@@ -144,7 +143,8 @@ public:
                 }
             }
             std::size_t pinned = 0;
-            document_->undoStack()->beginMacro(QObject::tr("Pin %n particles", "", int(particles.size())));
+            document_->undoStack()->beginMacro(
+                QObject::tr("Pin %n particles", "", int(particles.size())));
             for (Index p : particles) {
                 if (!document_->isPinned(p)) {
                     document_->togglePin(p);
@@ -256,10 +256,18 @@ PYBIND11_EMBEDDED_MODULE(pbdlab_window, m) {
             },
             "Particle positions of the latest step, (N, 3) float64 (a copy).")
         .def_property_readonly(
-            "time", [](const WindowScene& s) { const auto snap = s.latest(); return snap ? double(snap->time) : 0.0; },
+            "time",
+            [](const WindowScene& s) {
+                const auto snap = s.latest();
+                return snap ? double(snap->time) : 0.0;
+            },
             "Simulated time of the latest step, s.")
         .def_property_readonly(
-            "step_count", [](const WindowScene& s) { const auto snap = s.latest(); return snap ? snap->steps : 0; },
+            "step_count",
+            [](const WindowScene& s) {
+                const auto snap = s.latest();
+                return snap ? snap->steps : 0;
+            },
             "Steps since the scene was loaded or reset.")
         .def_property_readonly("settings", &WindowScene::settings,
                                "The solver settings, as pbdlab-cli reports them.")
@@ -272,17 +280,21 @@ PYBIND11_EMBEDDED_MODULE(pbdlab_window, m) {
              "undo step.")
         .def("pin", &WindowScene::pin, py::arg("particles"),
              "Pins the particles where they are: one undo step. Returns how many were pinned.")
-        .def("play", [](const WindowScene& s) { s.trigger("actionPlay", true); },
-             "Plays the simulation (as Space).")
-        .def("pause", [](const WindowScene& s) { s.trigger("actionPlay", false); },
-             "Pauses it.")
-        .def("reset", [](const WindowScene& s) { s.trigger("actionResetSimulation", std::nullopt); },
-             "Resets the simulation to the loaded state (as Home).")
+        .def(
+            "play", [](const WindowScene& s) { s.trigger("actionPlay", true); },
+            "Plays the simulation (as Space).")
+        .def(
+            "pause", [](const WindowScene& s) { s.trigger("actionPlay", false); }, "Pauses it.")
+        .def(
+            "reset", [](const WindowScene& s) { s.trigger("actionResetSimulation", std::nullopt); },
+            "Resets the simulation to the loaded state (as Home).")
         .def("step", &WindowScene::step, py::arg("steps") = 1, py::arg("wait") = true,
              "Steps the simulation; with wait (default) returns when the steps are done, the "
              "window staying responsive meanwhile. Returns the step count reached (or aimed at).")
-        .def("undo", [](const WindowScene& s) { s.undo(false); }, "Edit ▸ Undo.")
-        .def("redo", [](const WindowScene& s) { s.undo(true); }, "Edit ▸ Redo.")
+        .def(
+            "undo", [](const WindowScene& s) { s.undo(false); }, "Edit ▸ Undo.")
+        .def(
+            "redo", [](const WindowScene& s) { s.undo(true); }, "Edit ▸ Redo.")
         .def("__repr__", [](const WindowScene& s) { return "<window scene '" + s.name() + "'>"; });
 }
 
@@ -370,7 +382,10 @@ struct __attribute__((visibility("hidden"))) PythonConsole::State {
 };
 
 PythonConsole::PythonConsole(SceneDocument* document, QObject* window, QObject* parent)
-    : QObject(parent), document_(document), window_(window), state_(std::make_shared<State>()) {
+    : QObject(parent)
+    , document_(document)
+    , window_(window)
+    , state_(std::make_shared<State>()) {
     state_->owner = this;
 }
 
@@ -402,9 +417,13 @@ PythonConsole::~PythonConsole() {
     }
 }
 
-void PythonConsole::submit(const QString& line) { enqueue({false, line}); }
+void PythonConsole::submit(const QString& line) {
+    enqueue({false, line});
+}
 
-void PythonConsole::runFile(const QString& path) { enqueue({true, path}); }
+void PythonConsole::runFile(const QString& path) {
+    enqueue({true, path});
+}
 
 void PythonConsole::enqueue(Job job) {
     started_ = true;

@@ -1,10 +1,10 @@
 #pragma once
 // Python inside the window (the Python dock and File ▸ Run Script…): the process's embedded
 // interpreter, on a thread of its own so code never blocks the GUI thread, started the first
-// time it is needed; each console has a namespace of its own. Its namespace holds `scene`, the open document: reading it reads the latest state
-// the solver handed over; changing it (settings, constraint groups, pins, play, undo) goes
-// through the document on the GUI thread, each change one undo step, as if made in the window.
-// `pbdlab` (the module) is imported when it can be found.
+// time it is needed; each console has a namespace of its own. Its namespace holds `scene`, the open
+// document: reading it reads the latest state the solver handed over; changing it (settings,
+// constraint groups, pins, play, undo) goes through the document on the GUI thread, each change one
+// undo step, as if made in the window. `pbdlab` (the module) is imported when it can be found.
 
 #include <QObject>
 #include <QString>

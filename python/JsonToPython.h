@@ -2,10 +2,9 @@
 // JSON (the CLI's report format) as Python objects: shared by the pbdlab module and the
 // window's Python console.
 
+#include <cstdint>
 #include <nlohmann/json.hpp>
 #include <pybind11/pybind11.h>
-
-#include <cstdint>
 #include <string>
 
 namespace pbd::python {

@@ -5,9 +5,8 @@
 
 #include "core/solver/SolverSettings.h"
 
-#include <pybind11/pybind11.h>
-
 #include <cmath>
+#include <pybind11/pybind11.h>
 #include <stdexcept>
 #include <string>
 #include <vector>

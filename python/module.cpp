@@ -15,16 +15,16 @@
 #include "meshing/Export.h"
 #include "meshing/Prepare.h"
 #include "meshing/ProjectFile.h"
+
 #include "python/JsonToPython.h"
 #include "python/SceneSettings.h"
-
-#include <pybind11/numpy.h>
-#include <pybind11/pybind11.h>
-#include <pybind11/stl.h>
 
 #include <cmath>
 #include <memory>
 #include <optional>
+#include <pybind11/numpy.h>
+#include <pybind11/pybind11.h>
+#include <pybind11/stl.h>
 #include <stdexcept>
 #include <string>
 #include <vector>
@@ -61,7 +61,8 @@ template <class T> py::array_t<T> vectorArray(const std::vector<T>& v) {
     return a;
 }
 
-template <std::size_t N> py::array_t<std::uint32_t> elementsArray(const std::vector<std::array<Index, N>>& e) {
+template <std::size_t N>
+py::array_t<std::uint32_t> elementsArray(const std::vector<std::array<Index, N>>& e) {
     py::array_t<std::uint32_t> a({py::ssize_t(e.size()), py::ssize_t(N)});
     auto m = a.mutable_unchecked<2>();
     for (std::size_t i = 0; i < e.size(); ++i) {
@@ -72,7 +73,6 @@ template <std::size_t N> py::array_t<std::uint32_t> elementsArray(const std::vec
     return a;
 }
 
-
 } // namespace
 
 // A scene and the solver that steps it. The scene lives on the heap so that its address (which
@@ -81,7 +81,8 @@ template <std::size_t N> py::array_t<std::uint32_t> elementsArray(const std::vec
 // does. Simulated time and the step count carry over.
 class PyScene {
 public:
-    explicit PyScene(Scene scene) : scene_(std::make_unique<Scene>(std::move(scene))) {
+    explicit PyScene(Scene scene)
+        : scene_(std::make_unique<Scene>(std::move(scene))) {
         rest_ = captureRestFrames(*scene_);
     }
 
@@ -185,14 +186,16 @@ namespace {
 py::array_t<double> vec3Array(PyScene& s, std::vector<Vec3>& v, py::handle owner) {
     static_assert(sizeof(Vec3) == 3 * sizeof(double));
     const std::vector<py::ssize_t> shape = {py::ssize_t(v.size()), 3};
-    const std::vector<py::ssize_t> strides = {py::ssize_t(sizeof(Vec3)), py::ssize_t(sizeof(double))};
+    const std::vector<py::ssize_t> strides = {py::ssize_t(sizeof(Vec3)),
+                                              py::ssize_t(sizeof(double))};
     if (s.scene().solver.tearingStretch > 0) {
         return py::array_t<double>(shape, strides, v.empty() ? nullptr : v.front().data());
     }
     return py::array_t<double>(shape, strides, v.empty() ? nullptr : v.front().data(), owner);
 }
 
-void setVec3Array(std::vector<Vec3>& v, const py::array_t<double, py::array::c_style | py::array::forcecast>& a,
+void setVec3Array(std::vector<Vec3>& v,
+                  const py::array_t<double, py::array::c_style | py::array::forcecast>& a,
                   const char* what) {
     if (a.ndim() != 2 || a.shape(1) != 3 || std::size_t(a.shape(0)) != v.size()) {
         throw std::invalid_argument(std::string(what) + " must be an (" + std::to_string(v.size()) +
@@ -213,9 +216,11 @@ py::dict fieldsDict(PyScene& s) {
     const ElementFields f = computeElementFields(s.scene(), s.rest());
     py::dict d;
     d["tet_green_strain"] = rowsArray<decltype(f.tetGreenStrain), 6>(f.tetGreenStrain);
-    d["tet_principal_stretch"] = rowsArray<decltype(f.tetPrincipalStretch), 3>(f.tetPrincipalStretch);
+    d["tet_principal_stretch"] =
+        rowsArray<decltype(f.tetPrincipalStretch), 3>(f.tetPrincipalStretch);
     d["tet_volume_ratio"] = vectorArray(f.tetVolumeRatio);
-    d["triangle_green_strain"] = rowsArray<decltype(f.triangleGreenStrain), 3>(f.triangleGreenStrain);
+    d["triangle_green_strain"] =
+        rowsArray<decltype(f.triangleGreenStrain), 3>(f.triangleGreenStrain);
     d["triangle_principal_stretch"] =
         rowsArray<decltype(f.trianglePrincipalStretch), 2>(f.trianglePrincipalStretch);
     d["triangle_area_ratio"] = vectorArray(f.triangleAreaRatio);
@@ -463,7 +468,8 @@ PYBIND11_MODULE(_pbdlab, m) {
                 PyScene& s = self.cast<PyScene&>();
                 return python::vec3Array(s, s.scene().particles.positions, self);
             },
-            [](PyScene& s, const py::array_t<double, py::array::c_style | py::array::forcecast>& a) {
+            [](PyScene& s,
+               const py::array_t<double, py::array::c_style | py::array::forcecast>& a) {
                 python::setVec3Array(s.scene().particles.positions, a, "positions");
             },
             "Particle positions, (N, 3) float64, m: a writable view (see Scene).")
@@ -473,7 +479,8 @@ PYBIND11_MODULE(_pbdlab, m) {
                 PyScene& s = self.cast<PyScene&>();
                 return python::vec3Array(s, s.scene().particles.velocities, self);
             },
-            [](PyScene& s, const py::array_t<double, py::array::c_style | py::array::forcecast>& a) {
+            [](PyScene& s,
+               const py::array_t<double, py::array::c_style | py::array::forcecast>& a) {
                 python::setVec3Array(s.scene().particles.velocities, a, "velocities");
             },
             "Particle velocities, (N, 3) float64, m/s: a writable view (see Scene).")
@@ -546,8 +553,8 @@ PYBIND11_MODULE(_pbdlab, m) {
                 Result<Collider> c = Error{""};
                 if (spec.starts_with("mesh:file=")) {
                     const std::size_t comma = spec.find(',');
-                    const std::string file =
-                        spec.substr(10, comma == std::string::npos ? std::string::npos : comma - 10);
+                    const std::string file = spec.substr(
+                        10, comma == std::string::npos ? std::string::npos : comma - 10);
                     c = meshColliderFromFile(file);
                     if (c && comma != std::string::npos) {
                         c = editCollider(std::move(c).value(), spec.substr(comma + 1));
@@ -580,12 +587,11 @@ PYBIND11_MODULE(_pbdlab, m) {
             py::arg("particles"), py::arg("compliance") = 0.0,
             "Holds each particle where it is now (compliance 0: pinned; > 0: a soft spring, "
             "m/N). Returns the number of attachments made.")
-        .def(
-            "fields", &python::fieldsDict,
-            "Per-element fields against the rest shape the scene was made in: tet_green_strain "
-            "(K, 6: xx yy zz xy xz yz), tet_principal_stretch (K, 3), tet_volume_ratio (K,), "
-            "triangle_green_strain (M, 3: uu vv uv), triangle_principal_stretch (M, 2), "
-            "triangle_area_ratio (M,), inverted_tets (copies).")
+        .def("fields", &python::fieldsDict,
+             "Per-element fields against the rest shape the scene was made in: tet_green_strain "
+             "(K, 6: xx yy zz xy xz yz), tet_principal_stretch (K, 3), tet_volume_ratio (K,), "
+             "triangle_green_strain (M, 3: uu vv uv), triangle_principal_stretch (M, 2), "
+             "triangle_area_ratio (M,), inverted_tets (copies).")
         .def("residuals", &python::residualsList,
              "Per constraint type: residual C and lambda of the last substep (copies).")
         .def_property_readonly("air", &python::airDict,

@@ -13,7 +13,8 @@
 
 namespace pbd {
 
-PythonConsolePanel::PythonConsolePanel(QWidget* parent) : QWidget(parent) {
+PythonConsolePanel::PythonConsolePanel(QWidget* parent)
+    : QWidget(parent) {
     const QFont mono = QFontDatabase::systemFont(QFontDatabase::FixedFont);
     output_ = new QPlainTextEdit(this);
     output_->setObjectName("pythonOutput");
@@ -49,7 +50,9 @@ PythonConsolePanel::PythonConsolePanel(QWidget* parent) : QWidget(parent) {
     connect(clear, &QPushButton::clicked, this, &PythonConsolePanel::clear);
 }
 
-QString PythonConsolePanel::text() const { return output_->toPlainText(); }
+QString PythonConsolePanel::text() const {
+    return output_->toPlainText();
+}
 
 void PythonConsolePanel::setHistory(const QStringList& lines) {
     history_ = lines.mid(std::max<qsizetype>(0, lines.size() - kHistoryLength));
@@ -81,11 +84,17 @@ void PythonConsolePanel::append(const QString& text, Kind kind) {
     }
 }
 
-void PythonConsolePanel::setContinuation(bool more) { prompt_->setText(more ? "..." : ">>>"); }
+void PythonConsolePanel::setContinuation(bool more) {
+    prompt_->setText(more ? "..." : ">>>");
+}
 
-void PythonConsolePanel::setBusy(bool busy) { stop_->setEnabled(busy); }
+void PythonConsolePanel::setBusy(bool busy) {
+    stop_->setEnabled(busy);
+}
 
-void PythonConsolePanel::clear() { output_->clear(); }
+void PythonConsolePanel::clear() {
+    output_->clear();
+}
 
 void PythonConsolePanel::submit() {
     const QString line = input_->text();
@@ -109,8 +118,8 @@ bool PythonConsolePanel::eventFilter(QObject* watched, QEvent* event) {
             if (historyIndex_ == history_.size()) {
                 typing_ = input_->text();
             }
-            historyIndex_ = std::clamp(historyIndex_ + (key == Qt::Key_Up ? -1 : 1), 0,
-                                       int(history_.size()));
+            historyIndex_ =
+                std::clamp(historyIndex_ + (key == Qt::Key_Up ? -1 : 1), 0, int(history_.size()));
             input_->setText(historyIndex_ == history_.size() ? typing_ : history_[historyIndex_]);
             return true;
         }

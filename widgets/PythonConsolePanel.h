@@ -20,7 +20,7 @@ public:
 
     explicit PythonConsolePanel(QWidget* parent = nullptr);
 
-    QString text() const;           // everything shown, as plain text
+    QString text() const; // everything shown, as plain text
     QLineEdit* input() const { return input_; }
     QStringList history() const { return history_; }
     void setHistory(const QStringList& lines);

@@ -22,8 +22,8 @@ PythonReaction::PythonReaction(Workbench& bench, QDockWidget* dock, QObject* par
     connect(panel, &PythonConsolePanel::submitted, console_, &PythonConsole::submit);
     connect(panel, &PythonConsolePanel::interruptRequested, console_, &PythonConsole::interrupt);
     connect(console_, &PythonConsole::output, panel, [panel](const QString& text, bool error) {
-        panel->append(text, error ? PythonConsolePanel::Kind::Error
-                                  : PythonConsolePanel::Kind::Output);
+        panel->append(text,
+                      error ? PythonConsolePanel::Kind::Error : PythonConsolePanel::Kind::Output);
     });
     connect(console_, &PythonConsole::continuation, panel, &PythonConsolePanel::setContinuation);
     connect(console_, &PythonConsole::busyChanged, panel, &PythonConsolePanel::setBusy);

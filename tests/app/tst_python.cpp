@@ -2,13 +2,13 @@
 // from Python are undo steps, code runs off the GUI thread (the window keeps serving events
 // while a script sleeps), Stop interrupts, errors and output reach the dock, history persists.
 
-#include "GuiTestMain.h"
-
 #include "app/MainWindow.h"
 #include "app/PythonConsole.h"
 #include "app/SceneDocument.h"
 #include "app/reactions/PythonReaction.h"
 #include "widgets/PythonConsolePanel.h"
+
+#include "GuiTestMain.h"
 
 #include <QAction>
 #include <QDeadlineTimer>
@@ -40,9 +40,7 @@ class TestPython : public QObject {
         return w;
     }
 
-    static PythonConsolePanel* panel(MainWindow& w) {
-        return w.findChild<PythonConsolePanel*>();
-    }
+    static PythonConsolePanel* panel(MainWindow& w) { return w.findChild<PythonConsolePanel*>(); }
 
     // Types a line into the dock as a user would and waits until it has run.
     static bool type(MainWindow& w, const QString& line, int ms = 60000) {

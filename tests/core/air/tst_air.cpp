@@ -509,7 +509,8 @@ private slots:
             for (std::size_t b = 0; b < now.size(); ++b) {
                 if (now[b] / rest[b] < smallest) {
                     smallest = now[b] / rest[b];
-                    smallestAt = QString("%1 at step %2").arg(scene.bodies[b].name.c_str()).arg(step);
+                    smallestAt =
+                        QString("%1 at step %2").arg(scene.bodies[b].name.c_str()).arg(step);
                 }
             }
         }

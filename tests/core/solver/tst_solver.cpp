@@ -23,6 +23,18 @@ namespace {
 
 constexpr double kGravity = 9.81;
 
+// A cloth sheet 0.5 m square of 8 x 8 vertices in the xz plane (u along x, v along z).
+Scene halfMetreSheet() {
+    Scene s;
+    ClothSheetSpec sheet;
+    sheet.columns = 8;
+    sheet.rows = 8;
+    sheet.width = 0.5;
+    sheet.depth = 0.5;
+    s.bodies.push_back(makeClothSheet(s.particles, sheet, "sheet"));
+    return s;
+}
+
 // Particle 0 pinned at the origin, particle 1 of mass m hanging below it on a spring of rest
 // length 1 and compliance alpha.
 Scene hangingMass(double mass, double alpha, double dt, int iterations) {
@@ -242,13 +254,7 @@ private slots:
         // Weak along u (x), strong along v (z): hanging the sheet by one edge, with gravity
         // pulling along u and then along v, it lengthens much more in the first case.
         auto elongation = [](const Vec3& pull) {
-            Scene s;
-            ClothSheetSpec sheet;
-            sheet.columns = 8;
-            sheet.rows = 8;
-            sheet.width = 0.5;
-            sheet.depth = 0.5;
-            s.bodies.push_back(makeClothSheet(s.particles, sheet, "sheet"));
+            Scene s = halfMetreSheet();
             StrainTriangleMaterial m;
             m.stretchU = 20;   // N/m
             m.stretchV = 2000; // N/m
@@ -359,13 +365,7 @@ private slots:
         // (With free stretch and rigid shear neither form keeps a mesh's stretches: a zero-shear
         // state is reached along another path in each; see docs/solver.md.)
         auto meanShearAngle = [](bool normalised, double preStretch) {
-            Scene s;
-            ClothSheetSpec sheet;
-            sheet.columns = 8;
-            sheet.rows = 8;
-            sheet.width = 0.5;
-            sheet.depth = 0.5;
-            s.bodies.push_back(makeClothSheet(s.particles, sheet, "sheet"));
+            Scene s = halfMetreSheet();
             StrainTriangleMaterial m;
             m.stretchU = kRigid;
             m.stretchV = kRigid;
@@ -405,13 +405,10 @@ private slots:
         };
         const double n1 = meanShearAngle(true, 1.0), n15 = meanShearAngle(true, 1.5);
         const double p1 = meanShearAngle(false, 1.0), p15 = meanShearAngle(false, 1.5);
-        const QString figures = QString("normalised %1 -> %2, plain %3 -> %4")
-                                    .arg(n1)
-                                    .arg(n15)
-                                    .arg(p1)
-                                    .arg(p15);
+        const QString figures =
+            QString("normalised %1 -> %2, plain %3 -> %4").arg(n1).arg(n15).arg(p1).arg(p15);
         qInfo("%s", qPrintable(figures));
-        QVERIFY2(n1 > 0.005 && n1 < 0.2, qPrintable(figures)); // sheared, in the linear range
+        QVERIFY2(n1 > 0.005 && n1 < 0.2, qPrintable(figures));       // sheared, in the linear range
         QVERIFY2(std::abs(n1 - p1) < 0.1 * n1, qPrintable(figures)); // the same unstretched
         QVERIFY2(std::abs(n15 / n1 - 1.5) < 0.15, qPrintable(figures));
         QVERIFY2(std::abs(p15 / p1 - 1 / 1.5) < 0.1, qPrintable(figures));
