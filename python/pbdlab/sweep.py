@@ -41,6 +41,9 @@ _STATISTICS = {
     "max": max,
     "mean": statistics.fmean,
     "median": statistics.median,
+    "p90": lambda v: float(numpy.percentile(v, 90)),
+    "p95": lambda v: float(numpy.percentile(v, 95)),
+    "p99": lambda v: float(numpy.percentile(v, 99)),
 }
 
 
@@ -278,7 +281,7 @@ def sweep(scene, parameters, steps=100, workers=2, address=None, threads=1, fiel
     address: a running Dask scheduler ("tcp://host:8786") to run on instead of a LocalCluster.
     threads: solver threads per task.
     fields: field statistics to add as columns, 'STAT:FIELD' or 'STAT:FIELD[COLUMN]' with STAT
-        min, max, mean or median and FIELD one of Scene.fields() (e.g. 'max:tet_volume_ratio').
+        min, max, mean, median, p90, p95 or p99 (percentiles) and FIELD one of Scene.fields() (e.g. 'max:tet_volume_ratio').
     csv: also write the table there (always possible; pandas is not needed).
     plot: also draw `y` against the first parameter, one line per value of the others, into
         this image (matplotlib).

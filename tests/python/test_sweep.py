@@ -70,7 +70,7 @@ def test_the_example_study_runs(tmp_path, source_dir):
     r = subprocess.run([sys.executable, str(example), "--out", str(tmp_path)], env=env,
                        capture_output=True, text=True, timeout=600)
     assert r.returncode == 0, r.stderr
-    assert "largest compliance" in r.stdout
+    assert "cheapest under 3%" in r.stdout
     assert (tmp_path / "stretch_study.csv").exists()
 
 
