@@ -8,7 +8,6 @@
 #include <chrono>
 #include <cmath>
 
-#include <cstdlib>
 namespace pbd {
 
 namespace {
@@ -163,15 +162,12 @@ template <class Inverted>
 void Solver::runAirRounds(std::vector<std::uint32_t>& found, const Inverted& inverted) {
     const std::size_t nTets = scene_.air.tets.size();
     Real slack = kAirSlack;
-    static const int roundsMax = std::getenv("PBD_ROUNDS") ? std::atoi(std::getenv("PBD_ROUNDS")) : kAirRounds;
-    static const int frictionRounds = std::getenv("PBD_FRICTIONROUNDS") ? std::atoi(std::getenv("PBD_FRICTIONROUNDS")) : 1 << 30;
-    for (int round = 0; round < roundsMax && !found.empty(); ++round) {
+    for (int round = 0; round < kAirRounds && !found.empty(); ++round) {
         slack = std::min(4 * slack, kAirSlackMax);
         projectAirPasses(slack);
         airMoved_.assign(found.begin(), found.end());
         // The contacts these projections made get their friction too (the slip of the whole
         // substep, as for the others); it moves their corners as well.
-        if (round >= frictionRounds) { for (auto t : airContactTets_) airContactGap_[t] = 0; airContactTets_.clear(); }
         if (!airContactTets_.empty()) {
             airMoved_.insert(airMoved_.end(), airContactTets_.begin(), airContactTets_.end());
             airStatistics_.contacts += applyAirFriction();
