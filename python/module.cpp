@@ -617,9 +617,20 @@ PYBIND11_MODULE(_pbdlab, m) {
         .def(
             "save",
             [](PyScene& s, const std::string& path) {
+                // A project is loaded only when it passes the scene's checks; a state that would
+                // not (an element inverted mid-run) is refused here, not found unreadable later.
+                if (const auto problems = validateScene(s.scene()); !problems.empty()) {
+                    throw std::invalid_argument(
+                        "save: '" + path + "' would not load again: " + problems.front() +
+                        " (a project keeps a state with no inverted element; save before "
+                        "stepping, or step on until the element is mended)");
+                }
                 python::unwrap(saveProject(s.scene(), path));
             },
-            py::arg("path"), "Writes the scene as a project (.json), atomically.")
+            py::arg("path"),
+            "Writes the scene as it is now as a project (.json), atomically. Raises ValueError "
+            "(and writes nothing) when that state would not load again, e.g. with an element "
+            "inverted mid-run.")
         .def(
             "export",
             [](PyScene& s, const std::string& path, const std::string& format) {

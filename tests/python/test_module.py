@@ -239,3 +239,14 @@ def test_scenes_are_the_clis(cli):
     listed = subprocess.run([cli, "scenes"], capture_output=True, text=True, check=True).stdout
     ours = [name for name, _ in pbdlab.scenes()]
     assert ours == [line.split("\t")[0] for line in listed.splitlines()]
+
+
+def test_a_state_that_would_not_load_is_not_saved(tmp_path):
+    s = pbdlab.generate("air-boxes")
+    x = s.positions
+    tet = s.air_mesh["tets"][0]
+    x[tet[0]], x[tet[1]] = x[tet[1]].copy(), x[tet[0]].copy()  # turn one air tet inside out
+    path = tmp_path / "inverted.json"
+    with pytest.raises(ValueError, match="would not load again: air tetrahedron 0"):
+        s.save(str(path))
+    assert not path.exists()
