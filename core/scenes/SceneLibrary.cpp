@@ -103,15 +103,20 @@ Scene makeCloth() {
     return scene;
 }
 
-Scene makeClothSbd() {
-    Scene scene = makeClothBase("cloth-sbd", "The 50x50 cloth with strain-based triangles (SBD), "
-                                             "material axes from its UVs, and dihedral bending");
-    const Body& body = scene.bodies.back();
+// The cloth benchmarks' strain-based material: 10 kN/m along u and v, 1 kN/m shear.
+void addBenchmarkStrainTriangles(Scene& scene, const Body& body) {
     StrainTriangleMaterial material;
     material.stretchU = 1e4;
     material.stretchV = 1e4;
     material.shear = 1e3;
     (void)addStrainTriangles(scene.constraints, scene.particles, body, material);
+}
+
+Scene makeClothSbd() {
+    Scene scene = makeClothBase("cloth-sbd", "The 50x50 cloth with strain-based triangles (SBD), "
+                                             "material axes from its UVs, and dihedral bending");
+    const Body& body = scene.bodies.back();
+    addBenchmarkStrainTriangles(scene, body);
     addDihedralBending(scene.constraints, scene.particles, body, kClothBendingCompliance,
                        kClothBendingPbdStiffness);
     return scene;
@@ -167,33 +172,40 @@ Scene makeRopeScene() {
     return scene;
 }
 
+// A square cloth of n x n vertices, `size` m wide, level at `height`, above a sphere of `radius`
+// resting on the ground (friction 0.3 and 0.5), self-collision on: `drape` and `cloth-xl`.
+Scene clothOverSphere(int n, Real size, Real height, Real radius) {
+    Scene scene;
+    ClothSheetSpec sheet;
+    sheet.columns = n;
+    sheet.rows = n;
+    sheet.width = size;
+    sheet.depth = size;
+    sheet.center = Vec3(0, height, 0);
+    scene.bodies.push_back(makeClothSheet(scene.particles, sheet, "cloth"));
+    scene.colliders.push_back(Collider::plane(Vec3::Zero(), Vec3::UnitY()));
+    scene.colliders.back().name = "ground";
+    scene.colliders.back().friction = 0.5;
+    scene.colliders.push_back(Collider::sphere(Vec3(0, radius, 0), radius));
+    scene.colliders.back().friction = 0.3;
+    scene.solver.timeStep = 1.0 / 120;
+    scene.solver.iterations = 5;
+    scene.solver.selfCollision = true;
+    return scene;
+}
+
 // Cloth falling onto a sphere resting on the ground: collisions with friction.
 Scene makeDrape() {
-    Scene scene;
+    Scene scene = clothOverSphere(40, 1.6, 1.2, 0.5);
     scene.name = "drape";
     scene.description =
         "A cloth falling onto a sphere on the ground: colliders with friction, self-collision";
-    ClothSheetSpec sheet;
-    sheet.columns = 40;
-    sheet.rows = 40;
-    sheet.width = 1.6;
-    sheet.depth = 1.6;
-    sheet.center = Vec3(0, 1.2, 0);
-    scene.bodies.push_back(makeClothSheet(scene.particles, sheet, "cloth"));
     const Body& body = scene.bodies.back();
     addEdgeDistances(scene.constraints, scene.particles, body, 0.0);
     addDihedralBending(scene.constraints, scene.particles, body, kClothBendingCompliance,
                        kClothBendingPbdStiffness);
-    scene.colliders.push_back(Collider::plane(Vec3::Zero(), Vec3::UnitY()));
-    scene.colliders.back().name = "ground";
-    scene.colliders.back().friction = 0.5;
-    scene.colliders.push_back(Collider::sphere(Vec3(0, 0.5, 0), 0.5));
-    scene.colliders.back().friction = 0.3;
-    scene.solver.timeStep = 1.0 / 120;
     scene.solver.substeps = 2;
-    scene.solver.iterations = 5;
     scene.solver.collisionMargin = 0.01;
-    scene.solver.selfCollision = true;
     scene.solver.clothThickness = 0.01;
     return scene;
 }
@@ -202,42 +214,27 @@ Scene makeDrape() {
 // onto a sphere on the ground with self-collision, as `drape` at 80 times its size; distance
 // and bending, or (sbd) strain-based triangles with material axes from the UVs.
 Scene makeClothXl(bool sbd) {
-    Scene scene;
+    Scene scene = clothOverSphere(360, 3.0, 1.4, 0.6);
     scene.name = sbd ? "cloth-xl-sbd" : "cloth-xl"; // described in the catalogue below
-    ClothSheetSpec sheet;
-    sheet.columns = 360;
-    sheet.rows = 360;
-    sheet.width = 3.0;
-    sheet.depth = 3.0;
-    sheet.center = Vec3(0, 1.4, 0);
-    scene.bodies.push_back(makeClothSheet(scene.particles, sheet, "cloth"));
     const Body& body = scene.bodies.back();
     if (sbd) {
-        StrainTriangleMaterial material;
-        material.stretchU = 1e4;
-        material.stretchV = 1e4;
-        material.shear = 1e3;
-        (void)addStrainTriangles(scene.constraints, scene.particles, body, material);
+        addBenchmarkStrainTriangles(scene, body);
     } else {
         addEdgeDistances(scene.constraints, scene.particles, body, 0.0);
     }
     addDihedralBending(scene.constraints, scene.particles, body, kClothBendingCompliance,
                        kClothBendingPbdStiffness);
-    scene.colliders.push_back(Collider::plane(Vec3::Zero(), Vec3::UnitY()));
-    scene.colliders.back().name = "ground";
-    scene.colliders.back().friction = 0.5;
-    scene.colliders.push_back(Collider::sphere(Vec3(0, 0.6, 0), 0.6));
-    scene.colliders.back().friction = 0.3;
-    scene.solver.timeStep = 1.0 / 120;
     scene.solver.substeps = 1;
-    scene.solver.iterations = 5;
     scene.solver.collisionMargin = 0.005;
-    scene.solver.selfCollision = true;
     scene.solver.clothThickness = 0.004; // the vertices are 8.4 mm apart
     return scene;
 }
-Scene makeClothXlDistance() { return makeClothXl(false); }
-Scene makeClothXlSbd() { return makeClothXl(true); }
+Scene makeClothXlDistance() {
+    return makeClothXl(false);
+}
+Scene makeClothXlSbd() {
+    return makeClothXl(true);
+}
 
 // Production scale (issue 31): a 1 m block of 60 x 60 x 60 vertices (1,026,895 strain-based
 // tets and their volumes) dropped 5 cm onto the ground.

@@ -839,7 +839,8 @@ private slots:
             const Bounds start = s.bounds();
             Solver solver(s);
             // The production-scale benchmarks (-xl) take 0.1-0.3 s a step: 20 steps each.
-            const int steps = info.name.ends_with("-xl") || info.name.ends_with("-xl-sbd") ? 20 : 200;
+            const int steps =
+                info.name.ends_with("-xl") || info.name.ends_with("-xl-sbd") ? 20 : 200;
             for (int i = 0; i < steps; ++i) {
                 solver.step();
             }
