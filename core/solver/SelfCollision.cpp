@@ -62,9 +62,10 @@ std::vector<SelfContact> findSelfContacts(const std::vector<Triangle>& triangles
 void buildSelfCollisionGrid(const std::vector<Triangle>& triangles, const std::vector<Vec3>& x,
                             const std::vector<Vec3>& p, Real thickness,
                             SelfCollisionWorkspace& ws) {
-    ws.vertices.clear();
     ws.table.clear();
     if (triangles.empty() || !(thickness > 0)) {
+        ws.vertices.clear();
+        ws.verticesOf.clear();
         return;
     }
     Real edges = 0;
@@ -129,13 +130,18 @@ void buildSelfCollisionGrid(const std::vector<Triangle>& triangles, const std::v
         forCells(boxes[t], [&](std::uint64_t bucket) { table[fill[bucket]++] = t; });
     }
 
-    std::vector<Index>& vertices = ws.vertices;
-    vertices.clear();
-    for (const Triangle& t : triangles) {
-        vertices.insert(vertices.end(), t.begin(), t.end());
+    // The triangles' vertices, sorted: listed again only when the triangles changed (tearing, a
+    // new scene): sorting cloth-xl's 773,000 corners took 5% of its step, every substep.
+    if (ws.verticesOf != triangles || ws.vertices.empty()) {
+        std::vector<Index>& vertices = ws.vertices;
+        vertices.clear();
+        for (const Triangle& t : triangles) {
+            vertices.insert(vertices.end(), t.begin(), t.end());
+        }
+        std::sort(vertices.begin(), vertices.end());
+        vertices.erase(std::unique(vertices.begin(), vertices.end()), vertices.end());
+        ws.verticesOf = triangles;
     }
-    std::sort(vertices.begin(), vertices.end());
-    vertices.erase(std::unique(vertices.begin(), vertices.end()), vertices.end());
 }
 
 void querySelfContacts(const std::vector<Triangle>& triangles, const std::vector<Vec3>& x,

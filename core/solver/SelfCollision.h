@@ -24,6 +24,7 @@ struct SelfContact {
 struct SelfCollisionWorkspace {
     std::vector<Bounds> boxes;
     std::vector<Index> start, fill, table, vertices, candidates;
+    std::vector<Triangle> verticesOf; // the triangles `vertices` was listed from
     Real cell = 0;
     std::uint64_t mask = 0;
 };
