@@ -77,7 +77,8 @@ public:
                                                  }
                                              },
                                              Qt::BlockingQueuedConnection);
-            if (!ran && error.empty()) {
+            // Not run (or the call dropped unrun, its receiver gone): the window is closing.
+            if ((!ran || !result) && error.empty()) {
                 error = "the window is closing";
             }
         }
