@@ -113,6 +113,10 @@ public:
             py::gil_scoped_release unlocked;
             if (!solver_) {
                 solver_ = std::make_unique<Solver>(*scene_);
+                if (resume_) {
+                    solver_->restore(*resume_); // time, steps and the rigid warm start go on
+                    resume_.reset();
+                }
             }
             for (int i = 0; i < steps; ++i) {
                 solver_->step();
@@ -149,7 +153,14 @@ public:
         return "";
     }
 
-    void edited() { solver_.reset(); }
+    // An edit the solver caches (groups, colliders, pins): the next step builds a solver again,
+    // which goes on from this one's state (time, steps, the rigid warm start).
+    void edited() {
+        if (solver_) {
+            resume_ = solver_->state();
+        }
+        solver_.reset();
+    }
 
     double time() const { return time_; }
     std::size_t steps() const { return steps_; }
@@ -159,18 +170,21 @@ public:
     std::size_t maxInvertedAir() const { return maxInvertedAir_; }
     const Solver* solver() const { return solver_.get(); }
 
-    // A deep copy: the state, not the solver (the copy's first step builds its own).
+    // A deep copy of the scene and of what its solver carries from step to step, so the copy
+    // goes on bit for bit as the original would (its first step builds a solver of its own).
     PyScene copy() const {
         PyScene c(*scene_);
         c.rest_ = rest_;
         c.time_ = time_;
         c.steps_ = steps_;
+        c.resume_ = solver_ ? solver_->state() : resume_;
         return c;
     }
 
 private:
     std::unique_ptr<Scene> scene_;
     std::unique_ptr<Solver> solver_;
+    std::shared_ptr<const SolverState> resume_; // for the next solver to go on from
     RestFrames rest_;
     double time_ = 0;
     std::size_t steps_ = 0;
@@ -659,7 +673,10 @@ PYBIND11_MODULE(_pbdlab, m) {
             "Writes the scene as pbdlab-cli export does: 'vtu', 'msh' (Gmsh 4.1), 'tetgen' "
             "(PATH is the prefix), 'asset' (cooked JSON) or 'project'; by default the path's "
             "extension says which (.json is a project).")
-        .def("copy", &PyScene::copy, "A deep copy of the scene and its state (not its solver).")
+        .def("copy", &PyScene::copy,
+             "A deep copy of the scene, its state and what its solver carries from step to step "
+             "(time, the rigid bodies' warm start): stepped, the copy goes on bit for bit as the "
+             "original would.")
         .def_property_readonly(
             "particle_count", [](PyScene& s) { return s.scene().particles.size(); },
             "Particles in the scene (bodies', the air's and the container's).")

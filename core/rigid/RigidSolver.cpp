@@ -37,6 +37,8 @@ RigidSolver::RigidSolver() = default;
 RigidSolver::~RigidSolver() = default;
 RigidSolver::RigidSolver(RigidSolver&&) noexcept = default;
 RigidSolver& RigidSolver::operator=(RigidSolver&&) noexcept = default;
+RigidSolver::RigidSolver(const RigidSolver&) = default;
+RigidSolver& RigidSolver::operator=(const RigidSolver&) = default;
 
 void RigidSolver::reset() {
     manifolds_.clear();

@@ -58,6 +58,9 @@ public:
     ~RigidSolver();
     RigidSolver(RigidSolver&&) noexcept;
     RigidSolver& operator=(RigidSolver&&) noexcept;
+    // A copy carries the warm start (manifolds, impulses, broadphase pairs) on: a solver state.
+    RigidSolver(const RigidSolver&);
+    RigidSolver& operator=(const RigidSolver&);
 
     // Advances the bodies by h. Joint indices refer to `bodies`.
     void step(std::vector<RigidBody>& bodies, const std::vector<RigidJoint>& joints,

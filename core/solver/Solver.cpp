@@ -268,6 +268,32 @@ void Solver::step() {
         std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
 }
 
+struct SolverState {
+    Real time = 0;
+    std::size_t steps = 0;
+    RigidSolver rigid;
+    RigidCoupling coupling;
+};
+
+std::shared_ptr<const SolverState> Solver::state() const {
+    auto s = std::make_shared<SolverState>();
+    s->time = time_;
+    s->steps = steps_;
+    s->rigid = rigid_;
+    s->coupling = coupling_;
+    return s;
+}
+
+void Solver::restore(const SolverState& state) {
+    time_ = state.time;
+    steps_ = state.steps;
+    rigid_ = state.rigid;
+    coupling_ = state.coupling;
+    // Air contacts carried from substep to substep belong to the air as it was.
+    airContactTets_.clear();
+    airContactGap_.assign(scene_.air.size(), 0);
+}
+
 void Solver::optimizeAir() {
     airOptimization_ = AirOptimizationStatistics{};
     const int interval = scene_.solver.airOptimizationInterval;

@@ -55,6 +55,14 @@ struct KernelCost {
     double nanosecondsPerProjection = 0;
 };
 
+// What a step reads that is not in the scene: the simulated time and step count (moving
+// attachment targets, the air's optimisation interval) and the rigid bodies' warm start (their
+// contact manifolds with the impulses, the broadphase's pairs, the particles' contacts with
+// them). With the scene as it was, it lets a solver go on bit for bit where another one was
+// (frame caches, copies). Particle and air scenes need nothing else: the air optimiser builds
+// the same adjacency again from the tets.
+struct SolverState;
+
 class Solver {
 public:
     // Colours the scene's constraints if they are not coloured yet. The scene must outlive the
@@ -66,6 +74,10 @@ public:
 
     // Advances the scene by scene.solver.timeStep (all substeps).
     void step();
+    // The state to go on from after this step (see SolverState), and going on from one: the
+    // scene must be the one the state was taken with (a copy of it, as it was then).
+    std::shared_ptr<const SolverState> state() const;
+    void restore(const SolverState& state);
     // Simulated time since construction, s.
     Real time() const { return time_; }
     std::size_t stepCount() const { return steps_; }
