@@ -623,4 +623,17 @@ Result<Collider> meshColliderFromFile(const std::filesystem::path& path,
     return c;
 }
 
+Result<Collider> colliderFromCommandSpec(std::string_view spec, const Bounds& bodies) {
+    if (!spec.starts_with("mesh:file=")) {
+        return colliderFromSpec(spec, bodies);
+    }
+    const std::size_t comma = spec.find(',');
+    const std::string file(spec.substr(10, comma == std::string_view::npos ? comma : comma - 10));
+    Result<Collider> c = meshColliderFromFile(file);
+    if (c && comma != std::string_view::npos) {
+        c = editCollider(std::move(c).value(), spec.substr(comma + 1));
+    }
+    return c;
+}
+
 } // namespace pbd

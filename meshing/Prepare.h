@@ -92,4 +92,9 @@ PrepareResult prepareScene(const Scene& input, const PrepareOptions& options,
 Result<Collider> meshColliderFromFile(const std::filesystem::path& path,
                                       const ImportOptions& options = {});
 
+// A collider as pbdlab-cli's --collider and the Python module name it: SHAPE[:KEY=VALUE,...]
+// fitted under `bodies` (colliderFromSpec), or mesh:file=PATH[,KEY=VALUE...] (a mesh collider
+// from the file, then edited).
+Result<Collider> colliderFromCommandSpec(std::string_view spec, const Bounds& bodies);
+
 } // namespace pbd

@@ -127,30 +127,12 @@ public:
                 maxInvertedAir_ = std::max(maxInvertedAir_, air_.invertedAfter);
             }
             if (steps > 0) {
-                diverged = divergence();
+                diverged = pbd::divergence(*scene_); // as pbdlab-cli simulate words it
             }
         }
         if (!diverged.empty()) {
             throw std::runtime_error(diverged);
         }
-    }
-
-    // The first non-finite particle or rigid body, as pbdlab-cli simulate words it.
-    std::string divergence() const {
-        for (std::size_t i = 0; i < scene_->particles.size(); ++i) {
-            if (!scene_->particles.positions[i].allFinite()) {
-                return "the simulation diverged: " + describeParticle(*scene_, i) +
-                       " has a non-finite position";
-            }
-        }
-        for (const RigidBody& b : scene_->rigidBodies) {
-            if (!b.x.allFinite() || !b.q.coeffs().allFinite() || !b.v.allFinite() ||
-                !b.L.allFinite()) {
-                return "the simulation diverged: rigid body '" + b.name +
-                       "' has a non-finite position or velocity";
-            }
-        }
-        return "";
     }
 
     // An edit the solver caches (groups, colliders, pins): the next step builds a solver again,
@@ -564,18 +546,7 @@ PYBIND11_MODULE(_pbdlab, m) {
         .def(
             "add_collider",
             [](PyScene& s, const std::string& spec) {
-                Result<Collider> c = Error{""};
-                if (spec.starts_with("mesh:file=")) {
-                    const std::size_t comma = spec.find(',');
-                    const std::string file = spec.substr(
-                        10, comma == std::string::npos ? std::string::npos : comma - 10);
-                    c = meshColliderFromFile(file);
-                    if (c && comma != std::string::npos) {
-                        c = editCollider(std::move(c).value(), spec.substr(comma + 1));
-                    }
-                } else {
-                    c = colliderFromSpec(spec, s.scene().bounds());
-                }
+                Result<Collider> c = colliderFromCommandSpec(spec, s.scene().bounds());
                 s.scene().colliders.push_back(python::unwrap(std::move(c)));
                 s.edited();
             },

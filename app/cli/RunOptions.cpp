@@ -162,18 +162,7 @@ bool applyEdits(const RunOptions& o, Scene& scene) {
         }
     }
     for (const std::string& spec : o.colliders) {
-        Result<Collider> c = Error{""};
-        if (spec.starts_with("mesh:file=")) {
-            // mesh:file=PATH[,KEY=VALUE...]: a closed surface from a mesh file, then edits.
-            const std::size_t comma = spec.find(',');
-            const std::string file = spec.substr(10, comma - std::min(comma, std::size_t(10)));
-            c = meshColliderFromFile(file);
-            if (c && comma != std::string::npos) {
-                c = editCollider(std::move(c).value(), spec.substr(comma + 1));
-            }
-        } else {
-            c = colliderFromSpec(spec, scene.bounds());
-        }
+        Result<Collider> c = colliderFromCommandSpec(spec, scene.bounds());
         if (!c) {
             inputProblem("--collider " + spec + ": " + c.error());
             return false;
@@ -218,22 +207,6 @@ std::optional<Scene> sceneToRun(const RunOptions& o, RestFrames* rest) {
         squashY(scene);
     }
     return scene;
-}
-
-std::string divergence(const Scene& scene) {
-    for (std::size_t i = 0; i < scene.particles.size(); ++i) {
-        if (!scene.particles.positions[i].allFinite()) {
-            return "the simulation diverged: " + describeParticle(scene, i) +
-                   " has a non-finite position";
-        }
-    }
-    for (const RigidBody& b : scene.rigidBodies) {
-        if (!b.x.allFinite() || !b.q.coeffs().allFinite() || !b.v.allFinite() || !b.L.allFinite()) {
-            return "the simulation diverged: rigid body '" + b.name +
-                   "' has a non-finite position or velocity";
-        }
-    }
-    return "";
 }
 
 } // namespace pbd::cli

@@ -55,8 +55,4 @@ void applyRunOptions(const RunOptions& o, SolverSettings& s);
 // (the squash is the experiment; the fields measure against the shape it started from).
 std::optional<Scene> sceneToRun(const RunOptions& o, RestFrames* rest = nullptr);
 
-// The first particle or rigid body with a non-finite state, as a message; "" when all are
-// finite.
-std::string divergence(const Scene& scene);
-
 } // namespace pbd::cli

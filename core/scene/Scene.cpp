@@ -298,4 +298,20 @@ std::vector<std::string> validateScene(const Scene& scene) {
     return problems;
 }
 
+std::string divergence(const Scene& scene) {
+    for (std::size_t i = 0; i < scene.particles.size(); ++i) {
+        if (!scene.particles.positions[i].allFinite()) {
+            return "the simulation diverged: " + describeParticle(scene, i) +
+                   " has a non-finite position";
+        }
+    }
+    for (const RigidBody& b : scene.rigidBodies) {
+        if (!b.x.allFinite() || !b.q.coeffs().allFinite() || !b.v.allFinite() || !b.L.allFinite()) {
+            return "the simulation diverged: rigid body '" + b.name +
+                   "' has a non-finite position or velocity";
+        }
+    }
+    return "";
+}
+
 } // namespace pbd

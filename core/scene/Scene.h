@@ -70,4 +70,8 @@ bool carriesEmbedded(const Scene& scene, std::size_t body);
 // "particle 12 (vertex 3 of body 'cloth')", "particle 80 (of the air mesh)": for messages.
 std::string describeParticle(const Scene& scene, std::size_t particle);
 
+// "the simulation diverged: ..." naming the first particle or rigid body with a non-finite
+// state; "" when all are finite.
+std::string divergence(const Scene& scene);
+
 } // namespace pbd

@@ -183,9 +183,7 @@ Scene clothOverSphere(int n, Real size, Real height, Real radius) {
     sheet.depth = size;
     sheet.center = Vec3(0, height, 0);
     scene.bodies.push_back(makeClothSheet(scene.particles, sheet, "cloth"));
-    scene.colliders.push_back(Collider::plane(Vec3::Zero(), Vec3::UnitY()));
-    scene.colliders.back().name = "ground";
-    scene.colliders.back().friction = 0.5;
+    addGround(scene, 0);
     scene.colliders.push_back(Collider::sphere(Vec3(0, radius, 0), radius));
     scene.colliders.back().friction = 0.3;
     scene.solver.timeStep = 1.0 / 120;
@@ -252,9 +250,7 @@ Scene makeTetXl() {
     material.shear = {3e5, 3e5, 3e5};
     (void)addStrainTets(scene.constraints, scene.particles, body, material);
     (void)addTetVolumes(scene.constraints, scene.particles, body, 1e7);
-    scene.colliders.push_back(Collider::plane(Vec3::Zero(), Vec3::UnitY()));
-    scene.colliders.back().name = "ground";
-    scene.colliders.back().friction = 0.5;
+    addGround(scene, 0);
     scene.solver.timeStep = 0.005;
     scene.solver.substeps = 1;
     scene.solver.iterations = 5;
