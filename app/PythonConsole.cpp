@@ -119,7 +119,10 @@ public:
 
     void editGroup(const std::string& spec) const {
         gui([this, spec] {
-            Scene edited = document_->scene();
+            // The groups alone (the edit is applied to the elements by the document's command):
+            // copying the whole scene stalled the GUI thread on large scenes.
+            Scene edited;
+            edited.constraintGroups = document_->scene().constraintGroups;
             const Result<int> index = editConstraintGroup(edited, spec);
             if (!index) {
                 throw std::invalid_argument(index.error());

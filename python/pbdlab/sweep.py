@@ -14,7 +14,6 @@ import itertools
 import logging
 import math
 import os
-import statistics
 import sys
 import time
 
@@ -37,10 +36,10 @@ METRICS = (
 )
 
 _STATISTICS = {
-    "min": min,
-    "max": max,
-    "mean": statistics.fmean,
-    "median": statistics.median,
+    "min": lambda v: float(numpy.min(v)),
+    "max": lambda v: float(numpy.max(v)),
+    "mean": lambda v: float(numpy.mean(v)),
+    "median": lambda v: float(numpy.median(v)),
     "p90": lambda v: float(numpy.percentile(v, 90)),
     "p95": lambda v: float(numpy.percentile(v, 95)),
     "p99": lambda v: float(numpy.percentile(v, 99)),
@@ -112,7 +111,7 @@ def _apply(s, parameters):
 
 
 def _field_values(fields, name):
-    """The values of a field 'NAME' or one column 'NAME[K]' as a flat list of floats."""
+    """The values of a field 'NAME' or one column 'NAME[K]' as a flat array."""
     column = None
     if name.endswith("]") and "[" in name:
         name, index = name[:-1].split("[", 1)
@@ -121,13 +120,11 @@ def _field_values(fields, name):
         known = ", ".join(k for k in fields if k != "inverted_tets")
         raise KeyError(f"sweep: unknown field '{name}' (fields: {known})")
     a = fields[name]
-    if getattr(a, "ndim", 0) == 2:
-        if column is not None:
-            if not 0 <= column < a.shape[1]:
-                raise KeyError(f"sweep: field '{name}' has columns 0 to {a.shape[1] - 1}")
-            return [float(v) for v in a[:, column]]
-        return [float(v) for v in a.ravel()]
-    return [float(v) for v in a]
+    if getattr(a, "ndim", 0) == 2 and column is not None:
+        if not 0 <= column < a.shape[1]:
+            raise KeyError(f"sweep: field '{name}' has columns 0 to {a.shape[1] - 1}")
+        return a[:, column]
+    return numpy.ravel(a)
 
 
 def _statistic(fields, spec):
@@ -138,7 +135,7 @@ def _statistic(fields, spec):
     if stat not in _STATISTICS:
         raise ValueError(f"sweep: unknown statistic '{stat}' (one of {', '.join(_STATISTICS)})")
     values = _field_values(fields, name)
-    return _STATISTICS[stat](values) if values else math.nan
+    return _STATISTICS[stat](values) if len(values) else math.nan
 
 
 def _column(spec):
@@ -164,9 +161,9 @@ def run_task(scene, parameters, steps, threads=1, fields=()):
     except RuntimeError as e:
         diverged = str(e)
     f = s.fields()
-    stretches = [float(v) for v in f["tet_principal_stretch"].ravel()]
-    stretches += [float(v) for v in f["triangle_principal_stretch"].ravel()]
-    ratios = [float(v) for v in f["tet_volume_ratio"]] + [float(v) for v in f["triangle_area_ratio"]]
+    stretches = numpy.concatenate([f["tet_principal_stretch"].ravel(),
+                                   f["triangle_principal_stretch"].ravel()])
+    ratios = numpy.concatenate([f["tet_volume_ratio"], f["triangle_area_ratio"]])
     energy = math.nan
     if not diverged:
         w = s.inverse_masses
@@ -179,8 +176,8 @@ def run_task(scene, parameters, steps, threads=1, fields=()):
     residuals = [r["max_abs_residual"] for r in s.residuals()]
     air = s.air
     row.update({
-        "max_strain": max(stretches) - 1 if stretches else math.nan,
-        "min_volume_ratio": min(ratios) if ratios else math.nan,
+        "max_strain": float(stretches.max()) - 1 if stretches.size else math.nan,
+        "min_volume_ratio": float(ratios.min()) if ratios.size else math.nan,
         "inverted_tets": int(f["inverted_tets"]),
         "air_inverted": int(air["inverted_after"]),
         "air_max_inverted": int(air["max_inverted_after"]),
