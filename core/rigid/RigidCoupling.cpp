@@ -14,6 +14,12 @@ RigidAttachment attachToRigidBody(const Scene& scene, Index particle, int body, 
             compliance};
 }
 
+std::size_t RigidCoupling::memoryBytes() const {
+    return sizeof(*this) + bodies_.size() * sizeof(BodyState) + links_.size() * sizeof(Link) +
+           edgeLinks_.size() * sizeof(EdgeLink) + edges_.size() * sizeof(edges_[0]) +
+           distances_.size() * sizeof(ParticleDistance) + stamps_.size() * sizeof(stamps_[0]);
+}
+
 void RigidCoupling::begin(const Scene& scene, const SolverParticle* P, Real margin, Real h) {
     margin_ = margin;
     bodies_.resize(scene.rigidBodies.size());

@@ -44,6 +44,8 @@ public:
     std::size_t edgeContactCount() const { return edgeLinks_.size(); }
     // The momentum handed to bodies in the last substep (sum of |impulse|), N·s.
     Real lastImpulse() const { return lastImpulse_; }
+    // Bytes its arrays hold (a copy holds the same).
+    std::size_t memoryBytes() const;
 
 private:
     struct Link {

@@ -40,6 +40,24 @@ RigidSolver& RigidSolver::operator=(RigidSolver&&) noexcept = default;
 RigidSolver::RigidSolver(const RigidSolver&) = default;
 RigidSolver& RigidSolver::operator=(const RigidSolver&) = default;
 
+namespace {
+template <class T> std::size_t bytesOf(const std::vector<T>& v) {
+    return v.size() * sizeof(T);
+}
+} // namespace
+
+std::size_t RigidSolver::memoryBytes() const {
+    return sizeof(*this) + bytesOf(proxies_) + bytesOf(reproxied_) + bytesOf(proxyPairs_) +
+           bytesOf(candidates_) + bytesOf(manifolds_) + bytesOf(previous_) +
+           bytesOf(solverBodies_) + bytesOf(velocities_) + bytesOf(omegaBefore_) +
+           bytesOf(inertiaBefore_) + bytesOf(heights_) + bytesOf(adjacencyFirst_) +
+           bytesOf(adjacency_) + bytesOf(solved_) + bytesOf(contacts_) + bytesOf(jointRows_) +
+           bytesOf(batches_) + bytesOf(sweepVelocities_) + bytesOf(sweepMoves_) + bytesOf(turns_) +
+           bytesOf(startOrientations_) + bytesOf(substepped_) + bytesOf(jointed_) +
+           bytesOf(pushVelocities_) + bytesOf(pushSaved_) + bytesOf(colours_) +
+           bytesOf(manifoldBodies_) + bytesOf(bodyFlags_);
+}
+
 void RigidSolver::reset() {
     manifolds_.clear();
     previous_.clear();

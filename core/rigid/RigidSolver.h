@@ -73,6 +73,8 @@ public:
     const RigidStatistics& statistics() const { return stats_; }
     // The largest distance between a joint's two anchors after the last step, m.
     Real maxJointError() const { return maxJointError_; }
+    // Bytes its arrays hold (a copy holds the same): what a cached solver state costs.
+    std::size_t memoryBytes() const;
 
 private:
     struct CachedManifold {

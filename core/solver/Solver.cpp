@@ -275,6 +275,11 @@ struct SolverState {
     RigidCoupling coupling;
 };
 
+std::size_t memoryBytes(const SolverState& state) {
+    return sizeof(SolverState) - sizeof(RigidSolver) - sizeof(RigidCoupling) +
+           state.rigid.memoryBytes() + state.coupling.memoryBytes();
+}
+
 std::shared_ptr<const SolverState> Solver::state() const {
     auto s = std::make_shared<SolverState>();
     s->time = time_;

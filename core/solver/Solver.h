@@ -62,6 +62,8 @@ struct KernelCost {
 // (frame caches, copies). Particle and air scenes need nothing else: the air optimiser builds
 // the same adjacency again from the tets.
 struct SolverState;
+// Bytes a state holds (the rigid warm start; a few bytes without rigid bodies).
+std::size_t memoryBytes(const SolverState& state);
 
 class Solver {
 public:
