@@ -21,7 +21,10 @@ struct RunOptions {
     int threads = -1;
     std::string method;
     std::string out;
-    std::string trace; // simulate: one CSV line per step
+    std::string trace;       // simulate: one CSV line per step
+    std::string cacheFolder; // simulate: caches other tools read (meshing/CacheExport.h)
+    int cacheEvery = 1;
+    std::string cacheFormats = "pvd";
     bool json = false;
     bool squashY = false;
     int airOptimization = -1;

@@ -8,6 +8,7 @@
 #include "core/fields/Fields.h"
 #include "core/scene/Topology.h"
 #include "core/solver/Solver.h"
+#include "meshing/CacheExport.h"
 #include "meshing/SceneJson.h"
 
 #include <cstdio>
@@ -148,6 +149,24 @@ int simulate(const RunOptions& o) {
     }
     Scene& scene = *made;
     const int steps = o.steps > 0 ? o.steps : 100;
+    std::unique_ptr<CacheExporter> cache;
+    if (!o.cacheFolder.empty()) {
+        const Result<unsigned> formats = parseCacheFormats(o.cacheFormats);
+        if (!formats) {
+            return inputProblem(formats.error());
+        }
+        if (o.cacheEvery < 1) {
+            return inputProblem("--cache-every must be at least 1");
+        }
+        auto begun = CacheExporter::begin(scene, rest, {o.cacheFolder, scene.name, *formats});
+        if (!begun) {
+            return inputProblem(begun.error());
+        }
+        cache = std::move(*begun);
+        if (Result<bool> added = cache->addFrame(scene, 0); !added) {
+            return inputProblem(added.error());
+        }
+    }
     Solver solver(scene);
     std::optional<AirRun> airRun;
     if (!scene.air.empty()) {
@@ -168,6 +187,31 @@ int simulate(const RunOptions& o) {
         if (trace.is_open()) {
             traceStep(trace, scene, solver, airRun ? &*airRun : nullptr, i + 1);
         }
+        if (cache && (i + 1) % o.cacheEvery == 0) {
+            if (Result<bool> added = cache->addFrame(scene, solver.time()); !added) {
+                return inputProblem(added.error());
+            }
+        }
+    }
+    json cacheJson;
+    if (cache) {
+        const Result<CacheExportSummary> written = cache->finish();
+        if (!written) {
+            return inputProblem(written.error());
+        }
+        json files = json::array();
+        for (const auto& f : written->files) {
+            files.push_back(f.string());
+        }
+        cacheJson = {{"folder", o.cacheFolder},
+                     {"formats", o.cacheFormats},
+                     {"every", o.cacheEvery},
+                     {"frames", written->frames},
+                     {"files", files},
+                     {"surface_vertices", written->surfaceVertices},
+                     {"pvd_ms", written->pvdMilliseconds},
+                     {"pc2_ms", written->pc2Milliseconds},
+                     {"glb_ms", written->glbMilliseconds}};
     }
     if (trace.is_open()) {
         trace.close();
@@ -262,6 +306,9 @@ int simulate(const RunOptions& o) {
                          {"optimisation_ms", solver.airOptimizationMilliseconds()}};
         airRun->write(result["air"]);
     }
+    if (!cacheJson.is_null()) {
+        result["cache"] = cacheJson;
+    }
     if (o.out.empty()) {
         std::cout << sceneio::dumpJson(result) << '\n';
         return 0;
@@ -296,6 +343,17 @@ void addSimulateCommand(CLI::App& cli, int& status) {
                   "inverted tets before and after, the smallest volume, the projections and "
                   "the optimisation's time, changes and worst quality")
         ->type_name("STEPS.csv");
+    c->add_option("--cache", o->cacheFolder,
+                  "Write a cache of the run here that other tools read: a ParaView collection "
+                  "(.pvd and a .vtu per frame with the fields), a point cache (.pc2 with the "
+                  "rest mesh as .obj) and an animated binary glTF (.glb), as --cache-format says")
+        ->type_name("DIR");
+    c->add_option("--cache-every", o->cacheEvery, "Cache every K-th step (and step 0)")
+        ->type_name("K")
+        ->check(CLI::PositiveNumber);
+    c->add_option("--cache-format", o->cacheFormats,
+                  "The cache's formats: pvd, glb, pc2 (comma-separated) or all; default pvd")
+        ->type_name("pvd,glb,pc2|all");
     c->add_flag("--squash-y", o->squashY,
                 "Every body particle's y set to the floor at step 0 (the memory experiment)");
     c->add_flag("--json", o->json, "Accepted for symmetry with bench: the output is JSON anyway");

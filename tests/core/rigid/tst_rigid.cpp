@@ -4,6 +4,7 @@
 
 #include "core/constraints/ConstraintBuilders.h"
 #include "core/rigid/RigidCollision.h"
+#include "core/rigid/RigidShapeMesh.h"
 #include "core/scenes/PrimitiveMeshes.h"
 #include "core/scenes/RigidScenes.h"
 #include "core/scenes/SceneLibrary.h"
@@ -13,6 +14,7 @@
 
 #include <cmath>
 #include <cstring>
+#include <map>
 
 using namespace pbd;
 
@@ -109,6 +111,46 @@ class TestRigid : public QObject {
     Q_OBJECT
 
 private slots:
+    void shapeMeshesAreClosedOutwardAndEncloseTheShape() {
+        // The exports' meshes of the shapes: every edge shared by two triangles in opposite
+        // directions, the enclosed volume positive and close to the shape's (a 32-gon sphere
+        // and capsule within 4%), the pose applied.
+        const auto hull = RigidShape::hull({{0, 0, 0}, {1, 0, 0}, {0, 1, 0}, {0, 0, 1}, {1, 1, 1}});
+        QVERIFY(hull);
+        RigidShape moved = RigidShape::box({0.5, 0.2, 0.1});
+        moved.position = Vec3(3, 0, 0);
+        moved.rotation = Eigen::AngleAxisd(0.7, Vec3::UnitZ()).toRotationMatrix();
+        for (const RigidShape& s : {RigidShape::box({0.5, 0.2, 0.1}), RigidShape::sphere(0.3),
+                                    RigidShape::capsule(0.2, 0.5), hull.value(), moved}) {
+            ShapeMesh m;
+            appendShapeMesh(s, 32, m);
+            std::map<std::pair<Index, Index>, int> edges;
+            Real volume = 0;
+            Vec3 mean = Vec3::Zero();
+            for (const Triangle& t : m.triangles) {
+                for (int k = 0; k < 3; ++k) {
+                    ++edges[{t[k], t[(k + 1) % 3]}];
+                }
+                volume += m.vertices[t[0]].dot(m.vertices[t[1]].cross(m.vertices[t[2]])) / 6;
+            }
+            for (const auto& [e, n] : edges) {
+                QCOMPARE(n, 1);
+                QVERIFY(edges.count({e.second, e.first}) == 1);
+            }
+            for (const Vec3& v : m.vertices) {
+                mean += v / Real(m.vertices.size());
+            }
+            const QString what = QString::fromLatin1(toString(s.type).data());
+            QVERIFY2(volume > 0, qPrintable(what));
+            QVERIFY2(
+                std::abs(volume - s.volume()) < 0.04 * s.volume(),
+                qPrintable(QString("%1: %2 against %3").arg(what).arg(volume).arg(s.volume())));
+            if (s.type != RigidShapeType::Hull) {
+                QVERIFY2((mean - s.position).norm() < 1e-12, qPrintable(what));
+            }
+        }
+    }
+
     void boxAndHullMassProperties() {
         const RigidBody box = dynamicBox(Vec3(0.5, 0.25, 1.0), Vec3::Zero());
         const Real m = 1000 * 1.0 * 0.5 * 2.0;
