@@ -15,6 +15,7 @@
 #include "app/reactions/ScreenshotReaction.h"
 #include "app/reactions/SelectionReaction.h"
 #include "app/reactions/SimulationReaction.h"
+#include "app/reactions/TimelineReaction.h"
 #include "app/reactions/UndoReaction.h"
 #include "app/reactions/ViewReaction.h"
 #include "widgets/AirPanel.h"
@@ -27,6 +28,7 @@
 #include "widgets/PythonConsolePanel.h"
 #include "widgets/SceneTreePanel.h"
 #include "widgets/SolverSettingsPanel.h"
+#include "widgets/TimelineBar.h"
 #include "widgets/VtkMessageRelay.h"
 #include "widgets/VtkViewport.h"
 
@@ -90,7 +92,14 @@ MainWindow::MainWindow(bool persistSettings, QWidget* parent)
     bench_.document = document_;
     bench_.viewport = new VtkViewport(this);
     bench_.viewport->setObjectName(QStringLiteral("viewport"));
-    setCentralWidget(bench_.viewport);
+    // The view with the timeline under it.
+    auto* central = new QWidget(this);
+    central->setObjectName(QStringLiteral("centralArea"));
+    auto* centralLayout = new QVBoxLayout(central);
+    centralLayout->setContentsMargins(0, 0, 0, 0);
+    centralLayout->setSpacing(0);
+    centralLayout->addWidget(bench_.viewport, 1);
+    setCentralWidget(central);
     createDocks();
     view_ = new SceneView(document_, bench_.viewport, bench_.fields, bench_.solverSettings,
                           bench_.convergence, this);
@@ -119,6 +128,9 @@ MainWindow::MainWindow(bool persistSettings, QWidget* parent)
     });
     viewOptions_ = new ViewReaction(bench_, this);
     simulation_ = new SimulationReaction(bench_, this);
+    timeline_ =
+        new TimelineReaction(bench_, findChild<QAction*>(QStringLiteral("actionPlay")), this);
+    centralLayout->addWidget(timeline_->bar());
     picking_ = new PickingReaction(bench_, this);
     about_ = new AboutReaction(bench_, this);
     python_ = new PythonReaction(bench_, pythonDock_, this);
@@ -266,8 +278,8 @@ void MainWindow::createMenus() {
     place(file, open_->actions());
     place(file, {nullptr});
     place(file, save_->actions());
-    place(file, {open_->recoverAction(), nullptr, export_->action(), screenshot_->action(), nullptr,
-                 python_->runScriptAction(), nullptr});
+    place(file, {open_->recoverAction(), nullptr, export_->action(), timeline_->exportAction(),
+                 screenshot_->action(), nullptr, python_->runScriptAction(), nullptr});
     QAction* quit = file->addAction(tr("&Quit"), this, &QWidget::close);
     quit->setObjectName(QStringLiteral("actionQuit"));
     quit->setShortcut(QKeySequence::Quit);
@@ -289,7 +301,10 @@ void MainWindow::createMenus() {
     for (QDockWidget* dock : findChildren<QDockWidget*>()) {
         view->addAction(dock->toggleViewAction());
     }
-    place(menuBar()->addMenu(tr("&Simulation")), simulation_->actions());
+    QMenu* simulationMenu = menuBar()->addMenu(tr("&Simulation"));
+    place(simulationMenu, simulation_->actions());
+    place(simulationMenu, {nullptr});
+    place(simulationMenu, timeline_->actions());
     menuBar()->addMenu(open_->samplesMenu());
     place(menuBar()->addMenu(tr("&Help")), {about_->action()});
 }
@@ -570,6 +585,7 @@ void MainWindow::restoreSettings() {
     restoreState(settings.value(QStringLiteral("window/state")).toByteArray());
     viewOptions_->restoreSettings(settings);
     simulation_->restoreSettings(settings);
+    timeline_->restoreSettings(settings);
     open_->restoreSettings(settings);
     screenshot_->restoreSettings(settings);
     python_->restoreSettings(settings);
@@ -585,6 +601,7 @@ void MainWindow::saveSettings() const {
     settings.setValue(QStringLiteral("window/state"), saveState());
     viewOptions_->saveSettings(settings);
     simulation_->saveSettings(settings);
+    timeline_->saveSettings(settings);
     open_->saveSettings(settings);
     screenshot_->saveSettings(settings);
     python_->saveSettings(settings);

@@ -28,6 +28,7 @@ class SaveReaction;
 class ScreenshotReaction;
 class SelectionReaction;
 class SimulationReaction;
+class TimelineReaction;
 class SimulationWorker;
 class UndoReaction;
 class ViewReaction;
@@ -52,6 +53,7 @@ public:
     PreferencesReaction* preferencesReaction() const { return preferences_; }
     SelectionReaction* selecting() const { return selection_; }
     SimulationReaction* simulating() const { return simulation_; }
+    TimelineReaction* timeline() const { return timeline_; }
     PythonReaction* python() const { return python_; }
 
     // Shorthands for the parts scripts and tests use most.
@@ -116,6 +118,7 @@ private:
     PreferencesReaction* preferences_ = nullptr;
     ViewReaction* viewOptions_ = nullptr;
     SimulationReaction* simulation_ = nullptr;
+    TimelineReaction* timeline_ = nullptr;
     PickingReaction* picking_ = nullptr;
     AboutReaction* about_ = nullptr;
     PythonReaction* python_ = nullptr;

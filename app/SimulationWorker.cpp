@@ -11,7 +11,8 @@
 namespace pbd {
 
 SimulationWorker::SimulationWorker(QObject* parent)
-    : QObject(parent) {
+    : QObject(parent)
+    , cache_(std::make_unique<FrameCache>()) {
     thread_ = std::thread([this] { loop(); });
 }
 
@@ -78,6 +79,104 @@ void SimulationWorker::step(int count) {
         running_ = true;
     }
     wake_.notify_all();
+}
+
+void SimulationWorker::seek(std::size_t step) {
+    {
+        std::lock_guard lock(mutex_);
+        seekRequest_ = long(step);
+        repace_ = true;
+    }
+    wake_.notify_all();
+}
+
+void SimulationWorker::setCacheSettings(const CacheSettings& settings) {
+    {
+        std::lock_guard lock(mutex_);
+        if (settings == cacheSettings_) {
+            return;
+        }
+        cacheSettings_ = settings;
+        cacheSettings_.every = std::max(1, settings.every);
+        cacheSettingsChanged_ = true;
+    }
+    wake_.notify_all();
+}
+
+CacheSettings SimulationWorker::cacheSettings() const {
+    std::lock_guard lock(mutex_);
+    return cacheSettings_;
+}
+
+void SimulationWorker::exportCache(const CacheExportOptions& options) {
+    {
+        std::lock_guard lock(mutex_);
+        exportRequest_ = options;
+        exportCancel_ = false;
+        exportDone_ = 0;
+        exportTotal_ = 0;
+        exporting_ = true;
+        pendingSteps_ = 0;
+        running_ = false;
+    }
+    wake_.notify_all();
+}
+
+void SimulationWorker::runExport(const CacheExportOptions& options) {
+    const auto fail = [&](const QString& text) {
+        exporting_ = false;
+        emit exportFinished(false, text);
+    };
+    if (!scene_ || cache_->empty()) {
+        return fail(tr("Nothing to export: the frame cache is empty (play the simulation first)."));
+    }
+    RestFrames rest;
+    {
+        std::lock_guard lock(mutex_);
+        rest = captureRestFrames(loaded_ ? *loaded_ : *scene_);
+    }
+    const std::vector<std::size_t> steps = cache_->steps();
+    exportTotal_ = int(steps.size());
+    Scene frame = *scene_;
+    std::unique_ptr<CacheExporter> exporter;
+    for (std::size_t i = 0; i < steps.size(); ++i) {
+        if (exportCancel_) {
+            return fail(tr("Export cancelled after %1 of %2 frames; the files in %3 are "
+                           "incomplete.")
+                            .arg(i)
+                            .arg(steps.size())
+                            .arg(QString::fromStdString(options.folder.string())));
+        }
+        if (auto restored = cache_->restore(steps[i], frame); !restored) {
+            return fail(QString::fromStdString(restored.error()));
+        }
+        if (!exporter) {
+            auto begun = CacheExporter::begin(frame, rest, options);
+            if (!begun) {
+                return fail(QString::fromStdString(begun.error()));
+            }
+            exporter = std::move(*begun);
+        }
+        if (Result<bool> added = exporter->addFrame(frame, cache_->frame(steps[i])->time); !added) {
+            return fail(QString::fromStdString(added.error()));
+        }
+        exportDone_ = int(i + 1);
+    }
+    const Result<CacheExportSummary> summary = exporter->finish();
+    if (!summary) {
+        return fail(QString::fromStdString(summary.error()));
+    }
+    QStringList files;
+    for (const auto& f : summary->files) {
+        files << QString::fromStdString(f.filename().string());
+    }
+    exporting_ = false;
+    emit exportFinished(true, tr("Exported %1 frames (steps %2-%3) to %4: %5.")
+                                  .arg(summary->frames)
+                                  .arg(steps.front())
+                                  .arg(steps.back())
+                                  .arg(QString::fromStdString(options.folder.string()))
+                                  .arg(files.join(", ")));
 }
 
 void SimulationWorker::reset() {
@@ -238,6 +337,14 @@ void SimulationWorker::restartAirHistory() {
     ++airHistoryGeneration_;
 }
 
+void SimulationWorker::truncateAirHistory(double time) {
+    std::lock_guard history(historyMutex_);
+    while (!airHistory_.empty() && airHistory_.back().time > time + 1e-12) {
+        airHistory_.pop_back();
+    }
+    ++airHistoryGeneration_; // the plot reads it again
+}
+
 std::vector<AirSample> SimulationWorker::airHistory(std::size_t from,
                                                     std::uint64_t* generation) const {
     std::lock_guard history(historyMutex_);
@@ -270,6 +377,12 @@ void SimulationWorker::publish(bool topologyChanged) {
     snapshot->rigidSubstep = scene_->solver.timeStep / std::max(1, scene_->solver.substeps);
     snapshot->rigidStatistics = rigidStatistics_;
     snapshot->rigidJointError = rigidJointError_;
+    snapshot->cacheFirst = cache_->firstStep();
+    snapshot->cacheLast = cache_->lastStep();
+    snapshot->cacheFrames = cache_->size();
+    snapshot->cacheBytes = cache_->memoryBytes();
+    snapshot->cacheDropped = cache_->droppedFrames();
+    snapshot->cacheSpilled = cache_->spilledFrames();
     const bool airChanged = airChanged_;
     if (airChanged) {
         snapshot->airTets = std::make_shared<std::vector<Tetrahedron>>(scene_->air.tets);
@@ -317,7 +430,8 @@ void SimulationWorker::loop() {
         wake_.wait(lock, [&] {
             return quit_ || pending_ || resetRequested_ || settingsChanged_ || nanParticle_ >= 0 ||
                    !massEdits_.empty() || !groupEdits_.empty() || colliderEdit_ ||
-                   republishRequested_ || (pendingSteps_ != 0 && scene_);
+                   republishRequested_ || seekRequest_ >= 0 || cacheSettingsChanged_ ||
+                   exportRequest_ || (pendingSteps_ != 0 && scene_);
         });
         if (quit_) {
             return;
@@ -327,8 +441,10 @@ void SimulationWorker::loop() {
         if (pending_) {
             scene_ = std::move(pending_);
             solver.reset();
+            carry_.reset();
             time_ = 0;
             steps_ = 0;
+            cache_->clear();
             restartAirHistory();
             constraintError_ = 0;
             newState = true;
@@ -343,17 +459,32 @@ void SimulationWorker::loop() {
                 scene_ = std::make_unique<Scene>(*loaded_);
                 scene_->solver = newSettings_;
                 solver.reset();
+                carry_.reset();
                 time_ = 0;
                 steps_ = 0;
+                cache_->clear();
                 restartAirHistory();
                 constraintError_ = 0;
                 republish = true;
                 newState = true;
             }
         }
+        // An edit (a setting other than the thread count, a mass, a group, the colliders)
+        // makes the cached frames after the current one another history: they are dropped and
+        // the current frame is taken again as edited.
+        bool edited = false;
+        const auto replaceSolver = [&] {
+            if (solver) {
+                carry_ = solver->state(); // the new one goes on from the same time
+                solver.reset();
+            }
+        };
         if (settingsChanged_) {
             settingsChanged_ = false;
             if (scene_) {
+                SolverSettings old = scene_->solver;
+                old.threads = newSettings_.threads;
+                edited = !(old == newSettings_);
                 scene_->solver = newSettings_;
             }
         }
@@ -379,7 +510,8 @@ void SimulationWorker::loop() {
                         }
                     }
                 }
-                solver.reset(); // rebuilt from the edited particles at the next step
+                replaceSolver(); // rebuilt from the edited particles at the next step
+                edited = true;
             }
             massEdits_.clear();
         }
@@ -388,19 +520,37 @@ void SimulationWorker::loop() {
                 for (const auto& [index, group] : groupEdits_) {
                     applyGroupEdit(*scene_, index, group);
                 }
-                solver.reset(); // its PBD stiffness cache follows the new materials
+                replaceSolver(); // its PBD stiffness cache follows the new materials
+                edited = true;
             }
             groupEdits_.clear();
         }
         if (colliderEdit_) {
             if (scene_) {
                 scene_->colliders = std::move(*colliderEdit_);
-                solver.reset(); // it keeps the colliders' acceleration structures
+                replaceSolver(); // it keeps the colliders' acceleration structures
+                edited = true;
             }
             colliderEdit_.reset();
         }
+        long seekTo = -1;
+        if (seekRequest_ >= 0) {
+            seekTo = seekRequest_;
+            seekRequest_ = -1;
+        }
+        std::optional<CacheSettings> newCache;
+        if (cacheSettingsChanged_) {
+            cacheSettingsChanged_ = false;
+            newCache = cacheSettings_;
+        }
+        std::optional<CacheExportOptions> exportNow;
+        if (exportRequest_) {
+            exportNow = std::move(exportRequest_);
+            exportRequest_.reset();
+        }
         const bool stepNow = pendingSteps_ != 0 && scene_;
-        if (stepNow && pendingSteps_ < 0 && realTime_) {
+        const bool commands = edited || seekTo >= 0 || newCache || exportNow;
+        if (stepNow && pendingSteps_ < 0 && realTime_ && !commands) {
             // Real-time play: wait (for new commands at most) until the clock catches up with
             // the simulated time.
             if (repace_) {
@@ -431,6 +581,87 @@ void SimulationWorker::loop() {
                 lastGood = scene_->particles;
             }
         };
+        const auto ensureSolver = [&] {
+            if (!solver) {
+                solver = std::make_unique<Solver>(*scene_);
+                if (carry_) {
+                    solver->restore(*carry_);
+                    carry_.reset();
+                }
+            }
+        };
+        const auto record = [&](bool force) {
+            if (!scene_ || !blocked_.isEmpty()) {
+                return;
+            }
+            ensureSolver();
+            if (Result<bool> r = cache_->record(*scene_, *solver, force); !r && !spillFailed_) {
+                spillFailed_ = true;
+                emit message(QString::fromStdString(r.error()));
+            }
+        };
+        // Shows a cached frame: the scene as it was then, and the solver state to go on from.
+        const auto showCached = [&](const CachedFrame& frame) {
+            auto restored = cache_->restore(frame.step, *scene_);
+            if (!restored) {
+                emit message(QString::fromStdString(restored.error()));
+                return false;
+            }
+            solver.reset();
+            carry_ = *restored;
+            time_ = frame.time;
+            steps_ = frame.step;
+            if (frame.air != shownAir_) {
+                airChanged_ = true;
+                shownAir_ = frame.air;
+            }
+            keepGood();
+            rigidContacts_.clear();
+            contacts_.clear();
+            return true;
+        };
+        if (newCache) {
+            FrameCacheSettings fs;
+            fs.every = std::size_t(newCache->every);
+            fs.budgetBytes = newCache->budgetBytes;
+            fs.spillFolder = newCache->spillFolder.toStdString();
+            if (fs.every != cache_->settings().every ||
+                fs.spillFolder != cache_->settings().spillFolder) {
+                cache_ = std::make_unique<FrameCache>(fs); // another cache: start it here
+                spillFailed_ = false;
+                record(true);
+            } else {
+                cache_->setBudget(fs.budgetBytes);
+            }
+            republish = republish || !stepNow;
+        }
+        if (newState) {
+            cache_->clear();
+            record(true);
+            refresh = refresh || !republish; // the timeline shows frame 0 cached
+        } else if (edited && scene_) {
+            cache_->truncateAfter(steps_);
+            truncateAirHistory(time_);
+            record(true);
+            republish = republish || !stepNow;
+        }
+        long shownBySeek = -1;
+        if (seekTo >= 0 && scene_) {
+            const CachedFrame* frame = cache_->atOrBefore(std::size_t(seekTo));
+            if (!frame) {
+                emit message(tr("Step %1 is not in the frame cache (it holds steps %2-%3).")
+                                 .arg(seekTo)
+                                 .arg(cache_->firstStep())
+                                 .arg(cache_->lastStep()));
+            } else if (showCached(*frame)) {
+                republish = true;
+                shownBySeek = frame->step;
+            }
+        }
+        if (exportNow) {
+            runExport(*exportNow);
+            republish = true;
+        }
         if (newState) {
             keepGood();
             airChanged_ = true; // another scene, or the loaded one's air again
@@ -444,6 +675,9 @@ void SimulationWorker::loop() {
             publish(true);
         } else if (refresh) {
             publish(false);
+        }
+        if (shownBySeek >= 0) {
+            emit frameShown(qulonglong(shownBySeek));
         }
         if (!stepNow) {
             continue;
@@ -465,9 +699,45 @@ void SimulationWorker::loop() {
                               .arg(blocked_));
             continue;
         }
-        if (!solver) {
-            solver = std::make_unique<Solver>(*scene_);
+        // The bookkeeping of a step shown, computed or from the cache.
+        const auto finishStep = [&](bool topologyChanged, bool computed) {
+            ++rateSteps;
+            const auto now = std::chrono::steady_clock::now();
+            const double elapsed = std::chrono::duration<double>(now - rateStart).count();
+            if (elapsed >= 0.5) {
+                stepsPerSecond_ = static_cast<double>(rateSteps) / elapsed;
+                rateSteps = 0;
+                rateStart = now;
+            }
+            bool finished = false;
+            {
+                std::lock_guard relock(mutex_);
+                if (pendingSteps_ > 0 && --pendingSteps_ == 0) {
+                    running_ = false;
+                    finished = true;
+                }
+            }
+            // The status bar's constraint error: an extra pass over the constraints, so not every
+            // step of a fast run.
+            // While the Convergence dock records, its last entry is that error already.
+            if (!convergence_.empty()) {
+                constraintError_ = convergence_.back();
+            } else if (computed &&
+                       (finished || now - errorMeasured >= std::chrono::milliseconds(100))) {
+                constraintError_ = solver->constraintError();
+                errorMeasured = now;
+            }
+            publish(topologyChanged);
+            if (finished) {
+                emit paused();
+            }
+        };
+        // A step the cache holds is shown from it: computing it again gives the same bits.
+        if (const CachedFrame* next = cache_->frame(steps_ + 1); next && showCached(*next)) {
+            finishStep(next->structure != nullptr, false);
+            continue;
         }
+        ensureSolver();
         // The state to return to is the one after the last good step (or the loaded one), kept
         // before anything (an injected NaN, a settings change) touched it.
         const bool tearing = scene_->solver.tearingStretch > 1 && lastGoodScene;
@@ -511,6 +781,9 @@ void SimulationWorker::loop() {
                 scene_->particles = lastGood;
             }
             solver.reset(); // its caches may hold the bad state
+            // The next one goes on from the last good step: its cached state when kept.
+            const CachedFrame* good = cache_->frame(steps_);
+            carry_ = good ? good->solver : Solver::coldState(time_, steps_);
             {
                 std::lock_guard relock(mutex_);
                 pendingSteps_ = 0;
@@ -540,39 +813,13 @@ void SimulationWorker::loop() {
                                    recordAirQuality_ ? double(worstAirQuality(*scene_))
                                                      : std::numeric_limits<double>::quiet_NaN()};
             std::lock_guard history(historyMutex_);
-            airHistory_.push_back(sample);
-        }
-        lastStepMs_ = solver->lastStepMilliseconds();
-        ++rateSteps;
-        const auto now = std::chrono::steady_clock::now();
-        const double elapsed = std::chrono::duration<double>(now - rateStart).count();
-        if (elapsed >= 0.5) {
-            stepsPerSecond_ = static_cast<double>(rateSteps) / elapsed;
-            rateSteps = 0;
-            rateStart = now;
-        }
-        bool finished = false;
-        {
-            std::lock_guard relock(mutex_);
-            if (pendingSteps_ > 0 && --pendingSteps_ == 0) {
-                running_ = false;
-                finished = true;
+            if (airHistory_.empty() || sample.time > airHistory_.back().time) {
+                airHistory_.push_back(sample); // a step recomputed after a seek is there already
             }
         }
-        // The status bar's constraint error: an extra pass over the constraints, so not every
-        // step of a fast run.
-        // While the Convergence dock records, its last entry is that error already.
-        if (!convergence_.empty()) {
-            constraintError_ = convergence_.back();
-        } else if (finished || now - errorMeasured >= std::chrono::milliseconds(100)) {
-            constraintError_ = solver->constraintError();
-            errorMeasured = now;
-        }
-        const bool torn = !solver->tears().empty();
-        publish(torn);
-        if (finished) {
-            emit paused();
-        }
+        lastStepMs_ = solver->lastStepMilliseconds();
+        record(false);
+        finishStep(!solver->tears().empty(), true);
     }
 }
 

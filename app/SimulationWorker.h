@@ -4,9 +4,11 @@
 // publishes; neither waits for the other. A step that produces a non-finite position stops the
 // run, restores the state after the last good step and says which particle diverged.
 
+#include "core/cache/FrameCache.h"
 #include "core/fields/Fields.h"
 #include "core/scene/Scene.h"
 #include "core/solver/Solver.h"
+#include "meshing/CacheExport.h"
 #include "widgets/AirPanel.h"
 
 #include <QObject>
@@ -60,6 +62,19 @@ struct SimulationSnapshot {
     Real rigidSubstep = 0;
     RigidStatistics rigidStatistics;
     Real rigidJointError = 0;
+    // The frame cache (the timeline's marked range): its first and last steps, its frames,
+    // the memory they hold, and frames dropped or spilled over the budget so far.
+    std::size_t cacheFirst = 0, cacheLast = 0, cacheFrames = 0, cacheBytes = 0;
+    std::size_t cacheDropped = 0, cacheSpilled = 0;
+};
+
+// What the frame cache keeps (core/cache/FrameCache.h): every k-th step, up to a memory budget,
+// spilling to a folder past it or dropping the oldest frames.
+struct CacheSettings {
+    int every = 1;
+    std::size_t budgetBytes = std::size_t(2) << 30;
+    QString spillFolder; // empty: drop
+    bool operator==(const CacheSettings&) const = default;
 };
 
 class SimulationWorker : public QObject {
@@ -72,8 +87,21 @@ public:
     void load(const Scene& scene);
     void play();
     void pause();
-    // Runs `count` more steps, then pauses.
+    // Runs `count` more steps, then pauses. Steps the frame cache holds are shown from it
+    // (bit for bit what computing them gives) instead of computed again.
     void step(int count = 1);
+    // Shows the cached frame of `step` (or the nearest cached one before it) and goes on from
+    // there: a play or step after it continues from that frame. Keeps playing if playing.
+    void seek(std::size_t step);
+    void setCacheSettings(const CacheSettings& settings);
+    CacheSettings cacheSettings() const;
+    // Writes the cached frames as caches other tools read (meshing/CacheExport.h) on the worker
+    // thread, pausing the run; progress() and cancelExport() meanwhile, then exportFinished.
+    void exportCache(const CacheExportOptions& options);
+    // Frames written and to write of the export under way.
+    std::pair<int, int> exportProgress() const { return {exportDone_.load(), exportTotal_.load()}; }
+    void cancelExport() { exportCancel_ = true; }
+    bool isExporting() const { return exporting_.load(); }
     // Back to the loaded state (paused).
     void reset();
     // New time step (s), substeps, iterations and threads, taken at the next step boundary.
@@ -131,6 +159,12 @@ signals:
     // The run stopped on its own: the requested steps are done, or the reason (divergence).
     void paused();
     void diverged(const QString& message);
+    // A seek showed the cached frame of `step`.
+    void frameShown(qulonglong step);
+    // A note for the Log (a seek to a frame the cache no longer holds, a spill that failed).
+    void message(const QString& text);
+    // The export ended: written (summary), cancelled, or failed (the reason).
+    void exportFinished(bool ok, const QString& text);
 
 private:
     void loop();
@@ -151,6 +185,7 @@ private:
     std::vector<AirSample> airHistory_;
     std::uint64_t airHistoryGeneration_ = 0;
     void restartAirHistory();
+    void truncateAirHistory(double time); // drops the samples after `time` (an edit there)
     bool republishRequested_ = false;
     std::vector<Contact> contacts_; // of the last step, owned by the worker thread
     std::vector<RigidContact> rigidContacts_;
@@ -171,11 +206,25 @@ private:
     std::vector<std::pair<Index, Real>> massEdits_;
     std::vector<std::pair<int, ConstraintGroup>> groupEdits_;
     std::optional<std::vector<Collider>> colliderEdit_;
+    long seekRequest_ = -1;
+    CacheSettings cacheSettings_;
+    bool cacheSettingsChanged_ = false;
+    std::optional<CacheExportOptions> exportRequest_;
+    std::atomic<bool> exporting_{false};
+    std::atomic<bool> exportCancel_{false};
+    std::atomic<int> exportDone_{0}, exportTotal_{0};
     std::unique_ptr<Scene> loaded_;  // what reset returns to
     std::unique_ptr<Scene> pending_; // a scene handed over by load()
 
     // Owned by the worker thread.
     std::unique_ptr<Scene> scene_;
+    std::unique_ptr<FrameCache> cache_;
+    std::shared_ptr<const AirMesh> shownAir_; // the cached air last shown
+    // The solver state the next solver goes on from (after an edit replaced the solver, or a
+    // seek): time, step count, rigid warm start.
+    std::shared_ptr<const SolverState> carry_;
+    bool spillFailed_ = false;
+    void runExport(const CacheExportOptions& options);
     Real time_ = 0;
     std::size_t steps_ = 0;
     double lastStepMs_ = 0;

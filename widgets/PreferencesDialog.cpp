@@ -6,11 +6,15 @@
 #include <QComboBox>
 #include <QDialogButtonBox>
 #include <QDoubleSpinBox>
+#include <QFileDialog>
 #include <QFormLayout>
 #include <QGroupBox>
+#include <QHBoxLayout>
 #include <QLabel>
+#include <QLineEdit>
 #include <QSettings>
 #include <QSpinBox>
+#include <QToolButton>
 #include <QVBoxLayout>
 
 #include <algorithm>
@@ -73,6 +77,12 @@ Preferences Preferences::load() {
         s.value(QStringLiteral("preferences/autosaveMinutes"), p.autosaveMinutes).toInt(), 0, 600);
     p.groundUnderMeshes =
         s.value(QStringLiteral("preferences/groundUnderMeshes"), p.groundUnderMeshes).toBool();
+    p.cacheEvery = std::clamp(
+        s.value(QStringLiteral("preferences/cacheEvery"), p.cacheEvery).toInt(), 1, 10000);
+    p.cacheMegabytes =
+        std::clamp(s.value(QStringLiteral("preferences/cacheMegabytes"), p.cacheMegabytes).toInt(),
+                   16, 1 << 20);
+    p.cacheSpillFolder = s.value(QStringLiteral("preferences/cacheSpillFolder")).toString();
     return p;
 }
 
@@ -87,6 +97,9 @@ void Preferences::save() const {
     s.setValue(QStringLiteral("preferences/colourMap"), colourMap);
     s.setValue(QStringLiteral("preferences/autosaveMinutes"), autosaveMinutes);
     s.setValue(QStringLiteral("preferences/groundUnderMeshes"), groundUnderMeshes);
+    s.setValue(QStringLiteral("preferences/cacheEvery"), cacheEvery);
+    s.setValue(QStringLiteral("preferences/cacheMegabytes"), cacheMegabytes);
+    s.setValue(QStringLiteral("preferences/cacheSpillFolder"), cacheSpillFolder);
 }
 
 PreferencesDialog::PreferencesDialog(const Preferences& p, QWidget* parent)
@@ -98,7 +111,10 @@ PreferencesDialog::PreferencesDialog(const Preferences& p, QWidget* parent)
     , method_(new QComboBox(this))
     , colourMap_(new QComboBox(this))
     , autosave_(new QSpinBox(this))
-    , ground_(new QCheckBox(tr("Put a ground under each mesh opened"), this)) {
+    , ground_(new QCheckBox(tr("Put a ground under each mesh opened"), this))
+    , cacheEvery_(new QSpinBox(this))
+    , cacheMegabytes_(new QSpinBox(this))
+    , cacheSpill_(new QLineEdit(this)) {
     setObjectName(QStringLiteral("preferencesDialog"));
     setWindowTitle(tr("Preferences"));
     unit_->setObjectName(QStringLiteral("prefMeshUnit"));
@@ -157,6 +173,41 @@ PreferencesDialog::PreferencesDialog(const Preferences& p, QWidget* parent)
     auto* safetyForm = new QFormLayout(safety);
     safetyForm->addRow(tr("Autosave every"), autosave_);
 
+    cacheEvery_->setObjectName(QStringLiteral("prefCacheEvery"));
+    cacheEvery_->setRange(1, 10000);
+    cacheEvery_->setPrefix(tr("every "));
+    cacheEvery_->setSuffix(tr(" steps"));
+    cacheEvery_->setValue(p.cacheEvery);
+    cacheEvery_->setToolTip(tr("The timeline can go back to the cached steps; the steps between "
+                               "them are computed again when played (bit for bit the same)"));
+    cacheMegabytes_->setObjectName(QStringLiteral("prefCacheMegabytes"));
+    cacheMegabytes_->setRange(16, 1 << 20);
+    cacheMegabytes_->setSingleStep(256);
+    cacheMegabytes_->setSuffix(tr(" MB"));
+    cacheMegabytes_->setValue(p.cacheMegabytes);
+    cacheMegabytes_->setToolTip(tr("Frames past this much memory go to the spill folder, or "
+                                   "without one the oldest are dropped"));
+    cacheSpill_->setObjectName(QStringLiteral("prefCacheSpillFolder"));
+    cacheSpill_->setText(p.cacheSpillFolder);
+    cacheSpill_->setPlaceholderText(tr("none: drop the oldest frames"));
+    auto* browse = new QToolButton(this);
+    browse->setText(tr("…"));
+    connect(browse, &QToolButton::clicked, this, [this] {
+        const QString dir =
+            QFileDialog::getExistingDirectory(this, tr("Spill Folder"), cacheSpill_->text());
+        if (!dir.isEmpty()) {
+            cacheSpill_->setText(dir);
+        }
+    });
+    auto* spillRow = new QHBoxLayout;
+    spillRow->addWidget(cacheSpill_);
+    spillRow->addWidget(browse);
+    auto* cache = new QGroupBox(tr("Frame cache (the timeline)"), this);
+    auto* cacheForm = new QFormLayout(cache);
+    cacheForm->addRow(tr("Keep"), cacheEvery_);
+    cacheForm->addRow(tr("Memory"), cacheMegabytes_);
+    cacheForm->addRow(tr("Spill folder"), spillRow);
+
     auto* buttons = new QDialogButtonBox(QDialogButtonBox::Ok | QDialogButtonBox::Cancel, this);
     connect(buttons, &QDialogButtonBox::accepted, this, &QDialog::accept);
     connect(buttons, &QDialogButtonBox::rejected, this, &QDialog::reject);
@@ -165,6 +216,7 @@ PreferencesDialog::PreferencesDialog(const Preferences& p, QWidget* parent)
     layout->addWidget(solver);
     layout->addWidget(view);
     layout->addWidget(safety);
+    layout->addWidget(cache);
     layout->addWidget(buttons);
 }
 
@@ -179,6 +231,9 @@ Preferences PreferencesDialog::preferences() const {
     p.colourMap = colourMap_->currentText();
     p.autosaveMinutes = autosave_->value();
     p.groundUnderMeshes = ground_->isChecked();
+    p.cacheEvery = cacheEvery_->value();
+    p.cacheMegabytes = cacheMegabytes_->value();
+    p.cacheSpillFolder = cacheSpill_->text().trimmed();
     return p;
 }
 

@@ -1,7 +1,8 @@
 #pragma once
 // Edit ▸ Preferences: the units meshes are modelled in (the Prepare dialog's default scale to
 // metres), the solver settings a scene made from a mesh starts with, the colour map fields are
-// drawn with, and how often unsaved work is autosaved. Persisted in QSettings ("preferences/...").
+// drawn with, how often unsaved work is autosaved and what the frame cache keeps. Persisted in
+// QSettings ("preferences/...").
 
 #include "core/solver/SolverSettings.h"
 
@@ -9,6 +10,7 @@
 #include <QString>
 
 class QCheckBox;
+class QLineEdit;
 class QComboBox;
 class QDoubleSpinBox;
 class QSpinBox;
@@ -25,6 +27,11 @@ struct Preferences {
     QString colourMap = QStringLiteral("auto"); // a SceneActors::colourMapPresets() name
     int autosaveMinutes = 2;                    // unsaved work written this often; 0: never
     bool groundUnderMeshes = true;              // a ground under each mesh opened (Edit ▸ Ground)
+    // The frame cache the timeline scrubs (core/cache/FrameCache.h): every k-th step, up to a
+    // memory budget, past which frames go to the spill folder (or the oldest are dropped).
+    int cacheEvery = 1;
+    int cacheMegabytes = 2048;
+    QString cacheSpillFolder;
 
     // Metres per mesh unit (1 for m, 0.01 for cm, 0.0254 for in...).
     double unitScale() const;
@@ -50,6 +57,9 @@ private:
     QComboBox* colourMap_;
     QSpinBox* autosave_;
     QCheckBox* ground_;
+    QSpinBox* cacheEvery_;
+    QSpinBox* cacheMegabytes_;
+    QLineEdit* cacheSpill_;
 };
 
 } // namespace pbd

@@ -1,5 +1,7 @@
 #include "app/reactions/PreferencesReaction.h"
 
+#include "app/SceneDocument.h"
+#include "app/SimulationWorker.h"
 #include "app/Workbench.h"
 #include "widgets/FieldPanel.h"
 
@@ -36,6 +38,7 @@ void PreferencesReaction::setPreferences(const Preferences& preferences) {
         emit unitScaleChanged(preferences.unitScale());
     }
     emit autosaveMinutesChanged(preferences.autosaveMinutes);
+    applyCacheSettings();
     bench_.report(Severity::Info,
                   tr("Preferences: meshes in %1, new scenes at %2 ms × %3 substeps, %4 "
                      "iterations (%5), colour map %6, autosave %7")
@@ -54,6 +57,15 @@ void PreferencesReaction::restoreSettings() {
     preferences_ = Preferences::load();
     bench_.fields->setColourMap(preferences_.colourMap);
     emit autosaveMinutesChanged(preferences_.autosaveMinutes);
+    applyCacheSettings();
+}
+
+void PreferencesReaction::applyCacheSettings() {
+    CacheSettings c;
+    c.every = preferences_.cacheEvery;
+    c.budgetBytes = std::size_t(preferences_.cacheMegabytes) << 20;
+    c.spillFolder = preferences_.cacheSpillFolder;
+    bench_.document->worker()->setCacheSettings(c);
 }
 
 void PreferencesReaction::saveSettings() const {

@@ -33,6 +33,7 @@ signals:
     void autosaveMinutesChanged(int minutes);
 
 private:
+    void applyCacheSettings(); // the worker's frame cache, as the preferences say
     Workbench& bench_;
     Preferences preferences_;
     QAction* action_ = nullptr;

@@ -73,7 +73,7 @@ FrameCache::~FrameCache() {
 
 void FrameCache::setBudget(std::size_t bytes) {
     settings_.budgetBytes = bytes;
-    enforceBudget(frames_.empty() ? 0 : 1);
+    enforceBudget(frames_.empty() ? nullptr : frames_.back().get());
 }
 
 std::size_t FrameCache::frameBytes(const CachedFrame& f) {
@@ -90,12 +90,16 @@ Result<bool> FrameCache::record(const Scene& scene, const Solver& solver, bool f
     if (!force && step % settings_.every != 0) {
         return false;
     }
-    truncateAfter(step);
-    if (!frames_.empty() && frames_.back()->step == step) {
-        memoryBytes_ -= frames_.back()->bytes;
-        frames_.pop_back();
+    // A frame of the same step is replaced (the same history recomputed, or the frame an edit
+    // changed); the frames after it stay unless the caller drops them (truncateAfter).
+    auto at = std::lower_bound(frames_.begin(), frames_.end(), step,
+                               [](const auto& f, std::size_t s) { return f->step < s; });
+    if (at != frames_.end() && (*at)->step == step) {
+        memoryBytes_ -= (*at)->bytes;
+        removeSpillFile(**at);
+        at = frames_.erase(at);
     }
-    const CachedFrame* previous = frames_.empty() ? nullptr : frames_.back().get();
+    const CachedFrame* previous = at == frames_.begin() ? nullptr : std::prev(at)->get();
 
     auto f = std::make_unique<CachedFrame>();
     f->step = step;
@@ -127,21 +131,25 @@ Result<bool> FrameCache::record(const Scene& scene, const Solver& solver, bool f
         }
     }
     memoryBytes_ += f->bytes;
-    frames_.push_back(std::move(f));
+    const CachedFrame* recorded = f.get();
+    frames_.insert(at, std::move(f));
     spillError_ = true;
-    enforceBudget(1);
+    enforceBudget(recorded);
     if (!spillError_) {
         return Error{spillError_.error()};
     }
     return true;
 }
 
-void FrameCache::enforceBudget(std::size_t keep) {
-    // The newest `keep` frames stay whatever they cost: the frame just recorded is the one to
-    // resume from.
+void FrameCache::enforceBudget(const CachedFrame* keep) {
+    // The frame just recorded stays whatever it costs: it is the one to resume from.
     std::size_t i = 0;
-    while (memoryBytes_ > settings_.budgetBytes && i + keep < frames_.size()) {
+    while (memoryBytes_ > settings_.budgetBytes && i < frames_.size()) {
         CachedFrame& f = *frames_[i];
+        if (&f == keep) {
+            ++i;
+            continue;
+        }
         if (!settings_.spillFolder.empty() && !f.spilled()) {
             const std::size_t before = f.bytes;
             Result<bool> spilled = spill(f);

@@ -63,9 +63,10 @@ public:
     void setBudget(std::size_t bytes);
 
     // Records the scene after the solver's last step if the step count is a multiple of
-    // `every` (or forced), replacing a frame of the same step. Frames after it are dropped
-    // first: a cache holds one history. Returns whether a frame was taken; an error only when
-    // spilling to the folder failed (the frame is then dropped, nothing else is lost).
+    // `every` (or forced), replacing a frame of the same step; the frames after it stay (the
+    // same history, recomputed bit for bit): after an edit, drop them first (truncateAfter).
+    // Returns whether a frame was taken; an error only when spilling to the folder failed (the
+    // oldest frames are then dropped instead, nothing else is lost).
     Result<bool> record(const Scene& scene, const Solver& solver, bool force = false);
 
     // Puts the frame of `step` into `scene` and returns the solver state to restore a new
@@ -98,7 +99,7 @@ public:
     static std::size_t frameBytes(const CachedFrame& frame);
 
 private:
-    void enforceBudget(std::size_t keep);
+    void enforceBudget(const CachedFrame* keep);
     Result<bool> spill(CachedFrame& frame);
     Result<bool> load(const CachedFrame& frame, std::vector<Vec3>& positions,
                       std::vector<Vec3>& velocities) const;

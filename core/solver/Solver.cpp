@@ -289,6 +289,13 @@ std::shared_ptr<const SolverState> Solver::state() const {
     return s;
 }
 
+std::shared_ptr<const SolverState> Solver::coldState(Real time, std::size_t steps) {
+    auto s = std::make_shared<SolverState>();
+    s->time = time;
+    s->steps = steps;
+    return s;
+}
+
 void Solver::restore(const SolverState& state) {
     time_ = state.time;
     steps_ = state.steps;

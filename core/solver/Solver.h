@@ -80,6 +80,9 @@ public:
     // scene must be the one the state was taken with (a copy of it, as it was then).
     std::shared_ptr<const SolverState> state() const;
     void restore(const SolverState& state);
+    // A state at `time` after `steps` steps with no rigid warm start (contacts found afresh):
+    // to go on from a scene state kept without its solver.
+    static std::shared_ptr<const SolverState> coldState(Real time, std::size_t steps);
     // Simulated time since construction, s.
     Real time() const { return time_; }
     std::size_t stepCount() const { return steps_; }

@@ -10,8 +10,10 @@
 #include "app/reactions/PreferencesReaction.h"
 #include "app/reactions/RepairReaction.h"
 #include "app/reactions/SaveReaction.h"
+#include "app/reactions/TimelineReaction.h"
 #include "core/fields/SurfaceFields.h"
 #include "core/scenes/SceneLibrary.h"
+#include "core/solver/Solver.h"
 #include "widgets/AirPanel.h"
 #include "widgets/ConvergencePanel.h"
 #include "widgets/LogPanel.h"
@@ -21,6 +23,7 @@
 #include "widgets/RigidActors.h"
 #include "widgets/SceneActors.h"
 #include "widgets/SceneTreePanel.h"
+#include "widgets/TimelineBar.h"
 #include "widgets/VtkViewport.h"
 
 #include "../widgets/ImageChecks.h"
@@ -989,6 +992,128 @@ private slots:
         QTest::qWait(500);
         action(*w, "actionPlay")->setChecked(false);
         QVERIFY(w->simulation()->latest()->time - simulated > 2.0);
+    }
+
+    void theTimelineScrubsBackAndPlaysOnBitForBit() {
+        auto w = window("cloth");
+        QVERIFY(w->simulateSteps(40));
+        const std::vector<Vec3> at40 = w->scene().particles.positions;
+        QCOMPARE(w->simulation()->latest()->cacheFrames, std::size_t(41));
+        // The same scene stepped by a solver of its own: the frames to compare with.
+        Scene reference = makeScene("cloth").value();
+        Solver solver(reference);
+        std::vector<std::vector<Vec3>> frames{reference.particles.positions};
+        for (int i = 0; i < 40; ++i) {
+            solver.step();
+            frames.push_back(reference.particles.positions);
+        }
+        QVERIFY(frames[40] == at40);
+
+        QVERIFY(w->timeline()->showFrame(10));
+        QCOMPARE(w->simulation()->latest()->steps, std::size_t(10));
+        QVERIFY(w->scene().particles.positions == frames[10]);
+        QCOMPARE(w->timeline()->bar()->current(), std::size_t(10));
+        QCOMPARE(w->simulation()->latest()->cacheLast, std::size_t(40)); // the range stays
+        // Left and Right: the frame before, the frame after.
+        action(*w, "actionStepBack")->trigger();
+        QTRY_COMPARE_WITH_TIMEOUT(w->simulation()->latest()->steps, std::size_t(9), 5000);
+        w->sceneView()->showSnapshotNow();
+        QVERIFY(w->scene().particles.positions == frames[9]);
+        action(*w, "actionStepForward")->trigger();
+        QTRY_COMPARE_WITH_TIMEOUT(w->simulation()->latest()->steps, std::size_t(10), 5000);
+        // Play goes on from the frame shown, bit for bit.
+        QVERIFY(w->simulateSteps(30));
+        QVERIFY(w->scene().particles.positions == at40);
+
+        // Back to 10 and an edit there: the frames after it are another history.
+        QVERIFY(w->timeline()->showFrame(10));
+        w->findChild<QSpinBox*>("iterations")->setValue(12);
+        QTRY_COMPARE_WITH_TIMEOUT(w->simulation()->latest()->cacheLast, std::size_t(10), 5000);
+        QVERIFY(w->simulateSteps(30));
+        Scene edited = makeScene("cloth").value();
+        {
+            Solver a(edited);
+            for (int i = 0; i < 10; ++i) {
+                a.step();
+            }
+            const auto state = a.state();
+            edited.solver.iterations = 12;
+            Solver b(edited); // the window's solver after the edit goes on from the same time
+            b.restore(*state);
+            for (int i = 0; i < 30; ++i) {
+                b.step();
+            }
+        }
+        QVERIFY(w->scene().particles.positions == edited.particles.positions);
+        QVERIFY(w->scene().particles.positions != at40);
+
+        // Undo works across it: back to 10, undo the edit, play: the first history again.
+        QVERIFY(w->timeline()->showFrame(10));
+        w->document()->undoStack()->undo();
+        QTRY_COMPARE_WITH_TIMEOUT(w->simulation()->settings().iterations, 5, 5000);
+        QTRY_COMPARE_WITH_TIMEOUT(w->simulation()->latest()->cacheLast, std::size_t(10), 5000);
+        QVERIFY(w->simulateSteps(30));
+        QVERIFY(w->scene().particles.positions == at40);
+    }
+
+    void aFrameTheCacheDoesNotHoldIsNamed() {
+        auto w = window("rope");
+        QVERIFY(w->simulateSteps(5));
+        action(*w, "actionResetSimulation")->trigger();
+        QTRY_COMPARE_WITH_TIMEOUT(w->simulation()->latest()->cacheFrames, std::size_t(1), 5000);
+        // Jump to End with only frame 0: stays; a frame past the cache lands on the last one.
+        QVERIFY(w->timeline()->showFrame(3));
+        QCOMPARE(w->simulation()->latest()->steps, std::size_t(0));
+    }
+
+    void loopPlaybackGoesBackToTheStart() {
+        auto w = window("rope");
+        w->timeline()->bar()->setEnd(15);
+        action(*w, "actionLoopPlayback")->setChecked(true);
+        action(*w, "actionRealTime")->setChecked(false);
+        action(*w, "actionPlay")->setChecked(true);
+        std::size_t highest = 0;
+        bool wrapped = false;
+        QDeadlineTimer deadline(15000);
+        while (!wrapped && !deadline.hasExpired()) {
+            QTest::qWait(5);
+            const std::size_t steps = w->simulation()->latest()->steps;
+            wrapped = steps + 5 < highest;
+            highest = std::max(highest, steps);
+        }
+        action(*w, "actionPlay")->setChecked(false);
+        QVERIFY2(wrapped, qPrintable(QString("highest step %1").arg(highest)));
+        QVERIFY(highest >= 15);
+    }
+
+    void exportCacheWritesTheCachedFrames() {
+        auto w = window("cloth");
+        QVERIFY(w->simulateSteps(20));
+        QTemporaryDir out;
+        CacheExportOptions options;
+        options.folder = out.path().toStdString();
+        options.name = "run";
+        options.formats = kCachePvd | kCachePc2 | kCacheGlb;
+        QString error;
+        QVERIFY2(w->timeline()->exportCache(options, &error), qPrintable(error));
+        QFile pvd(out.filePath("run.pvd"));
+        QVERIFY(pvd.open(QIODevice::ReadOnly));
+        QCOMPARE(QString::fromUtf8(pvd.readAll()).count("name=\"particles\""), 21);
+        QFile pc2(out.filePath("run.pc2"));
+        QVERIFY(pc2.open(QIODevice::ReadOnly));
+        const QByteArray bytes = pc2.readAll();
+        qint32 samples = 0;
+        std::memcpy(&samples, bytes.constData() + 28, 4);
+        QCOMPARE(samples, 21);
+        QVERIFY(QFileInfo(out.filePath("run.glb")).size() > 21 * 2500 * 12);
+        QVERIFY(w->log()->count(Severity::Info) >= 1);
+        // Nothing cached, nothing written: said so.
+        w->document()->load(makeScene("rope").value());
+        options.folder = out.filePath("none").toStdString();
+        QTRY_COMPARE_WITH_TIMEOUT(w->simulation()->latest()->cacheFrames, std::size_t(1), 5000);
+        options.formats = kCachePc2;
+        QVERIFY(!w->timeline()->exportCache(options, &error));
+        QVERIFY2(error.contains("no deforming surface"), qPrintable(error));
     }
 
     void resetReturnsToTheLoadedState() {

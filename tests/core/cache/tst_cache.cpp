@@ -250,6 +250,30 @@ private slots:
         QCOMPARE(cache.frame(5)->positions, s.particles.positions);
     }
 
+    void replayingTheSameHistoryKeepsTheFramesAfterIt() {
+        // Back to step 4 without an edit and on again: step 5 is recomputed bit for bit and
+        // replaces its frame; the frames after it are still the run's.
+        Scene s = makeAnyScene("cloth").value();
+        FrameCache cache;
+        auto solver = std::make_unique<Solver>(s);
+        for (int i = 0; i <= 10; ++i) {
+            QVERIFY(cache.record(s, *solver).value());
+            solver->step();
+        }
+        const std::vector<Vec3> five = cache.frame(5)->positions;
+        solver.reset();
+        auto state = cache.restore(4, s);
+        QVERIFY(state);
+        solver = std::make_unique<Solver>(s);
+        solver->restore(**state);
+        solver->step();
+        QVERIFY(cache.record(s, *solver).value());
+        QCOMPARE(cache.size(), std::size_t(11));
+        QCOMPARE(cache.lastStep(), std::size_t(10));
+        QCOMPARE(cache.frame(5)->positions, five);
+        QVERIFY(cache.frame(6)->air == nullptr);
+    }
+
     void aFrameOfAnotherSceneIsRefused() {
         Scene cloth = makeAnyScene("cloth").value();
         Scene rope = makeAnyScene("rope").value();
