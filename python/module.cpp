@@ -11,6 +11,7 @@
 #include "core/solver/Colliders.h"
 #include "core/solver/Solver.h"
 #include "meshing/AirScenes.h"
+#include "meshing/CacheExport.h"
 #include "meshing/CookedAsset.h"
 #include "meshing/Export.h"
 #include "meshing/Prepare.h"
@@ -644,6 +645,47 @@ PYBIND11_MODULE(_pbdlab, m) {
             "Writes the scene as pbdlab-cli export does: 'vtu', 'msh' (Gmsh 4.1), 'tetgen' "
             "(PATH is the prefix), 'asset' (cooked JSON) or 'project'; by default the path's "
             "extension says which (.json is a project).")
+        .def(
+            "write_cache",
+            [](PyScene& s, const std::string& folder, int steps, int every,
+               const std::string& formats, const std::string& name) {
+                if (every < 1) {
+                    throw std::invalid_argument("write_cache: every must be at least 1");
+                }
+                const unsigned f = python::unwrap(parseCacheFormats(formats));
+                auto exporter =
+                    python::unwrap(CacheExporter::begin(s.scene(), s.rest(), {folder, name, f}));
+                python::unwrap(exporter->addFrame(s.scene(), s.time()));
+                for (int done = 0; done < steps;) {
+                    const int n = std::min(every, steps - done);
+                    s.step(n, std::nullopt);
+                    done += n;
+                    if (n == every) {
+                        python::unwrap(exporter->addFrame(s.scene(), s.time()));
+                    }
+                }
+                const CacheExportSummary summary = python::unwrap(exporter->finish());
+                py::list files;
+                for (const auto& file : summary.files) {
+                    files.append(file.string());
+                }
+                py::dict out;
+                out["frames"] = summary.frames;
+                out["files"] = files;
+                out["surface_vertices"] = summary.surfaceVertices;
+                out["pvd_ms"] = summary.pvdMilliseconds;
+                out["pc2_ms"] = summary.pc2Milliseconds;
+                out["glb_ms"] = summary.glbMilliseconds;
+                return out;
+            },
+            py::arg("folder"), py::arg("steps"), py::arg("every") = 1, py::arg("formats") = "pvd",
+            py::arg("name") = "",
+            "Steps the scene `steps` steps and writes a cache other tools read into FOLDER, as "
+            "pbdlab-cli simulate --cache does: the state now and every `every`-th step after it, "
+            "as 'pvd' (ParaView collection with the fields), 'pc2' (point cache with its rest "
+            ".obj, for Blender's Mesh Cache modifier) and/or 'glb' (animated glTF), "
+            "comma-separated, or 'all'. Returns the frames, the files and the time spent on "
+            "each format (ms).")
         .def("copy", &PyScene::copy,
              "A deep copy of the scene, its state and what its solver carries from step to step "
              "(time, the rigid bodies' warm start): stepped, the copy goes on bit for bit as the "
