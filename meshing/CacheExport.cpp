@@ -68,6 +68,31 @@ template <class T> VtuArray vtuArray(std::string name, int components, const std
 
 enum : std::uint8_t { kVtkPolyVertex = 2, kVtkTriangle = 5, kVtkTetra = 10 };
 
+// RFC 4648 base64 of `in`, appended to `out`.
+void appendBase64(const std::string& in, std::string& out) {
+    static constexpr char kAlphabet[] =
+        "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
+    const auto* p = reinterpret_cast<const unsigned char*>(in.data());
+    const std::size_t n = in.size();
+    std::size_t i = 0;
+    for (; i + 3 <= n; i += 3) {
+        const std::uint32_t v =
+            (std::uint32_t(p[i]) << 16) | (std::uint32_t(p[i + 1]) << 8) | p[i + 2];
+        out += kAlphabet[v >> 18];
+        out += kAlphabet[(v >> 12) & 63];
+        out += kAlphabet[(v >> 6) & 63];
+        out += kAlphabet[v & 63];
+    }
+    if (i < n) {
+        const std::uint32_t v =
+            (std::uint32_t(p[i]) << 16) | (i + 1 < n ? std::uint32_t(p[i + 1]) << 8 : 0);
+        out += kAlphabet[v >> 18];
+        out += kAlphabet[(v >> 12) & 63];
+        out += i + 1 < n ? kAlphabet[(v >> 6) & 63] : '=';
+        out += '=';
+    }
+}
+
 // One grid: points (referenced particles, or points of their own), cells of one size.
 struct VtuGrid {
     std::vector<double> points; // xyz
@@ -83,49 +108,42 @@ struct VtuGrid {
         types.push_back(type);
     }
 
+    // Inline binary (each array base64-encoded with its byte count in front), not appended
+    // raw data: expat 2.5.0-1+deb12u2 (Debian's security update: reparse deferral) makes VTK
+    // 9.1's and ParaView 5.11's readers fail on appended data, raw or base64.
     std::string file() const {
-        std::vector<const VtuArray*> blocks;
-        const VtuArray pointsArray = vtuArray("Points", 3, points);
-        const VtuArray conn = vtuArray("connectivity", 1, connectivity);
-        const VtuArray offs = vtuArray("offsets", 1, offsets);
-        const VtuArray typs = vtuArray("types", 1, types);
-        std::ostringstream xml;
-        std::uint64_t offset = 0;
-        const auto entry = [&](const VtuArray& a) {
-            xml << "        <DataArray type=\"" << a.type << "\" Name=\"" << a.name
-                << "\" NumberOfComponents=\"" << a.components << "\" format=\"appended\" offset=\""
-                << offset << "\"/>\n";
-            offset += sizeof(std::uint64_t) + a.bytes.size();
-            blocks.push_back(&a);
+        std::string out;
+        out.reserve(64 * 1024 + 4 * (points.size() * 8 + connectivity.size() * 8) / 3);
+        const auto array = [&](const VtuArray& a) {
+            out += "        <DataArray type=\"";
+            out += a.type;
+            out += "\" Name=\"" + a.name + "\" NumberOfComponents=\"" +
+                   std::to_string(a.components) + "\" format=\"binary\">\n          ";
+            const std::uint64_t n = a.bytes.size();
+            std::string raw(reinterpret_cast<const char*>(&n), sizeof n);
+            raw += a.bytes;
+            appendBase64(raw, out);
+            out += "\n        </DataArray>\n";
         };
-        xml << "<?xml version=\"1.0\"?>\n<VTKFile type=\"UnstructuredGrid\" version=\"1.0\" "
+        out += "<?xml version=\"1.0\"?>\n<VTKFile type=\"UnstructuredGrid\" version=\"1.0\" "
                "byte_order=\"LittleEndian\" header_type=\"UInt64\">\n  <UnstructuredGrid>\n"
-            << "    <Piece NumberOfPoints=\"" << pointCount() << "\" NumberOfCells=\""
-            << types.size() << "\">\n";
-        xml << "      <PointData>\n";
+               "    <Piece NumberOfPoints=\"" +
+               std::to_string(pointCount()) + "\" NumberOfCells=\"" + std::to_string(types.size()) +
+               "\">\n      <PointData>\n";
         for (const VtuArray& a : pointData) {
-            entry(a);
+            array(a);
         }
-        xml << "      </PointData>\n      <CellData>\n";
+        out += "      </PointData>\n      <CellData>\n";
         for (const VtuArray& a : cellData) {
-            entry(a);
+            array(a);
         }
-        xml << "      </CellData>\n      <Points>\n";
-        entry(pointsArray);
-        xml << "      </Points>\n      <Cells>\n";
-        entry(conn);
-        entry(offs);
-        entry(typs);
-        xml << "      </Cells>\n    </Piece>\n  </UnstructuredGrid>\n"
-               "  <AppendedData encoding=\"raw\">\n   _";
-        std::string out = xml.str();
-        out.reserve(out.size() + offset + 64);
-        for (const VtuArray* a : blocks) {
-            const std::uint64_t n = a->bytes.size();
-            out.append(reinterpret_cast<const char*>(&n), sizeof n);
-            out.append(a->bytes);
-        }
-        out += "\n  </AppendedData>\n</VTKFile>\n";
+        out += "      </CellData>\n      <Points>\n";
+        array(vtuArray("Points", 3, points));
+        out += "      </Points>\n      <Cells>\n";
+        array(vtuArray("connectivity", 1, connectivity));
+        array(vtuArray("offsets", 1, offsets));
+        array(vtuArray("types", 1, types));
+        out += "      </Cells>\n    </Piece>\n  </UnstructuredGrid>\n</VTKFile>\n";
         return out;
     }
 };

@@ -9,7 +9,8 @@
 //   ratio), "air" (the air tets or triangles with quality and inversion), "rigid" (the rigid
 //   bodies' shapes posed, with the body index and velocity) and "embedded" (the meshes a cage
 //   carries): each a block of its own (pvd "part"), with the particle index on every point.
-//   Binary, appended, raw: ParaView and VTK's readers load it without conversion.
+//   Binary, base64 inline (appended data fails with Debian's patched expat): ParaView and
+//   VTK's readers load it as it is.
 // - pc2: NAME.pc2, the point cache Blender's Mesh Cache modifier, Maya and 3ds Max read (a
 //   header and float triples per frame), for the vertices of NAME.obj, the rest mesh written
 //   next to it: every deformable surface (cloth, a soft body's boundary, the mesh a cage
