@@ -6,10 +6,12 @@
 #include "app/cli/ReportJson.h"
 #include "app/cli/RunOptions.h"
 #include "core/air/AirOptimizer.h"
+#include "core/cache/FrameCache.h"
 #include "core/solver/Solver.h"
 #include "meshing/SceneJson.h"
 
 #include <algorithm>
+#include <chrono>
 #include <cstdio>
 #include <iostream>
 
@@ -72,7 +74,27 @@ int bench(const RunOptions& o) {
         perType[std::string(toString(k.type))] = k.nanosecondsPerProjection;
         counts[std::string(toString(k.type))] = k.projections / 20;
     }
+    // What the timeline's frame cache costs per frame: a frame after one more step, its air
+    // shared with the frame before unless the optimisation re-meshed it in that step.
+    FrameCache cache;
+    (void)cache.record(scene, solver, true);
+    const std::size_t firstFrameBytes = cache.memoryBytes();
+    solver.step();
+    const auto recordStart = std::chrono::steady_clock::now();
+    (void)cache.record(scene, solver, true);
+    const double recordMs =
+        std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - recordStart)
+            .count();
+    const std::size_t frameBytes = cache.memoryBytes() - firstFrameBytes;
+    const CachedFrame* lastFrame = cache.frame(cache.lastStep());
+    const std::size_t particleBytes =
+        (lastFrame->positions.size() + lastFrame->velocities.size()) * sizeof(Vec3);
+    const bool airCopied = lastFrame->air && lastFrame->air != cache.frame(cache.firstStep())->air;
     json full = {
+        {"cache_bytes_per_frame", frameBytes},
+        {"cache_particle_bytes_per_frame", particleBytes},
+        {"cache_air_copied", airCopied},
+        {"cache_record_ms", recordMs},
         {"scene", scene.name},
         {"threads", scene.solver.threads},
         {"steps", steps},
@@ -154,6 +176,10 @@ int bench(const RunOptions& o) {
         std::printf("  %-16s %8zu elements  %7.1f ns per projection\n", it.key().c_str(),
                     counts[it.key()].get<std::size_t>(), it.value().get<double>());
     }
+    std::printf("  frame cache: %.3f MB per frame (%.3f MB of particle state%s), %.3f ms to "
+                "record one\n",
+                double(frameBytes) / 1e6, double(particleBytes) / 1e6,
+                airCopied ? ", the air's tets re-meshed in the step" : "", recordMs);
     if (full.contains("rigid_bodies")) {
         std::printf("  rigid: %zu bodies (%zu awake), %zu contact points, %zu rows; per substep "
                     "%.3f ms detection, %.3f ms solve\n",
