@@ -28,10 +28,17 @@ TimelineTrack::TimelineTrack(QWidget* parent)
 }
 
 QSize TimelineTrack::sizeHint() const {
-    return {400, 26};
+    return {400, 30};
 }
 QSize TimelineTrack::minimumSizeHint() const {
-    return {100, 26};
+    return {100, 30};
+}
+
+void TimelineTrack::setLabel(const QString& text) {
+    if (text != label_) {
+        label_ = text;
+        update();
+    }
 }
 
 void TimelineTrack::setEnd(std::size_t end) {
@@ -98,6 +105,9 @@ void TimelineTrack::paintEvent(QPaintEvent*) {
         band.setAlpha(140);
         p.fillRect(QRect(x0, h - 5, x1 - x0, 5), band);
     }
+    // What the cache holds, in the top right corner.
+    p.setPen(pal.color(QPalette::Text));
+    p.drawText(rect().adjusted(0, 1, -kMargin, 0), Qt::AlignRight | Qt::AlignTop, label_);
     // The playhead.
     const int x = xOf(current_);
     p.setPen(QPen(QColor(220, 60, 40), 2));
@@ -124,8 +134,7 @@ TimelineBar::TimelineBar(const QList<QAction*>& transport, QWidget* parent)
     , track_(new TimelineTrack(this))
     , frame_(new QSpinBox(this))
     , end_(new QSpinBox(this))
-    , time_(new QLabel(this))
-    , status_(new QLabel(this)) {
+    , time_(new QLabel(this)) {
     setObjectName(QStringLiteral("timelineBar"));
     auto* row = new QHBoxLayout(this);
     row->setContentsMargins(4, 2, 4, 2);
@@ -144,11 +153,11 @@ TimelineBar::TimelineBar(const QList<QAction*>& transport, QWidget* parent)
     row->addSpacing(6);
     row->addWidget(track_, 3);
     frame_->setObjectName(QStringLiteral("timelineFrame"));
-    frame_->setRange(0, 100000000);
+    frame_->setRange(0, 9999999);
     frame_->setToolTip(tr("The frame shown (a frame is a step); type one to go to it"));
     frame_->setKeyboardTracking(false);
     end_->setObjectName(QStringLiteral("timelineEnd"));
-    end_->setRange(1, 100000000);
+    end_->setRange(1, 9999999);
     end_->setPrefix(tr("/ "));
     end_->setValue(int(track_->end()));
     end_->setToolTip(tr("The track's last frame; with Loop on, playback goes back to the start "
@@ -161,12 +170,6 @@ TimelineBar::TimelineBar(const QList<QAction*>& transport, QWidget* parent)
     row->addWidget(frame_);
     row->addWidget(time_);
     row->addWidget(end_);
-    status_->setObjectName(QStringLiteral("timelineStatus"));
-    // The status gives way when the view is narrow (it never widens the window); the same text
-    // is its tooltip.
-    status_->setSizePolicy(QSizePolicy::Ignored, QSizePolicy::Fixed);
-    status_->setMinimumWidth(0);
-    row->addWidget(status_, 1);
     time_->setText(QStringLiteral("t = 0.000 s"));
     setCache(0, 0, 0, 0, 0, 0);
     connect(track_, &TimelineTrack::scrubbed, this, &TimelineBar::frameRequested);
@@ -200,7 +203,7 @@ void TimelineBar::setCache(std::size_t first, std::size_t last, std::size_t fram
                            std::size_t bytes, std::size_t spilled, std::size_t dropped) {
     track_->setCached(first, last, frames > 0);
     QString text = frames == 0 ? tr("cache empty")
-                               : tr("cached %1-%2, %3")
+                               : tr("cache %1–%2, %3")
                                      .arg(first)
                                      .arg(last)
                                      .arg(QLocale().formattedDataSize(qint64(bytes)));
@@ -210,8 +213,12 @@ void TimelineBar::setCache(std::size_t first, std::size_t last, std::size_t fram
     if (dropped > 0) {
         text += tr(" · %1 dropped").arg(dropped);
     }
-    status_->setText(text);
-    status_->setToolTip(tr("The frame cache: %1 frames, %2").arg(frames).arg(text));
+    // Drawn in the track's corner, so it never widens the window.
+    track_->setLabel(text);
+    track_->setToolTip(tr("The frame cache: %1 frames, %2. Drag to show a cached frame; frames "
+                          "past the band are computed by Play")
+                           .arg(frames)
+                           .arg(text));
 }
 
 void TimelineBar::setEnd(std::size_t end) {

@@ -24,6 +24,9 @@ public:
     void setEnd(std::size_t end);
     void setCurrent(std::size_t frame);
     void setCached(std::size_t first, std::size_t last, bool any);
+    // A line drawn in the top right corner (what the cache holds).
+    void setLabel(const QString& text);
+    QString label() const { return label_; }
     std::size_t end() const { return end_; }
     std::size_t current() const { return current_; }
     // The frame under x (widget pixels).
@@ -45,6 +48,7 @@ private:
     std::size_t current_ = 0;
     std::size_t cachedFirst_ = 0, cachedLast_ = 0;
     bool anyCached_ = false;
+    QString label_;
 };
 
 class TimelineBar : public QWidget {
@@ -74,7 +78,6 @@ private:
     QSpinBox* frame_;
     QSpinBox* end_;
     QLabel* time_;
-    QLabel* status_;
     bool updating_ = false;
 };
 
