@@ -241,3 +241,47 @@ def test_bad_cache_options_are_named(tmp_path):
                            str(tmp_path / "r"), "--cache-format", "pc2"],
                           capture_output=True, text=True)
     assert done.returncode != 0 and "no deforming surface" in done.stderr
+
+
+def write_box_obj(path, n=4):
+    """A closed unit box of n x n squares per face, as a user's OBJ."""
+    index, lines, faces = {}, [], []
+
+    def vertex(c):
+        if c not in index:
+            index[c] = len(index) + 1
+            lines.append("v %g %g %g" % tuple(x / n - 0.5 for x in c))
+        return index[c]
+
+    for axis in range(3):
+        for side in (0, n):
+            for a in range(n):
+                for b in range(n):
+                    def at(da, db):
+                        c = [0, 0, 0]
+                        c[axis], c[(axis + 1) % 3], c[(axis + 2) % 3] = side, a + da, b + db
+                        return vertex(tuple(c))
+                    faces.append("f %d %d %d %d" % (at(0, 0), at(1, 0), at(1, 1), at(0, 1)))
+    path.write_text("o box\n" + "\n".join(lines + faces) + "\n")
+
+
+def test_a_cage_scene_caches_the_mesh_it_carries(tmp_path):
+    # The point cache and the glTF file carry the render mesh a cage drives, not the cage.
+    write_box_obj(tmp_path / "box.obj")
+    project = tmp_path / "caged.json"
+    done = subprocess.run([CLI, "prepare", str(tmp_path / "box.obj"), "--cage", "200", "-o",
+                           str(project)], capture_output=True, text=True)
+    assert done.returncode == 0, done.stderr
+    folder, run = simulate(tmp_path, str(project), 20, 10, "pvd,pc2")
+    (embedded,) = run["embedded"]
+    name = run["scene"]
+    cache = read_pc2(folder / f"{name}.pc2")
+    assert cache.shape == (3, embedded["vertices"], 3)
+    np.testing.assert_allclose(cache[-1], embedded["positions"], atol=1e-6)
+    assert "g " + embedded["name"] in (folder / f"{name}.obj").read_text()
+    entries = pvd_entries(folder, name)
+    last = [p for t, _, block, p in entries if block == "embedded" and t == max(e[0] for e in entries)]
+    grid = read_vtu(last[0])
+    np.testing.assert_allclose(vtk_to_numpy(grid.GetPoints().GetData()), embedded["positions"],
+                               rtol=0, atol=0)
+    assert grid.GetNumberOfCells() == embedded["triangles"]
