@@ -148,6 +148,21 @@ struct VtuGrid {
     }
 };
 
+// Appends a triangle mesh with points of its own to `g`, each triangle tagged `id` in `ids`.
+void appendOwnMesh(VtuGrid& g, const std::vector<Vec3>& points,
+                   const std::vector<Triangle>& triangles, std::int32_t id,
+                   std::vector<std::int32_t>& ids) {
+    const std::int64_t first = std::int64_t(g.pointCount());
+    for (const Vec3& p : points) {
+        g.points.insert(g.points.end(), {p.x(), p.y(), p.z()});
+    }
+    for (const Triangle& t : triangles) {
+        const std::int64_t v[3] = {first + t[0], first + t[1], first + t[2]};
+        g.addCell(kVtkTriangle, v, 3);
+        ids.push_back(id);
+    }
+}
+
 // Maps the particles a block's cells use to its own points, in first-use order.
 class PointMap {
 public:
@@ -515,19 +530,13 @@ Result<bool> CacheExporter::Impl::writeVtuFrame(const Scene& scene, Real time) {
         std::vector<double> velocity;
         for (std::size_t b = 0; b < scene.rigidBodies.size(); ++b) {
             const RigidBody& rb = scene.rigidBodies[b];
-            const ShapeMesh mesh = rigidBodyMesh(rb);
-            const std::int64_t first = std::int64_t(g.pointCount());
-            for (const Vec3& local : mesh.vertices) {
-                const Vec3 p = rb.toWorld(local);
+            ShapeMesh mesh = rigidBodyMesh(rb);
+            for (Vec3& p : mesh.vertices) {
+                p = rb.toWorld(p);
                 const Vec3 v = rb.velocityAt(p);
-                g.points.insert(g.points.end(), {p.x(), p.y(), p.z()});
                 velocity.insert(velocity.end(), {v.x(), v.y(), v.z()});
             }
-            for (const Triangle& t : mesh.triangles) {
-                const std::int64_t v[3] = {first + t[0], first + t[1], first + t[2]};
-                g.addCell(kVtkTriangle, v, 3);
-                body.push_back(std::int32_t(b));
-            }
+            appendOwnMesh(g, mesh.vertices, mesh.triangles, std::int32_t(b), body);
         }
         g.pointData.push_back(vtuArray("velocity", 3, velocity));
         g.cellData.push_back(vtuArray("body", 1, body));
@@ -539,15 +548,7 @@ Result<bool> CacheExporter::Impl::writeVtuFrame(const Scene& scene, Real time) {
         std::vector<Vec3> carried;
         for (std::size_t e = 0; e < scene.embedded.size(); ++e) {
             embeddedPositions(scene.embedded[e], scene.particles.positions, carried);
-            const std::int64_t first = std::int64_t(g.pointCount());
-            for (const Vec3& p : carried) {
-                g.points.insert(g.points.end(), {p.x(), p.y(), p.z()});
-            }
-            for (const Triangle& t : scene.embedded[e].triangles) {
-                const std::int64_t v[3] = {first + t[0], first + t[1], first + t[2]};
-                g.addCell(kVtkTriangle, v, 3);
-                mesh.push_back(std::int32_t(e));
-            }
+            appendOwnMesh(g, carried, scene.embedded[e].triangles, std::int32_t(e), mesh);
         }
         g.cellData.push_back(vtuArray("embedded_mesh", 1, mesh));
         blocks.emplace_back("embedded", std::move(g));

@@ -97,6 +97,17 @@ QString resumeCheck(Scene scene, int threads, std::size_t total, std::size_t eve
     return {};
 }
 
+// Records steps 0..last, stepping after each; false when a record failed.
+bool recordSteps(Scene& s, Solver& solver, FrameCache& cache, int last) {
+    for (int i = 0; i <= last; ++i) {
+        if (!cache.record(s, solver).value()) {
+            return false;
+        }
+        solver.step();
+    }
+    return true;
+}
+
 } // namespace
 
 class TestFrameCache : public QObject {
@@ -229,10 +240,7 @@ private slots:
         Scene s = makeAnyScene("cloth").value();
         FrameCache cache;
         auto solver = std::make_unique<Solver>(s);
-        for (int i = 0; i <= 10; ++i) {
-            QVERIFY(cache.record(s, *solver).value());
-            solver->step();
-        }
+        QVERIFY(recordSteps(s, *solver, cache, 10));
         QCOMPARE(cache.lastStep(), std::size_t(10));
         // Back to step 4, an edit (more iterations), play on: the old frames 5-10 are gone and
         // the new ones follow the edit.
@@ -256,10 +264,7 @@ private slots:
         Scene s = makeAnyScene("cloth").value();
         FrameCache cache;
         auto solver = std::make_unique<Solver>(s);
-        for (int i = 0; i <= 10; ++i) {
-            QVERIFY(cache.record(s, *solver).value());
-            solver->step();
-        }
+        QVERIFY(recordSteps(s, *solver, cache, 10));
         const std::vector<Vec3> five = cache.frame(5)->positions;
         solver.reset();
         auto state = cache.restore(4, s);
