@@ -148,6 +148,17 @@ struct VtuGrid {
     }
 };
 
+// Rows of numbers (arrays, small Eigen vectors) one after the other.
+template <class Rows> std::vector<double> flattened(const Rows& rows) {
+    std::vector<double> out;
+    for (const auto& row : rows) {
+        for (Eigen::Index k = 0; k < Eigen::Index(row.size()); ++k) {
+            out.push_back(double(row[std::size_t(k)]));
+        }
+    }
+    return out;
+}
+
 // Appends a triangle mesh with points of its own to `g`, each triangle tagged `id` in `ids`.
 void appendOwnMesh(VtuGrid& g, const std::vector<Vec3>& points,
                    const std::vector<Triangle>& triangles, std::int32_t id,
@@ -461,15 +472,9 @@ Result<bool> CacheExporter::Impl::writeVtuFrame(const Scene& scene, Real time) {
         g.cellData.push_back(vtuArray("body", 1, body));
         g.cellData.push_back(vtuArray("quality", 1, quality));
         if (fieldsMatch) {
-            std::vector<double> strain, stretch;
-            for (const auto& e : fields.tetGreenStrain) {
-                strain.insert(strain.end(), e.begin(), e.end());
-            }
-            for (const Vec3& s : fields.tetPrincipalStretch) {
-                stretch.insert(stretch.end(), {s.x(), s.y(), s.z()});
-            }
-            g.cellData.push_back(vtuArray("green_strain", 6, strain));
-            g.cellData.push_back(vtuArray("principal_stretch", 3, stretch));
+            g.cellData.push_back(vtuArray("green_strain", 6, flattened(fields.tetGreenStrain)));
+            g.cellData.push_back(
+                vtuArray("principal_stretch", 3, flattened(fields.tetPrincipalStretch)));
             g.cellData.push_back(vtuArray("volume_ratio", 1, fields.tetVolumeRatio));
         }
         blocks.emplace_back("tets", std::move(g));
@@ -488,15 +493,10 @@ Result<bool> CacheExporter::Impl::writeVtuFrame(const Scene& scene, Real time) {
         map.finish(scene, g);
         g.cellData.push_back(vtuArray("body", 1, body));
         if (fieldsMatch) {
-            std::vector<double> strain, stretch;
-            for (const auto& e : fields.triangleGreenStrain) {
-                strain.insert(strain.end(), e.begin(), e.end());
-            }
-            for (const Vec2& s : fields.trianglePrincipalStretch) {
-                stretch.insert(stretch.end(), {s.x(), s.y()});
-            }
-            g.cellData.push_back(vtuArray("green_strain", 3, strain));
-            g.cellData.push_back(vtuArray("principal_stretch", 2, stretch));
+            g.cellData.push_back(
+                vtuArray("green_strain", 3, flattened(fields.triangleGreenStrain)));
+            g.cellData.push_back(
+                vtuArray("principal_stretch", 2, flattened(fields.trianglePrincipalStretch)));
             g.cellData.push_back(vtuArray("area_ratio", 1, fields.triangleAreaRatio));
         }
         blocks.emplace_back("surfaces", std::move(g));
