@@ -123,19 +123,33 @@ private:
 void traceHeader(std::ostream& out) {
     out << "step,time,ms,air_inverted_before,air_inverted_after,air_min_volume,air_projections,"
            "air_optimisation_ms,air_optimisation_changes,air_min_quality_after,air_tets,"
-           "body_min_volume_ratio,particles_outside\n";
+           "body_min_volume_ratio,particles_outside,max_speed,fastest_particle,contacts,"
+           "self_contacts\n";
 }
 void traceStep(std::ostream& out, const Scene& scene, const Solver& solver, const AirRun* air,
                int step) {
     const AirStatistics& a = solver.airStatistics();
     const AirOptimizationStatistics& o = solver.airOptimization();
-    char line[400];
-    std::snprintf(line, sizeof line, "%d,%.6f,%.3f,%zu,%zu,%.6g,%zu,%.3f,%zu,%.6g,%zu,%.6f,%zu\n",
+    // The fastest particle: a run that blows up shows it here steps before anything else.
+    Real maxSpeed2 = 0;
+    std::size_t fastest = 0;
+    const auto& v = scene.particles.velocities;
+    for (std::size_t i = 0; i < v.size(); ++i) {
+        if (const Real s2 = v[i].squaredNorm(); s2 > maxSpeed2) {
+            maxSpeed2 = s2;
+            fastest = i;
+        }
+    }
+    char line[480];
+    std::snprintf(line, sizeof line,
+                  "%d,%.6f,%.3f,%zu,%zu,%.6g,%zu,%.3f,%zu,%.6g,%zu,%.6f,%zu,%.6g,%zu,%zu,%zu\n",
                   step, double(solver.time()), solver.lastStepMilliseconds(), a.invertedBefore,
                   a.invertedAfter, double(a.minVolume), a.projections, o.milliseconds, o.changes(),
                   double(o.minQualityAfter), scene.air.tets.size(),
-                  air ? double(air->stepVolumeRatio()) : 1.0, air ? air->stepOutside() : 0);
-    out << line;
+                  air ? double(air->stepVolumeRatio()) : 1.0, air ? air->stepOutside() : 0,
+                  double(std::sqrt(maxSpeed2)), fastest, solver.contacts().size(),
+                  solver.selfContacts().size());
+    out << line << std::flush; // a run stopped midway keeps its lines
 }
 
 int simulate(const RunOptions& o) {

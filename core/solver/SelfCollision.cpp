@@ -59,6 +59,79 @@ std::vector<SelfContact> findSelfContacts(const std::vector<Triangle>& triangles
     return findSelfContacts(triangles, x, p, thickness, workspace);
 }
 
+namespace {
+
+// The cells of a uniform grid (edge `cell`) a box overlaps, as hash buckets.
+struct GridCells {
+    Real cell;
+    std::uint64_t mask;
+    Eigen::Vector3<std::int64_t> of(const Vec3& v) const {
+        return {static_cast<std::int64_t>(std::floor(v.x() / cell)),
+                static_cast<std::int64_t>(std::floor(v.y() / cell)),
+                static_cast<std::int64_t>(std::floor(v.z() / cell))};
+    }
+    template <class F> void forEach(const Bounds& b, F&& f) const {
+        const auto lo = of(b.min);
+        const auto hi = of(b.max);
+        for (auto i = lo.x(); i <= hi.x(); ++i) {
+            for (auto j = lo.y(); j <= hi.y(); ++j) {
+                for (auto k = lo.z(); k <= hi.z(); ++k) {
+                    f(cellKey(i, j, k) & mask);
+                }
+            }
+        }
+    }
+    std::size_t count(const Bounds& b) const {
+        return static_cast<std::size_t>(
+            (of(b.max) - of(b.min) + Eigen::Vector3<std::int64_t>::Ones()).prod());
+    }
+};
+
+Bounds sweptBox(const Vec3& x, const Vec3& p) {
+    Bounds b;
+    b.add(x);
+    b.add(p);
+    return b;
+}
+
+// The surface's vertices, sorted, and each one's edge neighbours: listed again only when the
+// triangles changed (tearing, a new scene); sorting cloth-xl's 773,000 corners every substep
+// cost 5% of its step.
+void listVertices(const std::vector<Triangle>& triangles, SelfCollisionWorkspace& ws) {
+    if (ws.verticesOf == triangles && !ws.vertices.empty()) {
+        return;
+    }
+    std::vector<Index>& vertices = ws.vertices;
+    vertices.clear();
+    for (const Triangle& t : triangles) {
+        vertices.insert(vertices.end(), t.begin(), t.end());
+    }
+    std::sort(vertices.begin(), vertices.end());
+    vertices.erase(std::unique(vertices.begin(), vertices.end()), vertices.end());
+    std::vector<std::pair<Index, Index>> ringEdges;
+    ringEdges.reserve(triangles.size() * 6);
+    for (const Triangle& t : triangles) {
+        for (int k = 0; k < 3; ++k) {
+            ringEdges.emplace_back(t[k], t[(k + 1) % 3]);
+            ringEdges.emplace_back(t[(k + 1) % 3], t[k]);
+        }
+    }
+    std::sort(ringEdges.begin(), ringEdges.end());
+    ringEdges.erase(std::unique(ringEdges.begin(), ringEdges.end()), ringEdges.end());
+    ws.ringStart.assign(std::size_t(vertices.back()) + 2, 0);
+    ws.ring.resize(ringEdges.size());
+    for (std::size_t e = 0; e < ringEdges.size(); ++e) {
+        ++ws.ringStart[ringEdges[e].first + 1];
+        ws.ring[e] = ringEdges[e].second;
+    }
+    for (std::size_t i = 1; i < ws.ringStart.size(); ++i) {
+        ws.ringStart[i] += ws.ringStart[i - 1];
+    }
+    ws.verticesOf = triangles;
+}
+
+} // namespace
+
 void buildSelfCollisionGrid(const std::vector<Triangle>& triangles, const std::vector<Vec3>& x,
                             const std::vector<Vec3>& p, Real thickness,
                             SelfCollisionWorkspace& ws) {
@@ -68,56 +141,44 @@ void buildSelfCollisionGrid(const std::vector<Triangle>& triangles, const std::v
         ws.verticesOf.clear();
         return;
     }
+    listVertices(triangles, ws);
+    // Cells about a triangle's grown box: a triangle's query visits a few cells, each holding
+    // the few vertices of the surface that cross it.
     Real edges = 0;
     for (const Triangle& t : triangles) {
         edges += (x[t[1]] - x[t[0]]).norm();
     }
-    const Real cell = std::max(2 * thickness, edges / static_cast<Real>(triangles.size()));
+    const Real cell = edges / static_cast<Real>(triangles.size()) + 2 * thickness;
     ws.cell = cell;
-    auto cellOf = [&](const Vec3& v) {
-        return Eigen::Vector3<std::int64_t>(static_cast<std::int64_t>(std::floor(v.x() / cell)),
-                                            static_cast<std::int64_t>(std::floor(v.y() / cell)),
-                                            static_cast<std::int64_t>(std::floor(v.z() / cell)));
-    };
-    // The hash table of Teschner et al. as counting sort: a bucket per hashed cell, the triangles
-    // overlapping the cell listed contiguously (no allocation per cell).
     std::vector<Bounds>& boxes = ws.boxes;
-    boxes.assign(triangles.size(), Bounds{});
-    std::size_t entries = 0;
-    for (Index t = 0; t < triangles.size(); ++t) {
-        Bounds& b = boxes[t];
+    boxes.resize(triangles.size());
+    for (std::size_t t = 0; t < triangles.size(); ++t) {
+        Bounds b;
         for (Index v : triangles[t]) {
             b.add(x[v]);
             b.add(p[v]);
         }
         b.min -= Vec3::Constant(thickness);
         b.max += Vec3::Constant(thickness);
-        const auto lo = cellOf(b.min);
-        const auto hi = cellOf(b.max);
-        entries +=
-            static_cast<std::size_t>((hi - lo + Eigen::Vector3<std::int64_t>::Ones()).prod());
+        boxes[t] = b;
+    }
+    // The hash table of Teschner et al. as a counting sort over the vertices' swept boxes: a
+    // bucket per hashed cell, its vertices listed contiguously.
+    GridCells grid{cell, 0};
+    std::size_t entries = 0;
+    for (Index v : ws.vertices) {
+        entries += grid.count(sweptBox(x[v], p[v]));
     }
     std::size_t buckets = 1;
     while (buckets < entries) {
         buckets <<= 1;
     }
-    const std::uint64_t mask = buckets - 1;
-    ws.mask = mask;
+    grid.mask = buckets - 1;
+    ws.mask = grid.mask;
     std::vector<Index>& start = ws.start;
     start.assign(buckets + 1, 0);
-    auto forCells = [&](const Bounds& b, auto&& f) {
-        const auto lo = cellOf(b.min);
-        const auto hi = cellOf(b.max);
-        for (auto i = lo.x(); i <= hi.x(); ++i) {
-            for (auto j = lo.y(); j <= hi.y(); ++j) {
-                for (auto k = lo.z(); k <= hi.z(); ++k) {
-                    f(cellKey(i, j, k) & mask);
-                }
-            }
-        }
-    };
-    for (Index t = 0; t < triangles.size(); ++t) {
-        forCells(boxes[t], [&](std::uint64_t bucket) { ++start[bucket + 1]; });
+    for (Index v : ws.vertices) {
+        grid.forEach(sweptBox(x[v], p[v]), [&](std::uint64_t bucket) { ++start[bucket + 1]; });
     }
     for (std::size_t i = 0; i < buckets; ++i) {
         start[i + 1] += start[i];
@@ -126,73 +187,53 @@ void buildSelfCollisionGrid(const std::vector<Triangle>& triangles, const std::v
     fill.assign(start.begin(), start.end() - 1);
     std::vector<Index>& table = ws.table;
     table.resize(start.back());
-    for (Index t = 0; t < triangles.size(); ++t) {
-        forCells(boxes[t], [&](std::uint64_t bucket) { table[fill[bucket]++] = t; });
-    }
-
-    // The triangles' vertices, sorted: listed again only when the triangles changed (tearing, a
-    // new scene): sorting cloth-xl's 773,000 corners took 5% of its step, every substep.
-    if (ws.verticesOf != triangles || ws.vertices.empty()) {
-        std::vector<Index>& vertices = ws.vertices;
-        vertices.clear();
-        for (const Triangle& t : triangles) {
-            vertices.insert(vertices.end(), t.begin(), t.end());
-        }
-        std::sort(vertices.begin(), vertices.end());
-        vertices.erase(std::unique(vertices.begin(), vertices.end()), vertices.end());
-        ws.verticesOf = triangles;
+    ws.tableBoxes.resize(start.back());
+    for (Index v : ws.vertices) {
+        const Bounds b = sweptBox(x[v], p[v]);
+        grid.forEach(b, [&](std::uint64_t bucket) {
+            ws.tableBoxes[fill[bucket]] = b;
+            table[fill[bucket]++] = v;
+        });
     }
 }
 
 void querySelfContacts(const std::vector<Triangle>& triangles, const std::vector<Vec3>& x,
                        const std::vector<Vec3>& p, Real thickness, const SelfCollisionWorkspace& ws,
-                       std::size_t firstVertex, std::size_t lastVertex,
+                       std::size_t firstTriangle, std::size_t lastTriangle,
                        std::vector<Index>& candidates, std::vector<SelfContact>& contacts) {
     if (ws.vertices.empty()) {
         return;
     }
-    const Real cell = ws.cell;
-    const std::uint64_t mask = ws.mask;
-    const std::vector<Bounds>& boxes = ws.boxes;
+    const GridCells grid{ws.cell, ws.mask};
     const std::vector<Index>& start = ws.start;
     const std::vector<Index>& table = ws.table;
-    auto cellOf = [&](const Vec3& v) {
-        return Eigen::Vector3<std::int64_t>(static_cast<std::int64_t>(std::floor(v.x() / cell)),
-                                            static_cast<std::int64_t>(std::floor(v.y() / cell)),
-                                            static_cast<std::int64_t>(std::floor(v.z() / cell)));
-    };
-    auto forCells = [&](const Bounds& b, auto&& f) {
-        const auto lo = cellOf(b.min);
-        const auto hi = cellOf(b.max);
-        for (auto i = lo.x(); i <= hi.x(); ++i) {
-            for (auto j = lo.y(); j <= hi.y(); ++j) {
-                for (auto k = lo.z(); k <= hi.z(); ++k) {
-                    f(cellKey(i, j, k) & mask);
-                }
-            }
-        }
-    };
-    for (std::size_t vi = firstVertex; vi < lastVertex; ++vi) {
-        const Index q = ws.vertices[vi];
-        Bounds qb;
-        qb.add(x[q]);
-        qb.add(p[q]);
+    const std::vector<Bounds>& tableBoxes = ws.tableBoxes;
+    for (std::size_t t = firstTriangle; t < lastTriangle && t < triangles.size(); ++t) {
+        const Triangle& tri = triangles[t];
+        const Bounds& tb = ws.boxes[t];
         candidates.clear();
-        forCells(qb, [&](std::uint64_t bucket) {
+        grid.forEach(tb, [&](std::uint64_t bucket) {
             for (Index i = start[bucket]; i < start[bucket + 1]; ++i) {
-                const Bounds& tb = boxes[table[i]];
-                // Another cell may share the bucket: keep only boxes that really overlap.
-                if ((qb.max.array() >= tb.min.array()).all() &&
-                    (qb.min.array() <= tb.max.array()).all()) {
+                // Another cell may share the bucket: keep only vertices whose swept box
+                // really overlaps the triangle's (stored with the entry: no gather).
+                const Bounds& vb = tableBoxes[i];
+                if ((vb.max.array() >= tb.min.array()).all() &&
+                    (vb.min.array() <= tb.max.array()).all()) {
                     candidates.push_back(table[i]);
                 }
             }
         });
         std::sort(candidates.begin(), candidates.end());
         candidates.erase(std::unique(candidates.begin(), candidates.end()), candidates.end());
-        for (Index t : candidates) {
-            const Triangle& tri = triangles[t];
-            if (tri[0] == q || tri[1] == q || tri[2] == q) {
+        for (Index q : candidates) {
+            // A triangle with q or one of q's edge neighbours as a corner is too close along
+            // the surface to touch q across it; most candidates in a flat sheet are these.
+            const Index* ringBegin = ws.ring.data() + ws.ringStart[q];
+            const Index* ringEnd = ws.ring.data() + ws.ringStart[q + 1];
+            const auto nearInMesh = [&](Index v) {
+                return v == q || std::find(ringBegin, ringEnd, v) != ringEnd;
+            };
+            if (nearInMesh(tri[0]) || nearInMesh(tri[1]) || nearInMesh(tri[2])) {
                 continue;
             }
             // Side at the start of the step, from the closest point at the current positions.
@@ -220,13 +261,19 @@ void querySelfContacts(const std::vector<Triangle>& triangles, const std::vector
     }
 }
 
+void orderSelfContacts(std::vector<SelfContact>& contacts) {
+    std::stable_sort(
+        contacts.begin(), contacts.end(),
+        [](const SelfContact& a, const SelfContact& b) { return a.particle < b.particle; });
+}
+
 std::vector<SelfContact> findSelfContacts(const std::vector<Triangle>& triangles,
                                           const std::vector<Vec3>& x, const std::vector<Vec3>& p,
                                           Real thickness, SelfCollisionWorkspace& ws) {
     std::vector<SelfContact> contacts;
     buildSelfCollisionGrid(triangles, x, p, thickness, ws);
-    querySelfContacts(triangles, x, p, thickness, ws, 0, ws.vertices.size(), ws.candidates,
-                      contacts);
+    querySelfContacts(triangles, x, p, thickness, ws, 0, triangles.size(), ws.candidates, contacts);
+    orderSelfContacts(contacts);
     return contacts;
 }
 

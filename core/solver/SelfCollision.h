@@ -3,7 +3,10 @@
 // soft-body surface (takesPartInSelfCollision), kept `thickness` away on the side it came from:
 // C = s (q - sum_i b_i p_i)·n - h >= 0, with n the triangle's unit normal, b the barycentric
 // coordinates of q's closest point and s = +-1 the side. Candidate pairs come from a spatial hash
-// of the triangles' swept boxes, once per substep.
+// of the particles' swept boxes (a particle mostly in one cell), queried with each triangle's
+// swept box grown by the thickness, once per substep; a triangle with q or one of q's edge
+// neighbours as a corner is never a candidate (touching it would take a 180-degree fold within
+// two edges).
 
 #include "core/base/LinearAlgebra.h"
 
@@ -22,24 +25,35 @@ struct SelfContact {
 // Buffers reused from substep to substep (allocating the hash table anew each time costs more
 // than filling it).
 struct SelfCollisionWorkspace {
-    std::vector<Bounds> boxes;
+    std::vector<Bounds> boxes; // per triangle: its swept box grown by the thickness
     std::vector<Index> start, fill, table, vertices, candidates;
-    std::vector<Triangle> verticesOf; // the triangles `vertices` was listed from
+    std::vector<Bounds> tableBoxes;   // per table entry: its vertex's swept box (read in order)
+    std::vector<Triangle> verticesOf; // the triangles `vertices` and `ring` were listed from
+    // Per particle p (global index), its neighbours along the triangles' edges:
+    // ring[ringStart[p], ringStart[p + 1]).
+    std::vector<Index> ringStart, ring;
     Real cell = 0;
     std::uint64_t mask = 0;
 };
 
 // The two halves of findSelfContacts, so the queries can run in parallel: the hash of the
-// triangles' swept boxes (and the list of cloth vertices, ws.vertices), then the contacts of
-// vertices ws.vertices[first, last) appended to `contacts`.
+// particles' swept boxes (and the triangles' boxes, the list of surface vertices ws.vertices),
+// then the contacts with triangles [first, last) appended to `contacts`, by triangle and then
+// by particle, so parts run in order give the same list as one.
 void buildSelfCollisionGrid(const std::vector<Triangle>& triangles, const std::vector<Vec3>& x,
                             const std::vector<Vec3>& p, Real thickness,
                             SelfCollisionWorkspace& workspace);
 void querySelfContacts(const std::vector<Triangle>& triangles, const std::vector<Vec3>& x,
                        const std::vector<Vec3>& p, Real thickness,
-                       const SelfCollisionWorkspace& workspace, std::size_t firstVertex,
-                       std::size_t lastVertex, std::vector<Index>& candidates,
+                       const SelfCollisionWorkspace& workspace, std::size_t firstTriangle,
+                       std::size_t lastTriangle, std::vector<Index>& candidates,
                        std::vector<SelfContact>& contacts);
+
+// Puts contacts found by triangle into the order they are projected in: by particle (stably, so
+// a particle's triangles stay in order). A particle's contacts one after the other converge much
+// better in the Gauss-Seidel sweep than spread through the list (a cloth lying on a soft torus
+// jitters at a median 0.30 m/s the other way, 0.085 m/s this way; tst_core_colliders).
+void orderSelfContacts(std::vector<SelfContact>& contacts);
 
 // Contacts between the particles of `triangles` moving from x to p and those triangles (not the
 // ones the particle belongs to), where the particle ends within 2 h of a triangle or crosses it.

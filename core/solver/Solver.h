@@ -3,8 +3,10 @@
 // XPBD §3). Each substep predicts positions from velocities and gravity, pins hard attachments,
 // sweeps the constraint colours `iterations` times (a colour's constraints share no particle,
 // so its lanes run in SIMD and its chunks on TBB threads), then updates velocities and applies
-// damping. Results are bitwise identical run to run and for any thread count, because a colour's
-// elements touch disjoint particles and every reduction runs in a fixed order.
+// damping. Results are bitwise identical run to run for the same thread count: a colour's
+// elements touch disjoint particles and every reduction runs in a fixed order, but each thread
+// sweeps its own range of particles before the boundary between ranges, so the order of the
+// sweep (and so the result, slightly) depends on the thread count.
 
 #include "core/air/AirOptimizer.h"
 #include "core/constraints/Constraints.h"

@@ -48,7 +48,7 @@ void Solver::prepareContacts(int parts) {
 }
 
 // Part k of T of the contact search: colliders for the particles of region k, self-collision for
-// the k-th share of the cloth and soft-body surface vertices, into the part's own lists (merged in
+// the k-th share of the cloth and soft-body surface triangles, into the part's own lists (merged in
 // order afterwards, so the result does not depend on the threads).
 void Solver::findContacts(int k, int T) {
     // Sized by prepareContacts on one thread: the parts run at once, and two of them resizing
@@ -82,9 +82,8 @@ void Solver::findContacts(int k, int T) {
             }
         }
     }
-    const std::size_t vertices = selfCollisionWorkspace_.vertices.size();
-    if (vertices > 0) {
-        const auto [first, last] = particleRange(k, T, vertices);
+    if (!selfCollisionWorkspace_.vertices.empty()) {
+        const auto [first, last] = particleRange(k, T, contactTriangles_.size());
         querySelfContacts(contactTriangles_, particles.positions, predictedPositions_,
                           scene_.solver.clothThickness, selfCollisionWorkspace_, first, last,
                           part.candidates, part.selfContacts);
@@ -99,6 +98,7 @@ void Solver::mergeContacts() {
         selfContacts_.insert(selfContacts_.end(), part.selfContacts.begin(),
                              part.selfContacts.end());
     }
+    orderSelfContacts(selfContacts_);
 }
 
 // PBD eq. 12-13 with the triangle's point fixed by its barycentric coordinates:
