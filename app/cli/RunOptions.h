@@ -25,6 +25,7 @@ struct RunOptions {
     std::string cacheFolder; // simulate: caches other tools read (meshing/CacheExport.h)
     int cacheEvery = 1;
     std::string cacheFormats = "pvd";
+    int intersectionsEvery = 0; // simulate: count crossing triangles every K steps too
     bool json = false;
     bool squashY = false;
     int airOptimization = -1;

@@ -10,7 +10,9 @@
 #include "core/solver/Solver.h"
 #include "meshing/CacheExport.h"
 #include "meshing/SceneJson.h"
+#include "meshing/SurfaceCheck.h"
 
+#include <chrono>
 #include <cstdio>
 #include <fstream>
 #include <iostream>
@@ -119,6 +121,53 @@ private:
     std::size_t stepOutside_ = 0;
 };
 
+// Crossing triangles (any two of all bodies' surfaces that intersect other than at a shared
+// vertex or edge; CGAL's exact predicates, independent of the air and of the contacts) after
+// the steps checked: the last one always, every K-th with --intersections-every.
+class IntersectionRun {
+public:
+    void check(const Scene& scene, int step) {
+        const auto t0 = std::chrono::steady_clock::now();
+        pairs_ = findIntersections(scene);
+        ms_ += std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0)
+                   .count();
+        ++checks_;
+        if (pairs_.size() > max_ || checks_ == 1) {
+            max_ = std::max(max_, pairs_.size());
+            maxStep_ = pairs_.empty() ? maxStep_ : step;
+        }
+        if (!pairs_.empty() && firstStep_ < 0) {
+            firstStep_ = step;
+        }
+    }
+    json toJson(const Scene& scene, int every) const {
+        json listed = json::array();
+        for (std::size_t i = 0; i < pairs_.size() && i < 20; ++i) {
+            const TriangleIntersection& p = pairs_[i];
+            listed.push_back({{"body_a", scene.bodies[p.bodyA].name},
+                              {"triangle_a", p.triangleA},
+                              {"body_b", scene.bodies[p.bodyB].name},
+                              {"triangle_b", p.triangleB}});
+        }
+        return {{"last", pairs_.size()},
+                {"max", max_},
+                {"max_step", maxStep_},
+                {"first_step", firstStep_},
+                {"checked_steps", checks_},
+                {"every", every},
+                {"ms_per_check", checks_ > 0 ? ms_ / double(checks_) : 0.0},
+                {"pairs", listed}};
+    }
+
+private:
+    std::vector<TriangleIntersection> pairs_;
+    std::size_t max_ = 0;
+    int maxStep_ = 0;
+    int firstStep_ = -1;
+    std::size_t checks_ = 0;
+    double ms_ = 0;
+};
+
 // One line per step for --trace: the time, the step's cost and the air's figures.
 void traceHeader(std::ostream& out) {
     out << "step,time,ms,air_inverted_before,air_inverted_after,air_min_volume,air_projections,"
@@ -192,9 +241,13 @@ int simulate(const RunOptions& o) {
         traceHeader(trace);
     }
     double totalMs = 0;
+    IntersectionRun intersections;
     for (int i = 0; i < steps; ++i) {
         solver.step();
         totalMs += solver.lastStepMilliseconds();
+        if (o.intersectionsEvery > 0 && (i + 1) % o.intersectionsEvery == 0 && i + 1 < steps) {
+            intersections.check(scene, i + 1);
+        }
         if (airRun) {
             airRun->afterStep(scene, solver, i + 1);
         }
@@ -236,6 +289,7 @@ int simulate(const RunOptions& o) {
     if (const std::string d = divergence(scene); !d.empty()) {
         return inputProblem(d);
     }
+    intersections.check(scene, steps);
     const ElementFields fields = computeElementFields(scene, rest);
     json constraints = json::array();
     for (const ConstraintResiduals& r : computeConstraintResiduals(scene)) {
@@ -323,6 +377,7 @@ int simulate(const RunOptions& o) {
     if (!cacheJson.is_null()) {
         result["cache"] = cacheJson;
     }
+    result["intersections"] = intersections.toJson(scene, o.intersectionsEvery);
     if (o.out.empty()) {
         std::cout << sceneio::dumpJson(result) << '\n';
         return 0;
@@ -368,6 +423,12 @@ void addSimulateCommand(CLI::App& cli, int& status) {
     c->add_option("--cache-format", o->cacheFormats,
                   "The cache's formats: pvd, glb, pc2 (comma-separated) or all; default pvd")
         ->type_name("pvd,glb,pc2|all");
+    c->add_option("--intersections-every", o->intersectionsEvery,
+                  "Count crossing triangles (exact, independent of the air) after every K-th "
+                  "step too, not only after the last: `intersections` gets the largest count "
+                  "over the run and its step")
+        ->type_name("K")
+        ->check(CLI::NonNegativeNumber);
     c->add_flag("--squash-y", o->squashY,
                 "Every body particle's y set to the floor at step 0 (the memory experiment)");
     c->add_flag("--json", o->json, "Accepted for symmetry with bench: the output is JSON anyway");

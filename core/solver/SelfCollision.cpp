@@ -94,9 +94,8 @@ Bounds sweptBox(const Vec3& x, const Vec3& p) {
     return b;
 }
 
-// The surface's vertices, sorted, and each one's edge neighbours: listed again only when the
-// triangles changed (tearing, a new scene); sorting cloth-xl's 773,000 corners every substep
-// cost 5% of its step.
+// The surface's vertices, sorted: listed again only when the triangles changed (tearing, a new
+// scene); sorting cloth-xl's 773,000 corners every substep cost 5% of its step.
 void listVertices(const std::vector<Triangle>& triangles, SelfCollisionWorkspace& ws) {
     if (ws.verticesOf == triangles && !ws.vertices.empty()) {
         return;
@@ -108,25 +107,6 @@ void listVertices(const std::vector<Triangle>& triangles, SelfCollisionWorkspace
     }
     std::sort(vertices.begin(), vertices.end());
     vertices.erase(std::unique(vertices.begin(), vertices.end()), vertices.end());
-    std::vector<std::pair<Index, Index>> ringEdges;
-    ringEdges.reserve(triangles.size() * 6);
-    for (const Triangle& t : triangles) {
-        for (int k = 0; k < 3; ++k) {
-            ringEdges.emplace_back(t[k], t[(k + 1) % 3]);
-            ringEdges.emplace_back(t[(k + 1) % 3], t[k]);
-        }
-    }
-    std::sort(ringEdges.begin(), ringEdges.end());
-    ringEdges.erase(std::unique(ringEdges.begin(), ringEdges.end()), ringEdges.end());
-    ws.ringStart.assign(std::size_t(vertices.back()) + 2, 0);
-    ws.ring.resize(ringEdges.size());
-    for (std::size_t e = 0; e < ringEdges.size(); ++e) {
-        ++ws.ringStart[ringEdges[e].first + 1];
-        ws.ring[e] = ringEdges[e].second;
-    }
-    for (std::size_t i = 1; i < ws.ringStart.size(); ++i) {
-        ws.ringStart[i] += ws.ringStart[i - 1];
-    }
     ws.verticesOf = triangles;
 }
 
@@ -226,14 +206,7 @@ void querySelfContacts(const std::vector<Triangle>& triangles, const std::vector
         std::sort(candidates.begin(), candidates.end());
         candidates.erase(std::unique(candidates.begin(), candidates.end()), candidates.end());
         for (Index q : candidates) {
-            // A triangle with q or one of q's edge neighbours as a corner is too close along
-            // the surface to touch q across it; most candidates in a flat sheet are these.
-            const Index* ringBegin = ws.ring.data() + ws.ringStart[q];
-            const Index* ringEnd = ws.ring.data() + ws.ringStart[q + 1];
-            const auto nearInMesh = [&](Index v) {
-                return v == q || std::find(ringBegin, ringEnd, v) != ringEnd;
-            };
-            if (nearInMesh(tri[0]) || nearInMesh(tri[1]) || nearInMesh(tri[2])) {
+            if (tri[0] == q || tri[1] == q || tri[2] == q) {
                 continue;
             }
             // Side at the start of the step, from the closest point at the current positions.

@@ -4,9 +4,8 @@
 // C = s (q - sum_i b_i p_i)·n - h >= 0, with n the triangle's unit normal, b the barycentric
 // coordinates of q's closest point and s = +-1 the side. Candidate pairs come from a spatial hash
 // of the particles' swept boxes (a particle mostly in one cell), queried with each triangle's
-// swept box grown by the thickness, once per substep; a triangle with q or one of q's edge
-// neighbours as a corner is never a candidate (touching it would take a 180-degree fold within
-// two edges).
+// swept box grown by the thickness, once per substep (a triangle is never a candidate for its
+// own corners).
 
 #include "core/base/LinearAlgebra.h"
 
@@ -28,10 +27,7 @@ struct SelfCollisionWorkspace {
     std::vector<Bounds> boxes; // per triangle: its swept box grown by the thickness
     std::vector<Index> start, fill, table, vertices, candidates;
     std::vector<Bounds> tableBoxes;   // per table entry: its vertex's swept box (read in order)
-    std::vector<Triangle> verticesOf; // the triangles `vertices` and `ring` were listed from
-    // Per particle p (global index), its neighbours along the triangles' edges:
-    // ring[ringStart[p], ringStart[p + 1]).
-    std::vector<Index> ringStart, ring;
+    std::vector<Triangle> verticesOf; // the triangles `vertices` was listed from
     Real cell = 0;
     std::uint64_t mask = 0;
 };

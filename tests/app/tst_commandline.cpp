@@ -563,6 +563,42 @@ private slots:
         }
     }
 
+    void simulateCountsCrossingTriangles() {
+        // Two sheets that cross: every check finds the pairs, names the bodies; a cloth on its
+        // own has none.
+        const QString obj = dir_.filePath("cross.obj");
+        QFile f(obj);
+        QVERIFY(f.open(QIODevice::WriteOnly));
+        f.write("o a\nv -1 0 -1\nv 1 0 -1\nv 1 0 1\nv -1 0 1\nf 1 2 3 4\n"
+                "o b\nv -1 -0.5 0\nv 1 -0.5 0\nv 1 0.5 0\nv -1 0.5 0\nf 5 6 7 8\n");
+        f.close();
+        const QString project = dir_.filePath("cross.json");
+        Run r = run(cli_, {"prepare", obj, "-o", project});
+        QVERIFY2(r.exitCode == 0, qPrintable(r.err));
+        const QString out = dir_.filePath("cross-run.json");
+        r = run(cli_,
+                {"simulate", project, "--steps", "3", "--intersections-every", "1", "--out", out});
+        QVERIFY2(r.exitCode == 0, qPrintable(r.err));
+        QFile result(out);
+        QVERIFY(result.open(QIODevice::ReadOnly));
+        const nlohmann::json x =
+            nlohmann::json::parse(result.readAll().toStdString())["intersections"];
+        QCOMPARE(x["checked_steps"].get<int>(), 3);
+        QVERIFY(x["last"].get<int>() >= 1 && x["max"].get<int>() >= x["last"].get<int>());
+        QCOMPARE(x["first_step"].get<int>(), 1);
+        QCOMPARE(x["pairs"][0]["body_a"].get<std::string>(), std::string("a"));
+        QCOMPARE(x["pairs"][0]["body_b"].get<std::string>(), std::string("b"));
+        r = run(cli_, {"simulate", "cloth", "--steps", "5", "--out", out});
+        QVERIFY2(r.exitCode == 0, qPrintable(r.err));
+        result.close();
+        QFile clean(out);
+        QVERIFY(clean.open(QIODevice::ReadOnly));
+        const nlohmann::json y =
+            nlohmann::json::parse(clean.readAll().toStdString())["intersections"];
+        QCOMPARE(y["last"].get<int>(), 0);
+        QCOMPARE(y["checked_steps"].get<int>(), 1);
+    }
+
     void simulateTracesEveryStepOfTheAir() {
         // --trace writes one CSV line per step; --out's air object sums the run up (issue 25:
         // the last step alone hid what happened on the way).
