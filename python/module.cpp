@@ -16,6 +16,7 @@
 #include "meshing/Export.h"
 #include "meshing/Prepare.h"
 #include "meshing/ProjectFile.h"
+#include "meshing/SurfaceCheck.h"
 
 #include "python/JsonToPython.h"
 #include "python/SceneSettings.h"
@@ -645,6 +646,29 @@ PYBIND11_MODULE(_pbdlab, m) {
             "Writes the scene as pbdlab-cli export does: 'vtu', 'msh' (Gmsh 4.1), 'tetgen' "
             "(PATH is the prefix), 'asset' (cooked JSON) or 'project'; by default the path's "
             "extension says which (.json is a project).")
+        .def(
+            "intersections",
+            [](PyScene& s) {
+                std::vector<TriangleIntersection> pairs;
+                {
+                    py::gil_scoped_release unlocked;
+                    pairs = findIntersections(s.scene());
+                }
+                py::list out;
+                for (const TriangleIntersection& p : pairs) {
+                    py::dict d;
+                    d["body_a"] = s.scene().bodies[p.bodyA].name;
+                    d["triangle_a"] = p.triangleA;
+                    d["body_b"] = s.scene().bodies[p.bodyB].name;
+                    d["triangle_b"] = p.triangleB;
+                    out.append(d);
+                }
+                return out;
+            },
+            "The pairs of triangles that cross now, over every body's surface (cloth, soft "
+            "bodies' boundaries; within a body or between two), other than at a shared vertex "
+            "or edge: exact (CGAL), independent of the air and the contacts; as pbdlab-cli "
+            "simulate's `intersections`. Each a dict of body_a, triangle_a, body_b, triangle_b.")
         .def(
             "write_cache",
             [](PyScene& s, const std::string& folder, int steps, int every,

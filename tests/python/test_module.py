@@ -289,3 +289,14 @@ def test_write_cache_writes_what_the_cli_writes(cli, tmp_path):
         assert (tmp_path / "py" / p).read_bytes() == (tmp_path / "cli" / p).read_bytes(), p
     with pytest.raises(ValueError, match="unknown cache format 'usd'"):
         s.write_cache(str(tmp_path / "x"), 1, formats="usd")
+
+
+def test_intersections_are_the_clis(cli, tmp_path):
+    # The same state, the same crossing pairs as pbdlab-cli simulate's count.
+    s = pbdlab.generate("drape")
+    s.step(200, threads=1)
+    ours = s.intersections()
+    run = cli_run(cli, tmp_path, "drape", "--steps", "200", "--threads", "1")
+    assert len(ours) == run["intersections"]["last"]
+    assert ours[:20] == run["intersections"]["pairs"]
+    assert pbdlab.generate("cloth").intersections() == []
