@@ -38,6 +38,7 @@
 #include <QDockWidget>
 #include <QDoubleSpinBox>
 #include <QElapsedTimer>
+#include <QEventLoop>
 #include <QFile>
 #include <QFileInfo>
 #include <QGroupBox>
@@ -1114,6 +1115,37 @@ private slots:
         options.formats = kCachePc2;
         QVERIFY(!w->timeline()->exportCache(options, &error));
         QVERIFY2(error.contains("no deforming surface"), qPrintable(error));
+    }
+
+    void exportCacheCanBeCancelled() {
+        // Cancel lands between frames: the export stops, says so, and writes no collection.
+        auto w = window("cloth");
+        QVERIFY(w->simulateSteps(200));
+        QTemporaryDir out;
+        CacheExportOptions options;
+        options.folder = out.path().toStdString();
+        options.name = "run";
+        options.formats = kCachePvd;
+        SimulationWorker* worker = w->simulation();
+        bool ok = true;
+        QString text;
+        QEventLoop loop;
+        connect(worker, &SimulationWorker::exportFinished, &loop,
+                [&](bool success, const QString& t) {
+                    ok = success;
+                    text = t;
+                    loop.quit();
+                });
+        worker->exportCache(options);
+        worker->cancelExport();
+        loop.exec();
+        QVERIFY(!ok);
+        QVERIFY2(text.contains("cancelled") && text.contains("of 201 frames"), qPrintable(text));
+        QVERIFY(!QFileInfo::exists(out.filePath("run.pvd")));
+        QVERIFY(!worker->isExporting());
+        // The run goes on afterwards.
+        QVERIFY(w->simulateSteps(2));
+        QCOMPARE(worker->latest()->steps, std::size_t(202));
     }
 
     void resetReturnsToTheLoadedState() {
