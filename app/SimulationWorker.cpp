@@ -444,7 +444,6 @@ void SimulationWorker::loop() {
             carry_.reset();
             time_ = 0;
             steps_ = 0;
-            cache_->clear();
             restartAirHistory();
             constraintError_ = 0;
             newState = true;
@@ -462,7 +461,6 @@ void SimulationWorker::loop() {
                 carry_.reset();
                 time_ = 0;
                 steps_ = 0;
-                cache_->clear();
                 restartAirHistory();
                 constraintError_ = 0;
                 republish = true;

@@ -58,6 +58,22 @@ std::size_t RigidSolver::memoryBytes() const {
            bytesOf(manifoldBodies_) + bytesOf(bodyFlags_);
 }
 
+RigidSolver RigidSolver::warmStart() const {
+    RigidSolver s;
+    s.proxies_ = proxies_;
+    s.reproxied_ = reproxied_;
+    s.proxyPairs_ = proxyPairs_;
+    s.proxyPairsValid_ = proxyPairsValid_;
+    s.manifolds_ = manifolds_;
+    s.solved_ = solved_;
+    s.reportSubsteps_ = reportSubsteps_;
+    s.contactsStale_ = !manifolds_.empty();
+    s.stats_ = stats_;
+    s.maxJointError_ = maxJointError_;
+    s.steps_ = steps_;
+    return s;
+}
+
 void RigidSolver::reset() {
     manifolds_.clear();
     previous_.clear();

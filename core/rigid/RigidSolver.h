@@ -73,7 +73,13 @@ public:
     const RigidStatistics& statistics() const { return stats_; }
     // The largest distance between a joint's two anchors after the last step, m.
     Real maxJointError() const { return maxJointError_; }
-    // Bytes its arrays hold (a copy holds the same): what a cached solver state costs.
+    // What the next step reads of this solver, and no more: the broadphase's proxies and pairs,
+    // the manifolds with their impulses (the warm start), the step count that seeds the row
+    // order and the last step's report. The per-step scratch (rows, batches, lanes, colours)
+    // is left out: a solver state for a frame cache costs the warm start, not the scratch
+    // (pyramid-100: 22 MB and 8 ms per copy with it).
+    RigidSolver warmStart() const;
+    // Bytes its arrays hold: what a cached solver state costs.
     std::size_t memoryBytes() const;
 
 private:

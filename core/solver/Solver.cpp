@@ -284,7 +284,7 @@ std::shared_ptr<const SolverState> Solver::state() const {
     auto s = std::make_shared<SolverState>();
     s->time = time_;
     s->steps = steps_;
-    s->rigid = rigid_;
+    s->rigid = rigid_.warmStart();
     s->coupling = coupling_;
     return s;
 }
