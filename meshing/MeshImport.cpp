@@ -20,8 +20,6 @@ namespace pbd {
 
 namespace fs = std::filesystem;
 
-namespace {
-
 std::string lowerExtension(const fs::path& path) {
     std::string ext = path.extension().string();
     std::transform(ext.begin(), ext.end(), ext.begin(),
@@ -66,6 +64,8 @@ std::string validUtf8(const std::string& name) {
     }
     return out;
 }
+
+namespace {
 
 // "mesh" or "mesh-2": the name of an unnamed part of a file with `count` parts.
 std::string partName(const fs::path& path, std::size_t index, std::size_t count) {
@@ -280,6 +280,19 @@ Result<std::vector<TriangleSoup>>
 readContained(const fs::path& path, const ImportOptions& options, const ProgressCallback& progress,
               const std::string& reader,
               const std::function<Result<std::vector<TriangleSoup>>()>& read) {
+    Result<std::string> bytes =
+        readContainedBytes(path, options, progress, reader, [&] { return encode(read()); });
+    if (!bytes) {
+        return Error{bytes.error()};
+    }
+    return decode(*bytes, reader);
+}
+
+} // namespace
+
+Result<std::string> readContainedBytes(const fs::path& path, const ImportOptions& options,
+                                       const ProgressCallback& progress, const std::string& reader,
+                                       const std::function<std::string()>& work) {
     ContainedLimits limits;
     std::error_code ec;
     const std::uintmax_t size = fs::file_size(path, ec);
@@ -296,7 +309,7 @@ readContained(const fs::path& path, const ImportOptions& options, const Progress
     }
     const ContainedRun run = runContained(
         [&](int fd) {
-            const std::string bytes = encode(read());
+            const std::string bytes = work();
             return writeAllTo(fd, bytes.data(), bytes.size()) ? 0 : 8;
         },
         limits);
@@ -308,7 +321,7 @@ readContained(const fs::path& path, const ImportOptions& options, const Progress
                      run.describe(limits.timeoutSeconds) +
                      " on it (the file is malformed or too large; nothing else was affected)"};
     }
-    return decode(run.result, reader);
+    return run.result;
 }
 
 // A GLB's container, checked before assimp sees it: the magic, version 2, the total length and
@@ -350,6 +363,8 @@ std::string glbProblem(const fs::path& path) {
     }
     return {};
 }
+
+namespace {
 
 // The simple formats, with PBD Lab's own readers, in this process.
 Result<MeshFileContents> readOwn(const fs::path& path, const std::string& ext,

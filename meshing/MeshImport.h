@@ -10,6 +10,7 @@
 #include "meshing/SurfaceAssembly.h"
 
 #include <filesystem>
+#include <functional>
 #include <string>
 #include <vector>
 
@@ -44,6 +45,20 @@ Result<std::vector<TriangleSoup>> readObjUncontained(const std::filesystem::path
                                                      const ImportOptions& options = {});
 Result<std::vector<TriangleSoup>> readAssimpUncontained(const std::filesystem::path& path,
                                                         const ImportOptions& options = {});
+
+// For the other contained readers (characters): `work` (a third-party reader and its result as
+// bytes) in a child process, with the time and memory limits `options` gives for `path`; a
+// crash, hang or cancel is a message naming the file and the reader.
+Result<std::string> readContainedBytes(const std::filesystem::path& path,
+                                       const ImportOptions& options,
+                                       const ProgressCallback& progress, const std::string& reader,
+                                       const std::function<std::string()>& work);
+// What is wrong with a .glb's container (magic, version, lengths), checked before assimp reads
+// it; empty when it is sound.
+std::string glbProblem(const std::filesystem::path& path);
+// The extension in lower case with the dot; `name` with bytes that are not UTF-8 replaced.
+std::string lowerExtension(const std::filesystem::path& path);
+std::string validUtf8(const std::string& name);
 
 // Lower-case extensions with the dot, for file dialogs and command-line checks.
 const std::vector<std::string>& supportedMeshExtensions();

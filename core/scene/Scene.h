@@ -2,6 +2,7 @@
 // A scene: the particles of all bodies, the bodies that own them, the constraints between them
 // and the settings it is simulated with.
 
+#include "core/anim/Character.h"
 #include "core/constraints/ConstraintGroups.h"
 #include "core/constraints/Constraints.h"
 #include "core/rigid/RigidBody.h"
@@ -52,6 +53,9 @@ struct Scene {
     // Render meshes that cage tets carry (core/scene/Embedding.h): drawn and exported in place
     // of the cage, never simulated themselves.
     std::vector<EmbeddedMesh> embedded;
+    // Animated characters (core/anim): each moves its mesh collider (Character::collider) to
+    // its pose at every substep's time, with the skin's velocities.
+    std::vector<Character> characters;
 
     Bounds bounds() const;
     Bounds bounds(const Body& body) const;

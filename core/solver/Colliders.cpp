@@ -1,5 +1,6 @@
 #include "core/solver/Colliders.h"
 
+#include "core/base/TextValues.h"
 #include "core/solver/SelfCollision.h"
 
 #include <algorithm>
@@ -183,56 +184,21 @@ Collider defaultCollider(ColliderShape shape, const Bounds& bodies) {
     return Collider::mesh({}, {});
 }
 
-namespace {
-
-bool parseReal(std::string_view text, Real& out) {
-    const std::string s(text);
-    char* end = nullptr;
-    out = std::strtod(s.c_str(), &end);
-    return !s.empty() && end == s.c_str() + s.size() && std::isfinite(out);
-}
-
-bool parseVec(std::string_view text, Vec3& out) {
-    std::string s(text);
-    std::replace(s.begin(), s.end(), ';', ' ');
-    std::istringstream in(s);
-    std::string word;
-    int n = 0;
-    while (in >> word) {
-        if (n == 3 || !parseReal(word, out[n])) {
-            return false;
-        }
-        ++n;
-    }
-    return n == 3;
-}
-
-} // namespace
-
 Result<Collider> editCollider(Collider c, std::string_view edits) {
-    std::size_t start = 0;
-    while (start < edits.size()) {
-        const std::size_t comma = std::min(edits.find(',', start), edits.size());
-        const std::string_view item = edits.substr(start, comma - start);
-        start = comma + 1;
-        if (item.empty()) {
-            continue;
-        }
-        const std::size_t eq = item.find('=');
-        if (eq == std::string_view::npos) {
-            return Error{"collider edit '" + std::string(item) + "' is not KEY=VALUE"};
-        }
-        const std::string key(item.substr(0, eq));
-        const std::string_view value = item.substr(eq + 1);
+    std::vector<std::pair<std::string, std::string>> items;
+    std::string badItem;
+    if (!splitKeyValues(edits, items, badItem)) {
+        return Error{"collider edit '" + badItem + "' is not KEY=VALUE"};
+    }
+    for (const auto& [key, value] : items) {
         Vec3 v;
         Real x = 0;
-        const std::string bad =
-            "collider '" + c.name + "': " + key + " cannot be '" + std::string(value) + "'";
+        const std::string bad = "collider '" + c.name + "': " + key + " cannot be '" + value + "'";
         if (key == "name") {
             if (value.empty()) {
                 return Error{"collider '" + c.name + "': the name cannot be empty"};
             }
-            c.name = std::string(value);
+            c.name = value;
         } else if (key == "position" || key == "center") {
             if (!parseVec(value, v)) {
                 return Error{bad + " (three numbers, e.g. '0 1 0')"};
@@ -296,28 +262,6 @@ Vec3 anyPerpendicular(const Vec3& v) {
 Vec3 closestOnTriangle(const Vec3& x, const Vec3& a, const Vec3& b, const Vec3& c) {
     const Vec3 w = closestBarycentric(x, a, b, c);
     return w[0] * a + w[1] * b + w[2] * c;
-}
-
-// Ray (o + t d) against triangle (a, b, c) (Moller-Trumbore); t or a negative value.
-Real rayTriangle(const Vec3& o, const Vec3& d, const Vec3& a, const Vec3& b, const Vec3& c) {
-    const Vec3 e1 = b - a, e2 = c - a;
-    const Vec3 h = d.cross(e2);
-    const Real det = e1.dot(h);
-    if (std::abs(det) < 1e-300) {
-        return -1;
-    }
-    const Real f = 1 / det;
-    const Vec3 s = o - a;
-    const Real u = f * s.dot(h);
-    if (u < 0 || u > 1) {
-        return -1;
-    }
-    const Vec3 q = s.cross(e1);
-    const Real v = f * d.dot(q);
-    if (v < 0 || u + v > 1) {
-        return -1;
-    }
-    return f * e2.dot(q);
 }
 
 SurfacePoint closestOnMesh(const Collider& c, const Vec3& x) {
@@ -528,6 +472,31 @@ bool firstEntry(const Collider& c, const Vec3& x, const Vec3& p, SegmentHit& hit
     }
     }
     return false;
+}
+
+Real rayTriangle(const Vec3& o, const Vec3& d, const Vec3& a, const Vec3& b, const Vec3& c,
+                 Vec3* barycentric) {
+    const Vec3 e1 = b - a, e2 = c - a;
+    const Vec3 h = d.cross(e2);
+    const Real det = e1.dot(h);
+    if (std::abs(det) < 1e-300) {
+        return -1;
+    }
+    const Real f = 1 / det;
+    const Vec3 s = o - a;
+    const Real u = f * s.dot(h);
+    if (u < 0 || u > 1) {
+        return -1;
+    }
+    const Vec3 q = s.cross(e1);
+    const Real v = f * d.dot(q);
+    if (v < 0 || u + v > 1) {
+        return -1;
+    }
+    if (barycentric != nullptr) {
+        *barycentric = Vec3(1 - u - v, u, v);
+    }
+    return f * e2.dot(q);
 }
 
 bool contactFor(const Collider& c, const Vec3& x, const Vec3& p, Real margin, Vec3& q, Vec3& n) {

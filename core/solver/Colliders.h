@@ -30,9 +30,11 @@ struct Collider {
     Mat3 rotation = Mat3::Identity();
     Vec3 a = Vec3::Zero();
     Vec3 b = Vec3::UnitX();
-    // Mesh: a closed, outward-wound triangle surface.
+    // Mesh: a closed, outward-wound triangle surface. A mesh an animated character moves
+    // (core/anim) has its vertices' velocities too, and may be open.
     std::vector<Vec3> vertices;
     std::vector<Triangle> triangles;
+    std::vector<Vec3> velocities; // empty: at rest
 
     Real friction = 0.3;    // Coulomb coefficient, dynamic
     Real restitution = 0.0; // share of the approach speed returned along the normal
@@ -86,14 +88,20 @@ struct SegmentHit {
 };
 bool firstEntry(const Collider& c, const Vec3& x, const Vec3& p, SegmentHit& hit);
 
+// Ray o + t d against triangle (a, b, c) (Moller-Trumbore): t, or a negative value when it
+// misses; the hit's barycentric coordinates when asked.
+Real rayTriangle(const Vec3& o, const Vec3& d, const Vec3& a, const Vec3& b, const Vec3& c,
+                 Vec3* barycentric = nullptr);
+
 // A particle's contact for one substep.
 struct Contact {
     Index particle = 0;
     Index collider = 0;
-    Vec3 point = Vec3::Zero();   // q
-    Vec3 normal = Vec3::UnitY(); // n
-    Real approachSpeed = 0;      // v·n before the substep (negative when approaching)
-    Real normalCorrection = 0;   // total |dp| along n this substep, for friction
+    Vec3 point = Vec3::Zero();           // q
+    Vec3 normal = Vec3::UnitY();         // n
+    Vec3 surfaceVelocity = Vec3::Zero(); // a moving collider's velocity at q
+    Real approachSpeed = 0; // (v - surface velocity)·n before the substep (negative: approaching)
+    Real normalCorrection = 0; // total |dp| along n this substep, for friction
 };
 
 // PBD §3.4 for one particle moving from x to p: the contact point q and normal n when the

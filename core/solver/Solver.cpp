@@ -346,6 +346,9 @@ void Solver::substep(Real h) {
         th.regions = partitionColours(set, particles.size(), th.count);
     }
     convergence_.clear();
+    if (!scene_.characters.empty()) {
+        animateCharacters(h);
+    }
     if (!scene_.rigidBodies.empty()) {
         rigid_.step(scene_.rigidBodies, scene_.rigidJoints, s.rigid, s.gravity, h);
     }
@@ -372,6 +375,32 @@ void Solver::substep(Real h) {
         }
     }
     time_ += h;
+}
+
+// Each character's collider goes to the skin at the substep's end, time + h, with the velocity
+// that takes the skin there from where it is at `time` (both poses computed from the time, so a
+// solver restored from a cache moves the colliders as the first run did).
+void Solver::animateCharacters(Real h) {
+    auto& characters = scene_.characters;
+    characterStart_.resize(characters.size());
+    const Real end = time_ + h;
+    for (std::size_t k = 0; k < characters.size(); ++k) {
+        const Character& character = characters[k];
+        if (character.collider < 0 || character.collider >= int(scene_.colliders.size())) {
+            continue;
+        }
+        Collider& c = scene_.colliders[std::size_t(character.collider)];
+        if (characterTime_ != time_ || characterStart_[k].size() != character.vertexCount()) {
+            skinCharacter(character, time_, characterStart_[k], characterScratch_);
+        }
+        skinCharacter(character, end, c.vertices, characterScratch_);
+        c.velocities.resize(c.vertices.size());
+        for (std::size_t i = 0; i < c.vertices.size(); ++i) {
+            c.velocities[i] = (c.vertices[i] - characterStart_[k][i]) / h;
+        }
+        characterStart_[k] = c.vertices; // the next substep starts here
+    }
+    characterTime_ = end;
 }
 
 // A substep as phases: predict (by region), then on one thread pin the attachments and find the

@@ -13,6 +13,7 @@
 #include "core/rigid/RigidCoupling.h"
 #include "core/rigid/RigidSolver.h"
 #include "core/scene/Scene.h"
+#include "core/solver/MovingMeshCollider.h"
 #include "core/solver/SelfCollision.h"
 #include "core/solver/Tearing.h"
 
@@ -144,6 +145,13 @@ private:
     std::vector<SolverParticle> predicted_;
     std::vector<Contact> contacts_;
     std::vector<Bounds> colliderBounds_;
+    // Characters: their colliders posed at the substep's end, with the skin's velocities, and
+    // the search structures of the colliders they move (indexed by collider).
+    void animateCharacters(Real h);
+    std::vector<MovingMeshCollider> movingColliders_;
+    std::vector<std::vector<Vec3>> characterStart_; // skin at characterTime_, per character
+    Real characterTime_ = -1;
+    std::vector<Affine3> characterScratch_;
     std::vector<Vec3> scratchGradient_;
     std::vector<Real> scratchInverseMasses_;
     std::vector<SelfContact> selfContacts_;

@@ -28,6 +28,18 @@ void Solver::prepareContacts(int parts) {
             colliderBounds_.push_back(b);
         }
     }
+    // Moving meshes (characters' skins): their search grid and bounds at the substep's end.
+    movingColliders_.resize(colliders.size());
+    for (std::size_t c = 0; c < colliders.size(); ++c) {
+        if (colliders[c].shape == ColliderShape::Mesh && !colliders[c].velocities.empty()) {
+            movingColliders_[c].build(colliders[c]);
+            colliderBounds_[c] = movingColliders_[c].bounds();
+            colliderBounds_[c].min.array() -= movingColliders_[c].reach();
+            colliderBounds_[c].max.array() += movingColliders_[c].reach();
+        } else {
+            movingColliders_[c] = MovingMeshCollider{};
+        }
+    }
     if (!scene_.solver.selfCollision) {
         selfCollisionWorkspace_.vertices.clear();
         return;
@@ -74,10 +86,15 @@ void Solver::findContacts(int k, int T) {
                 continue;
             }
             Contact contact;
-            if (contactFor(colliders[c], x, p, margin, contact.point, contact.normal)) {
+            const MovingMeshCollider& moving = movingColliders_[c];
+            if (moving.empty()
+                    ? contactFor(colliders[c], x, p, margin, contact.point, contact.normal)
+                    : moving.contact(x, p, margin, contact.point, contact.normal,
+                                     contact.surfaceVelocity)) {
                 contact.particle = static_cast<Index>(i);
                 contact.collider = static_cast<Index>(c);
-                contact.approachSpeed = particles.velocities[i].dot(contact.normal);
+                contact.approachSpeed =
+                    (particles.velocities[i] - contact.surfaceVelocity).dot(contact.normal);
                 part.contacts.push_back(contact);
             }
         }
@@ -166,7 +183,8 @@ void Solver::applyContactVelocities(Real h) {
             continue;
         }
         const Collider& collider = scene_.colliders[c.collider];
-        Vec3& v = particles.velocities[c.particle];
+        // Relative to the surface, which moves when a character carries it.
+        const Vec3 v = particles.velocities[c.particle] - c.surfaceVelocity;
         const Real vn = v.dot(c.normal);
         Vec3 vt = v - vn * c.normal;
         const Real speed = vt.norm();
@@ -178,7 +196,7 @@ void Solver::applyContactVelocities(Real h) {
         if (c.approachSpeed < 0) {
             vnNew = std::max(vn, -collider.restitution * c.approachSpeed);
         }
-        v = vt + vnNew * c.normal;
+        particles.velocities[c.particle] = c.surfaceVelocity + vt + vnNew * c.normal;
     }
 }
 

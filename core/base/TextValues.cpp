@@ -1,0 +1,53 @@
+#include "core/base/TextValues.h"
+
+#include <algorithm>
+#include <cmath>
+#include <cstdlib>
+#include <sstream>
+
+namespace pbd {
+
+bool parseReal(std::string_view text, Real& out) {
+    const std::string s(text);
+    char* end = nullptr;
+    out = std::strtod(s.c_str(), &end);
+    return !s.empty() && end == s.c_str() + s.size() && std::isfinite(out);
+}
+
+bool parseVec(std::string_view text, Vec3& out) {
+    std::string s(text);
+    std::replace(s.begin(), s.end(), ';', ' ');
+    std::istringstream in(s);
+    std::string word;
+    int n = 0;
+    while (in >> word) {
+        if (n == 3 || !parseReal(word, out[n])) {
+            return false;
+        }
+        ++n;
+    }
+    return n == 3;
+}
+
+bool splitKeyValues(std::string_view edits, std::vector<std::pair<std::string, std::string>>& items,
+                    std::string& bad) {
+    items.clear();
+    std::size_t start = 0;
+    while (start < edits.size()) {
+        const std::size_t comma = std::min(edits.find(',', start), edits.size());
+        const std::string_view item = edits.substr(start, comma - start);
+        start = comma + 1;
+        if (item.empty()) {
+            continue;
+        }
+        const std::size_t eq = item.find('=');
+        if (eq == std::string_view::npos) {
+            bad = std::string(item);
+            return false;
+        }
+        items.emplace_back(std::string(item.substr(0, eq)), std::string(item.substr(eq + 1)));
+    }
+    return true;
+}
+
+} // namespace pbd

@@ -1,0 +1,239 @@
+#include "core/solver/MovingMeshCollider.h"
+
+#include "core/solver/SelfCollision.h"
+
+#include <algorithm>
+#include <cmath>
+
+namespace pbd {
+
+void MovingMeshCollider::build(const Collider& c, Real reach) {
+    vertices_ = &c.vertices;
+    triangles_ = &c.triangles;
+    velocities_ = c.velocities.size() == c.vertices.size() ? &c.velocities : nullptr;
+    const auto& x = c.vertices;
+    bounds_ = Bounds{};
+    for (const Vec3& v : x) {
+        bounds_.add(v);
+    }
+    // Angle-weighted vertex normals: the pseudo-normals that give a point near a corner or an
+    // edge its side.
+    vertexNormals_.assign(x.size(), Vec3::Zero());
+    faceNormals_.resize(c.triangles.size());
+    Real edges = 0;
+    for (std::size_t f = 0; f < c.triangles.size(); ++f) {
+        const Triangle& t = c.triangles[f];
+        const Vec3 n = (x[t[1]] - x[t[0]]).cross(x[t[2]] - x[t[0]]);
+        const Real len = n.norm();
+        faceNormals_[f] = len > 0 ? Vec3(n / len) : Vec3::Zero();
+        for (int k = 0; k < 3; ++k) {
+            const Vec3 e1 = x[t[(k + 1) % 3]] - x[t[k]], e2 = x[t[(k + 2) % 3]] - x[t[k]];
+            const Real l1 = e1.norm(), l2 = e2.norm();
+            edges += l1;
+            if (l1 > 0 && l2 > 0) {
+                const Real angle = std::acos(std::clamp(e1.dot(e2) / (l1 * l2), Real(-1), Real(1)));
+                vertexNormals_[t[k]] += angle * faceNormals_[f];
+            }
+        }
+    }
+    for (Vec3& n : vertexNormals_) {
+        const Real len = n.norm();
+        n = len > 0 ? Vec3(n / len) : Vec3::Zero();
+    }
+    const Real meanEdge = c.triangles.empty() ? 1 : edges / Real(3 * c.triangles.size());
+    reach_ = reach > 0 ? reach : 2 * meanEdge;
+    // Cells of two mean edges, at most about four per triangle.
+    cell_ = std::max(2 * meanEdge, Real(1e-6));
+    const Vec3 size = bounds_.size();
+    const auto cellsFor = [&](Real cell) {
+        return Eigen::Vector3i(int(std::floor(size.x() / cell)) + 1,
+                               int(std::floor(size.y() / cell)) + 1,
+                               int(std::floor(size.z() / cell)) + 1);
+    };
+    dims_ = cellsFor(cell_);
+    const double budget = 4.0 * double(std::max<std::size_t>(c.triangles.size(), 64));
+    while (double(dims_.x()) * dims_.y() * dims_.z() > budget) {
+        cell_ *= 1.25;
+        dims_ = cellsFor(cell_);
+    }
+    const std::size_t cells = std::size_t(dims_.x()) * dims_.y() * dims_.z();
+    cellStart_.assign(cells + 1, 0);
+    const auto cellRange = [&](const Triangle& t, Eigen::Vector3i& lo, Eigen::Vector3i& hi) {
+        const Vec3 mn = x[t[0]].cwiseMin(x[t[1]]).cwiseMin(x[t[2]]) - bounds_.min;
+        const Vec3 mx = x[t[0]].cwiseMax(x[t[1]]).cwiseMax(x[t[2]]) - bounds_.min;
+        for (int a = 0; a < 3; ++a) {
+            lo[a] = std::clamp(int(std::floor(mn[a] / cell_)), 0, dims_[a] - 1);
+            hi[a] = std::clamp(int(std::floor(mx[a] / cell_)), 0, dims_[a] - 1);
+        }
+    };
+    Eigen::Vector3i lo, hi;
+    for (int pass = 0; pass < 2; ++pass) {
+        std::vector<Index> fill;
+        if (pass == 1) {
+            for (std::size_t i = 0; i < cells; ++i) {
+                cellStart_[i + 1] += cellStart_[i];
+            }
+            cellTriangles_.resize(cellStart_[cells]);
+            fill.assign(cellStart_.begin(), cellStart_.end() - 1);
+        }
+        for (std::size_t f = 0; f < c.triangles.size(); ++f) {
+            cellRange(c.triangles[f], lo, hi);
+            for (int k = lo.z(); k <= hi.z(); ++k) {
+                for (int j = lo.y(); j <= hi.y(); ++j) {
+                    for (int i = lo.x(); i <= hi.x(); ++i) {
+                        const std::size_t cell =
+                            (std::size_t(k) * dims_.y() + std::size_t(j)) * dims_.x() +
+                            std::size_t(i);
+                        if (pass == 0) {
+                            ++cellStart_[cell + 1];
+                        } else {
+                            cellTriangles_[fill[cell]++] = Index(f);
+                        }
+                    }
+                }
+            }
+        }
+    }
+}
+
+template <class F> void MovingMeshCollider::visit(const Bounds& box, F&& f) const {
+    if ((box.min.array() > bounds_.max.array()).any() ||
+        (box.max.array() < bounds_.min.array()).any()) {
+        return;
+    }
+    Eigen::Vector3i lo, hi;
+    for (int a = 0; a < 3; ++a) {
+        lo[a] = std::clamp(int(std::floor((box.min[a] - bounds_.min[a]) / cell_)), 0, dims_[a] - 1);
+        hi[a] = std::clamp(int(std::floor((box.max[a] - bounds_.min[a]) / cell_)), 0, dims_[a] - 1);
+    }
+    // A triangle in several cells is visited once: the candidates are gathered, sorted and
+    // made unique (few: the box is a particle's short path).
+    thread_local std::vector<Index> candidates;
+    candidates.clear();
+    for (int k = lo.z(); k <= hi.z(); ++k) {
+        for (int j = lo.y(); j <= hi.y(); ++j) {
+            for (int i = lo.x(); i <= hi.x(); ++i) {
+                const std::size_t cell =
+                    (std::size_t(k) * dims_.y() + std::size_t(j)) * dims_.x() + std::size_t(i);
+                candidates.insert(candidates.end(), cellTriangles_.begin() + cellStart_[cell],
+                                  cellTriangles_.begin() + cellStart_[cell + 1]);
+            }
+        }
+    }
+    std::sort(candidates.begin(), candidates.end());
+    candidates.erase(std::unique(candidates.begin(), candidates.end()), candidates.end());
+    for (Index t : candidates) {
+        f(t);
+    }
+}
+
+Vec3 MovingMeshCollider::velocityAt(const Triangle& t, const Vec3& w) const {
+    if (velocities_ == nullptr) {
+        return Vec3::Zero();
+    }
+    const auto& v = *velocities_;
+    return w[0] * v[t[0]] + w[1] * v[t[1]] + w[2] * v[t[2]];
+}
+
+bool MovingMeshCollider::closest(const Vec3& x, Real reach, SurfacePoint& s, Vec3& velocity) const {
+    if (empty()) {
+        return false;
+    }
+    const auto& vx = *vertices_;
+    Bounds box;
+    box.add(x - Vec3::Constant(reach));
+    box.add(x + Vec3::Constant(reach));
+    Real best = reach * reach;
+    Index bestTriangle = 0;
+    Vec3 bestW = Vec3::Zero();
+    bool found = false;
+    visit(box, [&](Index f) {
+        const Triangle& t = (*triangles_)[f];
+        const Vec3 w = closestBarycentric(x, vx[t[0]], vx[t[1]], vx[t[2]]);
+        const Vec3 q = w[0] * vx[t[0]] + w[1] * vx[t[1]] + w[2] * vx[t[2]];
+        const Real d = (x - q).squaredNorm();
+        // Ties (a shared edge or corner) go to the lower index, whatever order the cells gave.
+        if (d < best || (found && d == best && f < bestTriangle)) {
+            best = d;
+            bestTriangle = f;
+            bestW = w;
+            found = true;
+        }
+    });
+    if (!found) {
+        return false;
+    }
+    const Triangle& t = (*triangles_)[bestTriangle];
+    s.point = bestW[0] * vx[t[0]] + bestW[1] * vx[t[1]] + bestW[2] * vx[t[2]];
+    // The pseudo-normal of the closest feature: the face's inside it, the vertex normals
+    // interpolated on its edges and corners.
+    const Real inner = 1e-9;
+    Vec3 pseudo = faceNormals_[bestTriangle];
+    if (bestW.minCoeff() <= inner) {
+        const Vec3 blend = bestW[0] * vertexNormals_[t[0]] + bestW[1] * vertexNormals_[t[1]] +
+                           bestW[2] * vertexNormals_[t[2]];
+        if (blend.squaredNorm() > 0) {
+            pseudo = blend.normalized();
+        }
+    }
+    const Vec3 offset = x - s.point;
+    const Real d = offset.norm();
+    const bool inside = offset.dot(pseudo) < 0;
+    s.distance = inside ? -d : d;
+    s.normal = d > 1e-12 ? Vec3((inside ? -1.0 : 1.0) * offset / d) : pseudo;
+    velocity = velocityAt(t, bestW);
+    return true;
+}
+
+bool MovingMeshCollider::contact(const Vec3& x, const Vec3& p, Real margin, Vec3& q, Vec3& n,
+                                 Vec3& velocity) const {
+    // As contactFor: where x starts near the surface (or inside, up to the reach), the closest
+    // point; where the path enters through a front face, the entry; where p ends near it, its
+    // closest point. "Near" is the margin plus as much again or the path's length: the
+    // constraint C >= 0 acts only when violated, so a contact found early costs nothing, but
+    // one not found lets the other constraints (cloth hanging over an edge) pull the particle
+    // through the surface after the search.
+    const Real d0 = (p - x).norm();
+    const Real near = margin + std::max(margin, d0);
+    SurfacePoint s;
+    if (closest(x, near + reach_, s, velocity) && s.distance < near) {
+        q = s.point;
+        n = s.normal;
+        return true;
+    }
+    const Vec3 d = p - x;
+    Bounds path;
+    path.add(x);
+    path.add(p);
+    Real best = 2;
+    Index hitTriangle = 0;
+    Vec3 hitW = Vec3::Zero();
+    const auto& vx = *vertices_;
+    visit(path, [&](Index f) {
+        const Triangle& t = (*triangles_)[f];
+        if (faceNormals_[f].dot(d) >= 0) {
+            return; // only entering through a front face
+        }
+        Vec3 w;
+        const Real hit = rayTriangle(x, d, vx[t[0]], vx[t[1]], vx[t[2]], &w);
+        if (hit >= 0 && hit <= 1 && (hit < best || (hit == best && f < hitTriangle))) {
+            best = hit;
+            hitTriangle = f;
+            hitW = w;
+        }
+    });
+    if (best <= 1) {
+        q = x + best * d;
+        n = faceNormals_[hitTriangle];
+        velocity = velocityAt((*triangles_)[hitTriangle], hitW);
+        return true;
+    }
+    if (closest(p, near + reach_, s, velocity) && s.distance < near) {
+        q = s.point;
+        n = s.normal;
+        return true;
+    }
+    return false;
+}
+
+} // namespace pbd

@@ -1,0 +1,50 @@
+#pragma once
+// Contacts with a moving triangle-mesh collider (an animated character's skin), rebuilt every
+// substep: the triangles in a uniform grid, and per vertex its angle-weighted normal. Unlike a
+// static mesh collider (closed; inside or out by ray parity over all triangles) the skin may be
+// open (a character's separate body, head and hands), so a point's side is the sign of its
+// offset along the pseudo-normal of the closest feature (Baerentzen and Aanaes 2005: the face's
+// normal inside a face, the interpolated vertex normals on an edge or corner), and the search
+// reaches only `reach` beyond the margin: a particle the skin swallowed deeper than that is
+// given up, not pulled through the body to a far side.
+
+#include "core/base/LinearAlgebra.h"
+#include "core/solver/Colliders.h"
+
+#include <vector>
+
+namespace pbd {
+
+class MovingMeshCollider {
+public:
+    // The collider's current vertices and triangles; `reach` how deep inside a particle may be
+    // and still be pushed out (0: twice the mean edge length).
+    void build(const Collider& collider, Real reach = 0);
+    bool empty() const { return triangles_ == nullptr || triangles_->empty(); }
+    const Bounds& bounds() const { return bounds_; }
+    Real reach() const { return reach_; }
+
+    // As contactFor (Colliders.h) for the particle moving x -> p, with the surface's velocity
+    // at the contact point (zero when the collider has no vertex velocities).
+    bool contact(const Vec3& x, const Vec3& p, Real margin, Vec3& q, Vec3& n, Vec3& velocity) const;
+    // The signed distance of x to the surface within the reach (false beyond it).
+    bool closest(const Vec3& x, Real reach, SurfacePoint& s, Vec3& velocity) const;
+
+private:
+    template <class F> void visit(const Bounds& box, F&& f) const;
+    Vec3 velocityAt(const Triangle& t, const Vec3& w) const;
+
+    const std::vector<Vec3>* vertices_ = nullptr;
+    const std::vector<Triangle>* triangles_ = nullptr;
+    const std::vector<Vec3>* velocities_ = nullptr;
+    std::vector<Vec3> vertexNormals_;
+    std::vector<Vec3> faceNormals_;
+    Bounds bounds_;
+    Real cell_ = 1;
+    Real reach_ = 0;
+    Eigen::Vector3i dims_ = Eigen::Vector3i::Ones();
+    std::vector<Index> cellStart_; // CSR: the triangles of cell c are [cellStart_[c], [c + 1])
+    std::vector<Index> cellTriangles_;
+};
+
+} // namespace pbd

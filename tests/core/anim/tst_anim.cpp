@@ -1,0 +1,324 @@
+// core: animated characters (core/anim/Character.h). Key interpolation, clip time, linear blend
+// skinning against hand-computed poses, edits and checks, and a character moving its collider
+// in the solver: cloth and particles meet a moving surface with its velocity, and a solver
+// restored mid-run moves it as the first run did.
+
+#include "core/anim/Character.h"
+#include "core/constraints/ConstraintBuilders.h"
+#include "core/scenes/PrimitiveMeshes.h"
+#include "core/solver/Solver.h"
+
+#include <QTest>
+
+#include <cmath>
+#include <numbers>
+
+using namespace pbd;
+
+namespace {
+
+const Real kQuarter = std::numbers::pi / 2;
+
+Quat aboutZ(Real angle) {
+    return Quat(Eigen::AngleAxis<Real>(angle, Vec3::UnitZ()));
+}
+
+// An arm along x: node "upper" at the origin, its child "lower" at x = 1. Five vertices on the
+// x axis at 0, 0.5, 1, 1.5, 2 (and one at 2 weighing both bones half), the lower bone turning
+// a quarter about z over the first second of a 2 s clip.
+Character arm() {
+    Character c;
+    c.name = "arm";
+    c.nodes.push_back({"upper", -1, Affine3::Identity()});
+    Affine3 lower = Affine3::Identity();
+    lower.translate(Vec3(1, 0, 0));
+    c.nodes.push_back({"lower", 0, lower});
+    CharacterMesh m;
+    m.name = "skin";
+    m.node = 0;
+    for (Real x : {0.0, 0.5, 1.0, 1.5, 2.0, 2.0}) {
+        m.vertices.emplace_back(x, 0, 0);
+    }
+    m.triangles = {{0, 1, 2}, {2, 3, 4}};
+    m.bones.push_back({0, Affine3::Identity()});
+    m.bones.push_back({1, lower.inverse()});
+    m.weightStart = {0};
+    const auto add = [&](std::vector<std::pair<int, Real>> ws) {
+        for (auto [b, w] : ws) {
+            m.weightBone.push_back(b);
+            m.weight.push_back(w);
+        }
+        m.weightStart.push_back(Index(m.weight.size()));
+    };
+    add({{0, 1}});
+    add({{0, 1}});
+    add({{0, 0.5}, {1, 0.5}});
+    add({{1, 1}});
+    add({{1, 2}}); // weights that do not add up to one are normalised
+    add({{0, 0.5}, {1, 0.5}});
+    c.meshes.push_back(m);
+    AnimationClip clip;
+    clip.name = "bend";
+    clip.duration = 2;
+    NodeTrack t;
+    t.node = 1;
+    t.rotationTimes = {0, 1, 2};
+    t.rotations = {aboutZ(0), aboutZ(kQuarter), aboutZ(kQuarter)};
+    clip.tracks.push_back(t);
+    c.clips.push_back(clip);
+    return c;
+}
+
+// A closed box mesh (outward winding) carried rigidly by one node whose track moves it from
+// `from` to `to` over `seconds`, then holds it.
+Character movingBox(const Vec3& half, const Vec3& from, const Vec3& to, Real seconds) {
+    Character c;
+    c.name = "box";
+    c.nodes.push_back({"root", -1, Affine3::Identity()});
+    CharacterMesh m;
+    m.name = "box";
+    for (int i = 0; i < 8; ++i) {
+        m.vertices.emplace_back((i & 1) ? half.x() : -half.x(), (i & 2) ? half.y() : -half.y(),
+                                (i & 4) ? half.z() : -half.z());
+    }
+    m.triangles = {{0, 2, 1}, {1, 2, 3}, {4, 5, 6}, {5, 7, 6}, {0, 1, 4}, {1, 5, 4},
+                   {2, 6, 3}, {3, 6, 7}, {0, 4, 2}, {2, 4, 6}, {1, 3, 5}, {3, 7, 5}};
+    c.meshes.push_back(m);
+    AnimationClip clip;
+    clip.name = "move";
+    clip.duration = seconds;
+    NodeTrack t;
+    t.positionTimes = {0, seconds};
+    t.positions = {from, to};
+    clip.tracks.push_back(t);
+    c.clips.push_back(clip);
+    c.wrap = ClipWrap::Clamp;
+    return c;
+}
+
+// The character as the scene's collider (what the command line and the window do).
+void addCharacter(Scene& scene, Character c, Real friction) {
+    Collider collider = Collider::mesh(skinCharacter(c, 0), characterTriangles(c));
+    collider.name = c.name;
+    collider.friction = friction;
+    collider.velocities.assign(collider.vertices.size(), Vec3::Zero());
+    c.collider = int(scene.colliders.size());
+    scene.colliders.push_back(std::move(collider));
+    scene.characters.push_back(std::move(c));
+}
+
+Scene particleAt(const Vec3& x) {
+    Scene s;
+    Body body;
+    body.name = "particle";
+    body.particleCount = 1;
+    s.particles.add(x, 1.0);
+    s.bodies.push_back(body);
+    s.solver.timeStep = 1.0 / 120;
+    s.solver.iterations = 4;
+    s.solver.collisionMargin = 0.01;
+    return s;
+}
+
+bool near(const Vec3& a, const Vec3& b, Real tolerance = 1e-12) {
+    return (a - b).norm() < tolerance;
+}
+
+} // namespace
+
+class TestAnim : public QObject {
+    Q_OBJECT
+private slots:
+    void linearBlendSkinningFollowsTheBones() {
+        const Character c = arm();
+        QCOMPARE(checkCharacter(c), std::string());
+        // At rest every vertex is where the mesh has it.
+        std::vector<Vec3> v = skinCharacter(c, 0);
+        QCOMPARE(v.size(), std::size_t(6));
+        for (std::size_t i = 0; i < 5; ++i) {
+            QVERIFY(near(v[i], c.meshes[0].vertices[i]));
+        }
+        // A quarter turn of the lower bone about its root at x = 1: (1.5, 0) -> (1, 0.5),
+        // (2, 0) -> (1, 1); the vertex weighing both bones half is halfway between where each
+        // would take it: (2, 0) and (1, 1) -> (1.5, 0.5). The joint itself stays.
+        v = skinCharacter(c, 1);
+        QVERIFY(near(v[0], Vec3(0, 0, 0)));
+        QVERIFY(near(v[2], Vec3(1, 0, 0)));
+        QVERIFY(near(v[3], Vec3(1, 0.5, 0)));
+        QVERIFY(near(v[4], Vec3(1, 1, 0)));
+        QVERIFY(near(v[5], Vec3(1.5, 0.5, 0)));
+        // Halfway in time, halfway in angle (spherical interpolation, not a linear blend of the
+        // quaternions, which would not give 45 degrees... nor unit length).
+        v = skinCharacter(c, 0.5);
+        const Real s = std::sqrt(0.5);
+        QVERIFY(near(v[4], Vec3(1 + s, s, 0)));
+        QVERIFY(near(v[3], Vec3(1 + 0.5 * s, 0.5 * s, 0)));
+    }
+
+    void clipTimeLoopsClampsAndMaps() {
+        Character c = arm();
+        const std::vector<Vec3> at025 = skinCharacter(c, 0.25);
+        // Looping: 2.25 s is 0.25 s into the second pass; negative times wrap too.
+        QCOMPARE(c.clipTime(2.25), 0.25);
+        QVERIFY(near(skinCharacter(c, 2.25)[4], at025[4]));
+        QCOMPARE(c.clipTime(-0.5), 1.5);
+        c.wrap = ClipWrap::Clamp;
+        QCOMPARE(c.clipTime(5.0), 2.0);
+        QCOMPARE(c.clipTime(-1.0), 0.0);
+        QVERIFY(near(skinCharacter(c, 5.0)[4], Vec3(1, 1, 0)));
+        // Start and speed: clip time = start + speed t.
+        c.start = 0.5;
+        c.speed = 0.5;
+        QCOMPARE(c.clipTime(1.0), 1.0);
+        QVERIFY(near(skinCharacter(c, 1.0)[4], Vec3(1, 1, 0)));
+        // No clip: the rest pose at any time.
+        c.clip = -1;
+        QVERIFY(near(skinCharacter(c, 1.0)[4], Vec3(2, 0, 0)));
+        // Keys before the first and after the last are held.
+        NodeTrack t;
+        t.positionTimes = {1, 2};
+        t.positions = {Vec3(0, 0, 0), Vec3(2, 0, 0)};
+        QVERIFY(near(trackTransform(t, Affine3::Identity(), 0.0).translation(), Vec3(0, 0, 0)));
+        QVERIFY(near(trackTransform(t, Affine3::Identity(), 1.5).translation(), Vec3(1, 0, 0)));
+        QVERIFY(near(trackTransform(t, Affine3::Identity(), 9.0).translation(), Vec3(2, 0, 0)));
+    }
+
+    void editsPlaceAndChooseAndNameTheirProblems() {
+        Character c = arm();
+        // The file's +z up becomes +y; then scale, then position.
+        QCOMPARE(editCharacter(c, "up=z,scale=2,position=0 1 0"), std::string());
+        const Vec3 up = c.placement * Vec3(0, 0, 1);
+        QVERIFY(near(up, Vec3(0, 3, 0)));
+        QVERIFY(near(c.placement * Vec3(1, 0, 0), Vec3(2, 1, 0)));
+        // Later edits keep the earlier placement's parts they do not name.
+        QCOMPARE(editCharacter(c, "position=0 0 0"), std::string());
+        QVERIFY(near(c.placement * Vec3(0, 0, 1), Vec3(0, 2, 0)));
+        QCOMPARE(editCharacter(c, "clip=none"), std::string());
+        QCOMPARE(c.clip, -1);
+        QCOMPARE(editCharacter(c, "clip=bend,speed=2,start=0.5,wrap=clamp"), std::string());
+        QCOMPARE(c.clip, 0);
+        QCOMPARE(c.speed, 2.0);
+        QCOMPARE(c.wrap, ClipWrap::Clamp);
+        const Character before = c;
+        std::string problem = editCharacter(c, "clip=dance");
+        QVERIFY2(problem.find("'bend'") != std::string::npos, problem.c_str());
+        problem = editCharacter(c, "up=w");
+        QVERIFY2(problem.find("up") != std::string::npos, problem.c_str());
+        problem = editCharacter(c, "colour=red");
+        QVERIFY2(problem.find("keys: clip") != std::string::npos, problem.c_str());
+        problem = editCharacter(c, "scale=-1");
+        QVERIFY2(problem.find("positive") != std::string::npos, problem.c_str());
+        QCOMPARE(c.speed, before.speed); // a refused edit changes nothing
+        QCOMPARE(c.clip, before.clip);
+    }
+
+    void checksNameWhatIsWrong() {
+        Character c = arm();
+        c.nodes[0].parent = 1;
+        QVERIFY(checkCharacter(c).find("node 'upper'") != std::string::npos);
+        c = arm();
+        c.meshes[0].weightBone[0] = 7;
+        QVERIFY(checkCharacter(c).find("vertex 0") != std::string::npos);
+        c = arm();
+        c.clips[0].tracks[0].rotationTimes = {0, 2, 1};
+        QVERIFY(checkCharacter(c).find("increasing") != std::string::npos);
+        c = arm();
+        c.meshes[0].triangles[0][1] = 99;
+        QVERIFY(checkCharacter(c).find("vertex 99") != std::string::npos);
+        c = arm();
+        c.clips[0].tracks[0].rotations[1] = Quat(0, 0, 0, 0);
+        QVERIFY(checkCharacter(c).find("rotation") != std::string::npos);
+    }
+
+    // A box rising at 1 m/s under a particle: the particle rides on its top, never inside, and
+    // leaves with the box's speed.
+    void aRisingSurfaceLiftsWhatRestsOnIt() {
+        Scene scene = particleAt(Vec3(0, 0.12, 0));
+        addCharacter(scene, movingBox(Vec3(0.5, 0.1, 0.5), Vec3(0, 0, 0), Vec3(0, 1, 0), 1.0), 0.3);
+        Solver solver(scene);
+        const Real margin = scene.solver.collisionMargin;
+        for (int i = 0; i < 90; ++i) {
+            solver.step();
+            const Real top = 0.1 + std::min(solver.time(), 1.0);
+            const Real y = scene.particles.positions[0].y();
+            QVERIFY2(y >= top + margin - 1e-9,
+                     qPrintable(QString("step %1: y %2 below the top %3").arg(i).arg(y).arg(top)));
+        }
+        // Carried up at 1 m/s (gravity pulls it back onto the box each step).
+        QVERIFY(std::abs(scene.particles.velocities[0].y() - 1.0) < 0.1);
+    }
+
+    // Friction acts on the velocity relative to the surface: a particle resting on a platform
+    // that slides at 0.5 m/s is carried along with friction, left behind without.
+    void frictionCarriesAlongAMovingSurface() {
+        for (Real friction : {1.0, 0.0}) {
+            Scene scene = particleAt(Vec3(0, 0.11, 0));
+            addCharacter(scene, movingBox(Vec3(2, 0.1, 2), Vec3(0, 0, 0), Vec3(1.5, 0, 0), 3.0),
+                         friction);
+            Solver solver(scene);
+            for (int i = 0; i < 120; ++i) {
+                solver.step();
+            }
+            const Real vx = scene.particles.velocities[0].x();
+            if (friction > 0) {
+                QVERIFY2(std::abs(vx - 0.5) < 1e-6, qPrintable(QString::number(vx)));
+            } else {
+                QVERIFY2(std::abs(vx) < 1e-9, qPrintable(QString::number(vx)));
+            }
+            QVERIFY(scene.colliders[0].velocities[0].isApprox(Vec3(0.5, 0, 0), 1e-9));
+        }
+    }
+
+    // A cloth dropped on a box that sweeps sideways into it: no cloth particle ends inside the
+    // box at any step, and a solver restored at step 30 ends bit for bit where the first did.
+    void clothMeetsASweepingBoxAndResumesBitForBit() {
+        Scene scene;
+        ClothSheetSpec spec;
+        spec.width = 1.0;
+        spec.depth = 1.0;
+        spec.columns = 16;
+        spec.rows = 16;
+        spec.center = Vec3(0, 0.5, 0);
+        scene.bodies.push_back(makeClothSheet(scene.particles, spec, "cloth"));
+        addEdgeDistances(scene.constraints, scene.particles, scene.bodies.back(), 0.0);
+        addDihedralBending(scene.constraints, scene.particles, scene.bodies.back(), 10.0);
+        scene.solver.timeStep = 1.0 / 60;
+        scene.solver.substeps = 2;
+        scene.solver.iterations = 10;
+        addCharacter(scene, movingBox(Vec3(0.3, 0.3, 0.3), Vec3(-1, 0, 0), Vec3(1, 0, 0), 1.0),
+                     0.3);
+        Solver solver(scene);
+        Scene at30;
+        std::shared_ptr<const SolverState> state;
+        for (int i = 0; i < 60; ++i) {
+            solver.step();
+            const Vec3 centre =
+                skinCharacter(scene.characters[0], solver.time())[0] + Vec3(0.3, 0.3, 0.3);
+            for (std::size_t p = 0; p < scene.particles.size(); ++p) {
+                const Vec3 d = (scene.particles.positions[p] - centre).cwiseAbs();
+                QVERIFY2((d.array() > 0.3 - 1e-3).any(),
+                         qPrintable(QString("step %1: particle %2 inside the box by %3 (%4 %5 %6)")
+                                        .arg(i)
+                                        .arg(p)
+                                        .arg(0.3 - d.maxCoeff())
+                                        .arg(scene.particles.positions[p].x() - centre.x())
+                                        .arg(scene.particles.positions[p].y() - centre.y())
+                                        .arg(scene.particles.positions[p].z() - centre.z())));
+            }
+            if (i == 29) {
+                at30 = scene;
+                state = solver.state();
+            }
+        }
+        Solver resumed(at30);
+        resumed.restore(*state);
+        for (int i = 30; i < 60; ++i) {
+            resumed.step();
+        }
+        QVERIFY(at30.particles.positions == scene.particles.positions);
+        QVERIFY(at30.colliders[0].vertices == scene.colliders[0].vertices);
+    }
+};
+
+QTEST_GUILESS_MAIN(TestAnim)
+#include "tst_anim.moc"

@@ -1,0 +1,181 @@
+// meshing: animated characters read by assimp in a child process (meshing/CharacterImport.h),
+// on Debian's assimp test models: the glTF sample skin against the glTF specification's skinning
+// worked by hand, the DirectX dancer's skeleton and clip, and files that are broken on purpose.
+
+#include "core/anim/Character.h"
+#include "meshing/CharacterImport.h"
+
+#include <QTemporaryDir>
+#include <QTest>
+
+#include <cmath>
+#include <fstream>
+
+using namespace pbd;
+
+namespace {
+
+std::string model(const char* path) {
+    return qEnvironmentVariable("ASSIMP_MODELS", "/usr/share/assimp/models").toStdString() + "/" +
+           path;
+}
+
+bool near(const Vec3& a, const Vec3& b, Real tolerance = 1e-6) {
+    return (a - b).norm() < tolerance;
+}
+
+} // namespace
+
+class TestCharacterImport : public QObject {
+    Q_OBJECT
+private slots:
+    // glTF-Tutorials' "simple skin": a strip of 10 vertices from y = 0 to 2, two joints (node 1
+    // at y = 1, node 2 its child at the same place), both inverse bind matrices a translation by
+    // (-0.5, -1, 0), and node 2 turning about z: 0 at 0 s, 90 degrees at 1 s (keys every 0.5 s,
+    // 5.5 s in all). By the specification, a vertex v weighing node 2 alone goes to
+    // T(0, 1, 0) R(t) T(-0.5, -1, 0) v: the top corners (0, 2) and (1, 2) at 1 s to (-1, 0.5)
+    // and (-1, 1.5); at rest, every vertex moves by -0.5 in x.
+    void theSampleSkinBendsAsTheSpecificationSays() {
+        Result<ImportedCharacter> read =
+            importCharacter(model("glTF2/simple_skin/simple_skin.gltf"));
+        QVERIFY2(read.ok(), read ? "" : read.error().c_str());
+        const Character& c = read->character;
+        QCOMPARE(c.nodes.size(), std::size_t(3));
+        QCOMPARE(c.meshes.size(), std::size_t(1));
+        QCOMPARE(c.meshes[0].bones.size(), std::size_t(2));
+        QCOMPARE(c.meshes[0].vertices.size(), std::size_t(10));
+        QCOMPARE(c.triangleCount(), std::size_t(8));
+        QCOMPARE(c.clips.size(), std::size_t(1));
+        QVERIFY(std::abs(c.clips[0].duration - 5.5) < 1e-9);
+        std::vector<Vec3> v = skinCharacter(c, 0);
+        for (std::size_t i = 0; i < v.size(); ++i) {
+            QVERIFY(near(v[i], c.meshes[0].vertices[i] - Vec3(0.5, 0, 0)));
+        }
+        v = skinCharacter(c, 1.0);
+        // Which file vertex is which: the ones at y = 2.
+        int found = 0;
+        for (std::size_t i = 0; i < v.size(); ++i) {
+            const Vec3& rest = c.meshes[0].vertices[i];
+            if (std::abs(rest.y() - 2) < 1e-9) {
+                QVERIFY(near(v[i], rest.x() == 0 ? Vec3(-1, 0.5, 0) : Vec3(-1, 1.5, 0)));
+                ++found;
+            }
+            if (rest.y() == 0) {
+                QVERIFY(near(v[i], rest - Vec3(0.5, 0, 0))); // the foot weighs node 1 only
+            }
+        }
+        QCOMPARE(found, 2);
+        // Looping: 1 s and 6.5 s are the same pose.
+        const std::vector<Vec3> again = skinCharacter(c, 6.5);
+        for (std::size_t i = 0; i < v.size(); ++i) {
+            QVERIFY(near(again[i], v[i], 1e-9));
+        }
+    }
+
+    // The dancer from the DirectX test models: a human body in three meshes on one skeleton of
+    // 54 bones, 5,126 triangles, one 3.3 s clip ("Epileptisch"). Its pose moves continuously:
+    // no skin vertex faster than 10 m/s between two poses 1 ms apart, at any time of the clip.
+    void theDirectXDancerDances() {
+        Result<ImportedCharacter> read = importCharacter(model("X/BCN_Epileptic.X"));
+        QVERIFY2(read.ok(), read ? "" : read.error().c_str());
+        const Character& c = read->character;
+        std::size_t bones = 0;
+        for (const CharacterMesh& m : c.meshes) {
+            bones += m.bones.size();
+        }
+        QCOMPARE(c.meshes.size(), std::size_t(3));
+        QCOMPARE(c.nodes.size(), std::size_t(58));
+        QCOMPARE(bones, std::size_t(54));
+        QCOMPARE(c.triangleCount(), std::size_t(5126));
+        QCOMPARE(c.clips.size(), std::size_t(1));
+        QCOMPARE(c.clips[0].name, std::string("Epileptisch"));
+        QVERIFY(std::abs(c.clips[0].duration - 3.3) < 1e-9);
+        QVERIFY(describeCharacter(c).find("54 bones") != std::string::npos);
+        // 1.81 m tall, standing along +y at rest.
+        Bounds rest;
+        Character still = c;
+        still.clip = -1;
+        for (const Vec3& x : skinCharacter(still, 0)) {
+            rest.add(x);
+        }
+        QVERIFY2(std::abs(rest.size().y() - 1.815) < 0.01,
+                 qPrintable(QString::number(rest.size().y())));
+        Real fastest = 0, moved = 0;
+        for (Real t = 0; t < 3.3; t += 0.1) {
+            const std::vector<Vec3> a = skinCharacter(c, t), b = skinCharacter(c, t + 1e-3);
+            for (std::size_t i = 0; i < a.size(); ++i) {
+                fastest = std::max(fastest, (b[i] - a[i]).norm() / 1e-3);
+            }
+            const std::vector<Vec3> r = skinCharacter(still, 0);
+            for (std::size_t i = 0; i < a.size(); ++i) {
+                moved = std::max(moved, (a[i] - r[i]).norm());
+            }
+        }
+        QVERIFY2(fastest < 10, qPrintable(QString::number(fastest)));
+        QVERIFY2(moved > 0.2, qPrintable(QString::number(moved))); // it does dance
+        // Edits after reading: the clip by name, placement.
+        read = importCharacter(model("X/BCN_Epileptic.X"), "clip=Epileptisch,scale=2,wrap=clamp");
+        QVERIFY(read.ok());
+        QCOMPARE(read->character.wrap, ClipWrap::Clamp);
+        read = importCharacter(model("X/BCN_Epileptic.X"), "clip=waltz");
+        QVERIFY(!read.ok());
+        QVERIFY2(read.error().find("'Epileptisch'") != std::string::npos, read.error().c_str());
+    }
+
+    void otherFormatsAndTheirSkeletons() {
+        // FBX from Blender: 13 bones on one mesh, one action.
+        Result<ImportedCharacter> read = importCharacter(model("FBX/animation_with_skeleton.fbx"));
+        QVERIFY2(read.ok(), read ? "" : read.error().c_str());
+        std::size_t bones = 0;
+        for (const CharacterMesh& m : read->character.meshes) {
+            bones += m.bones.size();
+        }
+        QCOMPARE(bones, std::size_t(13));
+        QCOMPARE(read->character.clips.size(), std::size_t(1));
+        // Collada without a skin: node animation carries the meshes rigidly.
+        read = importCharacter(model("Collada/box_nested_animation.dae"));
+        QVERIFY2(read.ok(), read ? "" : read.error().c_str());
+        QVERIFY(!read->character.clips.empty());
+    }
+
+    void brokenFilesAreNamedAndHarmless() {
+        QTemporaryDir dir;
+        const std::string missing = dir.filePath("none.glb").toStdString();
+        Result<ImportedCharacter> read = importCharacter(missing);
+        QVERIFY(!read.ok());
+        QVERIFY(read.error().find("no such file") != std::string::npos);
+        read = importCharacter(model("PLY/cube.ply"));
+        QVERIFY(!read.ok());
+        QVERIFY(read.error().find("unsupported format '.ply'") != std::string::npos);
+        // The dancer cut in half: assimp refuses it or reads less; either way no crash here.
+        std::ifstream in(model("X/BCN_Epileptic.X"), std::ios::binary);
+        std::string bytes((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+        const std::string cut = dir.filePath("cut.x").toStdString();
+        std::ofstream(cut, std::ios::binary).write(bytes.data(), std::streamsize(bytes.size() / 2));
+        read = importCharacter(cut);
+        if (!read.ok()) {
+            QVERIFY2(read.error().find("cut.x") != std::string::npos, read.error().c_str());
+        } else {
+            QCOMPARE(checkCharacter(read->character), std::string());
+        }
+        // A GLB whose header lies about its length never reaches assimp.
+        const std::string lying = dir.filePath("lying.glb").toStdString();
+        std::ofstream(lying, std::ios::binary)
+            << std::string("glTF\x02\0\0\0\xff\xff\0\0", 12) << std::string(20, '\0');
+        read = importCharacter(lying);
+        QVERIFY(!read.ok());
+        QVERIFY2(read.error().find("length") != std::string::npos, read.error().c_str());
+        // The child's answer, cut anywhere, is refused with a message.
+        Result<ImportedCharacter> good =
+            importCharacter(model("glTF2/simple_skin/simple_skin.gltf"));
+        QVERIFY(good.ok());
+        const std::string encoded = encodeCharacter(good->character);
+        QVERIFY(decodeCharacter(encoded).ok());
+        for (std::size_t n = 0; n < encoded.size(); n += 7) {
+            QVERIFY(!decodeCharacter(encoded.substr(0, n)).ok());
+        }
+    }
+};
+
+QTEST_GUILESS_MAIN(TestCharacterImport)
+#include "tst_character_import.moc"
