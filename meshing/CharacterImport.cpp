@@ -1,5 +1,6 @@
 #include "meshing/CharacterImport.h"
 
+#include "core/base/TextValues.h"
 #include "meshing/ContainedProcess.h"
 
 #include <algorithm>
@@ -483,6 +484,37 @@ Result<ImportedCharacter> importCharacter(const fs::path& path, const std::strin
         return Error{problem};
     }
     return result;
+}
+
+Result<int> addCharacterFromSpec(Scene& scene, const std::string& spec,
+                                 const ProgressCallback& progress,
+                                 std::vector<std::string>* warnings) {
+    const std::size_t comma = spec.find(',');
+    const std::string file = spec.substr(0, comma);
+    std::vector<std::pair<std::string, std::string>> items;
+    std::string bad;
+    if (comma != std::string::npos && !splitKeyValues(spec.substr(comma + 1), items, bad)) {
+        return Error{"character edit '" + bad + "' is not KEY=VALUE"};
+    }
+    Real friction = 0.5;
+    std::string edits;
+    for (const auto& [key, value] : items) {
+        if (key == "friction") {
+            if (!parseReal(value, friction) || friction < 0) {
+                return Error{"character friction cannot be '" + value + "' (a number >= 0)"};
+            }
+            continue;
+        }
+        edits += (edits.empty() ? "" : ",") + key + "=" + value;
+    }
+    Result<ImportedCharacter> read = importCharacter(file, edits, {}, progress);
+    if (!read) {
+        return Error{read.error()};
+    }
+    if (warnings != nullptr) {
+        *warnings = read->warnings;
+    }
+    return addCharacter(scene, std::move(read->character), friction);
 }
 
 } // namespace pbd

@@ -26,6 +26,13 @@ Result<ImportedCharacter> importCharacter(const std::filesystem::path& path,
                                           const ImportOptions& options = {},
                                           const ProgressCallback& progress = {});
 
+// "FILE[,KEY=VALUE...]" (the command line's --character, Python's add_character): the character
+// read from FILE with the edits editCharacter takes and `friction` (its collider's), added to
+// the scene with its moving collider (core addCharacter); the character's index.
+Result<int> addCharacterFromSpec(Scene& scene, const std::string& spec,
+                                 const ProgressCallback& progress = {},
+                                 std::vector<std::string>* warnings = nullptr);
+
 // The file's extensions assimp reads characters from, lower case with the dot.
 const std::vector<std::string>& supportedCharacterExtensions();
 

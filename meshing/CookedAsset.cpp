@@ -308,6 +308,7 @@ std::string cookedAssetToJson(const Scene& scene, int indent) {
     j["colliders"] = colliders;
     rigidToJson(scene, j);
     embeddedToJson(scene, j);
+    charactersToJson(scene, j);
     j["solver"] = solverToJson(scene.solver);
     return sceneio::dumpJson(j, indent);
 }
@@ -361,6 +362,7 @@ Result<Scene> sceneio::cookedAssetFromDocument(const json& j, const std::string&
         }
         rigidFromJson(j, scene, w);
         embeddedFromJson(j, scene, w);
+        charactersFromJson(j, scene, w);
         scene.solver = solverFromJson(at(j, "solver", w), w + ".solver");
     } catch (const FormatError& e) {
         return Error{e.message};

@@ -243,6 +243,7 @@ std::string projectToJson(const Scene& scene, int indent) {
     j["colliders"] = colliders;
     rigidToJson(scene, j);
     embeddedToJson(scene, j);
+    charactersToJson(scene, j);
     j["constraints"] = constraintsToJson(scene.constraints);
     json groups = json::array();
     for (const ConstraintGroup& g : scene.constraintGroups) {
@@ -327,6 +328,7 @@ Result<Scene> sceneio::projectFromDocument(const json& j, const std::string& ori
         }
         rigidFromJson(j, scene, w);
         embeddedFromJson(j, scene, w);
+        charactersFromJson(j, scene, w);
         if (j.contains("constraints")) {
             scene.constraints = constraintsFromJson(j["constraints"], w + ".constraints");
         }

@@ -528,6 +528,188 @@ void embeddedFromJson(const json& j, Scene& scene, const std::string& w) {
     }
 }
 
+namespace {
+
+json affineJson(const Affine3& a) {
+    json out = json::array();
+    for (int r = 0; r < 3; ++r) {
+        for (int c = 0; c < 4; ++c) {
+            out.push_back(a.matrix()(r, c));
+        }
+    }
+    return out;
+}
+
+Affine3 toAffine(const json& j, const std::string& w) {
+    const auto r = j.get<std::vector<Real>>();
+    if (r.size() != 12) {
+        throw FormatError{w + ": expected 12 numbers (3 rows of an affine transform)"};
+    }
+    Affine3 a = Affine3::Identity();
+    for (int k = 0; k < 12; ++k) {
+        a.matrix()(k / 4, k % 4) = r[std::size_t(k)];
+    }
+    return a;
+}
+
+json quatsJson(const std::vector<Quat>& qs) {
+    json out = json::array();
+    for (const Quat& q : qs) {
+        for (Real v : {q.w(), q.x(), q.y(), q.z()}) {
+            out.push_back(v);
+        }
+    }
+    return out;
+}
+
+std::vector<Quat> toQuats(const json& j, const std::string& w) {
+    const auto r = j.get<std::vector<Real>>();
+    if (r.size() % 4 != 0) {
+        throw FormatError{w + ": expected quaternions, 4 numbers each (w, x, y, z)"};
+    }
+    std::vector<Quat> out;
+    for (std::size_t i = 0; i < r.size(); i += 4) {
+        out.emplace_back(r[i], r[i + 1], r[i + 2], r[i + 3]);
+    }
+    return out;
+}
+
+} // namespace
+
+void charactersToJson(const Scene& scene, json& j) {
+    if (scene.characters.empty()) {
+        return;
+    }
+    json all = json::array();
+    for (const Character& c : scene.characters) {
+        json nodes = json::array();
+        for (const CharacterNode& n : c.nodes) {
+            nodes.push_back({{"name", n.name}, {"parent", n.parent}, {"rest", affineJson(n.rest)}});
+        }
+        json clips = json::array();
+        for (const AnimationClip& clip : c.clips) {
+            json tracks = json::array();
+            for (const NodeTrack& t : clip.tracks) {
+                tracks.push_back({{"node", t.node},
+                                  {"positionTimes", t.positionTimes},
+                                  {"positions", flat(t.positions)},
+                                  {"rotationTimes", t.rotationTimes},
+                                  {"rotations", quatsJson(t.rotations)},
+                                  {"scaleTimes", t.scaleTimes},
+                                  {"scales", flat(t.scales)}});
+            }
+            clips.push_back({{"name", clip.name}, {"duration", clip.duration}, {"tracks", tracks}});
+        }
+        json meshes = json::array();
+        for (const CharacterMesh& m : c.meshes) {
+            json bones = json::array();
+            for (const SkinBone& b : m.bones) {
+                bones.push_back({{"node", b.node}, {"offset", affineJson(b.offset)}});
+            }
+            meshes.push_back({{"name", m.name},
+                              {"node", m.node},
+                              {"vertices", flat(m.vertices)},
+                              {"triangles", flat(m.triangles)},
+                              {"bones", bones},
+                              {"weightStart", m.weightStart},
+                              {"weightBone", m.weightBone},
+                              {"weight", m.weight}});
+        }
+        all.push_back({{"name", c.name},
+                       {"source", c.source},
+                       {"nodes", nodes},
+                       {"clips", clips},
+                       {"meshes", meshes},
+                       {"placement", affineJson(c.placement)},
+                       {"clip", c.clip},
+                       {"start", c.start},
+                       {"speed", c.speed},
+                       {"wrap", c.wrap == ClipWrap::Loop ? "loop" : "clamp"},
+                       {"collider", c.collider}});
+    }
+    j["characters"] = all;
+}
+
+void charactersFromJson(const json& j, Scene& scene, const std::string& w) {
+    if (!j.contains("characters")) {
+        return;
+    }
+    const json& all = j["characters"];
+    for (std::size_t i = 0; i < all.size(); ++i) {
+        const std::string cw = w + ".characters[" + std::to_string(i) + "]";
+        const json& e = all[i];
+        Character c;
+        c.name = get<std::string>(e, "name", cw);
+        c.source = getOr<std::string>(e, "source", "", cw);
+        const json& nodes = at(e, "nodes", cw);
+        for (std::size_t k = 0; k < nodes.size(); ++k) {
+            const std::string nw = cw + ".nodes[" + std::to_string(k) + "]";
+            c.nodes.push_back({get<std::string>(nodes[k], "name", nw),
+                               get<int>(nodes[k], "parent", nw),
+                               toAffine(at(nodes[k], "rest", nw), nw + ".rest")});
+        }
+        const json& clips = at(e, "clips", cw);
+        for (std::size_t k = 0; k < clips.size(); ++k) {
+            const std::string kw = cw + ".clips[" + std::to_string(k) + "]";
+            AnimationClip clip;
+            clip.name = get<std::string>(clips[k], "name", kw);
+            clip.duration = get<Real>(clips[k], "duration", kw);
+            const json& tracks = at(clips[k], "tracks", kw);
+            for (std::size_t t = 0; t < tracks.size(); ++t) {
+                const std::string tw = kw + ".tracks[" + std::to_string(t) + "]";
+                const json& tj = tracks[t];
+                NodeTrack track;
+                track.node = get<int>(tj, "node", tw);
+                track.positionTimes = get<std::vector<Real>>(tj, "positionTimes", tw);
+                track.positions = toVecs(at(tj, "positions", tw), tw + ".positions");
+                track.rotationTimes = get<std::vector<Real>>(tj, "rotationTimes", tw);
+                track.rotations = toQuats(at(tj, "rotations", tw), tw + ".rotations");
+                track.scaleTimes = get<std::vector<Real>>(tj, "scaleTimes", tw);
+                track.scales = toVecs(at(tj, "scales", tw), tw + ".scales");
+                clip.tracks.push_back(std::move(track));
+            }
+            c.clips.push_back(std::move(clip));
+        }
+        const json& meshes = at(e, "meshes", cw);
+        for (std::size_t k = 0; k < meshes.size(); ++k) {
+            const std::string mw = cw + ".meshes[" + std::to_string(k) + "]";
+            const json& mj = meshes[k];
+            CharacterMesh m;
+            m.name = get<std::string>(mj, "name", mw);
+            m.node = get<int>(mj, "node", mw);
+            m.vertices = toVecs(at(mj, "vertices", mw), mw + ".vertices");
+            m.triangles = toElements<3>(at(mj, "triangles", mw), mw + ".triangles");
+            const json& bones = at(mj, "bones", mw);
+            for (std::size_t b = 0; b < bones.size(); ++b) {
+                const std::string bw = mw + ".bones[" + std::to_string(b) + "]";
+                m.bones.push_back(
+                    {get<int>(bones[b], "node", bw), toAffine(at(bones[b], "offset", bw), bw)});
+            }
+            m.weightStart = get<std::vector<Index>>(mj, "weightStart", mw);
+            m.weightBone = get<std::vector<int>>(mj, "weightBone", mw);
+            m.weight = get<std::vector<Real>>(mj, "weight", mw);
+            c.meshes.push_back(std::move(m));
+        }
+        c.placement = toAffine(at(e, "placement", cw), cw + ".placement");
+        c.clip = get<int>(e, "clip", cw);
+        c.start = get<Real>(e, "start", cw);
+        c.speed = get<Real>(e, "speed", cw);
+        const std::string wrap = get<std::string>(e, "wrap", cw);
+        if (wrap != "loop" && wrap != "clamp") {
+            throw FormatError{cw + ".wrap: expected 'loop' or 'clamp', not '" + wrap + "'"};
+        }
+        c.wrap = wrap == "loop" ? ClipWrap::Loop : ClipWrap::Clamp;
+        c.collider = get<int>(e, "collider", cw);
+        if (std::string problem = checkCharacter(c); !problem.empty()) {
+            throw FormatError{cw + ": " + problem};
+        }
+        scene.characters.push_back(std::move(c));
+    }
+    if (std::string problem = connectCharacters(scene); !problem.empty()) {
+        throw FormatError{w + ": " + problem};
+    }
+}
+
 } // namespace pbd::sceneio
 
 namespace pbd {

@@ -244,6 +244,10 @@ std::vector<std::array<Vec2, 3>> uvsFromJson(const json& object, std::size_t tri
 // with its rest vertices, triangles, UVs per corner, and per vertex the four particles that
 // carry it ("corners") and their weights, four numbers a vertex.
 void embeddedToJson(const Scene& scene, json& j);
+// Characters whole (skeleton, clips, skin), so a scene file needs no other file; their
+// colliders are made to move again (connectCharacters).
+void charactersToJson(const Scene& scene, json& j);
+void charactersFromJson(const json& j, Scene& scene, const std::string& w);
 void embeddedFromJson(const json& j, Scene& scene, const std::string& w);
 json solverToJson(const SolverSettings& s);
 SolverSettings solverFromJson(const json& j, const std::string& w);

@@ -22,6 +22,7 @@ void addExportCommand(CLI::App& cli, int& status);
 void addSimulateCommand(CLI::App& cli, int& status);
 void addBenchCommand(CLI::App& cli, int& status);
 void addBenchPrepareCommand(CLI::App& cli, int& status);
+void addCharacterCommand(CLI::App& cli, int& status);
 
 // A problem with the input, on stderr as "pbdlab-cli: MESSAGE"; returns kInputProblem.
 int inputProblem(const std::string& message);

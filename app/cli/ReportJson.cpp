@@ -122,6 +122,22 @@ json collidersJson(const Scene& scene) {
     return out;
 }
 
+json charactersJson(const Scene& scene, Real time) {
+    json out = json::array();
+    for (const Character& c : scene.characters) {
+        json j{{"name", c.name},
+               {"file", c.source},
+               {"triangles", c.triangleCount()},
+               {"collider", c.collider},
+               {"clip", c.clip >= 0 ? json(c.clips[std::size_t(c.clip)].name) : json()},
+               {"clip_time", c.clipTime(time)},
+               {"speed", c.speed},
+               {"wrap", c.wrap == ClipWrap::Loop ? "loop" : "clamp"}};
+        out.push_back(j);
+    }
+    return out;
+}
+
 json groupsJson(const Scene& scene) {
     json groups = json::array();
     for (std::size_t g = 0; g < scene.constraintGroups.size(); ++g) {

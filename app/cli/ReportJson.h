@@ -22,6 +22,8 @@ json rigidSettingsJson(const RigidSettings& r);
 // The rigid bodies after a run: transforms, velocities, totals and the solver's figures.
 json rigidJson(const Scene& scene, const Solver& solver);
 json collidersJson(const Scene& scene);
+// The animated characters: file, clip and where in it the time `time` is.
+json charactersJson(const Scene& scene, Real time);
 json groupsJson(const Scene& scene);
 
 // Rows of a per-element field (each a fixed-size vector) as arrays.

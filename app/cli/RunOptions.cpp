@@ -2,11 +2,13 @@
 
 #include "app/cli/Command.h"
 #include "meshing/AirScenes.h"
+#include "meshing/CharacterImport.h"
 #include "meshing/Prepare.h"
 #include "meshing/ProjectFile.h"
 
 #include <algorithm>
 #include <cstdio>
+#include <iostream>
 
 namespace pbd::cli {
 
@@ -88,6 +90,13 @@ void addRunOptions(CLI::App& c, RunOptions& o) {
                  "'sphere:position=0 0.5 0,radius=0.3'; or mesh:file=PATH[,KEY=VALUE...]")
         ->type_name("SHAPE[:KEY=VALUE,...]")
         ->allow_extra_args(false);
+    c.add_option("--character", o.characters,
+                 "Add an animated character (glTF, FBX, Collada, DirectX .x, ...) as a moving "
+                 "collider: the file, then clip (name, index or none), up (x, y, z, -x, -y, -z), "
+                 "scale, position ('x y z'), start, speed (clip seconds per second), wrap "
+                 "(loop|clamp), friction; e.g. 'dancer.x,up=z,clip=0,position=0 0.9 0'")
+        ->type_name("FILE[,KEY=VALUE,...]")
+        ->allow_extra_args(false);
 }
 
 void applyRunOptions(const RunOptions& o, SolverSettings& s) {
@@ -168,6 +177,16 @@ bool applyEdits(const RunOptions& o, Scene& scene) {
             return false;
         }
         scene.colliders.push_back(std::move(c).value());
+    }
+    for (const std::string& spec : o.characters) {
+        std::vector<std::string> warnings;
+        if (Result<int> added = addCharacterFromSpec(scene, spec, {}, &warnings); !added) {
+            inputProblem("--character " + spec + ": " + added.error());
+            return false;
+        }
+        for (const std::string& w : warnings) {
+            std::cerr << "pbdlab-cli: --character " << spec << ": " << w << '\n';
+        }
     }
     return true;
 }

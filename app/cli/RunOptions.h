@@ -43,6 +43,7 @@ struct RunOptions {
     std::string exactAngularMomentum;   // on | off
     std::vector<std::string> groups;    // NAME:KEY=VALUE,... (core editConstraintGroup)
     std::vector<std::string> colliders; // SHAPE[:KEY=VALUE,...] (core colliderFromSpec)
+    std::vector<std::string> characters; // FILE[,KEY=VALUE,...] (meshing addCharacterFromSpec)
 };
 
 // Adds the shared options to a subcommand (`simulate` also has --out and --squash-y, added by

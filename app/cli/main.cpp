@@ -81,6 +81,7 @@ int main(int argc, char** argv) {
     addSimulateCommand(cli, status);
     addBenchCommand(cli, status);
     addBenchPrepareCommand(cli, status);
+    addCharacterCommand(cli, status);
     if (argc == 1) {
         std::cerr << cli.help();
         return kUsageError;

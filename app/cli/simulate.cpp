@@ -323,6 +323,7 @@ int simulate(const RunOptions& o) {
                    {"settings", settingsJson(scene.solver)},
                    {"constraint_groups", groupsJson(scene)},
                    {"colliders", collidersJson(scene)},
+                   {"characters", charactersJson(scene, solver.time())},
                    {"steps", steps},
                    {"time", solver.time()},
                    {"ms_per_step", totalMs / steps},

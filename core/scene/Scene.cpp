@@ -100,8 +100,48 @@ bool carriesEmbedded(const Scene& scene, std::size_t body) {
     return false;
 }
 
+int addCharacter(Scene& scene, Character character, Real friction, Real time) {
+    Collider collider =
+        Collider::mesh(skinCharacter(character, time), characterTriangles(character));
+    collider.name = character.name;
+    collider.friction = friction;
+    collider.velocities.assign(collider.vertices.size(), Vec3::Zero());
+    character.collider = int(scene.colliders.size());
+    scene.colliders.push_back(std::move(collider));
+    scene.characters.push_back(std::move(character));
+    return int(scene.characters.size()) - 1;
+}
+
+std::string connectCharacters(Scene& scene, Real time) {
+    for (const Character& c : scene.characters) {
+        if (c.collider < 0 || c.collider >= int(scene.colliders.size()) ||
+            scene.colliders[std::size_t(c.collider)].shape != ColliderShape::Mesh ||
+            scene.colliders[std::size_t(c.collider)].triangles.size() != c.triangleCount()) {
+            return "character '" + c.name + "' moves collider " + std::to_string(c.collider) +
+                   ", which is not a mesh of its " + std::to_string(c.triangleCount()) +
+                   " triangles";
+        }
+    }
+    for (const Character& c : scene.characters) {
+        Collider& collider = scene.colliders[std::size_t(c.collider)];
+        collider.vertices = skinCharacter(c, time);
+        collider.triangles = characterTriangles(c);
+        collider.velocities.assign(collider.vertices.size(), Vec3::Zero());
+    }
+    return {};
+}
+
 std::vector<std::string> validateScene(const Scene& scene) {
     std::vector<std::string> problems;
+    for (const Character& c : scene.characters) {
+        if (std::string problem = checkCharacter(c); !problem.empty()) {
+            problems.push_back(problem);
+        } else if (c.collider < 0 || c.collider >= int(scene.colliders.size()) ||
+                   scene.colliders[std::size_t(c.collider)].vertices.size() != c.vertexCount()) {
+            problems.push_back("character '" + c.name + "' has no collider of its " +
+                               std::to_string(c.vertexCount()) + " vertices");
+        }
+    }
     const Particles& p = scene.particles;
     if (p.velocities.size() != p.size() || p.inverseMasses.size() != p.size() ||
         (!p.forces.empty() && p.forces.size() != p.size())) {

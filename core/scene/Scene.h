@@ -63,6 +63,14 @@ struct Scene {
     std::size_t tetCount() const;
 };
 
+// Adds `character` and the mesh collider it moves (its skin at `time`, at rest until a solver
+// steps it); returns the character's index.
+int addCharacter(Scene& scene, Character character, Real friction = 0.5, Real time = 0);
+// Puts every character's collider at its skin at `time` (after loading a scene, or to show a
+// time without stepping); a message naming a character whose collider is missing or not its
+// mesh, "" when all are connected.
+std::string connectCharacters(Scene& scene, Real time = 0);
+
 // Everything wrong with a scene's data, each problem naming the body and the element
 // (indices out of range, non-finite positions, inverted tets, UVs not matching triangles).
 // Empty when the scene is consistent.

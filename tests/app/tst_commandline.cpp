@@ -599,6 +599,45 @@ private slots:
         QCOMPARE(y["checked_steps"].get<int>(), 1);
     }
 
+    void charactersAreShownAndDriveTheRun() {
+        const QString dancer = "/usr/share/assimp/models/X/BCN_Epileptic.X";
+        Run r = run(cli_, {"character", dancer});
+        QVERIFY2(r.exitCode == 0, qPrintable(r.err));
+        QVERIFY2(r.out.contains("58 nodes, 54 bones, 3 meshes, 5126 triangles") &&
+                     r.out.contains("'Epileptisch' 3.3 s") && r.out.contains("mesh 'Legs'"),
+                 qPrintable(r.out));
+        r = run(cli_, {"character", dancer + ",scale=2", "--json"});
+        QVERIFY2(r.exitCode == 0, qPrintable(r.err));
+        const nlohmann::json j = nlohmann::json::parse(r.out.toStdString());
+        QCOMPARE(j["bones"].get<int>(), 54);
+        QCOMPARE(j["clip"].get<std::string>(), std::string("Epileptisch"));
+        const double height = j["bounds_at_start"]["max"][1].get<double>() -
+                              j["bounds_at_start"]["min"][1].get<double>();
+        QVERIFY2(std::abs(height - 2 * 1.8144) < 0.01, qPrintable(QString::number(height)));
+        QVERIFY(j["fastest_skin_speed"].get<double>() > 1);
+        // Problems name what is wrong, and what there is.
+        r = run(cli_, {"character", dancer + ",clip=waltz"});
+        QCOMPARE(r.exitCode, 1);
+        QVERIFY2(r.err.contains("'Epileptisch'"), qPrintable(r.err));
+        r = run(cli_, {"character", dancer + ",bounce=2"});
+        QCOMPARE(r.exitCode, 1);
+        QVERIFY2(r.err.contains("keys: clip, up, scale"), qPrintable(r.err));
+        // The cloth over the dancing character (standing with its feet at y = 0, its clip at
+        // half speed): the report names the character and where its clip is.
+        const QString out = dir_.filePath("dancer-run.json");
+        r = run(cli_, {"simulate", "cloth", "--steps", "120", "--character",
+                       dancer + ",position=0 1.0244 0,friction=0.8,speed=0.5", "--out", out});
+        QVERIFY2(r.exitCode == 0, qPrintable(r.err));
+        QFile result(out);
+        QVERIFY(result.open(QIODevice::ReadOnly));
+        const nlohmann::json report = nlohmann::json::parse(result.readAll().toStdString());
+        const nlohmann::json& c = report["characters"][0];
+        QCOMPARE(c["name"].get<std::string>(), std::string("BCN_Epileptic"));
+        QCOMPARE(c["collider"].get<int>(), 0);
+        QVERIFY(std::abs(c["clip_time"].get<double>() - 0.5 * report["time"].get<double>()) < 1e-9);
+        QCOMPARE(report["colliders"][0]["shape"].get<std::string>(), std::string("mesh"));
+    }
+
     void simulateTracesEveryStepOfTheAir() {
         // --trace writes one CSV line per step; --out's air object sums the run up (issue 25:
         // the last step alone hid what happened on the way).

@@ -4,12 +4,14 @@
 
 #include "core/anim/Character.h"
 #include "meshing/CharacterImport.h"
+#include "meshing/ProjectFile.h"
 
 #include <QTemporaryDir>
 #include <QTest>
 
 #include <cmath>
 #include <fstream>
+#include <nlohmann/json.hpp>
 
 using namespace pbd;
 
@@ -136,6 +138,43 @@ private slots:
         read = importCharacter(model("Collada/box_nested_animation.dae"));
         QVERIFY2(read.ok(), read ? "" : read.error().c_str());
         QVERIFY(!read->character.clips.empty());
+    }
+
+    // A project keeps the character whole (no other file needed): loaded back, it poses the
+    // same skin at any time, its collider moves again, and a broken character is named.
+    void projectsKeepTheCharacter() {
+        Scene scene;
+        Result<int> added =
+            addCharacterFromSpec(scene, model("X/BCN_Epileptic.X") +
+                                            ",speed=0.5,wrap=clamp,position=0 1 0,friction=0.7");
+        QVERIFY2(added.ok(), added ? "" : added.error().c_str());
+        QCOMPARE(scene.colliders[0].friction, 0.7);
+        const std::string text = projectToJson(scene);
+        Result<Scene> loaded = projectFromJson(text, "project");
+        QVERIFY2(loaded.ok(), loaded ? "" : loaded.error().c_str());
+        QCOMPARE(loaded->characters.size(), std::size_t(1));
+        const Character& c = loaded->characters[0];
+        QCOMPARE(c.speed, 0.5);
+        QCOMPARE(c.wrap, ClipWrap::Clamp);
+        QCOMPARE(c.collider, 0);
+        QCOMPARE(loaded->colliders[0].velocities.size(), loaded->colliders[0].vertices.size());
+        const std::vector<Vec3> a = skinCharacter(scene.characters[0], 0.7);
+        const std::vector<Vec3> b = skinCharacter(c, 0.7);
+        QVERIFY(a == b);
+        QVERIFY(validateScene(*loaded).empty());
+        // The character's collider gone: refused, naming the character.
+        nlohmann::json j = nlohmann::json::parse(text);
+        j["colliders"] = nlohmann::json::array();
+        loaded = projectFromJson(j.dump(), "project");
+        QVERIFY(!loaded.ok());
+        QVERIFY2(loaded.error().find("character 'BCN_Epileptic'") != std::string::npos,
+                 loaded.error().c_str());
+        j = nlohmann::json::parse(text);
+        j["characters"][0]["nodes"][3]["parent"] = 40;
+        loaded = projectFromJson(j.dump(), "project");
+        QVERIFY(!loaded.ok());
+        QVERIFY2(loaded.error().find("not an earlier node") != std::string::npos,
+                 loaded.error().c_str());
     }
 
     void brokenFilesAreNamedAndHarmless() {

@@ -96,17 +96,6 @@ Character movingBox(const Vec3& half, const Vec3& from, const Vec3& to, Real sec
     return c;
 }
 
-// The character as the scene's collider (what the command line and the window do).
-void addCharacter(Scene& scene, Character c, Real friction) {
-    Collider collider = Collider::mesh(skinCharacter(c, 0), characterTriangles(c));
-    collider.name = c.name;
-    collider.friction = friction;
-    collider.velocities.assign(collider.vertices.size(), Vec3::Zero());
-    c.collider = int(scene.colliders.size());
-    scene.colliders.push_back(std::move(collider));
-    scene.characters.push_back(std::move(c));
-}
-
 Scene particleAt(const Vec3& x) {
     Scene s;
     Body body;
