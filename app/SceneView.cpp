@@ -135,6 +135,7 @@ void SceneView::showSnapshot() {
         shownTopology_ = snapshot->topologyVersion;
     } else if (snapshot->positions.size() == scene.particles.positions.size()) {
         scene.particles.positions = snapshot->positions;
+        poseCharacters(scene, snapshot->time); // the skins move with the time shown
         if (airMoved) {
             actors_->setAirTets(scene);
         }

@@ -4,6 +4,7 @@
 #include "core/constraints/ConstraintGroups.h"
 #include "core/scenes/PrimitiveMeshes.h"
 #include "meshing/AirMeshing2D.h"
+#include "meshing/DancerScene.h"
 #include "meshing/Prepare.h"
 #include "meshing/SurfaceAssembly.h"
 
@@ -403,6 +404,8 @@ const std::vector<SceneInfo>& allScenes() {
         std::vector<SceneInfo> v = sceneCatalogue();
         const auto& air = airSceneCatalogue();
         v.insert(v.end(), air.begin(), air.end());
+        const auto& characters = characterSceneCatalogue();
+        v.insert(v.end(), characters.begin(), characters.end());
         return v;
     }();
     return all;
@@ -412,6 +415,11 @@ Result<Scene> makeAnyScene(std::string_view name) {
     for (const SceneInfo& info : airSceneCatalogue()) {
         if (info.name == name) {
             return makeAirScene(name);
+        }
+    }
+    for (const SceneInfo& info : characterSceneCatalogue()) {
+        if (info.name == name) {
+            return makeCharacterScene(name);
         }
     }
     Result<Scene> core = makeScene(name);

@@ -328,10 +328,10 @@ Result<Scene> sceneio::projectFromDocument(const json& j, const std::string& ori
         }
         rigidFromJson(j, scene, w);
         embeddedFromJson(j, scene, w);
-        charactersFromJson(j, scene, w);
         if (j.contains("constraints")) {
             scene.constraints = constraintsFromJson(j["constraints"], w + ".constraints");
         }
+        charactersFromJson(j, scene, w); // after the attachments its pins name
         if (j.contains("constraintGroups")) {
             for (std::size_t i = 0; i < j["constraintGroups"].size(); ++i) {
                 scene.constraintGroups.push_back(groupFromJson(

@@ -574,6 +574,31 @@ std::vector<Quat> toQuats(const json& j, const std::string& w) {
     return out;
 }
 
+// Pins as [attachment, triangle, b0, b1, b2, offset] each.
+json pinsJson(const std::vector<CharacterPin>& pins) {
+    json out = json::array();
+    for (const CharacterPin& p : pins) {
+        out.push_back({p.attachment, p.triangle, p.barycentric[0], p.barycentric[1],
+                       p.barycentric[2], p.offset});
+    }
+    return out;
+}
+
+std::vector<CharacterPin> toPins(const json& j, const std::string& w) {
+    std::vector<CharacterPin> pins;
+    for (std::size_t i = 0; i < j.size(); ++i) {
+        const auto r = j[i].get<std::vector<Real>>();
+        if (r.size() != 6 || r[0] < 0 || r[1] < 0 || r[0] != std::floor(r[0]) ||
+            r[1] != std::floor(r[1]) || r[0] > 4e9 || r[1] > 4e9) {
+            throw FormatError{w + "[" + std::to_string(i) +
+                              "]: expected attachment, triangle, 3 barycentric coordinates and "
+                              "an offset"};
+        }
+        pins.push_back({Index(r[0]), Index(r[1]), Vec3(r[2], r[3], r[4]), r[5]});
+    }
+    return pins;
+}
+
 } // namespace
 
 void charactersToJson(const Scene& scene, json& j) {
@@ -625,7 +650,8 @@ void charactersToJson(const Scene& scene, json& j) {
                        {"start", c.start},
                        {"speed", c.speed},
                        {"wrap", c.wrap == ClipWrap::Loop ? "loop" : "clamp"},
-                       {"collider", c.collider}});
+                       {"collider", c.collider},
+                       {"pins", pinsJson(c.pins)}});
     }
     j["characters"] = all;
 }
@@ -700,6 +726,15 @@ void charactersFromJson(const json& j, Scene& scene, const std::string& w) {
         }
         c.wrap = wrap == "loop" ? ClipWrap::Loop : ClipWrap::Clamp;
         c.collider = get<int>(e, "collider", cw);
+        if (e.contains("pins")) {
+            c.pins = toPins(e["pins"], cw + ".pins");
+        }
+        for (const CharacterPin& pin : c.pins) {
+            if (pin.attachment >= scene.constraints.attachments.size()) {
+                throw FormatError{cw + ".pins: attachment " + std::to_string(pin.attachment) +
+                                  " does not exist"};
+            }
+        }
         if (std::string problem = checkCharacter(c); !problem.empty()) {
             throw FormatError{cw + ": " + problem};
         }

@@ -504,6 +504,24 @@ void SceneActors::updatePositions(const Scene& scene) {
     for (std::size_t i = 0; i < bodies_.size() && i < scene.bodies.size(); ++i) {
         writeGeometry(bodies_[i].surface, scene, scene.bodies[i]);
     }
+    // Characters' skins: their colliders' points, in place.
+    for (const Character& c : scene.characters) {
+        if (c.collider < 0 || std::size_t(c.collider) >= colliders_.size()) {
+            continue;
+        }
+        auto* shape =
+            vtkPolyData::SafeDownCast(colliders_[std::size_t(c.collider)]->GetMapper()->GetInput());
+        const std::vector<Vec3>& v = scene.colliders[std::size_t(c.collider)].vertices;
+        if (shape == nullptr || shape->GetNumberOfPoints() != vtkIdType(v.size())) {
+            continue;
+        }
+        vtkPoints* pts = shape->GetPoints();
+        for (std::size_t i = 0; i < v.size(); ++i) {
+            pts->SetPoint(vtkIdType(i), v[i].data());
+        }
+        pts->Modified();
+        shape->Modified();
+    }
     updateEmbedded(scene);
     updateProblems(scene);
     updatePins(scene);

@@ -147,6 +147,18 @@ std::vector<Vec3> skinCharacter(const Character& character, Real t) {
     return vertices;
 }
 
+Vec3 pinTarget(const CharacterPin& pin, const std::vector<Vec3>& skin,
+               const std::vector<Triangle>& triangles) {
+    const Triangle& t = triangles[pin.triangle];
+    const Vec3& a = skin[t[0]];
+    const Vec3& b = skin[t[1]];
+    const Vec3& c = skin[t[2]];
+    const Vec3 q = pin.barycentric[0] * a + pin.barycentric[1] * b + pin.barycentric[2] * c;
+    const Vec3 n = (b - a).cross(c - a);
+    const Real len = n.norm();
+    return len > 0 ? Vec3(q + (pin.offset / len) * n) : q;
+}
+
 std::vector<Triangle> characterTriangles(const Character& character) {
     std::vector<Triangle> triangles;
     triangles.reserve(character.triangleCount());
@@ -236,6 +248,13 @@ std::string checkCharacter(const Character& c) {
                     return track + ": a rotation key is not a rotation";
                 }
             }
+        }
+    }
+    for (const CharacterPin& pin : c.pins) {
+        if (pin.triangle >= c.triangleCount() || !pin.barycentric.allFinite() ||
+            !std::isfinite(pin.offset)) {
+            return who + ": a pin names triangle " + std::to_string(pin.triangle) + " of " +
+                   std::to_string(c.triangleCount());
         }
     }
     for (const CharacterMesh& m : c.meshes) {

@@ -67,6 +67,19 @@ struct CharacterMesh {
 
 enum class ClipWrap { Loop, Clamp };
 
+// An attachment (the scene's constraints.attachments[attachment]) whose target rides on the
+// skin: the point at `barycentric` in triangle `triangle` of characterTriangles, moved `offset`
+// along the triangle's normal, wherever the pose puts the triangle.
+struct CharacterPin {
+    Index attachment = 0;
+    Index triangle = 0;
+    Vec3 barycentric = Vec3::Zero();
+    Real offset = 0;
+};
+// Where a pin's target is on skin vertices `skin` with triangles `triangles`.
+Vec3 pinTarget(const CharacterPin& pin, const std::vector<Vec3>& skin,
+               const std::vector<Triangle>& triangles);
+
 struct Character {
     std::string name;
     std::string source; // the file it was read from, for messages
@@ -84,6 +97,8 @@ struct Character {
     ClipWrap wrap = ClipWrap::Loop;
     // The scene collider (a mesh) the character moves; -1 until it is added to a scene.
     int collider = -1;
+    // Attachments that follow the skin (a garment's waistband).
+    std::vector<CharacterPin> pins;
 
     std::size_t vertexCount() const;
     std::size_t triangleCount() const;

@@ -1,5 +1,7 @@
 #include "core/constraints/Attaching.h"
 
+#include "core/solver/SelfCollision.h"
+
 #include <algorithm>
 #include <cmath>
 #include <limits>
@@ -78,6 +80,51 @@ Result<AttachResult> attachToCollider(Scene& scene, const std::vector<Index>& pa
     return attachTo(scene, particles, compliance, [&](Index p) {
         return closestSurfacePoint(c, scene.particles.positions[p]).point;
     });
+}
+
+Result<AttachResult> attachToCharacter(Scene& scene, const std::vector<Index>& particles,
+                                       int character, Real compliance) {
+    if (character < 0 || std::size_t(character) >= scene.characters.size()) {
+        return Error{"there is no character " + std::to_string(character)};
+    }
+    Character& ch = scene.characters[std::size_t(character)];
+    if (ch.collider < 0 || std::size_t(ch.collider) >= scene.colliders.size()) {
+        return Error{"character '" + ch.name + "' has no collider"};
+    }
+    const Collider& skin = scene.colliders[std::size_t(ch.collider)];
+    std::vector<CharacterPin> pins;
+    Result<AttachResult> result = attachTo(scene, particles, compliance, [&](Index p) {
+        const Vec3& x = scene.particles.positions[p];
+        CharacterPin pin;
+        pin.attachment = Index(scene.constraints.attachments.size());
+        Real best = std::numeric_limits<Real>::infinity();
+        Vec3 point = x;
+        for (std::size_t t = 0; t < skin.triangles.size(); ++t) {
+            const Triangle& tri = skin.triangles[t];
+            const Vec3& a = skin.vertices[tri[0]];
+            const Vec3& b = skin.vertices[tri[1]];
+            const Vec3& c = skin.vertices[tri[2]];
+            const Vec3 w = closestBarycentric(x, a, b, c);
+            const Vec3 q = w[0] * a + w[1] * b + w[2] * c;
+            if ((q - x).squaredNorm() < best) {
+                best = (q - x).squaredNorm();
+                point = q;
+                pin.triangle = Index(t);
+                pin.barycentric = w;
+            }
+        }
+        // The particle keeps its side and distance from the skin (a waistband's ease).
+        const Triangle& tri = skin.triangles[pin.triangle];
+        const Vec3 n = (skin.vertices[tri[1]] - skin.vertices[tri[0]])
+                           .cross(skin.vertices[tri[2]] - skin.vertices[tri[0]]);
+        pin.offset = n.norm() > 0 ? (x - point).dot(n.normalized()) : 0;
+        pins.push_back(pin);
+        return pinTarget(pin, skin.vertices, skin.triangles);
+    });
+    if (result) {
+        ch.pins.insert(ch.pins.end(), pins.begin(), pins.end());
+    }
+    return result;
 }
 
 Result<AttachResult> attachToBody(Scene& scene, const std::vector<Index>& selection, int body,

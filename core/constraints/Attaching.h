@@ -32,4 +32,9 @@ Result<AttachResult> attachToBody(Scene& scene, const std::vector<Index>& partic
 Result<AttachResult> attachToRigidBody(Scene& scene, const std::vector<Index>& particles,
                                        int rigidBody, Real compliance = 0);
 
+// Each particle held at the closest point of character `character`'s skin as it is now, and
+// carried there as the character moves (CharacterPin: the skin triangle and the point in it).
+Result<AttachResult> attachToCharacter(Scene& scene, const std::vector<Index>& particles,
+                                       int character, Real compliance = 0);
+
 } // namespace pbd

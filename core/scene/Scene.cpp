@@ -124,11 +124,20 @@ std::string connectCharacters(Scene& scene, Real time) {
     }
     for (const Character& c : scene.characters) {
         Collider& collider = scene.colliders[std::size_t(c.collider)];
-        collider.vertices = skinCharacter(c, time);
         collider.triangles = characterTriangles(c);
-        collider.velocities.assign(collider.vertices.size(), Vec3::Zero());
+        collider.velocities.assign(c.vertexCount(), Vec3::Zero());
     }
+    poseCharacters(scene, time);
     return {};
+}
+
+void poseCharacters(Scene& scene, Real time) {
+    std::vector<Affine3> scratch;
+    for (const Character& c : scene.characters) {
+        if (c.collider >= 0 && std::size_t(c.collider) < scene.colliders.size()) {
+            skinCharacter(c, time, scene.colliders[std::size_t(c.collider)].vertices, scratch);
+        }
+    }
 }
 
 std::vector<std::string> validateScene(const Scene& scene) {

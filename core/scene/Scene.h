@@ -70,6 +70,8 @@ int addCharacter(Scene& scene, Character character, Real friction = 0.5, Real ti
 // time without stepping); a message naming a character whose collider is missing or not its
 // mesh, "" when all are connected.
 std::string connectCharacters(Scene& scene, Real time = 0);
+// Only the colliders' vertices, to the skin at `time` (a view following the timeline).
+void poseCharacters(Scene& scene, Real time);
 
 // Everything wrong with a scene's data, each problem naming the body and the element
 // (indices out of range, non-finite positions, inverted tets, UVs not matching triangles).

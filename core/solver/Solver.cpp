@@ -399,6 +399,14 @@ void Solver::animateCharacters(Real h) {
             c.velocities[i] = (c.vertices[i] - characterStart_[k][i]) / h;
         }
         characterStart_[k] = c.vertices; // the next substep starts here
+        Attachments& a = scene_.constraints.attachments;
+        for (const CharacterPin& pin : character.pins) {
+            if (pin.attachment < a.size()) {
+                // The target at the substep's end, as attachments read it (targetAt).
+                a.target[pin.attachment] = pinTarget(pin, c.vertices, c.triangles) -
+                                           end * a.targetVelocity[pin.attachment];
+            }
+        }
     }
     characterTime_ = end;
 }

@@ -1,0 +1,219 @@
+#include "core/scenes/Garments.h"
+
+#include "core/constraints/Attaching.h"
+#include "core/constraints/ConstraintBuilders.h"
+#include "core/scene/Mass.h"
+
+#include <algorithm>
+#include <cmath>
+#include <numbers>
+
+namespace pbd {
+
+std::string checkSkirt(const SkirtSpec& s) {
+    if (s.layers < 1 || s.layers > 16) {
+        return "a skirt has 1 to 16 layers, not " + std::to_string(s.layers);
+    }
+    if (s.segments < 8 || s.rows < 2) {
+        return "a skirt needs at least 8 segments around and 2 rows down";
+    }
+    if (!(s.length > 0) || !std::isfinite(s.length) || !std::isfinite(s.waistHeight)) {
+        return "the skirt's length must be positive and its waist height finite";
+    }
+    if (!(s.layerGap > 0) || !(s.ease >= 0) || !(s.flare >= 1) || !std::isfinite(s.flare) ||
+        !std::isfinite(s.layerGap) || !std::isfinite(s.ease)) {
+        return "the skirt's layer gap must be positive, its ease not negative and its flare 1 or "
+               "more";
+    }
+    if (!(s.arealDensity > 0) || !(s.bendingCompliance >= 0)) {
+        return "the skirt's areal density must be positive and its bending compliance not "
+               "negative";
+    }
+    return {};
+}
+
+Result<std::size_t> addSkirt(Scene& scene, int character, const SkirtSpec& spec) {
+    if (std::string problem = checkSkirt(spec); !problem.empty()) {
+        return Error{problem};
+    }
+    if (character < 0 || std::size_t(character) >= scene.characters.size()) {
+        return Error{"there is no character " + std::to_string(character)};
+    }
+    const Character& ch = scene.characters[std::size_t(character)];
+    const std::vector<Vec3> skin = skinCharacter(ch, spec.time);
+    // The skin's cross-section at the waist: the vertices within a band around its height.
+    Bounds all;
+    for (const Vec3& v : skin) {
+        all.add(v);
+    }
+    const Real height = all.size().y();
+    const Real band = std::max(Real(0.02), 0.015 * height);
+    std::vector<Vec2> section;
+    for (const Vec3& v : skin) {
+        if (std::abs(v.y() - spec.waistHeight) < band) {
+            section.emplace_back(v.x(), v.z());
+        }
+    }
+    if (section.size() < 3) {
+        return Error{"character '" + ch.name + "' has no skin at the waist height " +
+                     std::to_string(spec.waistHeight) + " m (it spans " +
+                     std::to_string(all.min.y()) + " to " + std::to_string(all.max.y()) + " m)"};
+    }
+    // Hands hanging at the hips cut the same band: the section falls into clusters (vertices
+    // closer than 2.75% of the height), and the skirt goes around the one the band's middle is
+    // in, else the largest.
+    std::vector<std::size_t> parent(section.size());
+    for (std::size_t i = 0; i < parent.size(); ++i) {
+        parent[i] = i;
+    }
+    const auto root = [&](std::size_t i) {
+        while (parent[i] != i) {
+            i = parent[i] = parent[parent[i]];
+        }
+        return i;
+    };
+    const Real joint = 0.0275 * height;
+    for (std::size_t i = 0; i < section.size(); ++i) {
+        for (std::size_t j = i + 1; j < section.size(); ++j) {
+            if ((section[i] - section[j]).squaredNorm() < joint * joint) {
+                parent[root(i)] = root(j);
+            }
+        }
+    }
+    Vec2 middle = Vec2::Zero();
+    for (const Vec2& p : section) {
+        middle += p;
+    }
+    middle /= Real(section.size());
+    std::vector<std::size_t> members(section.size(), 0);
+    std::vector<Vec2> lo(section.size(), Vec2::Constant(1e300)),
+        hi(section.size(), Vec2::Constant(-1e300));
+    for (std::size_t i = 0; i < section.size(); ++i) {
+        const std::size_t r = root(i);
+        ++members[r];
+        lo[r] = lo[r].cwiseMin(section[i]);
+        hi[r] = hi[r].cwiseMax(section[i]);
+    }
+    std::size_t chosen = root(0);
+    bool around = false;
+    for (std::size_t r = 0; r < section.size(); ++r) {
+        if (members[r] == 0) {
+            continue;
+        }
+        const bool contains =
+            (middle.array() >= lo[r].array()).all() && (middle.array() <= hi[r].array()).all();
+        if ((contains && (!around || members[r] > members[chosen])) ||
+            (!around && !contains && members[r] > members[chosen])) {
+            chosen = r;
+            around = around || contains;
+        }
+    }
+    std::vector<Vec2> ring;
+    for (std::size_t i = 0; i < section.size(); ++i) {
+        if (root(i) == chosen) {
+            ring.push_back(section[i]);
+        }
+    }
+    const Vec2 centre = 0.5 * (lo[chosen] + hi[chosen]);
+    // The waist radius by direction: the farthest band vertex within each sector, sectors with
+    // none filled from their neighbours, then smoothed so the band is a calm curve.
+    const int n = spec.segments;
+    const Real sector = 2 * std::numbers::pi / n;
+    std::vector<Real> radius(std::size_t(n), 0);
+    for (const Vec2& v : ring) {
+        const Vec2 d = v - centre;
+        const Real angle = std::atan2(d.y(), d.x());
+        const int k = int(std::floor((angle + std::numbers::pi) / sector + 0.5)) % n;
+        for (int j = -1; j <= 1; ++j) { // a vertex widens its neighbours too
+            Real& r = radius[std::size_t((k + j + n) % n)];
+            r = std::max(r, d.norm());
+        }
+    }
+    for (int pass = 0; pass < n && std::count(radius.begin(), radius.end(), 0.0) > 0; ++pass) {
+        std::vector<Real> filled = radius;
+        for (int k = 0; k < n; ++k) {
+            if (radius[std::size_t(k)] == 0) {
+                filled[std::size_t(k)] = std::max(radius[std::size_t((k + 1) % n)],
+                                                  radius[std::size_t((k + n - 1) % n)]);
+            }
+        }
+        radius = filled;
+    }
+    for (int pass = 0; pass < 3; ++pass) {
+        std::vector<Real> smooth(radius.size());
+        for (int k = 0; k < n; ++k) {
+            smooth[std::size_t(k)] =
+                std::max(radius[std::size_t(k)],
+                         (radius[std::size_t((k + n - 1) % n)] + 2 * radius[std::size_t(k)] +
+                          radius[std::size_t((k + 1) % n)]) /
+                             4);
+        }
+        radius = smooth;
+    }
+
+    const std::size_t firstBody = scene.bodies.size();
+    const int rows = spec.rows;
+    for (int layer = 0; layer < spec.layers; ++layer) {
+        Body body;
+        body.name = "skirt " + std::to_string(layer + 1);
+        body.kind = BodyKind::Cloth;
+        body.firstParticle = Index(scene.particles.size());
+        const Real out = spec.ease + layer * spec.layerGap;
+        for (int row = 0; row < rows; ++row) {
+            const Real s = Real(row) / (rows - 1);
+            for (int k = 0; k < n; ++k) {
+                const Real angle = -std::numbers::pi + k * sector;
+                // The cone flares from the waist; each layer keeps its gap all the way down.
+                const Real r = radius[std::size_t(k)] * (1 + (spec.flare - 1) * s) + out;
+                scene.particles.add(Vec3(centre.x() + r * std::cos(angle),
+                                         spec.waistHeight - s * spec.length,
+                                         centre.y() + r * std::sin(angle)),
+                                    0.0);
+            }
+        }
+        body.particleCount = Index(rows * n);
+        const auto id = [&](int k, int row) {
+            return body.firstParticle + Index(row * n + (k % n));
+        };
+        const auto uv = [&](int k, int row) { return Vec2(Real(k) / n, Real(row) / (rows - 1)); };
+        const auto add = [&](std::array<std::pair<int, int>, 3> c) {
+            Triangle t;
+            std::array<Vec2, 3> uvs;
+            for (int i = 0; i < 3; ++i) {
+                t[std::size_t(i)] = id(c[std::size_t(i)].first, c[std::size_t(i)].second);
+                uvs[std::size_t(i)] = uv(c[std::size_t(i)].first, c[std::size_t(i)].second);
+            }
+            body.triangles.push_back(t);
+            body.triangleUVs.push_back(uvs);
+        };
+        // Wound so the normals point out, away from the legs; diagonals alternate.
+        for (int row = 0; row + 1 < rows; ++row) {
+            for (int k = 0; k < n; ++k) {
+                if ((k + row) % 2 == 0) {
+                    add({{{k, row}, {k + 1, row}, {k + 1, row + 1}}});
+                    add({{{k, row}, {k + 1, row + 1}, {k, row + 1}}});
+                } else {
+                    add({{{k, row}, {k + 1, row}, {k, row + 1}}});
+                    add({{{k + 1, row}, {k + 1, row + 1}, {k, row + 1}}});
+                }
+            }
+        }
+        assignTriangleMasses(scene.particles, body, spec.arealDensity);
+        addEdgeDistances(scene.constraints, scene.particles, body, 0.0);
+        addDihedralBending(scene.constraints, scene.particles, body, spec.bendingCompliance);
+        scene.bodies.push_back(std::move(body));
+        ensureConstraintGroups(scene, true);
+        // The waistband rides on the skin.
+        std::vector<Index> waist;
+        for (int k = 0; k < n; ++k) {
+            waist.push_back(id(k, 0));
+        }
+        Result<AttachResult> pinned = attachToCharacter(scene, waist, character, 0);
+        if (!pinned) {
+            return Error{pinned.error()};
+        }
+    }
+    return firstBody;
+}
+
+} // namespace pbd
