@@ -574,12 +574,12 @@ std::vector<Quat> toQuats(const json& j, const std::string& w) {
     return out;
 }
 
-// Pins as [attachment, triangle, b0, b1, b2, offset] each.
+// Pins as [attachment, triangle, b0, b1, b2, offset x, y, z] each.
 json pinsJson(const std::vector<CharacterPin>& pins) {
     json out = json::array();
     for (const CharacterPin& p : pins) {
         out.push_back({p.attachment, p.triangle, p.barycentric[0], p.barycentric[1],
-                       p.barycentric[2], p.offset});
+                       p.barycentric[2], p.offset[0], p.offset[1], p.offset[2]});
     }
     return out;
 }
@@ -588,13 +588,13 @@ std::vector<CharacterPin> toPins(const json& j, const std::string& w) {
     std::vector<CharacterPin> pins;
     for (std::size_t i = 0; i < j.size(); ++i) {
         const auto r = j[i].get<std::vector<Real>>();
-        if (r.size() != 6 || r[0] < 0 || r[1] < 0 || r[0] != std::floor(r[0]) ||
+        if (r.size() != 8 || r[0] < 0 || r[1] < 0 || r[0] != std::floor(r[0]) ||
             r[1] != std::floor(r[1]) || r[0] > 4e9 || r[1] > 4e9) {
             throw FormatError{w + "[" + std::to_string(i) +
                               "]: expected attachment, triangle, 3 barycentric coordinates and "
-                              "an offset"};
+                              "3 offsets"};
         }
-        pins.push_back({Index(r[0]), Index(r[1]), Vec3(r[2], r[3], r[4]), r[5]});
+        pins.push_back({Index(r[0]), Index(r[1]), Vec3(r[2], r[3], r[4]), Vec3(r[5], r[6], r[7])});
     }
     return pins;
 }

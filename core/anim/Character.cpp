@@ -154,9 +154,20 @@ Vec3 pinTarget(const CharacterPin& pin, const std::vector<Vec3>& skin,
     const Vec3& b = skin[t[1]];
     const Vec3& c = skin[t[2]];
     const Vec3 q = pin.barycentric[0] * a + pin.barycentric[1] * b + pin.barycentric[2] * c;
+    return q + pinFrame(a, b, c) * pin.offset;
+}
+
+Mat3 pinFrame(const Vec3& a, const Vec3& b, const Vec3& c) {
+    Mat3 frame = Mat3::Identity();
     const Vec3 n = (b - a).cross(c - a);
-    const Real len = n.norm();
-    return len > 0 ? Vec3(q + (pin.offset / len) * n) : q;
+    const Vec3 e = b - a;
+    if (!(n.norm() > 0) || !(e.norm() > 0)) {
+        return frame; // a collapsed triangle: the offset as it is
+    }
+    frame.col(0) = e.normalized();
+    frame.col(2) = n.normalized();
+    frame.col(1) = frame.col(2).cross(frame.col(0));
+    return frame;
 }
 
 std::vector<Triangle> characterTriangles(const Character& character) {
@@ -252,7 +263,7 @@ std::string checkCharacter(const Character& c) {
     }
     for (const CharacterPin& pin : c.pins) {
         if (pin.triangle >= c.triangleCount() || !pin.barycentric.allFinite() ||
-            !std::isfinite(pin.offset)) {
+            !pin.offset.allFinite()) {
             return who + ": a pin names triangle " + std::to_string(pin.triangle) + " of " +
                    std::to_string(c.triangleCount());
         }

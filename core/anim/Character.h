@@ -68,14 +68,17 @@ struct CharacterMesh {
 enum class ClipWrap { Loop, Clamp };
 
 // An attachment (the scene's constraints.attachments[attachment]) whose target rides on the
-// skin: the point at `barycentric` in triangle `triangle` of characterTriangles, moved `offset`
-// along the triangle's normal, wherever the pose puts the triangle.
+// skin: the point at `barycentric` in triangle `triangle` of characterTriangles, plus `offset`
+// in the triangle's own frame (its first edge, the normal cross that edge, the normal),
+// wherever the pose puts the triangle.
 struct CharacterPin {
     Index attachment = 0;
     Index triangle = 0;
     Vec3 barycentric = Vec3::Zero();
-    Real offset = 0;
+    Vec3 offset = Vec3::Zero();
 };
+// The frame of skin triangle (a, b, c) that pins ride in: columns edge, normal x edge, normal.
+Mat3 pinFrame(const Vec3& a, const Vec3& b, const Vec3& c);
 // Where a pin's target is on skin vertices `skin` with triangles `triangles`.
 Vec3 pinTarget(const CharacterPin& pin, const std::vector<Vec3>& skin,
                const std::vector<Triangle>& triangles);

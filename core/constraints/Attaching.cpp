@@ -83,7 +83,8 @@ Result<AttachResult> attachToCollider(Scene& scene, const std::vector<Index>& pa
 }
 
 Result<AttachResult> attachToCharacter(Scene& scene, const std::vector<Index>& particles,
-                                       int character, Real compliance) {
+                                       int character, Real compliance,
+                                       const std::vector<Index>& triangles) {
     if (character < 0 || std::size_t(character) >= scene.characters.size()) {
         return Error{"there is no character " + std::to_string(character)};
     }
@@ -99,7 +100,12 @@ Result<AttachResult> attachToCharacter(Scene& scene, const std::vector<Index>& p
         pin.attachment = Index(scene.constraints.attachments.size());
         Real best = std::numeric_limits<Real>::infinity();
         Vec3 point = x;
-        for (std::size_t t = 0; t < skin.triangles.size(); ++t) {
+        const std::size_t candidates = triangles.empty() ? skin.triangles.size() : triangles.size();
+        for (std::size_t i = 0; i < candidates; ++i) {
+            const std::size_t t = triangles.empty() ? i : triangles[i];
+            if (t >= skin.triangles.size()) {
+                continue;
+            }
             const Triangle& tri = skin.triangles[t];
             const Vec3& a = skin.vertices[tri[0]];
             const Vec3& b = skin.vertices[tri[1]];
@@ -113,11 +119,12 @@ Result<AttachResult> attachToCharacter(Scene& scene, const std::vector<Index>& p
                 pin.barycentric = w;
             }
         }
-        // The particle keeps its side and distance from the skin (a waistband's ease).
+        // The particle keeps where it is from the skin (a waistband's ease), in the skin
+        // triangle's frame, so the target is the particle now.
         const Triangle& tri = skin.triangles[pin.triangle];
-        const Vec3 n = (skin.vertices[tri[1]] - skin.vertices[tri[0]])
-                           .cross(skin.vertices[tri[2]] - skin.vertices[tri[0]]);
-        pin.offset = n.norm() > 0 ? (x - point).dot(n.normalized()) : 0;
+        pin.offset = pinFrame(skin.vertices[tri[0]], skin.vertices[tri[1]], skin.vertices[tri[2]])
+                         .transpose() *
+                     (x - point);
         pins.push_back(pin);
         return pinTarget(pin, skin.vertices, skin.triangles);
     });

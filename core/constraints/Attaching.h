@@ -32,9 +32,12 @@ Result<AttachResult> attachToBody(Scene& scene, const std::vector<Index>& partic
 Result<AttachResult> attachToRigidBody(Scene& scene, const std::vector<Index>& particles,
                                        int rigidBody, Real compliance = 0);
 
-// Each particle held at the closest point of character `character`'s skin as it is now, and
-// carried there as the character moves (CharacterPin: the skin triangle and the point in it).
+// Each particle held where it is, relative to the closest point of character `character`'s
+// skin as it is now, and carried along as the character moves (CharacterPin: the skin triangle,
+// the point in it and the offset). `triangles`, when not empty, are the skin triangles to ride
+// on (a waistband on the hips, not on a hand that hangs beside them).
 Result<AttachResult> attachToCharacter(Scene& scene, const std::vector<Index>& particles,
-                                       int character, Real compliance = 0);
+                                       int character, Real compliance = 0,
+                                       const std::vector<Index>& triangles = {});
 
 } // namespace pbd

@@ -49,9 +49,11 @@ Result<std::size_t> addSkirt(Scene& scene, int character, const SkirtSpec& spec)
     const Real height = all.size().y();
     const Real band = std::max(Real(0.02), 0.015 * height);
     std::vector<Vec2> section;
-    for (const Vec3& v : skin) {
-        if (std::abs(v.y() - spec.waistHeight) < band) {
-            section.emplace_back(v.x(), v.z());
+    std::vector<Index> sectionVertex;
+    for (std::size_t i = 0; i < skin.size(); ++i) {
+        if (std::abs(skin[i].y() - spec.waistHeight) < band) {
+            section.emplace_back(skin[i].x(), skin[i].z());
+            sectionVertex.push_back(Index(i));
         }
     }
     if (section.size() < 3) {
@@ -109,9 +111,20 @@ Result<std::size_t> addSkirt(Scene& scene, int character, const SkirtSpec& spec)
         }
     }
     std::vector<Vec2> ring;
+    std::vector<char> onRing(skin.size(), 0);
     for (std::size_t i = 0; i < section.size(); ++i) {
         if (root(i) == chosen) {
             ring.push_back(section[i]);
+            onRing[sectionVertex[i]] = 1;
+        }
+    }
+    // The waistband rides on the skin triangles of that section only.
+    std::vector<Index> hips;
+    const std::vector<Triangle> skinTriangles = characterTriangles(ch);
+    for (std::size_t t = 0; t < skinTriangles.size(); ++t) {
+        const Triangle& tri = skinTriangles[t];
+        if (onRing[tri[0]] != 0 || onRing[tri[1]] != 0 || onRing[tri[2]] != 0) {
+            hips.push_back(Index(t));
         }
     }
     const Vec2 centre = 0.5 * (lo[chosen] + hi[chosen]);
@@ -138,6 +151,28 @@ Result<std::size_t> addSkirt(Scene& scene, int character, const SkirtSpec& spec)
             }
         }
         radius = filled;
+    }
+    // Below the waist the hips widen: the cone must clear the skin it hangs over, so a sector's
+    // waist radius grows until the cone passes every skin vertex under it that is the body's
+    // (within 1.15 waist radii of the centre: the hands hang farther out).
+    {
+        const std::vector<Real> waistRadius = radius;
+        for (const Vec3& v : skin) {
+            const Real s = (spec.waistHeight - v.y()) / spec.length;
+            if (s <= 0 || s > 1) {
+                continue;
+            }
+            const Vec2 d = Vec2(v.x(), v.z()) - centre;
+            const Real angle = std::atan2(d.y(), d.x());
+            const int k = int(std::floor((angle + std::numbers::pi) / sector + 0.5)) % n;
+            if (d.norm() > 1.15 * waistRadius[std::size_t(k)]) {
+                continue;
+            }
+            for (int j = -1; j <= 1; ++j) { // the faces between vertices too
+                Real& r = radius[std::size_t((k + j + n) % n)];
+                r = std::max(r, d.norm() / (1 + (spec.flare - 1) * s));
+            }
+        }
     }
     for (int pass = 0; pass < 3; ++pass) {
         std::vector<Real> smooth(radius.size());
@@ -208,7 +243,7 @@ Result<std::size_t> addSkirt(Scene& scene, int character, const SkirtSpec& spec)
         for (int k = 0; k < n; ++k) {
             waist.push_back(id(k, 0));
         }
-        Result<AttachResult> pinned = attachToCharacter(scene, waist, character, 0);
+        Result<AttachResult> pinned = attachToCharacter(scene, waist, character, 0, hips);
         if (!pinned) {
             return Error{pinned.error()};
         }

@@ -40,6 +40,29 @@ void MovingMeshCollider::build(const Collider& c, Real reach) {
         const Real len = n.norm();
         n = len > 0 ? Vec3(n / len) : Vec3::Zero();
     }
+    // Rims: edges of one triangle. The topology is the same every substep; found once.
+    if (border_.size() != x.size() || borderTriangles_ != c.triangles.size()) {
+        std::vector<std::pair<Index, Index>> edges;
+        edges.reserve(3 * c.triangles.size());
+        for (const Triangle& t : c.triangles) {
+            for (int k = 0; k < 3; ++k) {
+                edges.emplace_back(std::min(t[k], t[(k + 1) % 3]), std::max(t[k], t[(k + 1) % 3]));
+            }
+        }
+        std::sort(edges.begin(), edges.end());
+        border_.assign(x.size(), 0);
+        for (std::size_t i = 0; i < edges.size();) {
+            std::size_t j = i;
+            while (j < edges.size() && edges[j] == edges[i]) {
+                ++j;
+            }
+            if (j - i == 1) {
+                border_[edges[i].first] = border_[edges[i].second] = 1;
+            }
+            i = j;
+        }
+        borderTriangles_ = c.triangles.size();
+    }
     const Real meanEdge = c.triangles.empty() ? 1 : edges / Real(3 * c.triangles.size());
     reach_ = reach > 0 ? reach : 2 * meanEdge;
     // Cells of two mean edges, at most about four per triangle.
@@ -176,9 +199,15 @@ bool MovingMeshCollider::closest(const Vec3& x, Real reach, SurfacePoint& s, Vec
             pseudo = blend.normalized();
         }
     }
+    bool rim = false;
+    if (bestW.minCoeff() <= inner) {
+        for (int k = 0; k < 3; ++k) {
+            rim = rim || (bestW[k] > inner && border_[t[k]] != 0);
+        }
+    }
     const Vec3 offset = x - s.point;
     const Real d = offset.norm();
-    const bool inside = offset.dot(pseudo) < 0;
+    const bool inside = !rim && offset.dot(pseudo) < 0;
     s.distance = inside ? -d : d;
     s.normal = d > 1e-12 ? Vec3((inside ? -1.0 : 1.0) * offset / d) : pseudo;
     velocity = velocityAt(t, bestW);

@@ -6,7 +6,9 @@
 // offset along the pseudo-normal of the closest feature (Baerentzen and Aanaes 2005: the face's
 // normal inside a face, the interpolated vertex normals on an edge or corner), and the search
 // reaches only `reach` beyond the margin: a particle the skin swallowed deeper than that is
-// given up, not pulled through the body to a far side.
+// given up, not pulled through the body to a far side. A point whose closest feature is on an
+// opening's rim (a character's separate torso ends at the hips) is outside: no side can be told
+// there, and taking it for inside pushes cloth into the body.
 
 #include "core/base/LinearAlgebra.h"
 #include "core/solver/Colliders.h"
@@ -38,6 +40,8 @@ private:
     const std::vector<Triangle>* triangles_ = nullptr;
     const std::vector<Vec3>* velocities_ = nullptr;
     std::vector<Vec3> vertexNormals_;
+    std::vector<char> border_; // per vertex: on an edge of one triangle only (an opening)
+    std::size_t borderTriangles_ = 0;
     std::vector<Vec3> faceNormals_;
     Bounds bounds_;
     Real cell_ = 1;

@@ -4,6 +4,7 @@
 // restored mid-run moves it as the first run did.
 
 #include "core/anim/Character.h"
+#include "core/constraints/Attaching.h"
 #include "core/constraints/ConstraintBuilders.h"
 #include "core/scenes/PrimitiveMeshes.h"
 #include "core/solver/Solver.h"
@@ -217,6 +218,42 @@ private slots:
         c = arm();
         c.clips[0].tracks[0].rotations[1] = Quat(0, 0, 0, 0);
         QVERIFY(checkCharacter(c).find("rotation") != std::string::npos);
+    }
+
+    // A pin keeps the particle where it was relative to the skin: its target is the particle
+    // itself when it is made (here beside an edge of the box, where the offset does not lie
+    // along any face's normal), and it rides along as the box moves, exactly.
+    void pinsRideOnTheSkinFromWhereTheParticleIs() {
+        Scene scene = particleAt(Vec3(0.62, 0.17, 0.05));
+        scene.particles.add(Vec3(0, 0.15, 0), 1.0); // above the top's middle
+        scene.bodies[0].particleCount = 2;
+        addCharacter(scene, movingBox(Vec3(0.5, 0.1, 0.5), Vec3(0, 0, 0), Vec3(0, 1, 0), 1.0), 0.3);
+        Result<AttachResult> pinned = attachToCharacter(scene, {0, 1}, 0);
+        QVERIFY2(pinned.ok(), pinned ? "" : pinned.error().c_str());
+        QCOMPARE(scene.characters[0].pins.size(), std::size_t(2));
+        const Attachments& a = scene.constraints.attachments;
+        for (std::size_t i = 0; i < 2; ++i) {
+            QVERIFY2(
+                near(a.target[i], scene.particles.positions[i], 1e-12),
+                qPrintable(QString::number((a.target[i] - scene.particles.positions[i]).norm())));
+        }
+        // Only the triangles offered: the pin rides on one of them.
+        Scene other = scene;
+        other.constraints.attachments = Attachments{};
+        other.characters[0].pins.clear();
+        pinned = attachToCharacter(other, {0}, 0, 0, {4, 5});
+        QVERIFY(pinned.ok());
+        QVERIFY(other.characters[0].pins[0].triangle == 4 ||
+                other.characters[0].pins[0].triangle == 5);
+        Solver solver(scene);
+        for (int i = 0; i < 60; ++i) {
+            solver.step();
+        }
+        const Real risen = std::min(solver.time(), 1.0);
+        QVERIFY2(near(scene.particles.positions[1], Vec3(0, 0.15 + risen, 0), 1e-9),
+                 qPrintable(QString::number(scene.particles.positions[1].y())));
+        QVERIFY(near(scene.particles.positions[0], Vec3(0.62, 0.17 + risen, 0.05), 1e-9));
+        QVERIFY(!attachToCharacter(scene, {0}, 3).ok()); // no such character
     }
 
     // A box rising at 1 m/s under a particle: the particle rides on its top, never inside, and
