@@ -4,7 +4,6 @@
 #include "core/constraints/ConstraintGroups.h"
 #include "core/scenes/PrimitiveMeshes.h"
 #include "meshing/AirMeshing2D.h"
-#include "meshing/DancerScene.h"
 #include "meshing/Prepare.h"
 #include "meshing/SurfaceAssembly.h"
 
@@ -404,8 +403,6 @@ const std::vector<SceneInfo>& allScenes() {
         std::vector<SceneInfo> v = sceneCatalogue();
         const auto& air = airSceneCatalogue();
         v.insert(v.end(), air.begin(), air.end());
-        const auto& characters = characterSceneCatalogue();
-        v.insert(v.end(), characters.begin(), characters.end());
         return v;
     }();
     return all;
@@ -415,11 +412,6 @@ Result<Scene> makeAnyScene(std::string_view name) {
     for (const SceneInfo& info : airSceneCatalogue()) {
         if (info.name == name) {
             return makeAirScene(name);
-        }
-    }
-    for (const SceneInfo& info : characterSceneCatalogue()) {
-        if (info.name == name) {
-            return makeCharacterScene(name);
         }
     }
     Result<Scene> core = makeScene(name);

@@ -26,6 +26,10 @@ struct DancerSpec {
 DancerSpec dancerSpec(std::string_view name);
 Result<Scene> makeDancer(const DancerSpec& spec, const std::string& name = "dancer");
 
+// "dancer" and "dancer-small". Not in the generated scenes' catalogue yet: without the air
+// between the layers and the legs, self-collision breaks down when the legs squeeze the layers
+// (dancer-small at about 0.5 s; the full size at once on one thread), and a scene offered in
+// the Samples menu must not run away. The tests build them by name.
 const std::vector<SceneInfo>& characterSceneCatalogue();
 Result<Scene> makeCharacterScene(std::string_view name);
 

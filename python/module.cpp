@@ -12,6 +12,7 @@
 #include "core/solver/Solver.h"
 #include "meshing/AirScenes.h"
 #include "meshing/CacheExport.h"
+#include "meshing/CharacterImport.h"
 #include "meshing/CookedAsset.h"
 #include "meshing/Export.h"
 #include "meshing/Prepare.h"
@@ -556,6 +557,34 @@ PYBIND11_MODULE(_pbdlab, m) {
             "Adds a collider as pbdlab-cli's --collider does: 'SHAPE[:KEY=VALUE,...]' with SHAPE "
             "plane, sphere, box or capsule fitted under the bodies, or 'mesh:file=PATH'. Raises "
             "ValueError with the CLI's message.")
+        .def_property_readonly(
+            "characters",
+            [](PyScene& s) { return python::toPython(cli::charactersJson(s.scene(), s.time())); },
+            "The animated characters (name, file, triangles, collider, clip, clip_time, speed, "
+            "wrap), as pbdlab-cli simulate reports them.")
+        .def(
+            "add_character",
+            [](PyScene& s, const std::string& spec) {
+                const int c = python::unwrap(addCharacterFromSpec(s.scene(), spec));
+                connectCharacters(s.scene(), s.time()); // posed at the scene's time
+                s.edited();
+                return c;
+            },
+            py::arg("spec"),
+            "Adds an animated character and the moving collider of its skin, as pbdlab-cli's "
+            "--character does: 'FILE[,KEY=VALUE,...]' with clip, up, scale, position, start, "
+            "speed, wrap, friction. Returns its index; raises ValueError with the CLI's message.")
+        .def(
+            "pin_to_character",
+            [](PyScene& s, const std::vector<Index>& particles, int character, double compliance) {
+                const AttachResult r =
+                    python::unwrap(attachToCharacter(s.scene(), particles, character, compliance));
+                s.edited();
+                return r.added;
+            },
+            py::arg("particles"), py::arg("character") = 0, py::arg("compliance") = 0.0,
+            "Holds each particle where it is relative to the character's skin, carried along as "
+            "the character moves. Returns the number of attachments made.")
         .def(
             "pin",
             [](PyScene& s, const std::vector<Index>& particles, double compliance) {

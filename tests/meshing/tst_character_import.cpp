@@ -5,7 +5,6 @@
 #include "core/anim/Character.h"
 #include "core/solver/MovingMeshCollider.h"
 #include "core/solver/Solver.h"
-#include "meshing/AirScenes.h"
 #include "meshing/CharacterImport.h"
 #include "meshing/DancerScene.h"
 #include "meshing/ProjectFile.h"
@@ -187,7 +186,7 @@ private slots:
     // pin says and nothing flies off. (Later the legs squeeze the layers together, and without
     // the air between them self-collision breaks down at about 0.5 s: issue 32's next step.)
     void theDancersSkirtFitsAndFollows() {
-        Result<Scene> made = makeAnyScene("dancer-small");
+        Result<Scene> made = makeCharacterScene("dancer-small");
         QVERIFY2(made.ok(), made ? "" : made.error().c_str());
         Scene& scene = *made;
         QCOMPARE(scene.characters.size(), std::size_t(1));

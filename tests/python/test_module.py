@@ -300,3 +300,27 @@ def test_intersections_are_the_clis(cli, tmp_path):
     assert len(ours) == run["intersections"]["last"]
     assert ours[:20] == run["intersections"]["pairs"]
     assert pbdlab.generate("cloth").intersections() == []
+
+
+def test_a_character_moves_the_cloth_as_the_clis_does(cli, tmp_path):
+    # Added from Python, the dancer drives the same run as pbdlab-cli's --character, bit for bit;
+    # problems come back as ValueError with the CLI's message.
+    dancer = "/usr/share/assimp/models/X/BCN_Epileptic.X,position=0 1.0244 0,speed=0.5"
+    s = pbdlab.generate("cloth")
+    assert s.add_character(dancer) == 0
+    s.step(30, threads=1)
+    theirs = cli_positions(cli, tmp_path, "cloth", "--steps", "30", "--threads", "1",
+                           "--character", dancer)
+    assert numpy.array_equal(s.positions, theirs)
+    c = s.characters[0]
+    assert c["name"] == "BCN_Epileptic" and c["clip"] == "Epileptisch"
+    assert c["clip_time"] == pytest.approx(0.5 * s.time)
+    with pytest.raises(ValueError, match="'Epileptisch'"):
+        s.add_character(dancer + ",clip=waltz")
+    # Pins on the skin (the cloth's corner, particle 0, is pinned already).
+    assert s.pin_to_character([1, 2]) == 2
+    with pytest.raises(ValueError, match="attached already"):
+        s.pin_to_character([0])
+    p = numpy.array(s.positions[1])
+    s.step(1, threads=1)
+    assert not numpy.array_equal(s.positions[1], p)  # carried by the dancing skin
