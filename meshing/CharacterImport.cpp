@@ -448,12 +448,8 @@ Result<ImportedCharacter> readCharacterUncontained(const fs::path& path) {
 Result<ImportedCharacter> importCharacter(const fs::path& path, const std::string& edits,
                                           const ImportOptions& options,
                                           const ProgressCallback& progress) {
-    std::error_code ec;
-    if (!fs::exists(path, ec)) {
-        return Error{"cannot open '" + path.string() + "': no such file"};
-    }
-    if (fs::is_directory(path, ec)) {
-        return Error{"cannot open '" + path.string() + "': it is a directory"};
+    if (std::string problem = openProblem(path); !problem.empty()) {
+        return Error{problem};
     }
     const std::string ext = lowerExtension(path);
     const auto& known = supportedCharacterExtensions();

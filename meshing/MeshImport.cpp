@@ -408,6 +408,20 @@ Result<std::vector<TriangleSoup>> readAssimpUncontained(const fs::path& path,
     return readWithAssimp(path, options);
 }
 
+std::string openProblem(const fs::path& path) {
+    std::error_code ec;
+    if (!fs::exists(path, ec)) {
+        return "cannot open '" + path.string() + "': no such file";
+    }
+    if (fs::is_directory(path, ec)) {
+        return "cannot open '" + path.string() + "': it is a directory";
+    }
+    if (!std::ifstream(path).good()) {
+        return "cannot open '" + path.string() + "': permission denied";
+    }
+    return {};
+}
+
 const std::vector<std::string>& supportedMeshExtensions() {
     static const std::vector<std::string> extensions = {".obj", ".ply",  ".stl",
                                                         ".off", ".gltf", ".glb"};
@@ -416,15 +430,8 @@ const std::vector<std::string>& supportedMeshExtensions() {
 
 Result<ImportedMesh> importMesh(const fs::path& path, const ImportOptions& options,
                                 const ProgressCallback& progress) {
-    std::error_code ec;
-    if (!fs::exists(path, ec)) {
-        return Error{"cannot open '" + path.string() + "': no such file"};
-    }
-    if (fs::is_directory(path, ec)) {
-        return Error{"cannot open '" + path.string() + "': it is a directory"};
-    }
-    if (!std::ifstream(path).good()) {
-        return Error{"cannot open '" + path.string() + "': permission denied"};
+    if (std::string problem = openProblem(path); !problem.empty()) {
+        return Error{problem};
     }
     if (!(options.scale > 0) || !std::isfinite(options.scale)) {
         return Error{"scale must be a positive number"};

@@ -56,6 +56,8 @@ Result<std::string> readContainedBytes(const std::filesystem::path& path,
 // What is wrong with a .glb's container (magic, version, lengths), checked before assimp reads
 // it; empty when it is sound.
 std::string glbProblem(const std::filesystem::path& path);
+// Why `path` cannot be opened (missing, a directory, not readable), naming it; empty when it can.
+std::string openProblem(const std::filesystem::path& path);
 // The extension in lower case with the dot; `name` with bytes that are not UTF-8 replaced.
 std::string lowerExtension(const std::filesystem::path& path);
 std::string validUtf8(const std::string& name);
