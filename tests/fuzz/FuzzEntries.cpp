@@ -2,6 +2,7 @@
 
 #include "core/scene/Scene.h"
 #include "core/solver/Solver.h"
+#include "meshing/CharacterImport.h"
 #include "meshing/CookedAsset.h"
 #include "meshing/MeshImport.h"
 #include "meshing/MeshReaders.h"
@@ -94,10 +95,34 @@ void scene(const std::uint8_t* d, std::size_t n) {
 
 } // namespace
 
+// An animated character (glTF text or binary, or DirectX .x by its "xof " header), as
+// simulate --character reads it: checked, skinned at a few times, edited.
+void character(const std::uint8_t* d, std::size_t n) {
+    const std::string_view t = text(d, n);
+    const std::string path = asFile(d, n,
+                                    t.starts_with("xof ")  ? ".x"
+                                    : n > 0 && d[0] == '{' ? ".gltf"
+                                                           : ".glb");
+    Result<ImportedCharacter> read = readCharacterUncontained(path);
+    if (!read || !checkCharacter(read->character).empty()) {
+        return;
+    }
+    Character& c = read->character;
+    if (c.vertexCount() < 200000) {
+        for (Real time : {0.0, 0.37, 5.0}) {
+            (void)skinCharacter(c, time);
+        }
+    }
+    (void)characterTriangles(c);
+    (void)editCharacter(c, "clip=0,up=z,scale=2,wrap=clamp");
+    (void)decodeCharacter(encodeCharacter(c));
+}
+
 const std::vector<Target>& targets() {
     static const std::vector<Target> all = {
-        {"ply", ply},   {"off", off},         {"stl", stl},     {"obj", obj},
-        {"gltf", gltf}, {"project", project}, {"asset", asset}, {"scene", scene},
+        {"ply", ply},     {"off", off},     {"stl", stl},
+        {"obj", obj},     {"gltf", gltf},   {"project", project},
+        {"asset", asset}, {"scene", scene}, {"character", character},
     };
     return all;
 }

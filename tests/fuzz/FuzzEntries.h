@@ -20,7 +20,7 @@ struct Target {
     Entry entry;
 };
 
-// ply, off, stl, obj, gltf, project, asset, scene
+// ply, off, stl, obj, gltf, project, asset, scene, character
 const std::vector<Target>& targets();
 
 } // namespace pbd::fuzz

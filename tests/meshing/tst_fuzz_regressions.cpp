@@ -5,6 +5,7 @@
 // steps. Seeds must load; regressions must load or be refused with a message naming the file.
 
 #include "core/solver/Solver.h"
+#include "meshing/CharacterImport.h"
 #include "meshing/MeshImport.h"
 #include "meshing/ProjectFile.h"
 
@@ -23,10 +24,10 @@ class TestFuzzRegressions : public QObject {
     QString asTargetFile(const QString& path, const QString& target) {
         const QString suffix = QFileInfo(path).suffix();
         QString extension = "." + target;
-        if (target == "gltf") {
+        if (target == "gltf" || target == "character") {
             QFile f(path);
             f.open(QIODevice::ReadOnly);
-            extension = f.peek(1) == "{" ? ".gltf" : ".glb";
+            extension = f.peek(4) == "xof " ? ".x" : f.peek(1) == "{" ? ".gltf" : ".glb";
         } else if (target == "project" || target == "asset" || target == "scene") {
             extension = ".json";
         }
@@ -50,13 +51,17 @@ class TestFuzzRegressions : public QObject {
             }
             return {};
         }
+        if (target == "character") {
+            Result<ImportedCharacter> c = importCharacter(file.toStdString());
+            return c ? QString() : QString::fromStdString(c.error());
+        }
         Result<ImportedMesh> mesh = importMesh(file.toStdString());
         return mesh ? QString() : QString::fromStdString(mesh.error());
     }
 
     void run(const QString& root, bool mustLoad) {
-        const QStringList targets = {"ply",  "off",     "stl",   "obj",
-                                     "gltf", "project", "asset", "scene"};
+        const QStringList targets = {"ply",     "off",   "stl",   "obj",      "gltf",
+                                     "project", "asset", "scene", "character"};
         int files = 0;
         for (const QString& target : targets) {
             QDirIterator it(root + "/" + target, QDir::Files);
