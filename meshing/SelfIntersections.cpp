@@ -21,9 +21,26 @@ struct FaceOrigin {
     std::size_t triangle = 0;
 };
 
+const std::vector<Vec3>& skin0() {
+    static const std::vector<Vec3> none;
+    return none;
+}
+const std::vector<Triangle>& triangles0() {
+    static const std::vector<Triangle> none;
+    return none;
+}
+
 } // namespace
 
-std::vector<TriangleIntersection> findIntersections(const Scene& scene) {
+std::string intersectionBodyName(const Scene& scene, std::size_t body) {
+    if (body < scene.bodies.size()) {
+        return scene.bodies[body].name;
+    }
+    const std::size_t k = body - scene.bodies.size();
+    return k < scene.characters.size() ? scene.characters[k].name : std::string("?");
+}
+
+std::vector<TriangleIntersection> findIntersections(const Scene& scene, bool characters) {
     // One mesh holds every body. A triangle wound against its neighbours joins them turned
     // round (the winding does not matter to whether triangles cross, and its neighbours stay
     // neighbours, not triangles that touch). One that still cannot join the halfedge structure
@@ -31,9 +48,28 @@ std::vector<TriangleIntersection> findIntersections(const Scene& scene) {
     // against its neighbours like any other triangle, which is what a broken surface deserves.
     Mesh mesh;
     std::vector<FaceOrigin> origin;
-    const auto& x = scene.particles.positions;
-    for (std::size_t b = 0; b < scene.bodies.size(); ++b) {
-        const Body& body = scene.bodies[b];
+    // The surfaces tested: the bodies', then the characters' skins.
+    struct Surface {
+        const std::vector<Vec3>* x;
+        const std::vector<Triangle>* triangles;
+    };
+    std::vector<Surface> surfaces;
+    for (const Body& body : scene.bodies) {
+        surfaces.push_back({&scene.particles.positions, &body.triangles});
+    }
+    if (characters) {
+        for (const Character& c : scene.characters) {
+            if (c.collider >= 0 && std::size_t(c.collider) < scene.colliders.size()) {
+                const Collider& skin = scene.colliders[std::size_t(c.collider)];
+                surfaces.push_back({&skin.vertices, &skin.triangles});
+            } else {
+                surfaces.push_back({&skin0(), &triangles0()});
+            }
+        }
+    }
+    for (std::size_t b = 0; b < surfaces.size(); ++b) {
+        const auto& x = *surfaces[b].x;
+        const std::vector<Triangle>& triangles = *surfaces[b].triangles;
         std::unordered_map<Index, Mesh::Vertex_index> vertexOf;
         auto vertex = [&](Index i) {
             auto [it, inserted] = vertexOf.try_emplace(i);
@@ -42,8 +78,8 @@ std::vector<TriangleIntersection> findIntersections(const Scene& scene) {
             }
             return it->second;
         };
-        for (std::size_t t = 0; t < body.triangles.size(); ++t) {
-            const Triangle& tri = body.triangles[t];
+        for (std::size_t t = 0; t < triangles.size(); ++t) {
+            const Triangle& tri = triangles[t];
             const Point p0(x[tri[0]].x(), x[tri[0]].y(), x[tri[0]].z());
             const Point p1(x[tri[1]].x(), x[tri[1]].y(), x[tri[1]].z());
             const Point p2(x[tri[2]].x(), x[tri[2]].y(), x[tri[2]].z());
@@ -73,9 +109,13 @@ std::vector<TriangleIntersection> findIntersections(const Scene& scene) {
 
     std::vector<TriangleIntersection> result;
     result.reserve(pairs.size());
+    const std::size_t bodies = scene.bodies.size();
     for (const auto& [fa, fb] : pairs) {
         FaceOrigin a = origin[std::size_t(fa)];
         FaceOrigin b = origin[std::size_t(fb)];
+        if (a.body >= bodies && b.body >= bodies) {
+            continue; // skin against skin: a character's meshes overlap where they meet
+        }
         if (b.body < a.body || (b.body == a.body && b.triangle < a.triangle)) {
             std::swap(a, b);
         }

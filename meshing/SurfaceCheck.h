@@ -54,7 +54,11 @@ SurfaceReport checkSurfaces(const Scene& scene, bool intersections = true);
 
 // All pairs of triangles that intersect other than at a shared vertex or edge, over every
 // body's surface (implemented with CGAL in SelfIntersections.cpp). Degenerate triangles are
-// skipped; they are reported on their own.
-std::vector<TriangleIntersection> findIntersections(const Scene& scene);
+// skipped; they are reported on their own. With `characters`, each character's skin (its
+// collider as posed now) counts too, as body bodies.size() + k, against the bodies only (a
+// character's own meshes overlap where they meet).
+std::vector<TriangleIntersection> findIntersections(const Scene& scene, bool characters = false);
+// A body's name, or a character's for the indices past the bodies.
+std::string intersectionBodyName(const Scene& scene, std::size_t body);
 
 } // namespace pbd

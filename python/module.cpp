@@ -681,14 +681,14 @@ PYBIND11_MODULE(_pbdlab, m) {
                 std::vector<TriangleIntersection> pairs;
                 {
                     py::gil_scoped_release unlocked;
-                    pairs = findIntersections(s.scene());
+                    pairs = findIntersections(s.scene(), true);
                 }
                 py::list out;
                 for (const TriangleIntersection& p : pairs) {
                     py::dict d;
-                    d["body_a"] = s.scene().bodies[p.bodyA].name;
+                    d["body_a"] = intersectionBodyName(s.scene(), p.bodyA);
                     d["triangle_a"] = p.triangleA;
-                    d["body_b"] = s.scene().bodies[p.bodyB].name;
+                    d["body_b"] = intersectionBodyName(s.scene(), p.bodyB);
                     d["triangle_b"] = p.triangleB;
                     out.append(d);
                 }
@@ -696,8 +696,9 @@ PYBIND11_MODULE(_pbdlab, m) {
             },
             "The pairs of triangles that cross now, over every body's surface (cloth, soft "
             "bodies' boundaries; within a body or between two), other than at a shared vertex "
-            "or edge: exact (CGAL), independent of the air and the contacts; as pbdlab-cli "
-            "simulate's `intersections`. Each a dict of body_a, triangle_a, body_b, triangle_b.")
+            "or edge, and against the characters' skins: exact (CGAL), independent of the air "
+            "and the contacts; as pbdlab-cli simulate's `intersections`. Each a dict of body_a, "
+            "triangle_a, body_b, triangle_b.")
         .def(
             "write_cache",
             [](PyScene& s, const std::string& folder, int steps, int every,

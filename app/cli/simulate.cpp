@@ -128,7 +128,7 @@ class IntersectionRun {
 public:
     void check(const Scene& scene, int step) {
         const auto t0 = std::chrono::steady_clock::now();
-        pairs_ = findIntersections(scene);
+        pairs_ = findIntersections(scene, true);
         ms_ += std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0)
                    .count();
         ++checks_;
@@ -144,9 +144,9 @@ public:
         json listed = json::array();
         for (std::size_t i = 0; i < pairs_.size() && i < 20; ++i) {
             const TriangleIntersection& p = pairs_[i];
-            listed.push_back({{"body_a", scene.bodies[p.bodyA].name},
+            listed.push_back({{"body_a", intersectionBodyName(scene, p.bodyA)},
                               {"triangle_a", p.triangleA},
-                              {"body_b", scene.bodies[p.bodyB].name},
+                              {"body_b", intersectionBodyName(scene, p.bodyB)},
                               {"triangle_b", p.triangleB}});
         }
         return {{"last", pairs_.size()},

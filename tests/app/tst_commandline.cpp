@@ -636,6 +636,27 @@ private slots:
         QCOMPARE(c["collider"].get<int>(), 0);
         QVERIFY(std::abs(c["clip_time"].get<double>() - 0.5 * report["time"].get<double>()) < 1e-9);
         QCOMPARE(report["colliders"][0]["shape"].get<std::string>(), std::string("mesh"));
+        // Crossing triangles count the character's skin too: the dancer's chest through the
+        // sheet, named; its own meshes overlapping at the waist and neck are not counted.
+        r = run(cli_, {"simulate", "cloth", "--steps", "1", "--character",
+                       dancer + ",position=0 2.2 0", "--out", out});
+        QVERIFY2(r.exitCode == 0, qPrintable(r.err));
+        result.close();
+        QVERIFY(result.open(QIODevice::ReadOnly));
+        const nlohmann::json crossed =
+            nlohmann::json::parse(result.readAll().toStdString())["intersections"];
+        QVERIFY(crossed["last"].get<int>() > 0);
+        for (const auto& pair : crossed["pairs"]) {
+            QCOMPARE(pair["body_a"].get<std::string>(), std::string("cloth"));
+            QCOMPARE(pair["body_b"].get<std::string>(), std::string("BCN_Epileptic"));
+        }
+        // Standing clear of it, none.
+        r = run(cli_, {"simulate", "cloth", "--steps", "1", "--character", dancer, "--out", out});
+        result.close();
+        QVERIFY(result.open(QIODevice::ReadOnly));
+        QCOMPARE(nlohmann::json::parse(result.readAll().toStdString())["intersections"]["last"]
+                     .get<int>(),
+                 0);
     }
 
     void simulateTracesEveryStepOfTheAir() {
