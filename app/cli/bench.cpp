@@ -38,7 +38,7 @@ int bench(const RunOptions& o) {
     }
     double airProjectionMs = 0;
     std::vector<double> ms;
-    double detectionMs = 0, rigidSolveMs = 0;
+    double detectionMs = 0, rigidSolveMs = 0, skinningMs = 0;
     std::size_t manifoldsMade = 0, manifoldsRefreshed = 0, shapesReproxied = 0;
     const std::size_t passesBefore = solver.airOptimizationPasses();
     const double passMsBefore = solver.airOptimizationMilliseconds();
@@ -53,6 +53,7 @@ int bench(const RunOptions& o) {
         manifoldsRefreshed += solver.rigid().statistics().refreshedManifolds;
         shapesReproxied += solver.rigid().statistics().reproxied;
         rigidSolveMs += solver.rigid().statistics().solveMilliseconds;
+        skinningMs += solver.lastSkinningMilliseconds();
     }
     const std::size_t passes = solver.airOptimizationPasses() - passesBefore;
     const double passMs = solver.airOptimizationMilliseconds() - passMsBefore;
@@ -138,6 +139,15 @@ int bench(const RunOptions& o) {
         full["ms_rigid_solve"] = rigidSolveMs / substeps;
         full["rigid_settings"] = rigidSettingsJson(scene.solver.rigid);
     }
+    if (!scene.characters.empty()) {
+        std::size_t vertices = 0;
+        for (const Character& c : scene.characters) {
+            vertices += c.vertexCount();
+        }
+        full["characters"] = scene.characters.size();
+        full["skin_vertices"] = vertices;
+        full["ms_per_step_skinning"] = skinningMs / double(steps);
+    }
     if (!scene.air.empty()) {
         full["air_tets"] = scene.air.tets.size();
         full["air_triangles"] = scene.air.triangles.size();
@@ -187,6 +197,11 @@ int bench(const RunOptions& o) {
                     full["rigid_contacts"].get<std::size_t>(),
                     full["rigid_rows"].get<std::size_t>(), full["ms_rigid_detection"].get<double>(),
                     full["ms_rigid_solve"].get<double>());
+    }
+    if (full.contains("characters")) {
+        std::printf("  characters: %zu, %zu skin vertices, posed and skinned in %.3f ms per step\n",
+                    scene.characters.size(), full["skin_vertices"].get<std::size_t>(),
+                    full["ms_per_step_skinning"].get<double>());
     }
     if (full.contains("air_tets")) {
         std::printf("  %-16s %8zu elements  %7.2f ns per check\n", "air", scene.air.size(),

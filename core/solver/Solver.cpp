@@ -182,6 +182,7 @@ void Solver::step() {
     }
     const Real h = s.timeStep / substeps;
     airStatistics_ = AirStatistics{};
+    skinningMs_ = 0;
     if (!scene_.air.empty() && (s.airContactDistance > 0 || s.airFriction > 0) &&
         airPairsVersion_ != airTopologyVersion_) {
         airPairs_ =
@@ -381,6 +382,7 @@ void Solver::substep(Real h) {
 // that takes the skin there from where it is at `time` (both poses computed from the time, so a
 // solver restored from a cache moves the colliders as the first run did).
 void Solver::animateCharacters(Real h) {
+    const auto t0 = std::chrono::steady_clock::now();
     auto& characters = scene_.characters;
     characterStart_.resize(characters.size());
     const Real end = time_ + h;
@@ -409,6 +411,8 @@ void Solver::animateCharacters(Real h) {
         }
     }
     characterTime_ = end;
+    skinningMs_ +=
+        std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
 }
 
 // A substep as phases: predict (by region), then on one thread pin the attachments and find the

@@ -91,6 +91,8 @@ public:
     std::size_t stepCount() const { return steps_; }
     // Wall time of the last step, ms.
     double lastStepMilliseconds() const { return lastStepMs_; }
+    // Of that, posing and skinning the characters (all substeps), ms.
+    double lastSkinningMilliseconds() const { return skinningMs_; }
 
     // Measures each constraint type's kernel alone, `sweeps` sweeps over all its colours on one
     // thread, on a scratch copy of the current state (the scene is not changed).
@@ -152,6 +154,7 @@ private:
     std::vector<std::vector<Vec3>> characterStart_; // skin at characterTime_, per character
     Real characterTime_ = -1;
     std::vector<Affine3> characterScratch_;
+    double skinningMs_ = 0;
     std::vector<Vec3> scratchGradient_;
     std::vector<Real> scratchInverseMasses_;
     std::vector<SelfContact> selfContacts_;

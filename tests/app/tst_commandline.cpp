@@ -650,6 +650,14 @@ private slots:
             QCOMPARE(pair["body_a"].get<std::string>(), std::string("cloth"));
             QCOMPARE(pair["body_b"].get<std::string>(), std::string("BCN_Epileptic"));
         }
+        // bench splits the skinning off: the dancer's 3,014 skin vertices, posed each step.
+        r = run(cli_, {"bench", "cloth", "--steps", "5", "--json", "--character", dancer});
+        QVERIFY2(r.exitCode == 0, qPrintable(r.err));
+        const nlohmann::json bench = nlohmann::json::parse(r.out.toStdString());
+        QCOMPARE(bench["skin_vertices"].get<int>(), 3014);
+        QVERIFY(bench["ms_per_step_skinning"].get<double>() > 0);
+        QVERIFY(bench["ms_per_step_skinning"].get<double>() <=
+                bench["ms_per_step_max"].get<double>());
         // Standing clear of it, none.
         r = run(cli_, {"simulate", "cloth", "--steps", "1", "--character", dancer, "--out", out});
         result.close();
