@@ -27,7 +27,10 @@ Affine3 toAffine(const aiMatrix4x4& m) {
     return a;
 }
 
-void addNodes(const aiNode* node, int parent, Character& c, std::map<std::string, int>& byName) {
+// The hierarchy, parents first; by name (for bones and channels); and the node that carries
+// each mesh, in node order.
+void addNodes(const aiNode* node, int parent, Character& c, std::map<std::string, int>& byName,
+              std::vector<std::pair<int, unsigned>>& carried) {
     const int index = int(c.nodes.size());
     CharacterNode n;
     n.name = validUtf8(node->mName.C_Str());
@@ -35,20 +38,11 @@ void addNodes(const aiNode* node, int parent, Character& c, std::map<std::string
     n.rest = toAffine(node->mTransformation);
     c.nodes.push_back(std::move(n));
     byName.emplace(node->mName.C_Str(), index); // the first of a name wins, as in assimp
-    for (unsigned i = 0; i < node->mNumChildren; ++i) {
-        addNodes(node->mChildren[i], index, c, byName);
-    }
-}
-
-// The nodes that carry each mesh, in node order.
-void meshNodes(const aiNode* node, const std::map<std::string, int>& byName, int& index,
-               std::vector<std::pair<int, unsigned>>& out) {
-    const int self = index++;
     for (unsigned i = 0; i < node->mNumMeshes; ++i) {
-        out.emplace_back(self, node->mMeshes[i]);
+        carried.emplace_back(index, node->mMeshes[i]);
     }
     for (unsigned i = 0; i < node->mNumChildren; ++i) {
-        meshNodes(node->mChildren[i], byName, index, out);
+        addNodes(node->mChildren[i], index, c, byName, carried);
     }
 }
 
@@ -70,10 +64,8 @@ Result<ImportedCharacter> readWithAssimp(const fs::path& path) {
     c.name = validUtf8(path.stem().string());
     c.source = path.string();
     std::map<std::string, int> byName;
-    addNodes(scene->mRootNode, -1, c, byName);
     std::vector<std::pair<int, unsigned>> carried;
-    int index = 0;
-    meshNodes(scene->mRootNode, byName, index, carried);
+    addNodes(scene->mRootNode, -1, c, byName, carried);
     std::size_t morphs = 0, skipped = 0;
     for (const auto& [node, m] : carried) {
         if (m >= scene->mNumMeshes) {

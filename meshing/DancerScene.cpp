@@ -1,12 +1,10 @@
 #include "meshing/DancerScene.h"
 
 #include "core/constraints/ConstraintGroups.h"
-#include "core/solver/MovingMeshCollider.h"
 #include "meshing/CharacterImport.h"
 
 #include <cstdio>
 #include <cstdlib>
-#include <limits>
 
 namespace pbd {
 
@@ -56,40 +54,6 @@ Result<Scene> makeDancer(const DancerSpec& spec, const std::string& name) {
         return Error{problem};
     }
     const Real waistHeight = (character.placement * Vec3(0, spec.waist, 0)).y();
-    // The dance starts where the skirt fits clear of the skin: in the first pose the hands hang
-    // against the hips, and a skirt fitted there starts with a thousand particles in them. The
-    // clip's poses every 0.1 s are tried, the first with no skirt particle within the margin
-    // wins (the fewest, if none is clear), unless the edits chose a start.
-    if (spec.edits.find("start=") == std::string::npos && character.clip >= 0) {
-        const Real duration = character.clips[std::size_t(character.clip)].duration;
-        std::size_t fewest = std::numeric_limits<std::size_t>::max();
-        Real best = 0;
-        for (Real t = 0; t < duration && fewest > 0; t += 0.1) {
-            Scene trial;
-            Character posed = character;
-            posed.start = t;
-            const int c = addCharacter(trial, std::move(posed), 0.5);
-            SkirtSpec skirt = spec.skirt;
-            skirt.waistHeight = waistHeight;
-            if (!addSkirt(trial, c, skirt)) {
-                continue;
-            }
-            MovingMeshCollider skin;
-            skin.build(trial.colliders[0]);
-            std::size_t close = 0;
-            for (const Vec3& x : trial.particles.positions) {
-                SurfacePoint p;
-                Vec3 v;
-                close += skin.closest(x, 0.05, p, v) && p.distance < 0.005 ? 1 : 0;
-            }
-            if (close < fewest) {
-                fewest = close;
-                best = t;
-            }
-        }
-        character.start = best;
-    }
-
     Scene scene;
     scene.name = name;
     char start[32];

@@ -36,13 +36,13 @@ struct RunOptions {
     int rigidSubsteps = -1;
     int rigidRelax = -1;
     double contactHertz = -1;
-    std::string warmStart;              // on | off
-    std::string separatePush;           // on | off
-    std::string stabilisation;          // off | shock-propagation | weight-amplification
-    std::string sleeping;               // on | off
-    std::string exactAngularMomentum;   // on | off
-    std::vector<std::string> groups;    // NAME:KEY=VALUE,... (core editConstraintGroup)
-    std::vector<std::string> colliders; // SHAPE[:KEY=VALUE,...] (core colliderFromSpec)
+    std::string warmStart;               // on | off
+    std::string separatePush;            // on | off
+    std::string stabilisation;           // off | shock-propagation | weight-amplification
+    std::string sleeping;                // on | off
+    std::string exactAngularMomentum;    // on | off
+    std::vector<std::string> groups;     // NAME:KEY=VALUE,... (core editConstraintGroup)
+    std::vector<std::string> colliders;  // SHAPE[:KEY=VALUE,...] (core colliderFromSpec)
     std::vector<std::string> characters; // FILE[,KEY=VALUE,...] (meshing addCharacterFromSpec)
 };
 

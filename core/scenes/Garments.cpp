@@ -40,7 +40,11 @@ Result<std::size_t> addSkirt(Scene& scene, int character, const SkirtSpec& spec)
         return Error{"there is no character " + std::to_string(character)};
     }
     const Character& ch = scene.characters[std::size_t(character)];
-    const std::vector<Vec3> skin = skinCharacter(ch, spec.time);
+    if (ch.collider < 0 || std::size_t(ch.collider) >= scene.colliders.size()) {
+        return Error{"character '" + ch.name + "' has no collider"};
+    }
+    // The skin as the scene shows it: the pose the waistband is pinned in, too.
+    const std::vector<Vec3>& skin = scene.colliders[std::size_t(ch.collider)].vertices;
     // The skin's cross-section at the waist: the vertices within a band around its height.
     Bounds all;
     for (const Vec3& v : skin) {
@@ -120,7 +124,8 @@ Result<std::size_t> addSkirt(Scene& scene, int character, const SkirtSpec& spec)
     }
     // The waistband rides on the skin triangles of that section only.
     std::vector<Index> hips;
-    const std::vector<Triangle> skinTriangles = characterTriangles(ch);
+    const std::vector<Triangle>& skinTriangles =
+        scene.colliders[std::size_t(ch.collider)].triangles;
     for (std::size_t t = 0; t < skinTriangles.size(); ++t) {
         const Triangle& tri = skinTriangles[t];
         if (onRing[tri[0]] != 0 || onRing[tri[1]] != 0 || onRing[tri[2]] != 0) {

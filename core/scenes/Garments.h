@@ -20,14 +20,14 @@ struct SkirtSpec {
     Real ease = 0.015;          // the innermost layer's distance from the skin at the waist, m
     Real arealDensity = 0.15;   // kg/m^2
     Real bendingCompliance = 1; // 1/(N m), XPBD
-    Real time = 0;              // the pose the skirt is fitted to, s
 };
 
 // What is wrong with a spec (counts, lengths, a gap the layers cannot keep), naming the value;
 // empty when it is fine.
 std::string checkSkirt(const SkirtSpec& spec);
 
-// Fits a skirt to character `character` of `scene` and adds its layers as cloth bodies
+// Fits a skirt to character `character` of `scene`, posed as its collider is now (the time the
+// scene shows), and adds its layers as cloth bodies
 // ("skirt 1" innermost); returns the index of the first. Fails when the skin has no vertex
 // within a few centimetres of the waist height.
 Result<std::size_t> addSkirt(Scene& scene, int character, const SkirtSpec& spec);
