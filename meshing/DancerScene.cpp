@@ -1,10 +1,19 @@
 #include "meshing/DancerScene.h"
 
+#include "core/constraints/Attaching.h"
 #include "core/constraints/ConstraintGroups.h"
+#include "core/solver/Colliders.h"
+#include "core/solver/MovingMeshCollider.h"
 #include "meshing/CharacterImport.h"
+#include "meshing/SurfaceCheck.h"
+#include "meshing/VolumeMeshing.h"
 
+#include <algorithm>
+#include <cmath>
 #include <cstdio>
 #include <cstdlib>
+#include <limits>
+#include <memory>
 
 namespace pbd {
 
@@ -29,6 +38,152 @@ DancerSpec dancerSpec(std::string_view name) {
     }
     return spec;
 }
+
+namespace {
+
+// Whether a point is inside a skirt's outer layer: a horizontal ray from the skirt's axis
+// through it meets the layer beyond it (below the hem, the hem's). The layer's triangles are binned
+// by their angle around the axis, so each point tests a few of them.
+std::function<bool(const Vec3&)> insideOuterLayer(const Scene& scene, const Body& outer) {
+    constexpr Real kPi = 3.14159265358979323846;
+    constexpr int kBins = 256;
+    const auto& x = scene.particles.positions;
+    Vec3 axis = Vec3::Zero();
+    for (Index i = outer.firstParticle; i < outer.firstParticle + outer.particleCount; ++i) {
+        axis += x[i];
+    }
+    axis /= Real(std::max<Index>(1, outer.particleCount));
+    const auto bin = [axis](const Vec3& p) {
+        const Real angle = std::atan2(p.z() - axis.z(), p.x() - axis.x());
+        return std::clamp(int((angle + kPi) / (2 * kPi) * kBins), 0, kBins - 1);
+    };
+    auto bins = std::make_shared<std::vector<std::vector<std::array<Vec3, 3>>>>(kBins);
+    for (const Triangle& t : outer.triangles) {
+        int lo = bin(x[t[0]]), hi = lo;
+        for (int k = 1; k < 3; ++k) {
+            const int b = bin(x[t[k]]);
+            // The shorter way round (a triangle across the angle's seam wraps).
+            if ((b - lo + kBins) % kBins <= kBins / 2 &&
+                (b - lo + kBins) % kBins > (hi - lo + kBins) % kBins) {
+                hi = b;
+            } else if ((lo - b + kBins) % kBins <= kBins / 2 && (lo - b + kBins) % kBins > 0) {
+                lo = b;
+            }
+        }
+        for (int b = lo;; b = (b + 1) % kBins) {
+            (*bins)[std::size_t(b)].push_back({x[t[0]], x[t[1]], x[t[2]]});
+            if (b == hi) {
+                break;
+            }
+        }
+    }
+    Real hem = std::numeric_limits<Real>::infinity();
+    Real waist = -hem;
+    for (Index i = outer.firstParticle; i < outer.firstParticle + outer.particleCount; ++i) {
+        hem = std::min(hem, x[i].y());
+        waist = std::max(waist, x[i].y());
+    }
+    // Below the hem, the hem's outline straight down (the air around the legs under the skirt,
+    // which a knee brings up into it); above the waist, the waistband's straight up (the hips).
+    hem += 1e-4;
+    waist -= 1e-4;
+    return [axis, bins, bin, hem, waist](Vec3 p) {
+        p.y() = std::clamp(p.y(), hem, waist);
+        const Vec3 o(axis.x(), p.y(), axis.z());
+        const Vec3 d = p - o;
+        if (d.squaredNorm() < 1e-12) {
+            return true;
+        }
+        for (const auto& tri : (*bins)[std::size_t(bin(p))]) {
+            if (rayTriangle(o, d, tri[0], tri[1], tri[2]) > 1) {
+                return true;
+            }
+        }
+        return false;
+    };
+}
+
+// The skin of the spec's meshes between the hem (less airBelowHem) and the waist (less
+// airBelowWaist) as a body riding on the skin, and the air around it and the skirt's layers.
+Result<AirReport> addDancerAir(Scene& scene, int character, const DancerSpec& spec,
+                               Real waistHeight) {
+    Real hem = waistHeight;
+    for (const Body& body : scene.bodies) {
+        hem = std::min(hem, scene.bounds(body).min.y());
+    }
+    const Character& ch = scene.characters[std::size_t(character)];
+    const Collider& skin = scene.colliders[std::size_t(ch.collider)];
+    const Real low = hem - spec.airBelowHem;
+    const Real high = waistHeight - spec.airBelowWaist;
+    std::vector<Index> band;
+    Index first = 0;
+    for (const CharacterMesh& mesh : ch.meshes) {
+        const bool chosen = std::find(spec.airMeshes.begin(), spec.airMeshes.end(), mesh.name) !=
+                            spec.airMeshes.end();
+        for (Index t = first; chosen && t < first + mesh.triangles.size(); ++t) {
+            const Triangle& tri = skin.triangles[t];
+            if (std::all_of(tri.begin(), tri.end(), [&](Index v) {
+                    return skin.vertices[v].y() >= low && skin.vertices[v].y() <= high;
+                })) {
+                band.push_back(t);
+            }
+        }
+        first += Index(mesh.triangles.size());
+    }
+    std::vector<std::string> layers;
+    for (const Body& body : scene.bodies) {
+        layers.push_back(body.name);
+    }
+    Result<std::size_t> legs = addSkinBody(scene, character, band, ch.name + " legs");
+    if (!legs) {
+        return Error{legs.error()};
+    }
+    // TetGen needs facets that do not cross: the legs' skin crosses itself where the thighs
+    // meet, and those triangles are left out of the boundary (the air there reaches into the
+    // legs, where nothing moves).
+    Body& skinBody = scene.bodies[*legs];
+    std::vector<char> crossing(skinBody.triangles.size(), 0);
+    for (const TriangleIntersection& pair : findIntersections(scene)) {
+        if (pair.bodyA == *legs) {
+            crossing[pair.triangleA] = 1;
+        }
+        if (pair.bodyB == *legs) {
+            crossing[pair.triangleB] = 1;
+        }
+    }
+    std::vector<Triangle> kept;
+    for (std::size_t t = 0; t < skinBody.triangles.size(); ++t) {
+        if (crossing[t] == 0) {
+            kept.push_back(skinBody.triangles[t]);
+        }
+    }
+    skinBody.triangles = std::move(kept);
+    AirOptions air;
+    air.margin = 0.1;
+    air.boxSubdivisions = 4;
+    air.dropContainer = true;
+    // The air inside the outer layer, less the tets inside the legs (all their corners on the
+    // skin, and their centroid under the legs' skin; the torso's, which overlaps the hips, has
+    // no say): nothing there moves, and the skinning would only
+    // deform them. Fixed tets outside the skin stay: they keep cloth off the skin there.
+    const auto insideSkirt = insideOuterLayer(scene, scene.bodies[layers.size() - 1]);
+    Collider legsSkin;
+    legsSkin.vertices = scene.particles.positions;
+    legsSkin.triangles = skinBody.triangles;
+    MovingMeshCollider skinSide;
+    skinSide.build(legsSkin);
+    air.keep = [&](const Vec3& centroid, bool fixed) {
+        if (!insideSkirt(centroid)) {
+            return false;
+        }
+        SurfacePoint s;
+        Vec3 velocity;
+        return !fixed || !skinSide.closest(centroid, 1.0, s, velocity) || s.distance > 0;
+    };
+    return tessellateAir(scene, air);
+}
+
+} // namespace
 
 Result<Scene> makeDancer(const DancerSpec& spec, const std::string& name) {
     std::string file = spec.file;
@@ -71,6 +226,11 @@ Result<Scene> makeDancer(const DancerSpec& spec, const std::string& name) {
     if (Result<std::size_t> added = addSkirt(scene, c, skirt); !added) {
         return Error{added.error()};
     }
+    if (spec.air) {
+        if (Result<AirReport> air = addDancerAir(scene, c, spec, waistHeight); !air) {
+            return Error{name + ": " + air.error()};
+        }
+    }
     SolverSettings& s = scene.solver;
     s.timeStep = 1.0 / 60;
     s.substeps = 2;
@@ -80,6 +240,10 @@ Result<Scene> makeDancer(const DancerSpec& spec, const std::string& name) {
     // contacts between neighbouring triangles of one flat sheet and pushes the sheet apart.
     s.clothThickness = 0.002;
     s.collisionMargin = 0.003;
+    // The paper turns the optimisation off for its dancer, whose layers barely move against each
+    // other; this one kicks its knees up into the skirt (a large relative motion, Air Meshes
+    // §4), and without the pass the air between thigh and layers locks within a second.
+    s.airOptimizationInterval = 1;
     ensureConstraintGroups(scene);
     return scene;
 }

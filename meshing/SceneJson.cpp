@@ -651,6 +651,7 @@ void charactersToJson(const Scene& scene, json& j) {
                        {"speed", c.speed},
                        {"wrap", c.wrap == ClipWrap::Loop ? "loop" : "clamp"},
                        {"collider", c.collider},
+                       {"body", c.body},
                        {"pins", pinsJson(c.pins)}});
     }
     j["characters"] = all;
@@ -726,6 +727,10 @@ void charactersFromJson(const json& j, Scene& scene, const std::string& w) {
         }
         c.wrap = wrap == "loop" ? ClipWrap::Loop : ClipWrap::Clamp;
         c.collider = get<int>(e, "collider", cw);
+        c.body = getOr<int>(e, "body", -1, cw);
+        if (c.body < -1 || c.body >= int(scene.bodies.size())) {
+            throw FormatError{cw + ".body: " + std::to_string(c.body) + " is not a body"};
+        }
         if (e.contains("pins")) {
             c.pins = toPins(e["pins"], cw + ".pins");
         }

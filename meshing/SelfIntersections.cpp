@@ -54,8 +54,13 @@ std::vector<TriangleIntersection> findIntersections(const Scene& scene, bool cha
         const std::vector<Triangle>* triangles;
     };
     std::vector<Surface> surfaces;
-    for (const Body& body : scene.bodies) {
-        surfaces.push_back({&scene.particles.positions, &body.triangles});
+    for (std::size_t b = 0; b < scene.bodies.size(); ++b) {
+        // A body that rides on a character's skin is that skin, tested as the character.
+        const bool skin =
+            characters && std::any_of(scene.characters.begin(), scene.characters.end(),
+                                      [&](const Character& c) { return c.body == int(b); });
+        surfaces.push_back(
+            {&scene.particles.positions, skin ? &triangles0() : &scene.bodies[b].triangles});
     }
     if (characters) {
         for (const Character& c : scene.characters) {

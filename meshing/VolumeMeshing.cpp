@@ -288,6 +288,22 @@ Result<std::vector<BodyTetReport>> tetrahedralizeBodies(Scene& scene,
     return reports;
 }
 
+namespace {
+
+// Whether every edge of `triangles` is in exactly two of them.
+bool isClosedSurface(const std::vector<Triangle>& triangles) {
+    std::map<std::pair<Index, Index>, int> uses;
+    for (const Triangle& t : triangles) {
+        for (int k = 0; k < 3; ++k) {
+            ++uses[std::minmax(t[k], t[(k + 1) % 3])];
+        }
+    }
+    return !uses.empty() &&
+           std::all_of(uses.begin(), uses.end(), [](const auto& e) { return e.second == 2; });
+}
+
+} // namespace
+
 Result<AirReport> tessellateAir(Scene& scene, const AirOptions& options,
                                 const ProgressCallback& progress) {
     if (!scene.air.empty()) {
@@ -321,9 +337,11 @@ Result<AirReport> tessellateAir(Scene& scene, const AirOptions& options,
                 bounds.add(x[v]);
             }
         }
-        // Closed bodies are not air: each gets a hole seed inside.
+        // Closed bodies are not air: each gets a hole seed inside. A collider may be open (a
+        // character's legs cut at the waist): its triangles are then internal facets, like a
+        // cloth's.
         const bool closed = body.kind == BodyKind::TetBody || body.kind == BodyKind::Surface ||
-                            body.kind == BodyKind::Collider;
+                            (body.kind == BodyKind::Collider && isClosedSurface(body.triangles));
         if (closed) {
             Result<Vec3> inside = interiorPoint(x, body.triangles);
             if (!inside) {
@@ -431,6 +449,27 @@ Result<AirReport> tessellateAir(Scene& scene, const AirOptions& options,
     for (std::size_t t = 0; t < mesh.tets.size(); ++t) {
         if (!keep[t]) {
             continue;
+        }
+        const Tetrahedron& corners = mesh.tets[t];
+        const auto onBox = [&](Index v) {
+            return v >= surfaceVertices && v < surfaceVertices + report.boxVertices;
+        };
+        if (options.dropContainer && std::any_of(corners.begin(), corners.end(), onBox)) {
+            ++report.droppedByFilter;
+            continue;
+        }
+        if (options.keep) {
+            const bool fixed = std::all_of(corners.begin(), corners.end(), [&](Index v) {
+                return v < surfaceVertices ? !(scene.particles.inverseMasses[globalOf[v]] > 0)
+                                           : onBox(v);
+            });
+            const Vec3 centroid = (mesh.points[corners[0]] + mesh.points[corners[1]] +
+                                   mesh.points[corners[2]] + mesh.points[corners[3]]) /
+                                  4.0;
+            if (!options.keep(centroid, fixed)) {
+                ++report.droppedByFilter;
+                continue;
+            }
         }
         Tetrahedron global;
         for (int k = 0; k < 4; ++k) {

@@ -7,6 +7,7 @@
 #include "core/scene/Scene.h"
 #include "meshing/TetgenProcess.h"
 
+#include <functional>
 #include <string>
 #include <vector>
 
@@ -54,6 +55,13 @@ struct AirOptions {
     // (m) of the surfaces of `localBodies` (all bodies when empty). 0 keeps all the air.
     double localDistance = 0;
     std::vector<std::string> localBodies;
+    // Only the air between the bodies: the tets that touch the container are left out (a
+    // garment's layers and a character's legs move as a whole; the box would stay behind).
+    bool dropContainer = false;
+    // When set, only the tets it accepts, given their centroid and whether all four corners
+    // are fixed (the air inside a skirt, and not inside the character's legs, where nothing
+    // moves).
+    std::function<bool(const Vec3& centroid, bool fixed)> keep;
     double timeoutSeconds = 300;
     TetgenFault fault = TetgenFault::None;
 };
@@ -65,6 +73,7 @@ struct AirReport {
     std::size_t sharedVertices = 0; // air vertices that are body vertices
     std::size_t inverted = 0;       // tets TetGen returned with negative orientation
     std::size_t droppedByDistance = 0;
+    std::size_t droppedByFilter = 0; // AirOptions::dropContainer and keep
     double volume = 0;
     double seconds = 0;
     std::size_t peakMemoryBytes = 0; // of TetGen's process

@@ -100,8 +100,11 @@ struct Character {
     ClipWrap wrap = ClipWrap::Loop;
     // The scene collider (a mesh) the character moves; -1 until it is added to a scene.
     int collider = -1;
-    // Attachments that follow the skin (a garment's waistband).
+    // Attachments that follow the skin (a garment's waistband, a skin body's vertices).
     std::vector<CharacterPin> pins;
+    // The scene body whose particles ride on the skin (addSkinBody: the air's boundary at the
+    // legs); -1 when there is none.
+    int body = -1;
 
     std::size_t vertexCount() const;
     std::size_t triangleCount() const;

@@ -134,6 +134,72 @@ Result<AttachResult> attachToCharacter(Scene& scene, const std::vector<Index>& p
     return result;
 }
 
+Result<std::size_t> addSkinBody(Scene& scene, int character, const std::vector<Index>& triangles,
+                                const std::string& name) {
+    if (character < 0 || std::size_t(character) >= scene.characters.size()) {
+        return Error{"there is no character " + std::to_string(character)};
+    }
+    Character& ch = scene.characters[std::size_t(character)];
+    if (ch.collider < 0 || std::size_t(ch.collider) >= scene.colliders.size()) {
+        return Error{"character '" + ch.name + "' has no collider"};
+    }
+    if (ch.body >= 0) {
+        return Error{"character '" + ch.name + "' has a skin body already ('" +
+                     scene.bodies[std::size_t(ch.body)].name + "')"};
+    }
+    if (triangles.empty()) {
+        return Error{"no skin triangles for body '" + name + "'"};
+    }
+    const Collider& skin = scene.colliders[std::size_t(ch.collider)];
+    Body body;
+    body.name = name;
+    body.kind = BodyKind::Collider;
+    body.firstParticle = Index(scene.particles.size());
+    // Skin vertex -> (particle, a triangle and corner that has it), in order of first use.
+    std::vector<Index> particleOf(skin.vertices.size(), Index(-1));
+    std::vector<CharacterPin> corners;
+    for (Index t : triangles) {
+        if (t >= skin.triangles.size()) {
+            return Error{"character '" + ch.name + "' has no skin triangle " + std::to_string(t) +
+                         " (" + std::to_string(skin.triangles.size()) + ")"};
+        }
+        Triangle tri = skin.triangles[t];
+        for (int k = 0; k < 3; ++k) {
+            Index& p = particleOf[tri[k]];
+            if (p == Index(-1)) {
+                p = scene.particles.add(skin.vertices[tri[k]], 0.0);
+                CharacterPin pin;
+                pin.triangle = t;
+                pin.barycentric[k] = 1;
+                corners.push_back(pin);
+            }
+            tri[k] = p;
+        }
+        body.triangles.push_back(tri);
+    }
+    body.particleCount = Index(scene.particles.size()) - body.firstParticle;
+    const std::size_t index = scene.bodies.size();
+    scene.bodies.push_back(std::move(body));
+    const Index first = scene.bodies.back().firstParticle;
+    std::vector<Index> particles(corners.size());
+    for (std::size_t i = 0; i < particles.size(); ++i) {
+        particles[i] = first + Index(i);
+    }
+    std::vector<CharacterPin> pins;
+    Result<AttachResult> pinned = attachTo(scene, particles, 0, [&](Index p) {
+        CharacterPin pin = corners[p - first];
+        pin.attachment = Index(scene.constraints.attachments.size());
+        pins.push_back(pin);
+        return pinTarget(pin, skin.vertices, skin.triangles);
+    });
+    if (!pinned) {
+        return Error{pinned.error()};
+    }
+    ch.pins.insert(ch.pins.end(), pins.begin(), pins.end());
+    ch.body = int(index);
+    return index;
+}
+
 Result<AttachResult> attachToBody(Scene& scene, const std::vector<Index>& selection, int body,
                                   Real compliance) {
     if (body < 0 || std::size_t(body) >= scene.bodies.size()) {

@@ -24,6 +24,15 @@ Result<AttachResult> attachToPoints(Scene& scene, const std::vector<Index>& part
 // Each particle held at the closest point of collider `collider`'s surface.
 Result<AttachResult> attachToCollider(Scene& scene, const std::vector<Index>& particles,
                                       int collider, Real compliance = 0);
+// A body of kind Collider made of the skin triangles `triangles` (indices into
+// characterTriangles) of character `character`: one particle per skin vertex they use, without
+// mass, each pinned to its skin vertex (a CharacterPin on a corner), so the solver moves it with
+// the skin every substep. It is the character's kinematic boundary for the air (Air Meshes:
+// the air between a skirt and the legs); the character's collider still does the contacts.
+// Returns the body's index; Character::body names it.
+Result<std::size_t> addSkinBody(Scene& scene, int character, const std::vector<Index>& triangles,
+                                const std::string& name);
+
 // Each particle tied by a distance constraint (its rest length the distance now) to the
 // nearest particle of body `body`, in a group of the scene named "A to B".
 Result<AttachResult> attachToBody(Scene& scene, const std::vector<Index>& particles, int body,

@@ -150,6 +150,11 @@ std::vector<std::string> validateScene(const Scene& scene) {
             problems.push_back("character '" + c.name + "' has no collider of its " +
                                std::to_string(c.vertexCount()) + " vertices");
         }
+        if (c.body >= int(scene.bodies.size()) ||
+            (c.body >= 0 && scene.bodies[std::size_t(c.body)].kind != BodyKind::Collider)) {
+            problems.push_back("character '" + c.name + "' drives body " + std::to_string(c.body) +
+                               ", which is not a collider body");
+        }
     }
     const Particles& p = scene.particles;
     if (p.velocities.size() != p.size() || p.inverseMasses.size() != p.size() ||

@@ -6,6 +6,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <map>
 #include <numbers>
 
 namespace pbd {
@@ -45,95 +46,96 @@ Result<std::size_t> addSkirt(Scene& scene, int character, const SkirtSpec& spec)
     }
     // The skin as the scene shows it: the pose the waistband is pinned in, too.
     const std::vector<Vec3>& skin = scene.colliders[std::size_t(ch.collider)].vertices;
-    // The skin's cross-section at the waist: the vertices within a band around its height.
+    // The skin's cross-section at the waist: where the plane y = waistHeight cuts its
+    // triangles, a point on each cut edge. The cuts of triangles that share an edge join into
+    // loops (a hip, a wrist, a hand hanging beside the hips).
+    const std::vector<Triangle>& skinTriangles =
+        scene.colliders[std::size_t(ch.collider)].triangles;
     Bounds all;
     for (const Vec3& v : skin) {
         all.add(v);
     }
-    const Real height = all.size().y();
-    const Real band = std::max(Real(0.02), 0.015 * height);
-    std::vector<Vec2> section;
-    std::vector<Index> sectionVertex;
-    for (std::size_t i = 0; i < skin.size(); ++i) {
-        if (std::abs(skin[i].y() - spec.waistHeight) < band) {
-            section.emplace_back(skin[i].x(), skin[i].z());
-            sectionVertex.push_back(Index(i));
-        }
-    }
-    if (section.size() < 3) {
-        return Error{"character '" + ch.name + "' has no skin at the waist height " +
-                     std::to_string(spec.waistHeight) + " m (it spans " +
-                     std::to_string(all.min.y()) + " to " + std::to_string(all.max.y()) + " m)"};
-    }
-    // Hands hanging at the hips cut the same band: the section falls into clusters (vertices
-    // closer than 2.75% of the height), and the skirt goes around the one the band's middle is
-    // in, else the largest.
-    std::vector<std::size_t> parent(section.size());
-    for (std::size_t i = 0; i < parent.size(); ++i) {
-        parent[i] = i;
-    }
+    const Real y = spec.waistHeight;
+    std::vector<Index> cut; // triangles the plane cuts
+    std::vector<std::array<Vec2, 2>> segment;
+    std::map<std::pair<Index, Index>, std::size_t> firstOnEdge;
+    std::vector<std::size_t> parent;
     const auto root = [&](std::size_t i) {
         while (parent[i] != i) {
             i = parent[i] = parent[parent[i]];
         }
         return i;
     };
-    const Real joint = 0.0275 * height;
-    for (std::size_t i = 0; i < section.size(); ++i) {
-        for (std::size_t j = i + 1; j < section.size(); ++j) {
-            if ((section[i] - section[j]).squaredNorm() < joint * joint) {
-                parent[root(i)] = root(j);
+    for (std::size_t t = 0; t < skinTriangles.size(); ++t) {
+        const Triangle& tri = skinTriangles[t];
+        std::array<Vec2, 2> ends;
+        std::array<std::pair<Index, Index>, 2> edges;
+        int found = 0;
+        for (int k = 0; k < 3 && found < 2; ++k) {
+            const Vec3& a = skin[tri[k]];
+            const Vec3& b = skin[tri[(k + 1) % 3]];
+            if ((a.y() < y) == (b.y() < y)) {
+                continue;
+            }
+            const Real f = (y - a.y()) / (b.y() - a.y());
+            const Vec3 p = a + f * (b - a);
+            ends[std::size_t(found)] = Vec2(p.x(), p.z());
+            edges[std::size_t(found)] = std::minmax(tri[k], tri[(k + 1) % 3]);
+            ++found;
+        }
+        if (found < 2) {
+            continue;
+        }
+        const std::size_t id = segment.size();
+        cut.push_back(Index(t));
+        segment.push_back(ends);
+        parent.push_back(id);
+        for (const auto& e : edges) {
+            auto [it, inserted] = firstOnEdge.try_emplace(e, id);
+            if (!inserted) {
+                parent[root(id)] = root(it->second);
             }
         }
     }
-    Vec2 middle = Vec2::Zero();
-    for (const Vec2& p : section) {
-        middle += p;
+    if (segment.size() < 3) {
+        return Error{"character '" + ch.name + "' has no skin at the waist height " +
+                     std::to_string(spec.waistHeight) + " m (it spans " +
+                     std::to_string(all.min.y()) + " to " + std::to_string(all.max.y()) + " m)"};
     }
-    middle /= Real(section.size());
-    std::vector<std::size_t> members(section.size(), 0);
-    std::vector<Vec2> lo(section.size(), Vec2::Constant(1e300)),
-        hi(section.size(), Vec2::Constant(-1e300));
-    for (std::size_t i = 0; i < section.size(); ++i) {
+    // The skirt goes around the loop that spans the most (the hips: a hand or a wrist is
+    // smaller), with the loops centred inside it (another mesh's hips that overlap).
+    std::vector<Vec2> lo(segment.size(), Vec2::Constant(1e300)),
+        hi(segment.size(), Vec2::Constant(-1e300));
+    for (std::size_t i = 0; i < segment.size(); ++i) {
         const std::size_t r = root(i);
-        ++members[r];
-        lo[r] = lo[r].cwiseMin(section[i]);
-        hi[r] = hi[r].cwiseMax(section[i]);
+        for (const Vec2& p : segment[i]) {
+            lo[r] = lo[r].cwiseMin(p);
+            hi[r] = hi[r].cwiseMax(p);
+        }
     }
     std::size_t chosen = root(0);
-    bool around = false;
-    for (std::size_t r = 0; r < section.size(); ++r) {
-        if (members[r] == 0) {
-            continue;
-        }
-        const bool contains =
-            (middle.array() >= lo[r].array()).all() && (middle.array() <= hi[r].array()).all();
-        if ((contains && (!around || members[r] > members[chosen])) ||
-            (!around && !contains && members[r] > members[chosen])) {
-            chosen = r;
-            around = around || contains;
+    const auto spanArea = [&](std::size_t r) { return (hi[r] - lo[r]).prod(); };
+    for (std::size_t i = 0; i < segment.size(); ++i) {
+        if (spanArea(root(i)) > spanArea(chosen)) {
+            chosen = root(i);
         }
     }
+    const auto inChosen = [&](std::size_t r) {
+        const Vec2 c = 0.5 * (lo[r] + hi[r]);
+        return r == chosen ||
+               ((c.array() >= lo[chosen].array()).all() && (c.array() <= hi[chosen].array()).all());
+    };
+    // The waistband rides on the cut triangles of those loops only.
     std::vector<Vec2> ring;
-    std::vector<char> onRing(skin.size(), 0);
-    for (std::size_t i = 0; i < section.size(); ++i) {
-        if (root(i) == chosen) {
-            ring.push_back(section[i]);
-            onRing[sectionVertex[i]] = 1;
-        }
-    }
-    // The waistband rides on the skin triangles of that section only.
     std::vector<Index> hips;
-    const std::vector<Triangle>& skinTriangles =
-        scene.colliders[std::size_t(ch.collider)].triangles;
-    for (std::size_t t = 0; t < skinTriangles.size(); ++t) {
-        const Triangle& tri = skinTriangles[t];
-        if (onRing[tri[0]] != 0 || onRing[tri[1]] != 0 || onRing[tri[2]] != 0) {
-            hips.push_back(Index(t));
+    for (std::size_t i = 0; i < segment.size(); ++i) {
+        if (inChosen(root(i))) {
+            ring.insert(ring.end(), segment[i].begin(), segment[i].end());
+            hips.push_back(cut[i]);
         }
     }
     const Vec2 centre = 0.5 * (lo[chosen] + hi[chosen]);
-    // The waist radius by direction: the farthest band vertex within each sector, sectors with
+    // The waist radius by direction: the farthest cut point within each sector, sectors with
     // none filled from their neighbours, then smoothed so the band is a calm curve.
     const int n = spec.segments;
     const Real sector = 2 * std::numbers::pi / n;
@@ -158,21 +160,45 @@ Result<std::size_t> addSkirt(Scene& scene, int character, const SkirtSpec& spec)
         radius = filled;
     }
     // Below the waist the hips widen: the cone must clear the skin it hangs over, so a sector's
-    // waist radius grows until the cone passes every skin vertex under it that is the body's
-    // (within 1.15 waist radii of the centre: the hands hang farther out).
+    // waist radius grows until the cone passes every skin vertex under it that is the body's:
+    // reached from the waist loop along skin edges without going above the waist (a hand
+    // hanging beside the hips is reached only over the shoulder).
     {
-        const std::vector<Real> waistRadius = radius;
-        for (const Vec3& v : skin) {
-            const Real s = (spec.waistHeight - v.y()) / spec.length;
-            if (s <= 0 || s > 1) {
-                continue;
+        std::vector<std::vector<Index>> neighbours(skin.size());
+        for (const Triangle& t : skinTriangles) {
+            for (int k = 0; k < 3; ++k) {
+                neighbours[t[std::size_t(k)]].push_back(t[std::size_t((k + 1) % 3)]);
+                neighbours[t[std::size_t((k + 1) % 3)]].push_back(t[std::size_t(k)]);
             }
-            const Vec2 d = Vec2(v.x(), v.z()) - centre;
+        }
+        const auto under = [&](Index v) {
+            const Real s = (spec.waistHeight - skin[v].y()) / spec.length;
+            return s > 0 && s <= 1;
+        };
+        std::vector<char> seen(skin.size(), 0);
+        std::vector<Index> front;
+        for (Index t : hips) {
+            for (Index v : skinTriangles[t]) {
+                if (under(v) && seen[v] == 0) {
+                    seen[v] = 1;
+                    front.push_back(v);
+                }
+            }
+        }
+        const std::vector<Real> waistRadius = radius;
+        while (!front.empty()) {
+            const Index v = front.back();
+            front.pop_back();
+            for (Index w : neighbours[v]) {
+                if (under(w) && seen[w] == 0) {
+                    seen[w] = 1;
+                    front.push_back(w);
+                }
+            }
+            const Real s = (spec.waistHeight - skin[v].y()) / spec.length;
+            const Vec2 d = Vec2(skin[v].x(), skin[v].z()) - centre;
             const Real angle = std::atan2(d.y(), d.x());
             const int k = int(std::floor((angle + std::numbers::pi) / sector + 0.5)) % n;
-            if (d.norm() > 1.15 * waistRadius[std::size_t(k)]) {
-                continue;
-            }
             for (int j = -1; j <= 1; ++j) { // the faces between vertices too
                 Real& r = radius[std::size_t((k + j + n) % n)];
                 r = std::max(r, d.norm() / (1 + (spec.flare - 1) * s));

@@ -28,8 +28,9 @@ std::string checkSkirt(const SkirtSpec& spec);
 
 // Fits a skirt to character `character` of `scene`, posed as its collider is now (the time the
 // scene shows), and adds its layers as cloth bodies
-// ("skirt 1" innermost); returns the index of the first. Fails when the skin has no vertex
-// within a few centimetres of the waist height.
+// ("skirt 1" innermost); returns the index of the first. The waist is the widest loop where the
+// plane at the waist height cuts the skin (the hips, not a hand beside them). Fails when the
+// plane cuts no skin.
 Result<std::size_t> addSkirt(Scene& scene, int character, const SkirtSpec& spec);
 
 } // namespace pbd

@@ -3,11 +3,13 @@
 // worked by hand, the DirectX dancer's skeleton and clip, and files that are broken on purpose.
 
 #include "core/anim/Character.h"
+#include "core/scene/Topology.h"
 #include "core/solver/MovingMeshCollider.h"
 #include "core/solver/Solver.h"
 #include "meshing/CharacterImport.h"
 #include "meshing/DancerScene.h"
 #include "meshing/ProjectFile.h"
+#include "meshing/SurfaceCheck.h"
 
 #include <QTemporaryDir>
 #include <QTest>
@@ -180,74 +182,164 @@ private slots:
                  loaded.error().c_str());
     }
 
-    // The dancer in its small skirt: layers fitted around the hips in order, clear of the skin
-    // (the dance starts at a pose where the hands are away from the hips), the waistband riding
-    // on hip triangles; after a third of a second of the dance every waist particle is where its
-    // pin says and nothing flies off. (Later the legs squeeze the layers together, and without
-    // the air between them self-collision breaks down at about 0.5 s: issue 32's next step.)
+    // The dancer in its small skirt: layers fitted around the hips (not around the hand that
+    // hangs beside them, whose dense skin once outvoted the coarse hips) in order, clear of the
+    // skin, the waistband riding on hip triangles; the legs' skin a body riding on the skin,
+    // and the air between it and the layers. Half a second of the dance: every pin where it
+    // says, no crossing triangles, and at most 2 of the 8,000 air tets inverted after any step
+    // (of those with a corner that can move; they come right in the next steps), on one
+    // thread and on two. (About 0.7 s in, a knee comes up into the skirt fast, and the air
+    // no longer keeps up: issue 32.)
     void theDancersSkirtFitsAndFollows() {
         Result<Scene> made = makeCharacterScene("dancer-small");
         QVERIFY2(made.ok(), made ? "" : made.error().c_str());
-        Scene& scene = *made;
-        QCOMPARE(scene.characters.size(), std::size_t(1));
-        QCOMPARE(scene.bodies.size(), std::size_t(2));
-        const Character& c = scene.characters[0];
+        const Scene built = *made;
+        QCOMPARE(built.characters.size(), std::size_t(1));
+        QCOMPARE(built.bodies.size(), std::size_t(3));
+        const Character& c = built.characters[0];
+        QCOMPARE(c.body, 2);
+        QVERIFY(built.bodies[2].kind == BodyKind::Collider);
         QVERIFY(c.start > 0); // the first pose's hands hang against the hips
-        const Collider& skin = scene.colliders[std::size_t(c.collider)];
+        const Collider& skin = built.colliders[std::size_t(c.collider)];
         MovingMeshCollider outside;
         outside.build(skin);
         const SkirtSpec spec = dancerSpec("dancer-small").skirt;
-        QCOMPARE(c.pins.size(), std::size_t(spec.layers * spec.segments));
+        const std::size_t waistPins = std::size_t(spec.layers * spec.segments);
+        QCOMPARE(c.pins.size(), waistPins + built.bodies[2].particleCount);
         // Layer order: each particle of layer 2 is one gap farther out than layer 1's.
-        const Body& inner = scene.bodies[0];
-        const Body& outer = scene.bodies[1];
+        const Body& inner = built.bodies[0];
+        const Body& outer = built.bodies[1];
         for (Index i = 0; i < inner.particleCount; ++i) {
-            const Vec3 a = scene.particles.positions[inner.firstParticle + i];
-            const Vec3 b = scene.particles.positions[outer.firstParticle + i];
+            const Vec3 a = built.particles.positions[inner.firstParticle + i];
+            const Vec3 b = built.particles.positions[outer.firstParticle + i];
             QVERIFY(std::abs((b - a).norm() - spec.layerGap) < 1e-9);
         }
-        // Clear of the skin by more than the margin (the hands too).
-        for (const Body& b : scene.bodies) {
+        // Around the hips: the waistband's centre within 3 cm of the middle of the legs' skin
+        // at the waist height.
+        const Real waist = built.particles.positions[inner.firstParticle].y();
+        Vec2 band = Vec2::Zero(), hips = Vec2::Zero();
+        for (Index i = 0; i < Index(spec.segments); ++i) {
+            const Vec3& p = built.particles.positions[inner.firstParticle + i];
+            band += Vec2(p.x(), p.z()) / spec.segments;
+        }
+        Bounds legs;
+        std::size_t first = 0;
+        for (const CharacterMesh& m : c.meshes) {
+            for (std::size_t v = first; m.name == "Legs" && v < first + m.vertices.size(); ++v) {
+                if (std::abs(skin.vertices[v].y() - waist) < 0.05) {
+                    legs.add(skin.vertices[v]);
+                }
+            }
+            first += m.vertices.size();
+        }
+        QVERIFY(!legs.empty());
+        hips = Vec2(legs.center().x(), legs.center().z());
+        QVERIFY2((band - hips).norm() < 0.03,
+                 qPrintable(QString("the waistband is centred at %1 %2, the hips at %3 %4")
+                                .arg(band.x())
+                                .arg(band.y())
+                                .arg(hips.x())
+                                .arg(hips.y())));
+        // The layers clear of the skin by more than the margin (the hands too).
+        for (const Body& b : built.bodies) {
+            if (b.kind != BodyKind::Cloth) {
+                continue;
+            }
             for (Index i = b.firstParticle; i < b.firstParticle + b.particleCount; ++i) {
                 SurfacePoint s;
                 Vec3 v;
-                if (outside.closest(scene.particles.positions[i], 0.1, s, v)) {
-                    const Vec3& x = scene.particles.positions[i];
-                    QVERIFY2(s.distance > scene.solver.collisionMargin,
-                             qPrintable(QString("particle %1 at %3 %4 %5: %2 m from the skin at "
-                                                "%6 %7 %8")
-                                            .arg(i)
-                                            .arg(s.distance)
-                                            .arg(x.x())
-                                            .arg(x.y())
-                                            .arg(x.z())
-                                            .arg(s.point.x())
-                                            .arg(s.point.y())
-                                            .arg(s.point.z())));
+                if (outside.closest(built.particles.positions[i], 0.1, s, v)) {
+                    QVERIFY2(
+                        s.distance > built.solver.collisionMargin,
+                        qPrintable(
+                            QString("particle %1: %2 m from the skin").arg(i).arg(s.distance)));
                 }
             }
         }
-        // The pins ride on the hips: their triangles are at the waist height, not a hand's.
-        const Real waist = scene.particles.positions[inner.firstParticle].y();
-        for (const CharacterPin& pin : c.pins) {
+        // The waistband's pins ride on the hips: near the waist height and the waistband.
+        for (std::size_t k = 0; k < waistPins; ++k) {
+            const CharacterPin& pin = c.pins[k];
             const Triangle& t = skin.triangles[pin.triangle];
-            QVERIFY(std::abs(skin.vertices[t[0]].y() - waist) < 0.08);
+            const Vec3 centre =
+                (skin.vertices[t[0]] + skin.vertices[t[1]] + skin.vertices[t[2]]) / 3;
+            QVERIFY(std::abs(centre.y() - waist) < 0.08);
+            QVERIFY((Vec2(centre.x(), centre.z()) - hips).norm() < 0.3);
         }
-        Solver solver(scene);
-        Real fastest = 0;
-        for (int i = 0; i < 20; ++i) {
-            solver.step();
-            for (const Vec3& v : scene.particles.velocities) {
-                fastest = std::max(fastest, v.norm());
+        // The air: between the bodies (no container vertex), none of it inside the legs'
+        // skin where nothing moves, every tet positive.
+        QVERIFY(built.air.tets.size() > 5000);
+        QVERIFY(validateScene(built).empty());
+        for (const Tetrahedron& t : built.air.tets) {
+            const auto& x = built.particles.positions;
+            QVERIFY(signedVolume(x[t[0]], x[t[1]], x[t[2]], x[t[3]]) > 0);
+            for (Index v : t) {
+                QVERIFY(v < built.air.firstParticle || built.particles.inverseMasses[v] > 0);
             }
         }
-        QVERIFY2(fastest < 5, qPrintable(QString::number(fastest)));
-        const Attachments& a = scene.constraints.attachments;
-        for (const CharacterPin& pin : c.pins) {
-            const Vec3 target = pinTarget(pin, skin.vertices, skin.triangles);
-            QVERIFY((scene.particles.positions[a.particle[pin.attachment]] - target).norm() < 1e-6);
+        for (int threads : {1, 2}) {
+            Scene scene = built;
+            scene.solver.threads = threads;
+            Solver solver(scene);
+            Real fastest = 0;
+            for (int i = 1; i <= 30; ++i) {
+                solver.step();
+                for (const Vec3& v : scene.particles.velocities) {
+                    fastest = std::max(fastest, v.norm());
+                }
+                const auto& x = scene.particles.positions;
+                std::size_t inverted = 0;
+                for (const Tetrahedron& t : scene.air.tets) {
+                    const bool movable = std::any_of(t.begin(), t.end(), [&](Index v) {
+                        return scene.particles.inverseMasses[v] > 0;
+                    });
+                    inverted += movable && signedVolume(x[t[0]], x[t[1]], x[t[2]], x[t[3]]) < 0;
+                }
+                QVERIFY2(inverted <= 2, qPrintable(QString("%1 threads, step %2: %3 inverted")
+                                                       .arg(threads)
+                                                       .arg(i)
+                                                       .arg(inverted)));
+                if (i % 5 == 0) {
+                    const std::size_t crossing = findIntersections(scene, true).size();
+                    QVERIFY2(crossing == 0, qPrintable(QString("%1 threads, step %2: %3 pairs")
+                                                           .arg(threads)
+                                                           .arg(i)
+                                                           .arg(crossing)));
+                }
+            }
+            QVERIFY2(fastest < 5, qPrintable(QString::number(fastest)));
+            const Attachments& a = scene.constraints.attachments;
+            for (const CharacterPin& pin : c.pins) {
+                const Collider& now = scene.colliders[std::size_t(c.collider)];
+                QVERIFY((scene.particles.positions[a.particle[pin.attachment]] -
+                         pinTarget(pin, now.vertices, now.triangles))
+                            .norm() < 1e-6);
+            }
         }
+        // A project keeps the skin body: loaded back, the same three steps bit for bit; a body
+        // index that is not a body is refused by name.
+        const std::string text = projectToJson(built);
+        Result<Scene> loaded = projectFromJson(text, "project");
+        QVERIFY2(loaded.ok(), loaded ? "" : loaded.error().c_str());
+        QCOMPARE(loaded->characters[0].body, 2);
+        QCOMPARE(loaded->air.tets.size(), built.air.tets.size());
+        {
+            Scene original = built;
+            Solver a(original);
+            Solver b(*loaded);
+            for (int i = 0; i < 3; ++i) {
+                a.step();
+                b.step();
+            }
+            QVERIFY(original.particles.positions == loaded->particles.positions);
+        }
+        nlohmann::json j = nlohmann::json::parse(text);
+        j["characters"][0]["body"] = 7;
+        loaded = projectFromJson(j.dump(), "project");
+        QVERIFY(!loaded.ok());
+        QVERIFY2(loaded.error().find("body: 7 is not a body") != std::string::npos,
+                 loaded.error().c_str());
         // A skirt around no skin is refused, naming the height.
+        Scene scene = built;
         SkirtSpec high = spec;
         high.waistHeight = 9;
         Result<std::size_t> refused = addSkirt(scene, 0, high);

@@ -351,6 +351,67 @@ private slots:
         QVERIFY(!tessellateAir(again, options).ok());
     }
 
+    // A collider body that is open (a character's legs cut at the waist) bounds the air like
+    // a cloth, on both sides, instead of being a hole; the filters keep the air between the
+    // bodies (no tet touches the container) and what `keep` accepts (no fixed tet, and only
+    // below a height here), and count what they leave out.
+    void openCollidersAndFiltersShapeTheAir() {
+        Scene scene = twoBoxesAndCloth();
+        Body& upper = scene.bodies[1];
+        upper.kind = BodyKind::Collider;
+        std::vector<Triangle> open;
+        for (const Triangle& t : upper.triangles) {
+            const auto& x = scene.particles.positions;
+            if (!(x[t[0]].y() > 2.39 && x[t[1]].y() > 2.39 && x[t[2]].y() > 2.39)) {
+                open.push_back(t); // the lid left out
+            }
+        }
+        QVERIFY(open.size() < upper.triangles.size());
+        upper.triangles = open;
+        for (Index i = upper.firstParticle; i < upper.firstParticle + upper.particleCount; ++i) {
+            scene.particles.inverseMasses[i] = 0; // kinematic, as a skin body is
+        }
+        Scene all = scene;
+        AirOptions options;
+        options.boxSubdivisions = 3;
+        auto whole = tessellateAir(all, options);
+        QVERIFY2(whole.ok(), whole ? "" : whole.error().c_str());
+        // The open box holds air (it is not a hole).
+        const auto centroid = [](const Scene& s, const Tetrahedron& t) {
+            Vec3 c = Vec3::Zero();
+            for (Index v : t) {
+                c += s.particles.positions[v] / 4;
+            }
+            return c;
+        };
+        QVERIFY(std::any_of(all.air.tets.begin(), all.air.tets.end(), [&](const Tetrahedron& t) {
+            const Vec3 c = centroid(all, t) - Vec3(0.2, 2, 0);
+            return std::abs(c.x()) < 0.5 && std::abs(c.y()) < 0.4 && std::abs(c.z()) < 0.6;
+        }));
+        options.dropContainer = true;
+        std::size_t fixedSeen = 0;
+        options.keep = [&](const Vec3& c, bool fixed) {
+            fixedSeen += fixed;
+            return !fixed && c.y() < 1.5;
+        };
+        auto kept = tessellateAir(scene, options);
+        QVERIFY2(kept.ok(), kept ? "" : kept.error().c_str());
+        QVERIFY(kept->tets > 0);
+        QVERIFY(fixedSeen > 0);
+        QCOMPARE(kept->tets + kept->droppedByFilter, whole->tets);
+        QVERIFY(validateScene(scene).empty());
+        QVERIFY(minTetVolume(scene, scene.air.tets) > 0);
+        for (const Tetrahedron& t : scene.air.tets) {
+            QVERIFY(centroid(scene, t).y() < 1.5);
+            QVERIFY(std::any_of(t.begin(), t.end(),
+                                [&](Index v) { return scene.particles.inverseMasses[v] > 0; }));
+            for (Index v : t) {
+                // No container vertex: the only air particles are free points.
+                QVERIFY(v < scene.air.firstParticle || scene.particles.inverseMasses[v] > 0);
+            }
+        }
+    }
+
     void tetgenCrashIsAnErrorAndTheProcessLives() {
         Scene scene = twoBoxesAndCloth();
         const Scene before = scene;

@@ -256,6 +256,50 @@ private slots:
         QVERIFY(!attachToCharacter(scene, {0}, 3).ok()); // no such character
     }
 
+    // A skin body: one massless particle per skin vertex the chosen triangles use, on its
+    // vertex, moved with the skin every substep (the bending arm's lower triangle turns a
+    // quarter in the first second), and refused where it cannot be made.
+    void aSkinBodyRidesOnTheSkin() {
+        Scene scene;
+        addCharacter(scene, arm());
+        Result<std::size_t> body = addSkinBody(scene, 0, {1}, "forearm");
+        QVERIFY2(body.ok(), body ? "" : body.error().c_str());
+        const Body& b = scene.bodies[*body];
+        QVERIFY(b.kind == BodyKind::Collider);
+        QCOMPARE(b.particleCount, Index(3)); // vertices 2, 3, 4 of the skin
+        QCOMPARE(b.triangles.size(), std::size_t(1));
+        QCOMPARE(scene.characters[0].body, int(*body));
+        QVERIFY(validateScene(scene).empty());
+        const Collider& skin = scene.colliders[0];
+        for (int k = 0; k < 3; ++k) {
+            const Index p = b.triangles[0][std::size_t(k)];
+            QCOMPARE(scene.particles.inverseMasses[p], 0.0);
+            QVERIFY(near(scene.particles.positions[p], skin.vertices[skin.triangles[1][k]]));
+        }
+        scene.solver.timeStep = 1.0 / 60;
+        Solver solver(scene);
+        for (int i = 0; i < 30; ++i) {
+            solver.step();
+            const std::vector<Vec3> posed = skinCharacter(scene.characters[0], solver.time());
+            for (int k = 0; k < 3; ++k) {
+                QVERIFY(near(scene.particles.positions[b.triangles[0][std::size_t(k)]],
+                             posed[skin.triangles[1][k]], 1e-12));
+            }
+        }
+        // Half a second in, the lower bone has turned an eighth: the tip (vertex 4) is at
+        // (1 + cos 45°, sin 45°).
+        const Vec3 tip = scene.particles.positions[b.triangles[0][2]];
+        QVERIFY2(near(tip, Vec3(1 + std::sqrt(0.5), std::sqrt(0.5), 0), 1e-9),
+                 qPrintable(QString("%1 %2").arg(tip.x()).arg(tip.y())));
+        QVERIFY(!addSkinBody(scene, 0, {0}, "again").ok()); // one per character
+        Scene other;
+        addCharacter(other, arm());
+        QVERIFY(!addSkinBody(other, 0, {}, "none").ok());
+        QVERIFY(!addSkinBody(other, 0, {7}, "beyond").ok());
+        QVERIFY(!addSkinBody(other, 1, {0}, "nobody").ok());
+        QVERIFY(other.bodies.empty());
+    }
+
     // A box rising at 1 m/s under a particle: the particle rides on its top, never inside, and
     // leaves with the box's speed.
     void aRisingSurfaceLiftsWhatRestsOnIt() {
