@@ -11,6 +11,7 @@
 #include "core/constraints/Attaching.h"
 #include "core/scene/Mass.h"
 #include "core/scenes/Ground.h"
+#include "meshing/CharacterImport.h"
 
 #include <QDir>
 #include <QUndoStack>
@@ -143,7 +144,8 @@ void SceneDocument::applySolverSettings(const SolverSettings& settings) {
     scene_.solver = settings;
     applySimulationSettings();
     worker_->setAirSettings(settings.airOptimizationInterval, settings.airQualityThreshold,
-                            settings.airContactDistance, settings.airFriction);
+                            settings.airContactDistance, settings.airFriction,
+                            settings.airIterations);
     worker_->setRigidSettings(settings.rigid);
     worker_->setExactAngularMomentum(settings.exactAngularMomentum);
     worker_->setSelfCollision(settings.selfCollision, settings.clothThickness);
@@ -425,6 +427,29 @@ bool SceneDocument::addMeshCollider(const QString& path, double scale, QString* 
                                               .arg(QString::fromStdString(after.back().name))
                                               .arg(after.back().triangles.size()),
                                           scene_.colliders, after, int(after.size()) - 1, -1));
+    return true;
+}
+
+bool SceneDocument::addCharacter(const QString& path, const QString& edits, QString* error) {
+    Scene after = authoredScene();
+    QString spec = QDir::toNativeSeparators(path);
+    if (!edits.trimmed().isEmpty()) {
+        spec += QLatin1Char(',') + edits.trimmed();
+    }
+    Result<int> added = addCharacterFromSpec(after, spec.toStdString());
+    if (!added) {
+        return fail(QString::fromStdString(added.error()), error, true);
+    }
+    const Character& c = after.characters[std::size_t(*added)];
+    QString clip = tr("its rest pose");
+    if (c.clip >= 0 && std::size_t(c.clip) < c.clips.size()) {
+        clip = tr("clip '%1'").arg(QString::fromStdString(c.clips[std::size_t(c.clip)].name));
+    }
+    replaceScene(tr("Add character %1 (%2 triangles, %3)")
+                     .arg(QString::fromStdString(c.name))
+                     .arg(c.triangleCount())
+                     .arg(clip),
+                 after);
     return true;
 }
 

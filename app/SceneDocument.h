@@ -73,6 +73,10 @@ public:
     // A closed mesh from a file, its coordinates scaled by `scale`.
     bool addMeshCollider(const QString& path, double scale, QString* error = nullptr);
     bool removeCollider(int index, QString* error = nullptr);
+    // An animated character read from a file (meshing/CharacterImport, in a child process),
+    // with editCharacter's edits and friction= ("clip=walk,up=z,scale=0.01"), and its moving
+    // skin collider; one undo step.
+    bool addCharacter(const QString& path, const QString& edits, QString* error = nullptr);
     // The ground (core/scenes/Ground.h) added under the lowest point, or removed. A plane
     // collider changes while the simulation runs; a rigid ground restarts it.
     bool setGround(bool on, QString* error = nullptr);

@@ -140,6 +140,7 @@ void SceneView::showSnapshot() {
             actors_->setAirTets(scene);
         }
         actors_->updatePositions(scene);
+        actors_->updateSkeletons(scene, snapshot->time);
     }
     if (snapshot->rigidPoses.size() == scene.rigidBodies.size() && !scene.rigidBodies.empty()) {
         for (std::size_t i = 0; i < scene.rigidBodies.size(); ++i) {
@@ -161,6 +162,7 @@ void SceneView::showSnapshot() {
     convergence_->showErrors(snapshot->convergence);
     const bool newFrame = snapshot->steps != shownSteps_;
     shownSteps_ = snapshot->steps;
+    shownTime_ = snapshot->time;
     if (!frameDirectory_.isEmpty() && newFrame) {
         const QString path =
             QDir(frameDirectory_)
@@ -219,6 +221,11 @@ void SceneView::setWireframe(bool on) {
 void SceneView::setRigidContactsShown(bool on) {
     rigidContactsShown_ = on;
     rigidActors_->setContactsShown(on);
+    viewport_->update();
+}
+
+void SceneView::setSkeletonsShown(bool on) {
+    actors_->setSkeletons(document_->scene(), shownTime_, on);
     viewport_->update();
 }
 

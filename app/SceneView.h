@@ -55,6 +55,7 @@ public:
     bool wireframe() const { return wireframe_; }
     void setRigidContactsShown(bool on);
     void setFrameGlyphs(bool on);
+    void setSkeletonsShown(bool on);
     void setAirMode(SceneActors::AirMode mode);
     // Constraints drawn as lines (distance, bending, attachments, contacts), coloured by their
     // residual or by their force.
@@ -120,6 +121,7 @@ private:
     std::size_t shownSteps_ = 0;
     bool wireframe_ = false;
     bool rigidContactsShown_ = true;
+    Real shownTime_ = 0; // of the snapshot shown (the characters' pose)
     std::array<bool, 4> drawnKinds_{};
     bool colourByLambda_ = false;
     double lockedLo_ = 0;

@@ -202,13 +202,14 @@ void SimulationWorker::setSettings(Real timeStep, int substeps, int iterations, 
 }
 
 void SimulationWorker::setAirSettings(int optimizationInterval, Real qualityThreshold,
-                                      Real contactDistance, Real friction) {
+                                      Real contactDistance, Real friction, int iterations) {
     {
         std::lock_guard lock(mutex_);
         newSettings_.airOptimizationInterval = std::max(0, optimizationInterval);
         newSettings_.airQualityThreshold = qualityThreshold;
         newSettings_.airContactDistance = std::max<Real>(0, contactDistance);
         newSettings_.airFriction = std::max<Real>(0, friction);
+        newSettings_.airIterations = std::max(-1, iterations);
         settingsChanged_ = true;
     }
     wake_.notify_all();

@@ -107,9 +107,10 @@ public:
     // New time step (s), substeps, iterations and threads, taken at the next step boundary.
     void setSettings(Real timeStep, int substeps, int iterations, int threads);
     // New air settings (core/solver/SolverSettings.h): optimisation interval (0 = off) and quality
-    // threshold, contact distance (m) and friction; taken at the next step boundary.
+    // threshold, contact distance (m), friction and projections per substep (-1: as the
+    // constraints, 0: the air off); taken at the next step boundary.
     void setAirSettings(int optimizationInterval, Real qualityThreshold, Real contactDistance,
-                        Real friction);
+                        Real friction, int iterations = -1);
     // Play in real time (simulated time keeps pace with the clock; the default) or as fast as
     // the solver goes.
     void setRealTime(bool on);

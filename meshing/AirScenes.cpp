@@ -4,6 +4,7 @@
 #include "core/constraints/ConstraintGroups.h"
 #include "core/scenes/PrimitiveMeshes.h"
 #include "meshing/AirMeshing2D.h"
+#include "meshing/DancerScene.h"
 #include "meshing/Prepare.h"
 #include "meshing/SurfaceAssembly.h"
 
@@ -403,6 +404,11 @@ const std::vector<SceneInfo>& allScenes() {
         std::vector<SceneInfo> v = sceneCatalogue();
         const auto& air = airSceneCatalogue();
         v.insert(v.end(), air.begin(), air.end());
+        for (const SceneInfo& info : characterSceneCatalogue()) {
+            if (info.name == "dancer-small") { // the full size runs away yet (DancerScene.h)
+                v.push_back(info);
+            }
+        }
         return v;
     }();
     return all;
@@ -413,6 +419,9 @@ Result<Scene> makeAnyScene(std::string_view name) {
         if (info.name == name) {
             return makeAirScene(name);
         }
+    }
+    if (name == "dancer-small") {
+        return makeCharacterScene(name);
     }
     Result<Scene> core = makeScene(name);
     if (core || name.find_first_of("./") != std::string_view::npos) {

@@ -285,6 +285,7 @@ json solverToJson(const SolverSettings& s) {
                 {"tearingStretch", s.tearingStretch},
                 {"maxTearsPerStep", s.maxTearsPerStep},
                 {"airOptimizationInterval", s.airOptimizationInterval},
+                {"airIterations", s.airIterations},
                 {"airQualityThreshold", s.airQualityThreshold},
                 {"airContactDistance", s.airContactDistance},
                 {"airFriction", s.airFriction},
@@ -309,6 +310,11 @@ SolverSettings solverFromJson(const json& j, const std::string& w) {
     s.maxTearsPerStep = getOr<int>(j, "maxTearsPerStep", s.maxTearsPerStep, w);
     s.airOptimizationInterval =
         getOr<int>(j, "airOptimizationInterval", s.airOptimizationInterval, w);
+    s.airIterations = getOr<int>(j, "airIterations", s.airIterations, w);
+    if (s.airIterations < -1) {
+        throw FormatError{w + ".airIterations: -1 (as the constraints), 0 (off) or more, not " +
+                          std::to_string(s.airIterations)};
+    }
     s.airQualityThreshold = getOr<Real>(j, "airQualityThreshold", s.airQualityThreshold, w);
     s.airContactDistance = getOr<Real>(j, "airContactDistance", s.airContactDistance, w);
     s.airFriction = getOr<Real>(j, "airFriction", s.airFriction, w);

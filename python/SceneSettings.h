@@ -61,6 +61,9 @@ inline void setSetting(SolverSettings& s, const std::string& key, const py::hand
         s.gravity = Vec3(g[0], g[1], g[2]);
     } else if (key == "air_optimization") {
         s.airOptimizationInterval = whole(0, "a step interval (0 = off)");
+    } else if (key == "air_iterations") {
+        s.airIterations = whole(-1, "air projections per substep: -1 (as iterations), 0 (off) "
+                                    "or more");
     } else if (key == "air_threshold") {
         const double q = number();
         if (!(q > 0 && q <= 1)) {
@@ -95,7 +98,8 @@ inline void setSetting(SolverSettings& s, const std::string& key, const py::hand
         throw py::key_error(
             "unknown setting '" + key +
             "' (settings: iterations, substeps, dt, threads, method, gravity, air_optimization, "
-            "air_threshold, air_distance, air_friction, self_collision, cloth_thickness, "
+            "air_iterations, air_threshold, air_distance, air_friction, self_collision, "
+            "cloth_thickness, "
             "collision_margin, global_damping, constraint_damping, tearing, "
             "exact_angular_momentum, rigid_iterations, rigid_substeps, sleeping)");
     }

@@ -259,6 +259,7 @@ py::dict airDict(PyScene& s) {
     d["contact_pairs"] = a.contactPairs;
     d["contacts"] = a.contacts;
     d["relocated_points"] = a.relocatedPoints;
+    d["iterations"] = scene.solver.airIterations;
     d["optimisation_interval"] = scene.solver.airOptimizationInterval;
     d["optimisation_passes"] = s.solver() ? s.solver()->airOptimizationPasses() : 0;
     d["optimisation_ms"] = s.solver() ? s.solver()->airOptimizationMilliseconds() : 0.0;

@@ -264,6 +264,11 @@ void SceneActors::clear() {
         frameActor_ = nullptr;
         frameLines_ = nullptr;
     }
+    if (skeletonActor_) {
+        renderer_->RemoveActor(skeletonActor_);
+        skeletonActor_ = nullptr;
+        skeletonLines_ = nullptr;
+    }
     if (scalarBar_) {
         scalarBar_->VisibilityOff();
     }
@@ -376,6 +381,9 @@ void SceneActors::setScene(const Scene& scene) {
     }
     if (frameGlyphs_) {
         setFrameGlyphs(scene, true);
+    }
+    if (skeletons_) {
+        setSkeletons(scene, skeletonTime_, true);
     }
 }
 
@@ -498,6 +506,7 @@ void SceneActors::addColliders(const Scene& scene) {
         renderer_->AddActor(actor);
         colliders_.push_back(actor);
     }
+    applySkinOpacity(scene);
 }
 
 void SceneActors::updatePositions(const Scene& scene) {
@@ -1038,6 +1047,74 @@ void SceneActors::setFrameGlyphs(const Scene& scene, bool shown) {
     }
     frameActor_->SetVisibility(shown);
     updateFrameGlyphs(scene);
+}
+
+void SceneActors::setSkeletons(const Scene& scene, Real time, bool shown) {
+    skeletons_ = shown;
+    if (!skeletonActor_) {
+        skeletonLines_ = vtkSmartPointer<vtkPolyData>::New();
+        vtkNew<vtkPolyDataMapper> mapper;
+        mapper->SetInputData(skeletonLines_);
+        skeletonActor_ = vtkSmartPointer<vtkActor>::New();
+        skeletonActor_->SetMapper(mapper);
+        skeletonActor_->PickableOff();
+        skeletonActor_->SetUseBounds(false);
+        vtkProperty* p = skeletonActor_->GetProperty();
+        p->SetColor(1.0, 0.8, 0.1);
+        p->SetLineWidth(3);
+        p->SetPointSize(6);
+        p->LightingOff();
+        renderer_->AddActor(skeletonActor_);
+    }
+    skeletonActor_->SetVisibility(shown);
+    applySkinOpacity(scene);
+    updateSkeletons(scene, time);
+}
+
+void SceneActors::applySkinOpacity(const Scene& scene) {
+    for (const Character& c : scene.characters) {
+        if (c.collider >= 0 && std::size_t(c.collider) < colliders_.size()) {
+            colliders_[std::size_t(c.collider)]->GetProperty()->SetOpacity(skeletons_ ? 0.3 : 1.0);
+        }
+        if (c.body >= 0 && std::size_t(c.body) < bodies_.size() &&
+            bodies_[std::size_t(c.body)].actor) {
+            bodies_[std::size_t(c.body)].actor->SetVisibility(!skeletons_);
+        }
+    }
+}
+
+void SceneActors::updateSkeletons(const Scene& scene, Real time) {
+    skeletonTime_ = time;
+    if (!skeletons_ || !skeletonLines_) {
+        return;
+    }
+    vtkNew<vtkPoints> points;
+    points->SetDataTypeToDouble();
+    vtkNew<vtkCellArray> lines;
+    vtkNew<vtkCellArray> joints;
+    std::vector<Affine3> globals;
+    for (const Character& c : scene.characters) {
+        poseNodes(c, time, globals);
+        const vtkIdType first = points->GetNumberOfPoints();
+        for (const Affine3& g : globals) {
+            const Vec3 p = g.translation();
+            const vtkIdType id = points->InsertNextPoint(p.x(), p.y(), p.z());
+            joints->InsertNextCell(1, &id);
+        }
+        for (std::size_t n = 0; n < c.nodes.size(); ++n) {
+            const int parent = c.nodes[n].parent;
+            if (parent >= 0 &&
+                (globals[n].translation() - globals[std::size_t(parent)].translation())
+                        .squaredNorm() > 0) {
+                const vtkIdType ids[2] = {first + vtkIdType(parent), first + vtkIdType(n)};
+                lines->InsertNextCell(2, ids);
+            }
+        }
+    }
+    skeletonLines_->SetPoints(points);
+    skeletonLines_->SetLines(lines);
+    skeletonLines_->SetVerts(joints);
+    skeletonLines_->Modified();
 }
 
 void SceneActors::updateFrameGlyphs(const Scene& scene) {

@@ -125,6 +125,13 @@ public:
     bool frameGlyphsShown() const { return frameGlyphs_; }
     vtkPolyData* frameGlyphData() const { return frameLines_; }
 
+    // Characters' skeletons: a line from each node to its parent, posed at `time`, over a
+    // see-through skin (as an X-ray view), so the bones can be followed inside it.
+    void setSkeletons(const Scene& scene, Real time, bool shown);
+    void updateSkeletons(const Scene& scene, Real time);
+    bool skeletonsShown() const { return skeletons_; }
+    vtkPolyData* skeletonData() const { return skeletonLines_; }
+
     // Constraints drawn as lines (kinds indexed by ConstraintLines::Kind), coloured by |C| or by
     // |lambda| through their own map and scalar bar (left). Nothing drawn when no kind is on.
     void setConstraintLines(const ConstraintLines& lines, const std::array<bool, 4>& kinds,
@@ -192,6 +199,11 @@ private:
     vtkSmartPointer<vtkActor> constraintActor_;
     vtkSmartPointer<vtkLookupTable> constraintTable_;
     vtkSmartPointer<vtkScalarBarActor> constraintBar_;
+    bool skeletons_ = false;
+    Real skeletonTime_ = 0;
+    vtkSmartPointer<vtkPolyData> skeletonLines_;
+    vtkSmartPointer<vtkActor> skeletonActor_;
+    void applySkinOpacity(const Scene& scene);
     bool frameGlyphs_ = false;
     vtkSmartPointer<vtkPolyData> frameLines_;
     vtkSmartPointer<vtkActor> frameActor_;

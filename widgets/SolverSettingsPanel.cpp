@@ -138,6 +138,14 @@ SolverSettingsPanel::SolverSettingsPanel(QWidget* parent)
         tr("Re-mesh the air (edge and multi-face removal) every k steps so bodies can turn and "
            "slide; off keeps the air's memory of where everything was (layered cloth, the "
            "squash experiment)"));
+    airIterations_ = new QSpinBox(airSettings_);
+    airIterations_->setObjectName(QStringLiteral("airIterations"));
+    airIterations_->setRange(-1, 1000);
+    airIterations_->setSpecialValueText(tr("as constraints"));
+    airIterations_->setToolTip(
+        tr("Air projections per substep (the paper's dancer: 20 to its cloth's 10). 0 turns "
+           "the air off: it follows the bodies without acting, and turned on again it brings "
+           "tangled layers back in order"));
     airThreshold_ = new QDoubleSpinBox(airSettings_);
     airThreshold_->setObjectName(QStringLiteral("airThreshold"));
     airThreshold_->setRange(0.01, 1.0);
@@ -157,17 +165,20 @@ SolverSettingsPanel::SolverSettingsPanel(QWidget* parent)
     airFriction_->setDecimals(2);
     airFriction_->setSingleStep(0.1);
     airFriction_->setToolTip(tr("Coulomb friction between bodies in contact through the air"));
-    for (QWidget* w :
-         std::initializer_list<QWidget*>{airInterval_, airThreshold_, airDistance_, airFriction_}) {
+    for (QWidget* w : std::initializer_list<QWidget*>{airIterations_, airInterval_, airThreshold_,
+                                                      airDistance_, airFriction_}) {
         w->setSizePolicy(QSizePolicy::Ignored, QSizePolicy::Fixed); // never widen the dock
     }
+    airForm->addRow(tr("Iterations"), airIterations_);
     airForm->addRow(tr("Optimise"), airInterval_);
     airForm->addRow(tr("Below quality"), airThreshold_);
     airForm->addRow(tr("Contact distance"), airDistance_);
     airForm->addRow(tr("Friction"), airFriction_);
     airSettings_->setEnabled(false);
     form->addRow(airSettings_);
-    connect(airInterval_, &QSpinBox::valueChanged, this, &SolverSettingsPanel::settingsEdited);
+    for (QSpinBox* box : {airIterations_, airInterval_}) {
+        connect(box, &QSpinBox::valueChanged, this, &SolverSettingsPanel::settingsEdited);
+    }
     for (QDoubleSpinBox* box : {airThreshold_, airDistance_, airFriction_}) {
         connect(box, &QDoubleSpinBox::valueChanged, this, &SolverSettingsPanel::settingsEdited);
     }
@@ -200,6 +211,7 @@ SolverSettings SolverSettingsPanel::settings(const SolverSettings& scene) const 
     s.substeps = substeps_->value();
     s.iterations = iterations_->value();
     s.exactAngularMomentum = exactAngularMomentum_->isChecked();
+    s.airIterations = airIterations_->value();
     s.airOptimizationInterval = airInterval_->value();
     take(airThreshold_, s.airQualityThreshold, 1);
     take(airDistance_, s.airContactDistance, 1e-3);
@@ -230,16 +242,17 @@ void SolverSettingsPanel::showSettings(const SolverSettings& settings, bool hasR
                                                       exactAngularMomentum_}) {
         w->blockSignals(false);
     }
-    for (QWidget* w :
-         std::initializer_list<QWidget*>{airInterval_, airThreshold_, airDistance_, airFriction_}) {
+    for (QWidget* w : std::initializer_list<QWidget*>{airIterations_, airInterval_, airThreshold_,
+                                                      airDistance_, airFriction_}) {
         w->blockSignals(true);
     }
+    airIterations_->setValue(settings.airIterations);
     airInterval_->setValue(settings.airOptimizationInterval);
     airThreshold_->setValue(settings.airQualityThreshold);
     airDistance_->setValue(settings.airContactDistance * 1000.0);
     airFriction_->setValue(settings.airFriction);
-    for (QWidget* w :
-         std::initializer_list<QWidget*>{airInterval_, airThreshold_, airDistance_, airFriction_}) {
+    for (QWidget* w : std::initializer_list<QWidget*>{airIterations_, airInterval_, airThreshold_,
+                                                      airDistance_, airFriction_}) {
         w->blockSignals(false);
     }
     airSettings_->setEnabled(hasAir);

@@ -54,6 +54,7 @@ private:
     QCheckBox* rigidSleeping_ = nullptr;
     QCheckBox* rigidAggressiveSleep_ = nullptr;
     QGroupBox* airSettings_ = nullptr;
+    QSpinBox* airIterations_ = nullptr;
     QSpinBox* airInterval_ = nullptr;
     QDoubleSpinBox* airThreshold_ = nullptr;
     QDoubleSpinBox* airDistance_ = nullptr;

@@ -34,6 +34,10 @@ void addRunOptions(CLI::App& c, RunOptions& o) {
                  "With air: an optimisation pass every K steps (0 = off)")
         ->check(wholeWhere([](long v) { return v >= 0; }, "a step interval (0 = off)", "INT>=0"))
         ->type_name("K");
+    c.add_option("--air-iterations", o.airIterations,
+                 "With air: projections per substep (-1 = as --iterations, 0 = the air off)")
+        ->check(wholeWhere([](long v) { return v >= -1; }, "-1, 0 (off) or more", "INT>=-1"))
+        ->type_name("N");
     c.add_option("--air-threshold", o.airThreshold, "Air tets of a quality below Q are improved")
         ->check(
             numberWhere([](double v) { return v > 0 && v <= 1; }, "a quality in (0, 1]", "(0,1]"))
@@ -114,6 +118,9 @@ void applyRunOptions(const RunOptions& o, SolverSettings& s) {
     }
     if (o.airOptimization >= 0) {
         s.airOptimizationInterval = o.airOptimization;
+    }
+    if (o.airIterations >= -1) {
+        s.airIterations = o.airIterations;
     }
     if (o.airThreshold > 0) {
         s.airQualityThreshold = o.airThreshold;

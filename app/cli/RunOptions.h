@@ -29,6 +29,7 @@ struct RunOptions {
     bool json = false;
     bool squashY = false;
     int airOptimization = -1;
+    int airIterations = -2; // -2: the scene's
     double airThreshold = -1;
     double airDistance = -1;
     double airFriction = -1;

@@ -370,6 +370,7 @@ int simulate(const RunOptions& o) {
                          {"contacts", a.contacts},
                          {"contact_distance", scene.solver.airContactDistance},
                          {"friction", scene.solver.airFriction},
+                         {"iterations", scene.solver.airIterations},
                          {"optimisation_interval", scene.solver.airOptimizationInterval},
                          {"optimisation_passes", solver.airOptimizationPasses()},
                          {"optimisation_ms", solver.airOptimizationMilliseconds()}};

@@ -30,6 +30,13 @@ std::pair<QString, QString> describeSettingsEdit(const SolverSettings& a, const 
         return {"airInterval",
                 QObject::tr("Set air optimisation interval to %1").arg(b.airOptimizationInterval)};
     }
+    if (a.airIterations != b.airIterations) {
+        return {"airIterations",
+                b.airIterations < 0 ? QObject::tr("Set air iterations as the constraints'")
+                : b.airIterations == 0
+                    ? QObject::tr("Turn the air off")
+                    : QObject::tr("Set air iterations to %1").arg(b.airIterations)};
+    }
     if (a.airQualityThreshold != b.airQualityThreshold) {
         return {"airThreshold",
                 QObject::tr("Set air quality threshold to %1").arg(number(b.airQualityThreshold))};

@@ -4,11 +4,14 @@
 #include "app/Workbench.h"
 #include "app/reactions/PreferencesReaction.h"
 #include "core/scenes/Ground.h"
+#include "meshing/CharacterImport.h"
 #include "meshing/MeshImport.h"
 #include "widgets/SceneTreePanel.h"
 
 #include <QAction>
 #include <QFileDialog>
+#include <QInputDialog>
+#include <QLineEdit>
 #include <QMainWindow>
 #include <QMenu>
 
@@ -43,6 +46,35 @@ ColliderReaction::ColliderReaction(Workbench& bench, const PreferencesReaction* 
             addMeshCollider(path);
         }
     });
+    auto* character = new QAction(tr("Add C&haracter…"), bench_.window);
+    character->setObjectName(QStringLiteral("actionAddCharacter"));
+    character->setToolTip(tr("An animated character (glTF, FBX, Collada, DirectX, ...): its skin "
+                             "moves as a collider with the simulation's time"));
+    connect(character, &QAction::triggered, this, [this] {
+        QStringList patterns;
+        for (const std::string& ext : supportedCharacterExtensions()) {
+            patterns << QStringLiteral("*") + QString::fromStdString(ext);
+        }
+        const QString path = QFileDialog::getOpenFileName(
+            bench_.window, tr("Add Character"), bench_.lastDirectory,
+            tr("Characters (%1)").arg(patterns.join(QLatin1Char(' '))));
+        if (path.isEmpty()) {
+            return;
+        }
+        bool ok = false;
+        const QString edits = QInputDialog::getText(
+            bench_.window, tr("Add Character"),
+            tr("Placement and clip, optional (clip=NAME|INDEX|none, up=y|z|-z|x|-x, scale=S,\n"
+               "position=X Y Z, start=S, speed=S, wrap=loop|clamp, friction=MU):"),
+            QLineEdit::Normal, QString(), &ok);
+        if (!ok) {
+            return;
+        }
+        QString error;
+        if (!bench_.document->addCharacter(path, edits, &error)) {
+            bench_.reportError(error);
+        }
+    });
     auto* remove = new QAction(tr("Remove C&ollider"), bench_.window);
     remove->setObjectName(QStringLiteral("actionRemoveCollider"));
     connect(remove, &QAction::triggered, this, [this] {
@@ -70,7 +102,7 @@ ColliderReaction::ColliderReaction(Workbench& bench, const PreferencesReaction* 
         connect(bench_.document, signal, this, &ColliderReaction::syncGround);
     }
     connect(bench_.document, &SceneDocument::sceneLoaded, this, &ColliderReaction::syncGround);
-    actions_ = {add->menuAction(), remove, ground_};
+    actions_ = {add->menuAction(), character, remove, ground_};
 }
 
 void ColliderReaction::syncGround() {

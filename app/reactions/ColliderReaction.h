@@ -1,7 +1,8 @@
 #pragma once
 // Edit ▸ Add Collider (a plane, sphere, box or capsule fitted to the bodies, or a closed mesh
-// from a file in the preferred unit), Remove Collider (the one selected in the Scene dock) and
-// Ground (G), a toggle that follows the scene.
+// from a file in the preferred unit), Add Character (an animated skin from a file, with its
+// placement and clip), Remove Collider (the one selected in the Scene dock) and Ground (G), a
+// toggle that follows the scene.
 
 #include <QList>
 #include <QObject>
@@ -17,7 +18,7 @@ class ColliderReaction : public QObject {
     Q_OBJECT
 public:
     ColliderReaction(Workbench& bench, const PreferencesReaction* preferences, QObject* parent);
-    // Add Collider ▸, Remove Collider, Ground.
+    // Add Collider ▸, Add Character…, Remove Collider, Ground.
     QList<QAction*> actions() const { return actions_; }
     // A mesh collider from a file, in the preferred mesh unit; refused, saying why, when the
     // surface is not closed.

@@ -54,6 +54,10 @@ ViewReaction::ViewReaction(Workbench& bench, QObject* parent)
     rigid->setToolTip(tr("Rigid contact points along their normals, coloured by the contact "
                          "force, and joint anchors with their frames"));
     connect(rigid, &QAction::toggled, bench_.view, &SceneView::setRigidContactsShown);
+    skeletons_ = toggle(w, tr("Character &Skeletons"), "actionSkeletons", Qt::Key_K);
+    skeletons_->setToolTip(tr("Each animated character's bones, posed at the time shown, through "
+                              "a see-through skin"));
+    connect(skeletons_, &QAction::toggled, bench_.view, &SceneView::setSkeletonsShown);
 
     // Constraints drawn as lines coloured by how hard they fight.
     auto* constraints = new QMenu(tr("&Constraints"), w);
@@ -115,6 +119,7 @@ ViewReaction::ViewReaction(Workbench& bench, QObject* parent)
                 clip,
                 frames,
                 rigid,
+                skeletons_,
                 constraints->menuAction(),
                 air->menuAction()};
 }
@@ -134,11 +139,13 @@ void ViewReaction::applyConstraintDrawing() {
 void ViewReaction::restoreSettings(QSettings& settings) {
     wireframe_->setChecked(settings.value(QStringLiteral("view/wireframe"), false).toBool());
     axes_->setChecked(settings.value(QStringLiteral("view/axes"), true).toBool());
+    skeletons_->setChecked(settings.value(QStringLiteral("view/skeletons"), false).toBool());
 }
 
 void ViewReaction::saveSettings(QSettings& settings) const {
     settings.setValue(QStringLiteral("view/wireframe"), wireframe_->isChecked());
     settings.setValue(QStringLiteral("view/axes"), axes_->isChecked());
+    settings.setValue(QStringLiteral("view/skeletons"), skeletons_->isChecked());
 }
 
 } // namespace pbd

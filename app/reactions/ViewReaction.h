@@ -1,7 +1,7 @@
 #pragma once
 // The View menu's options for the 3D view: Reset Camera, Wireframe, Show Axes, Clip Tet Bodies,
-// Material Frames, Rigid Contacts and Joints, the constraints drawn as lines (and what colours
-// them) and how the air mesh is drawn. Wireframe and axes persist.
+// Material Frames, Rigid Contacts and Joints, Character Skeletons, the constraints drawn as lines
+// (and what colours them) and how the air mesh is drawn. Wireframe, axes and skeletons persist.
 
 #include "widgets/SceneActors.h"
 
@@ -32,6 +32,7 @@ private:
     QList<QAction*> actions_;
     QAction* wireframe_ = nullptr;
     QAction* axes_ = nullptr;
+    QAction* skeletons_ = nullptr;
     QList<QAction*> drawKinds_; // distance, bending, attachments, contacts
     QAction* byLambda_ = nullptr;
     QList<QAction*> airModes_; // hidden, wireframe, transparent

@@ -29,13 +29,25 @@ bool parseVec(std::string_view text, Vec3& out) {
     return n == 3;
 }
 
+namespace {
+
+std::string_view trimmed(std::string_view s) {
+    const std::size_t first = s.find_first_not_of(" \t");
+    if (first == std::string_view::npos) {
+        return {};
+    }
+    return s.substr(first, s.find_last_not_of(" \t") - first + 1);
+}
+
+} // namespace
+
 bool splitKeyValues(std::string_view edits, std::vector<std::pair<std::string, std::string>>& items,
                     std::string& bad) {
     items.clear();
     std::size_t start = 0;
     while (start < edits.size()) {
         const std::size_t comma = std::min(edits.find(',', start), edits.size());
-        const std::string_view item = edits.substr(start, comma - start);
+        const std::string_view item = trimmed(edits.substr(start, comma - start));
         start = comma + 1;
         if (item.empty()) {
             continue;
@@ -45,7 +57,9 @@ bool splitKeyValues(std::string_view edits, std::vector<std::pair<std::string, s
             bad = std::string(item);
             return false;
         }
-        items.emplace_back(std::string(item.substr(0, eq)), std::string(item.substr(eq + 1)));
+        // Spaces around a key or a value are the typist's ("start=0.3, up = z").
+        items.emplace_back(std::string(trimmed(item.substr(0, eq))),
+                           std::string(trimmed(item.substr(eq + 1))));
     }
     return true;
 }

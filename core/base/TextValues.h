@@ -15,8 +15,8 @@ namespace pbd {
 bool parseReal(std::string_view text, Real& out);
 // Three numbers separated by spaces or semicolons ("0 1 0").
 bool parseVec(std::string_view text, Vec3& out);
-// The items of "KEY=VALUE,KEY=VALUE" (empty items skipped); false with `bad` naming the first
-// item that is not KEY=VALUE.
+// The items of "KEY=VALUE,KEY=VALUE" (empty items skipped, spaces around keys and values
+// dropped); false with `bad` naming the first item that is not KEY=VALUE.
 bool splitKeyValues(std::string_view edits, std::vector<std::pair<std::string, std::string>>& items,
                     std::string& bad);
 

@@ -310,7 +310,8 @@ void Solver::restore(const SolverState& state) {
 void Solver::optimizeAir() {
     airOptimization_ = AirOptimizationStatistics{};
     const int interval = scene_.solver.airOptimizationInterval;
-    if (scene_.air.empty() || interval <= 0 || (steps_ + 1) % std::size_t(interval) != 0) {
+    if (scene_.air.empty() || interval <= 0 || scene_.solver.airIterations == 0 ||
+        (steps_ + 1) % std::size_t(interval) != 0) {
         return;
     }
     if (!airOptimizer_) {
@@ -474,12 +475,19 @@ void Solver::runSubstepPhases(Real h) {
     if (air) {
         airInverted_.resize(std::size_t(T));
     }
+    // The air last in every iteration: collisions win over elasticity (§4). Its projections
+    // are spread over the iterations (20 to 10: two after each), so the last iteration ends
+    // with the air; an air phase's `iteration` counts the air's own rounds.
+    const int airIterations = !air ? 0 : s.airIterations < 0 ? iterations : s.airIterations;
+    int airRound = 0;
     for (int it = 0; it < iterations; ++it) {
         phases.push_back({Kind::Sweep, T, it});
         phases.push_back({Kind::Serial, 1, it});
-        if (air) { // last in every iteration: collisions win over elasticity (§4)
-            phases.push_back({Kind::AirCheck, T, it});
-            phases.push_back({Kind::AirProject, 1, it});
+        const int rounds = int((std::int64_t(it) + 1) * airIterations / iterations -
+                               std::int64_t(it) * airIterations / iterations);
+        for (int r = 0; r < rounds; ++r, ++airRound) {
+            phases.push_back({Kind::AirCheck, T, airRound});
+            phases.push_back({Kind::AirProject, 1, airRound});
         }
     }
     phases.push_back({Kind::Velocity, T, 0});
@@ -569,7 +577,7 @@ void Solver::runSubstepPhases(Real h) {
             airStatistics_.checks += scene_.air.size();
             {
                 const auto began = std::chrono::steady_clock::now();
-                projectAir(phase.iteration == iterations - 1);
+                projectAir(phase.iteration == airIterations - 1);
                 airStatistics_.projectionMilliseconds +=
                     std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() -
                                                               began)

@@ -44,6 +44,11 @@ struct SolverSettings {
     // many steps, so the air does not lock when bodies turn or slide; 0 = off (layered cloth,
     // skin, where rotations are small). Air tets below the quality threshold are improved.
     int airOptimizationInterval = 1;
+    // The air's projections per substep (Air Meshes Table 1: the dancer's air takes 20 to its
+    // cloth's 10); -1 = as many as `iterations`. 0 turns the air off: it still moves with the
+    // bodies and is counted, but nothing is projected and it is not optimised (the tangle test
+    // of Fig. 10: off for a while, then on, and the layers come back in order).
+    int airIterations = -1;
     Real airQualityThreshold = 0.3;
     // The second, conventional pass after the air projection (Air Meshes §4.3): a body's
     // particle facing a surface across the air keeps this distance from it, m (0 = off), and

@@ -554,8 +554,17 @@ private slots:
         QCOMPARE(j["air"]["optimisation_passes"].get<int>(), 60);
         QVERIFY(j["air"]["contacts"].get<int>() > 0); // the boxes have landed
         QCOMPARE(j["air"]["inverted_after"].get<int>(), 0);
-        for (const char* bad :
-             {"--air-optimization=-1", "--air-threshold=2", "--air-friction=-1"}) {
+        QCOMPARE(j["air"]["iterations"].get<int>(), -1); // as the constraints
+        // The air off: the boxes fall through each other, the air is counted, not projected.
+        r = run(cli_, {"simulate", "air-boxes", "--steps", "60", "--air-iterations", "0"});
+        QVERIFY2(r.exitCode == 0, qPrintable(r.err));
+        j = nlohmann::json::parse(r.out.toStdString());
+        QCOMPARE(j["air"]["iterations"].get<int>(), 0);
+        QCOMPARE(j["air"]["projections"].get<int>(), 0);
+        QCOMPARE(j["air"]["optimisation_passes"].get<int>(), 0);
+        QVERIFY(j["air"]["inverted_after"].get<int>() > 0);
+        for (const char* bad : {"--air-optimization=-1", "--air-threshold=2", "--air-friction=-1",
+                                "--air-iterations=-2"}) {
             const QStringList parts = QString(bad).split('=');
             r = run(cli_, {"simulate", "air-boxes", parts[0], parts[1]});
             QCOMPARE(r.exitCode, 2);

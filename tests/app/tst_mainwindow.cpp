@@ -715,6 +715,52 @@ private slots:
         QVERIFY2(error.contains("is not a closed surface"), qPrintable(error));
     }
 
+    // Edit ▸ Add Character…: the DirectX dancer placed and started as asked, its skin a moving
+    // collider, one undo step; a file cut in half is refused, naming it, and costs nothing.
+    void aCharacterIsAddedFromAFile() {
+        auto w = shownWindow();
+        QVERIFY(w->loadGeneratedScene("sample"));
+        QVERIFY(action(*w, "actionAddCharacter") != nullptr);
+        const std::size_t colliders = w->scene().colliders.size();
+        const QString dancer = QStringLiteral("/usr/share/assimp/models/X/BCN_Epileptic.X");
+        QString error;
+        QVERIFY2(w->document()->addCharacter(dancer, " start=0.3, position=2 1.0244 0", &error),
+                 qPrintable(error));
+        QCOMPARE(w->scene().characters.size(), std::size_t(1));
+        QCOMPARE(w->scene().colliders.size(), colliders + 1);
+        const Character& c = w->scene().characters[0];
+        QCOMPARE(c.start, 0.3);
+        QVERIFY(w->undoStack()->undoText().contains(QStringLiteral("BCN_Epileptic")));
+        QVERIFY(w->undoStack()->undoText().contains(QStringLiteral("Epileptisch")));
+        const std::vector<Vec3> before = w->scene().colliders.back().vertices;
+        Bounds skin;
+        for (const Vec3& v : before) {
+            skin.add(v);
+        }
+        QVERIFY(std::abs(skin.center().x() - 2) < 0.3); // placed where asked
+        QVERIFY(w->simulateSteps(10));
+        QVERIFY(w->scene().colliders.back().vertices != before); // it dances
+        w->undoStack()->undo();
+        QCOMPARE(w->scene().characters.size(), std::size_t(0));
+        QCOMPARE(w->scene().colliders.size(), colliders);
+        w->undoStack()->redo();
+        QCOMPARE(w->scene().characters.size(), std::size_t(1));
+        // Broken: cut in half. Refused by name; the scene keeps its one character.
+        QFile in(dancer);
+        QVERIFY(in.open(QIODevice::ReadOnly));
+        const QByteArray bytes = in.readAll();
+        const QString cut = dir_.filePath("cut.x");
+        QFile out(cut);
+        QVERIFY(out.open(QIODevice::WriteOnly));
+        out.write(bytes.left(bytes.size() / 2));
+        out.close();
+        QVERIFY(!w->document()->addCharacter(cut, QString(), &error));
+        QVERIFY2(error.contains(QStringLiteral("cut.x")), qPrintable(error));
+        QVERIFY(!w->document()->addCharacter(dancer, QStringLiteral("bounce=2"), &error));
+        QVERIFY2(error.contains(QStringLiteral("bounce")), qPrintable(error));
+        QCOMPARE(w->scene().characters.size(), std::size_t(1));
+    }
+
     void verticesAreSelectedAndAttached() {
         // Edit ▸ Select Vertices: a box dragged over the cloth selects the vertices drawn in it,
         // a click selects one, Ctrl+click adds one; Edit ▸ Attach Selection pins them to their

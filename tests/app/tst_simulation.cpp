@@ -66,6 +66,7 @@
 #include <vtkMapper.h>
 #include <vtkMatrix4x4.h>
 #include <vtkPolyData.h>
+#include <vtkProperty.h>
 #include <vtkRenderer.h>
 #include <vtkScalarBarActor.h>
 
@@ -320,6 +321,34 @@ private slots:
         QVERIFY(std::abs(a[1] - w->scene().particles.positions[cloth.triangles[0][0]].y()) < 0.1);
         action(*w, "actionFrames")->trigger();
         QVERIFY(!actors->frameGlyphsShown());
+    }
+
+    // View > Character Skeletons (K): the dancer's 58 nodes posed at the time shown, a line to
+    // each parent, over a see-through skin; they follow the dance.
+    void characterSkeletonsFollowTheDance() {
+        auto w = window("dancer-small");
+        SceneActors* actors = w->sceneActors();
+        const Character& c = w->scene().characters[0];
+        const QImage plain = w->viewport()->renderImage(QSize(320, 200));
+        action(*w, "actionSkeletons")->trigger();
+        QVERIFY(actors->skeletonsShown());
+        vtkPolyData* bones = actors->skeletonData();
+        QCOMPARE(bones->GetNumberOfPoints(), vtkIdType(c.nodes.size()));
+        QVERIFY(bones->GetNumberOfLines() > 40);
+        QVERIFY(actors->colliderActor(std::size_t(c.collider))->GetProperty()->GetOpacity() < 1);
+        QVERIFY(differingPixels(plain, w->viewport()->renderImage(QSize(320, 200))) > 200);
+        QVERIFY(w->simulateSteps(12));
+        std::vector<Affine3> posed;
+        poseNodes(w->scene().characters[0], 12 * w->scene().solver.timeStep, posed);
+        double p[3];
+        for (std::size_t n : {std::size_t(1), c.nodes.size() - 1}) {
+            bones->GetPoint(vtkIdType(n), p);
+            QVERIFY2((Vec3(p[0], p[1], p[2]) - posed[n].translation()).norm() < 1e-9,
+                     qPrintable(QString("node %1").arg(n)));
+        }
+        action(*w, "actionSkeletons")->trigger();
+        QVERIFY(!actors->skeletonsShown());
+        QCOMPARE(actors->colliderActor(std::size_t(c.collider))->GetProperty()->GetOpacity(), 1.0);
     }
 
     void constraintsAreDrawnColouredByResidualOrForce() {

@@ -273,6 +273,7 @@ private slots:
         s.solver.airQualityThreshold = 0.25;
         s.solver.airContactDistance = 0.004;
         s.solver.airFriction = 0.8;
+        s.solver.airIterations = 40;
         const std::string json = projectToJson(s);
         Result<Scene> back = projectFromJson(json);
         QVERIFY2(back.ok(), back.error().c_str());
@@ -285,7 +286,14 @@ private slots:
         QCOMPARE(back->solver.airQualityThreshold, 0.25);
         QCOMPARE(back->solver.airContactDistance, 0.004);
         QCOMPARE(back->solver.airFriction, 0.8);
+        QCOMPARE(back->solver.airIterations, 40);
         QVERIFY(validateScene(*back).empty());
+        nlohmann::json broken = nlohmann::json::parse(json);
+        broken["solver"]["airIterations"] = -2;
+        Result<Scene> refused = projectFromJson(broken.dump());
+        QVERIFY(!refused.ok());
+        QVERIFY2(refused.error().find("airIterations") != std::string::npos,
+                 refused.error().c_str());
         // The .vtu has the air triangles as cells of region -1.
         const QString vtu = dir_.filePath("air2d.vtu");
         QVERIFY(exportVtu(s, vtu.toStdString()).ok());

@@ -182,6 +182,13 @@ def test_fields_and_air_statistics():
     assert s.air["optimisation_passes"] == 20
     residuals = s.residuals()
     assert {r["type"] for r in residuals} >= {"strain_tet", "volume"}
+    # The air off (its iterations 0): counted, never projected, as the CLI's --air-iterations.
+    s.set(air_iterations=0)
+    assert s.air["iterations"] == 0
+    s.step(5, threads=1)
+    assert s.air["projections"] == 0
+    with pytest.raises(ValueError, match="air_iterations"):
+        s.set(air_iterations=-2)
 
 
 def test_rigid_poses():

@@ -120,6 +120,33 @@ private slots:
         QCOMPARE(solver.airStatistics().checks, std::size_t(0));
     }
 
+    // The air's iterations: turned off (0), the air follows the box through the other one,
+    // counted but never projected or optimised; with twice the constraints' (spread over the
+    // iterations, the last one ending with the air) it is checked twice as often, and holds.
+    void airIterationsTurnTheAirOffAndOn() {
+        Scene off = boxAboveBox();
+        off.solver.airIterations = 0;
+        Solver a(off);
+        for (int step = 0; step < 300; ++step) {
+            a.step();
+            QCOMPARE(a.airStatistics().checks, std::size_t(0));
+            QCOMPARE(a.airOptimization().changes(), std::size_t(0));
+        }
+        QVERIFY(lowest(off, off.bodies[1]) < -1.0);
+        QVERIFY(a.airStatistics().invertedAfter > 0); // still counted
+        Scene twice = boxAboveBox();
+        twice.solver.airIterations = 2 * twice.solver.iterations;
+        Solver b(twice);
+        for (int step = 0; step < 300; ++step) {
+            const std::size_t tets = twice.air.tets.size();
+            b.step();
+            QCOMPARE(b.airStatistics().checks, tets * std::size_t(2 * twice.solver.iterations));
+        }
+        const Real bottom = lowest(twice, twice.bodies[1]);
+        QVERIFY2(bottom > 0.5 - 0.02 && bottom < 0.5 + 0.05, qPrintable(QString::number(bottom)));
+        QCOMPARE(b.airStatistics().invertedAfter, std::size_t(0));
+    }
+
     void anInvertedAirTetIsProjectedBack() {
         // One air tet with one free corner pushed through the opposite face.
         Scene scene;

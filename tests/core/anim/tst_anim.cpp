@@ -189,6 +189,11 @@ private slots:
         QCOMPARE(c.clip, 0);
         QCOMPARE(c.speed, 2.0);
         QCOMPARE(c.wrap, ClipWrap::Clamp);
+        // Spaces around keys and values, as typed in the window's Add Character box.
+        QCOMPARE(editCharacter(c, " speed = 3 , wrap=loop "), std::string());
+        QCOMPARE(c.speed, 3.0);
+        QCOMPARE(c.wrap, ClipWrap::Loop);
+        QCOMPARE(editCharacter(c, "speed=2,wrap=clamp"), std::string());
         const Character before = c;
         std::string problem = editCharacter(c, "clip=dance");
         QVERIFY2(problem.find("'bend'") != std::string::npos, problem.c_str());
