@@ -309,6 +309,19 @@ def test_intersections_are_the_clis(cli, tmp_path):
     assert pbdlab.generate("cloth").intersections() == []
 
 
+def test_the_dancer_in_her_skirt_is_a_generated_scene(cli, tmp_path):
+    # dancer-small from Python: the character, the skin body the air holds on to, the air, and
+    # the same first steps as the CLI's, bit for bit, without crossing triangles.
+    s = pbdlab.generate("dancer-small")
+    assert s.characters[0]["name"] == "BCN_Epileptic"
+    assert s.air["tets"] > 5000 and s.air["optimisation_interval"] == 1
+    s.step(10, threads=2)
+    theirs = cli_positions(cli, tmp_path, "dancer-small", "--steps", "10", "--threads", "2")
+    assert numpy.array_equal(s.positions, theirs)
+    assert s.intersections() == []
+    assert s.air["inverted_after"] == 0
+
+
 def test_a_character_moves_the_cloth_as_the_clis_does(cli, tmp_path):
     # Added from Python, the dancer drives the same run as pbdlab-cli's --character, bit for bit;
     # problems come back as ValueError with the CLI's message.
