@@ -20,12 +20,16 @@ void MovingMeshCollider::build(const Collider& c, Real reach) {
     // edge its side.
     vertexNormals_.assign(x.size(), Vec3::Zero());
     faceNormals_.resize(c.triangles.size());
+    faceMin_.resize(c.triangles.size());
+    faceMax_.resize(c.triangles.size());
     Real edges = 0;
     for (std::size_t f = 0; f < c.triangles.size(); ++f) {
         const Triangle& t = c.triangles[f];
         const Vec3 n = (x[t[1]] - x[t[0]]).cross(x[t[2]] - x[t[0]]);
         const Real len = n.norm();
         faceNormals_[f] = len > 0 ? Vec3(n / len) : Vec3::Zero();
+        faceMin_[f] = x[t[0]].cwiseMin(x[t[1]]).cwiseMin(x[t[2]]);
+        faceMax_[f] = x[t[0]].cwiseMax(x[t[1]]).cwiseMax(x[t[2]]);
         for (int k = 0; k < 3; ++k) {
             const Vec3 e1 = x[t[(k + 1) % 3]] - x[t[k]], e2 = x[t[(k + 2) % 3]] - x[t[k]];
             const Real l1 = e1.norm(), l2 = e2.norm();
@@ -129,24 +133,37 @@ template <class F> void MovingMeshCollider::visit(const Bounds& box, F&& f) cons
         lo[a] = std::clamp(int(std::floor((box.min[a] - bounds_.min[a]) / cell_)), 0, dims_[a] - 1);
         hi[a] = std::clamp(int(std::floor((box.max[a] - bounds_.min[a]) / cell_)), 0, dims_[a] - 1);
     }
-    // A triangle in several cells is visited once: the candidates are gathered, sorted and
-    // made unique (few: the box is a particle's short path).
-    thread_local std::vector<Index> candidates;
-    candidates.clear();
+    // A triangle in several cells is visited once: each visit stamps the triangles it saw
+    // (a thread's stamps, a new stamp per visit). The callers break ties by triangle index, so
+    // the order they come in does not matter.
+    thread_local std::vector<std::uint32_t> seen;
+    thread_local std::uint32_t stamp = 0;
+    const std::size_t count = triangles_->size();
+    if (seen.size() < count || ++stamp == 0) {
+        seen.assign(std::max(seen.size(), count), 0);
+        stamp = 1;
+    }
+    const auto cellOf = [&](int i, int j, int k) {
+        return (std::size_t(k) * dims_.y() + std::size_t(j)) * dims_.x() + std::size_t(i);
+    };
+    const auto visitCell = [&](std::size_t cell) {
+        for (Index c = cellStart_[cell]; c < cellStart_[cell + 1]; ++c) {
+            const Index t = cellTriangles_[c];
+            if (seen[t] != stamp) {
+                seen[t] = stamp;
+                f(t);
+            }
+        }
+    };
+    // The box's middle cell first: its triangles are the likely nearest, and a near best lets
+    // the closest-point search skip most of the rest by their bounding boxes.
+    visitCell(cellOf((lo.x() + hi.x()) / 2, (lo.y() + hi.y()) / 2, (lo.z() + hi.z()) / 2));
     for (int k = lo.z(); k <= hi.z(); ++k) {
         for (int j = lo.y(); j <= hi.y(); ++j) {
             for (int i = lo.x(); i <= hi.x(); ++i) {
-                const std::size_t cell =
-                    (std::size_t(k) * dims_.y() + std::size_t(j)) * dims_.x() + std::size_t(i);
-                candidates.insert(candidates.end(), cellTriangles_.begin() + cellStart_[cell],
-                                  cellTriangles_.begin() + cellStart_[cell + 1]);
+                visitCell(cellOf(i, j, k));
             }
         }
-    }
-    std::sort(candidates.begin(), candidates.end());
-    candidates.erase(std::unique(candidates.begin(), candidates.end()), candidates.end());
-    for (Index t : candidates) {
-        f(t);
     }
 }
 
@@ -171,6 +188,12 @@ bool MovingMeshCollider::closest(const Vec3& x, Real reach, SurfacePoint& s, Vec
     Vec3 bestW = Vec3::Zero();
     bool found = false;
     visit(box, [&](Index f) {
+        // No nearer than its bounding box: farther than the best so far, it cannot win (a tie
+        // still can, by index).
+        const Vec3 gap = (faceMin_[f] - x).cwiseMax(x - faceMax_[f]).cwiseMax(0.0);
+        if (gap.squaredNorm() > best) {
+            return;
+        }
         const Triangle& t = (*triangles_)[f];
         const Vec3 w = closestBarycentric(x, vx[t[0]], vx[t[1]], vx[t[2]]);
         const Vec3 q = w[0] * vx[t[0]] + w[1] * vx[t[1]] + w[2] * vx[t[2]];

@@ -43,6 +43,8 @@ private:
     std::vector<char> border_; // per vertex: on an edge of one triangle only (an opening)
     std::size_t borderTriangles_ = 0;
     std::vector<Vec3> faceNormals_;
+    // Each triangle's bounding box: a candidate farther than the best so far is skipped.
+    std::vector<Vec3> faceMin_, faceMax_;
     Bounds bounds_;
     Real cell_ = 1;
     Real reach_ = 0;
