@@ -819,6 +819,19 @@ void SimulationWorker::loop() {
         lastStepMs_ = solver->lastStepMilliseconds();
         record(false);
         finishStep(!solver->tears().empty(), true);
+        // A cloth collapsed into itself: the step is kept (finite, and worth looking at), the
+        // run stops before the next one spends its time on a tangle.
+        if (const std::string runaway = solver->runaway(); !runaway.empty()) {
+            {
+                std::lock_guard relock(mutex_);
+                pendingSteps_ = 0;
+                running_ = false;
+            }
+            QString message = QString::fromStdString(runaway);
+            message[0] = message[0].toUpper();
+            emit diverged(message +
+                          tr(". The run is paused at the state after step %1.").arg(steps_));
+        }
     }
 }
 

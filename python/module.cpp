@@ -128,8 +128,11 @@ public:
                 totalMs_ += solver_->lastStepMilliseconds();
                 air_ = solver_->airStatistics();
                 maxInvertedAir_ = std::max(maxInvertedAir_, air_.invertedAfter);
+                if (diverged = solver_->runaway(); !diverged.empty()) {
+                    break; // as pbdlab-cli simulate stops
+                }
             }
-            if (steps > 0) {
+            if (steps > 0 && diverged.empty()) {
                 diverged = pbd::divergence(*scene_); // as pbdlab-cli simulate words it
             }
         }

@@ -35,6 +35,9 @@ int bench(const RunOptions& o) {
     for (int i = 0; i < warmup; ++i) {
         solver.step();
         warmupMs += solver.lastStepMilliseconds();
+        if (const std::string r = solver.runaway(); !r.empty()) {
+            return inputProblem(r);
+        }
     }
     double airProjectionMs = 0;
     std::vector<double> ms;
@@ -54,6 +57,9 @@ int bench(const RunOptions& o) {
         shapesReproxied += solver.rigid().statistics().reproxied;
         rigidSolveMs += solver.rigid().statistics().solveMilliseconds;
         skinningMs += solver.lastSkinningMilliseconds();
+        if (const std::string r = solver.runaway(); !r.empty()) {
+            return inputProblem(r);
+        }
     }
     const std::size_t passes = solver.airOptimizationPasses() - passesBefore;
     const double passMs = solver.airOptimizationMilliseconds() - passMsBefore;

@@ -242,6 +242,7 @@ int simulate(const RunOptions& o) {
     }
     double totalMs = 0;
     IntersectionRun intersections;
+    std::string ranAway;
     for (int i = 0; i < steps; ++i) {
         solver.step();
         totalMs += solver.lastStepMilliseconds();
@@ -258,6 +259,10 @@ int simulate(const RunOptions& o) {
             if (Result<bool> added = cache->addFrame(scene, solver.time()); !added) {
                 return inputProblem(added.error());
             }
+        }
+        // A run collapsed into itself stops here (its trace and cache keep the steps so far).
+        if (ranAway = solver.runaway(); !ranAway.empty()) {
+            break;
         }
     }
     json cacheJson;
@@ -285,6 +290,9 @@ int simulate(const RunOptions& o) {
         if (!trace) {
             return inputProblem("could not write '" + o.trace + "'");
         }
+    }
+    if (!ranAway.empty()) {
+        return inputProblem(ranAway);
     }
     if (const std::string d = divergence(scene); !d.empty()) {
         return inputProblem(d);

@@ -184,12 +184,13 @@ void buildSelfCollisionGrid(const std::vector<Triangle>& triangles, const std::v
     }
 }
 
-void querySelfContacts(const std::vector<Triangle>& triangles, const std::vector<Vec3>& x,
+bool querySelfContacts(const std::vector<Triangle>& triangles, const std::vector<Vec3>& x,
                        const std::vector<Vec3>& p, Real thickness, const SelfCollisionWorkspace& ws,
                        std::size_t firstTriangle, std::size_t lastTriangle,
-                       std::vector<Index>& candidates, std::vector<SelfContact>& contacts) {
+                       std::vector<Index>& candidates, std::vector<SelfContact>& contacts,
+                       std::size_t limit) {
     if (ws.vertices.empty()) {
-        return;
+        return true;
     }
     const GridCells grid{ws.cell, ws.mask};
     const std::vector<Index>& start = ws.start;
@@ -235,10 +236,14 @@ void querySelfContacts(const std::vector<Triangle>& triangles, const std::vector
             const bool crossed = np.squaredNorm() > 0 && sideDistance * (p[q] - cp).dot(np) < 0 &&
                                  bp.minCoeff() > 1e-6;
             if (near || crossed) {
+                if (contacts.size() >= limit) {
+                    return false;
+                }
                 contacts.push_back({q, tri, bp, sideDistance >= 0 ? 1.0 : -1.0});
             }
         }
     }
+    return true;
 }
 
 void orderSelfContacts(std::vector<SelfContact>& contacts) {

@@ -10,6 +10,7 @@
 #include "core/base/LinearAlgebra.h"
 
 #include <cstdint>
+#include <limits>
 #include <vector>
 
 namespace pbd {
@@ -39,11 +40,14 @@ struct SelfCollisionWorkspace {
 void buildSelfCollisionGrid(const std::vector<Triangle>& triangles, const std::vector<Vec3>& x,
                             const std::vector<Vec3>& p, Real thickness,
                             SelfCollisionWorkspace& workspace);
-void querySelfContacts(const std::vector<Triangle>& triangles, const std::vector<Vec3>& x,
+// At most `limit` contacts are appended (a cloth collapsed into itself finds millions, and
+// would take the memory with them); false when the limit stopped the query.
+bool querySelfContacts(const std::vector<Triangle>& triangles, const std::vector<Vec3>& x,
                        const std::vector<Vec3>& p, Real thickness,
                        const SelfCollisionWorkspace& workspace, std::size_t firstTriangle,
                        std::size_t lastTriangle, std::vector<Index>& candidates,
-                       std::vector<SelfContact>& contacts);
+                       std::vector<SelfContact>& contacts,
+                       std::size_t limit = std::numeric_limits<std::size_t>::max());
 
 // Puts contacts found by triangle into the order they are projected in: by particle (stably, so
 // a particle's triangles stay in order). A particle's contacts one after the other converge much

@@ -171,6 +171,7 @@ void Solver::refreshPbdScales() {
 
 void Solver::step() {
     const auto t0 = std::chrono::steady_clock::now();
+    selfContactsCut_ = false;
     const SolverSettings& s = scene_.solver;
     const int substeps = std::max(1, s.substeps);
     const int threads = resolveThreads(s.threads);

@@ -128,6 +128,12 @@ public:
     const RigidCoupling& rigidCoupling() const { return coupling_; }
     // Cloth self-collision contacts in the last substep.
     const std::vector<SelfContact>& selfContacts() const { return selfContacts_; }
+    // A run that has collapsed into itself: self-collision found more than
+    // kRunawaySelfContacts contacts per particle that takes part in it (a cloth crumpled
+    // smaller than its thickness; each substep's query stops there, so memory stays bounded).
+    // The message names the step's count; "" when the run is sound.
+    static constexpr std::size_t kRunawaySelfContacts = 64;
+    std::string runaway() const;
 
 private:
     void substep(Real h);
@@ -164,7 +170,9 @@ private:
         std::vector<Contact> contacts;
         std::vector<SelfContact> selfContacts;
         std::vector<Index> candidates;
+        bool selfContactsCut = false; // the runaway limit stopped the query
     };
+    bool selfContactsCut_ = false;
     std::vector<ContactPart> contactParts_;
     std::vector<TearEvent> tears_;
     AirStatistics airStatistics_;

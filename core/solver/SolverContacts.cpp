@@ -99,11 +99,15 @@ void Solver::findContacts(int k, int T) {
             }
         }
     }
+    part.selfContactsCut = false;
     if (!selfCollisionWorkspace_.vertices.empty()) {
         const auto [first, last] = particleRange(k, T, contactTriangles_.size());
-        querySelfContacts(contactTriangles_, particles.positions, predictedPositions_,
-                          scene_.solver.clothThickness, selfCollisionWorkspace_, first, last,
-                          part.candidates, part.selfContacts);
+        const std::size_t limit =
+            kRunawaySelfContacts * selfCollisionWorkspace_.vertices.size() / std::size_t(T) + 1;
+        part.selfContactsCut =
+            !querySelfContacts(contactTriangles_, particles.positions, predictedPositions_,
+                               scene_.solver.clothThickness, selfCollisionWorkspace_, first, last,
+                               part.candidates, part.selfContacts, limit);
     }
 }
 
@@ -111,6 +115,7 @@ void Solver::mergeContacts() {
     contacts_.clear();
     selfContacts_.clear();
     for (const ContactPart& part : contactParts_) {
+        selfContactsCut_ = selfContactsCut_ || part.selfContactsCut;
         contacts_.insert(contacts_.end(), part.contacts.begin(), part.contacts.end());
         selfContacts_.insert(selfContacts_.end(), part.selfContacts.begin(),
                              part.selfContacts.end());
@@ -198,6 +203,16 @@ void Solver::applyContactVelocities(Real h) {
         }
         particles.velocities[c.particle] = c.surfaceVelocity + vt + vnNew * c.normal;
     }
+}
+
+std::string Solver::runaway() const {
+    if (!selfContactsCut_) {
+        return {};
+    }
+    return "the simulation ran away in step " + std::to_string(steps_) +
+           ": self-collision found over " + std::to_string(kRunawaySelfContacts) +
+           " contacts per particle (" + std::to_string(selfCollisionWorkspace_.vertices.size()) +
+           " particles take part): the cloth has collapsed into itself";
 }
 
 } // namespace pbd

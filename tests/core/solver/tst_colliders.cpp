@@ -328,6 +328,51 @@ private slots:
         qInfo("after 3 s on the ground: fastest vertex %.4f m/s, highest %.4f m", fastest, highest);
         QVERIFY(fastest < 0.05);
         QVERIFY(highest < 0.03);
+        QVERIFY2(solver.runaway().empty(), solver.runaway().c_str());
+    }
+
+    void aClothCollapsedIntoItselfIsStoppedWithBoundedMemory() {
+        // A strip of 6 x 200 vertices crumpled into 200 layers within 1 cm (each row at its own
+        // height, its own offset along the strip and its own place across it, so a vertex lies
+        // over the inside of triangles in about half the layers): with a 1 cm thickness
+        // every vertex is in reach of a hundred triangles or more. The query stops at
+        // Solver::kRunawaySelfContacts per particle and the solver says the run ran away.
+        Scene s;
+        ClothSheetSpec sheet;
+        sheet.columns = 6;
+        sheet.rows = 200;
+        s.bodies.push_back(makeClothSheet(s.particles, sheet, "strip"));
+        addEdgeDistances(s.constraints, s.particles, s.bodies.back(), 1e-6);
+        const std::size_t n = s.particles.size();
+        const auto fraction = [](double v) { return v - std::floor(v); };
+        for (int k = 0; k < sheet.rows; ++k) {
+            for (int i = 0; i < sheet.columns; ++i) {
+                s.particles.positions[std::size_t(k * sheet.columns + i)] = Vec3(
+                    0.01 * i + 0.01 * fraction(k * 0.37), 5e-5 * k, 0.02 * fraction(k * 0.618034));
+            }
+        }
+        s.solver.selfCollision = true;
+        s.solver.clothThickness = 0.01;
+        s.solver.gravity = Vec3::Zero();
+        s.solver.threads = 2;
+        Solver solver(s);
+        solver.step();
+        const std::size_t bound = Solver::kRunawaySelfContacts * n + 2;
+        qInfo("%zu self-contacts kept (bound %zu): %s", solver.selfContacts().size(), bound,
+              solver.runaway().c_str());
+        QVERIFY(solver.selfContacts().size() <= bound);
+        QVERIFY(solver.selfContacts().size() > 16 * n); // the query ran up to the limit
+        QVERIFY(solver.runaway().find("ran away in step 1") != std::string::npos);
+        QVERIFY(solver.runaway().find("1200 particles") != std::string::npos);
+
+        // The same strip laid flat is a sound run.
+        Scene flat;
+        flat.bodies.push_back(makeClothSheet(flat.particles, sheet, "strip"));
+        flat.solver.selfCollision = true;
+        flat.solver.clothThickness = 0.01;
+        Solver calm(flat);
+        calm.step();
+        QVERIFY2(calm.runaway().empty(), calm.runaway().c_str());
     }
 
     void particleStartingInsideIsPushedOut() {
