@@ -570,6 +570,7 @@ void Solver::runSubstepPhases(Real h) {
             break;
         case Kind::AirProject:
             if (phase.iteration == 0) {
+                findAirWallContacts();
                 airStatistics_.invertedBefore = 0;
                 for (const auto& inverted : airInverted_) {
                     airStatistics_.invertedBefore += inverted.size();

@@ -186,7 +186,22 @@ private:
     std::vector<Real> airPairGap_; // per pair: normal separation added in the substep
     std::uint64_t airPairsVersion_ = ~std::uint64_t(0);
     void keepAirDistance();
-    std::size_t applyAirFriction(); // returns the contacts that acted
+    // The container's walls, when it is a box (every immovable air point on the faces of
+    // their bounding box): body particles are kept airContactDistance inside them, with
+    // friction, whatever the tessellation of the layer between (keepAirWalls).
+    struct AirWallContact {
+        Index particle;
+        int wall; // axis * 2 + (0: the low wall, 1: the high one)
+        Real gap; // separation added this substep
+    };
+    void findAirWallContacts();
+    void keepAirWalls();
+    std::size_t applyAirWallFriction();
+    std::vector<AirWallContact> airWallContacts_;
+    Vec3 airWallLow_ = Vec3::Zero(), airWallHigh_ = Vec3::Zero();
+    bool airWalls_ = false;
+    std::size_t airWallsFor_ = ~std::size_t(0); // particle count the walls were found for
+    std::size_t applyAirFriction();             // returns the contacts that acted
     // Per particle: its body's index, or kContainer / kFreeAir for the air's own points.
     static constexpr int kNoOwner = -3, kFreeAir = -2, kContainer = -1;
     std::vector<int> particleOwner_;
@@ -207,9 +222,16 @@ private:
     void checkAir(int part, int parts);
     void projectAir(bool lastIteration);
     void projectAirPasses(Real slack); // C after a projection, relative to the element's size
+    // The rounds after the corner rounds: each tet body moves as one (see projectAir).
+    void projectAirAsSolids(Real slack);
+    std::vector<Real> airSolidWeight_; // per body: 1 / its mass, 0 when it does not move as one
+    std::vector<std::uint32_t> airMovedBodies_, airBodySeen_; // bodies moved whole this round
+    std::uint32_t airBodyStamp_ = 0;
+    std::vector<Real> airBodyTravel_; // per body: how far those rounds translated it
     // The re-checks after the last iteration: rounds over the elements around what moved.
     template <class Inverted>
-    void runAirRounds(std::vector<std::uint32_t>& found, const Inverted& inverted);
+    // solids: each tet body moves as one (projectAirAsSolids), for what corner rounds left.
+    void runAirRounds(std::vector<std::uint32_t>& found, const Inverted& inverted, bool solids);
     // Moves the free points of the still-inverted tets `found` into their star's kernel where
     // it is not empty; whether any moved.
     bool relocateTrappedAirPoints(const std::vector<std::uint32_t>& found);
