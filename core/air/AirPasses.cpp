@@ -498,19 +498,13 @@ void Solver::keepAirWalls() {
     for (AirWallContact& c : airWallContacts_) {
         SolverParticle& q = P[c.particle];
         const int axis = c.wall / 2;
-        Real* coordinate = axis == 0 ? &q.x : axis == 1 ? &q.y : &q.z;
-        if (c.wall % 2 == 0) {
-            const Real C = *coordinate - airWallLow_[axis] - epsilon;
-            if (C < 0) {
-                *coordinate -= C;
-                c.gap -= C;
-            }
-        } else {
-            const Real C = airWallHigh_[axis] - *coordinate - epsilon;
-            if (C < 0) {
-                *coordinate += C;
-                c.gap -= C;
-            }
+        Real& coordinate = axis == 0 ? q.x : axis == 1 ? q.y : q.z;
+        const Real inward = c.wall % 2 == 0 ? 1 : -1; // the low wall pushes up the axis
+        const Real C =
+            inward * (coordinate - (inward > 0 ? airWallLow_ : airWallHigh_)[axis]) - epsilon;
+        if (C < 0) {
+            coordinate -= inward * C;
+            c.gap -= C;
         }
     }
 }

@@ -186,6 +186,7 @@ private:
     std::vector<Real> airPairGap_; // per pair: normal separation added in the substep
     std::uint64_t airPairsVersion_ = ~std::uint64_t(0);
     void keepAirDistance();
+    std::size_t applyAirFriction(); // returns the contacts that acted
     // The container's walls, when it is a box (every immovable air point on the faces of
     // their bounding box): body particles are kept airContactDistance inside them, with
     // friction, whatever the tessellation of the layer between (keepAirWalls).
@@ -201,7 +202,6 @@ private:
     Vec3 airWallLow_ = Vec3::Zero(), airWallHigh_ = Vec3::Zero();
     bool airWalls_ = false;
     std::size_t airWallsFor_ = ~std::size_t(0); // particle count the walls were found for
-    std::size_t applyAirFriction();             // returns the contacts that acted
     // Per particle: its body's index, or kContainer / kFreeAir for the air's own points.
     static constexpr int kNoOwner = -3, kFreeAir = -2, kContainer = -1;
     std::vector<int> particleOwner_;
@@ -229,8 +229,8 @@ private:
     std::uint32_t airBodyStamp_ = 0;
     std::vector<Real> airBodyTravel_; // per body: how far those rounds translated it
     // The re-checks after the last iteration: rounds over the elements around what moved.
-    template <class Inverted>
     // solids: each tet body moves as one (projectAirAsSolids), for what corner rounds left.
+    template <class Inverted>
     void runAirRounds(std::vector<std::uint32_t>& found, const Inverted& inverted, bool solids);
     // Moves the free points of the still-inverted tets `found` into their star's kernel where
     // it is not empty; whether any moved.
