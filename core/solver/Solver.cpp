@@ -579,7 +579,8 @@ void Solver::runSubstepPhases(Real h) {
             airStatistics_.checks += scene_.air.size();
             {
                 const auto began = std::chrono::steady_clock::now();
-                projectAir(phase.iteration == airIterations - 1);
+                projectAir(phase.iteration == airIterations - 1,
+                           phase.iteration >= airIterations - 2);
                 airStatistics_.projectionMilliseconds +=
                     std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() -
                                                               began)

@@ -220,7 +220,8 @@ private:
     void noteAirContact(std::uint32_t element, const Index* corners, const Vec3* g, int n, Real s);
     std::vector<std::vector<std::uint32_t>> airInverted_; // per part: tets found inverted
     void checkAir(int part, int parts);
-    void projectAir(bool lastIteration);
+    // `friction`: the contacts' friction acts, on the separation added since it last did.
+    void projectAir(bool lastIteration, bool friction);
     void projectAirPasses(Real slack); // C after a projection, relative to the element's size
     // The rounds after the corner rounds: each tet body moves as one (see projectAir).
     void projectAirAsSolids(Real slack);
