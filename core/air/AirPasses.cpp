@@ -37,6 +37,17 @@ inline void airGradients(const SolverParticle* P, const Tetrahedron& t, Vec3* g,
                         (e2 - e1).squaredNorm(), (e3 - e1).squaredNorm(), (e3 - e2).squaredNorm()});
 }
 
+// The same for a 2D air triangle (C = 2 A): gradients in the plane, longest edge squared.
+inline void airGradients(const SolverParticle* P, const Triangle& t, Vec3* g, Real& longest) {
+    const Vec3 p0(P[t[0]].x, P[t[0]].y, P[t[0]].z);
+    const Vec3 e1 = Vec3(P[t[1]].x, P[t[1]].y, P[t[1]].z) - p0;
+    const Vec3 e2 = Vec3(P[t[2]].x, P[t[2]].y, P[t[2]].z) - p0;
+    g[1] = Vec3(e2.y(), -e2.x(), 0);
+    g[2] = Vec3(-e1.y(), e1.x(), 0);
+    g[0] = -(g[1] + g[2]);
+    longest = std::max({e1.squaredNorm(), e2.squaredNorm(), (e2 - e1).squaredNorm()});
+}
+
 // 2 A of a 2D air triangle at the predicted positions: ((p1 - p0) x (p2 - p0)).z.
 inline Real airCross(const SolverParticle* P, const Triangle& t) {
     const SolverParticle& a = P[t[0]];
@@ -639,11 +650,8 @@ std::size_t Solver::applyAirFriction() {
             const Triangle& tri = scene_.air.triangles[t - nTets];
             std::copy(tri.begin(), tri.end(), tet);
             corners = 3;
-            const Vec3 p0 = at(P[tet[0]]);
-            const Vec3 e1 = at(P[tet[1]]) - p0, e2 = at(P[tet[2]]) - p0;
-            g[1] = Vec3(e2.y(), -e2.x(), 0);
-            g[2] = Vec3(-e1.y(), e1.x(), 0);
-            g[0] = -(g[1] + g[2]);
+            Real longest = 0;
+            airGradients(P, tri, g, longest);
         }
         const int first = particleOwner_[tet[0]];
         Vec3 dA = Vec3::Zero(), dB = Vec3::Zero(), gA = Vec3::Zero();
@@ -786,13 +794,7 @@ void Solver::projectAirPasses(Real slackFactor) {
                     }
                     n = 3;
                     std::copy(tri.begin(), tri.end(), corner);
-                    const Vec3 p0 = at(P[tri[0]]);
-                    const Vec3 e1 = at(P[tri[1]]) - p0, e2 = at(P[tri[2]]) - p0;
-                    g[1] = Vec3(e2.y(), -e2.x(), 0);
-                    g[2] = Vec3(-e1.y(), e1.x(), 0);
-                    g[0] = -(g[1] + g[2]);
-                    longest =
-                        std::max({e1.squaredNorm(), e2.squaredNorm(), (e2 - e1).squaredNorm()});
+                    airGradients(P, tri, g, longest);
                     for (int k = 0; k < 3; ++k) {
                         gradients += g[k].squaredNorm();
                     }

@@ -54,6 +54,20 @@ Real lowest(const Scene& s, const Body& b) {
     return y;
 }
 
+// Each body's volume now: the sum of its tets' signed volumes.
+std::vector<Real> bodyVolumes(const Scene& s) {
+    std::vector<Real> v;
+    for (const Body& b : s.bodies) {
+        Real sum = 0;
+        for (const Tetrahedron& t : b.tets) {
+            const auto& x = s.particles.positions;
+            sum += signedVolume(x[t[0]], x[t[1]], x[t[2]], x[t[3]]);
+        }
+        v.push_back(sum);
+    }
+    return v;
+}
+
 } // namespace
 
 class TestAir : public QObject {
@@ -305,19 +319,7 @@ private slots:
              v < scene.air.firstParticle + scene.air.particleCount; ++v) {
             freePoint[v] = scene.particles.inverseMasses[v] > 0;
         }
-        const auto volumes = [&] {
-            std::vector<Real> v;
-            for (const Body& b : scene.bodies) {
-                Real sum = 0;
-                for (const Tetrahedron& t : b.tets) {
-                    const auto& x = scene.particles.positions;
-                    sum += signedVolume(x[t[0]], x[t[1]], x[t[2]], x[t[3]]);
-                }
-                v.push_back(sum);
-            }
-            return v;
-        };
-        const std::vector<Real> rest = volumes();
+        const std::vector<Real> rest = bodyVolumes(scene);
         Real smallest = 1;
         int smallestStep = 0;
         Solver solver(scene);
@@ -325,7 +327,7 @@ private slots:
         QString first;
         for (int step = 1; step <= 1000; ++step) {
             solver.step();
-            const std::vector<Real> now = volumes();
+            const std::vector<Real> now = bodyVolumes(scene);
             for (std::size_t b = 0; b < now.size(); ++b) {
                 if (now[b] / rest[b] < smallest) {
                     smallest = now[b] / rest[b];
@@ -655,19 +657,7 @@ private slots:
         // away), 17 tets ended inverted; with the old light free points, 11 to 22.
         Scene scene = makeAirScene("bremen").value();
         QCOMPARE(scene.solver.airOptimizationInterval, 1);
-        const auto volumes = [&] {
-            std::vector<Real> v;
-            for (const Body& b : scene.bodies) {
-                Real sum = 0;
-                for (const Tetrahedron& t : b.tets) {
-                    const auto& x = scene.particles.positions;
-                    sum += signedVolume(x[t[0]], x[t[1]], x[t[2]], x[t[3]]);
-                }
-                v.push_back(sum);
-            }
-            return v;
-        };
-        const std::vector<Real> rest = volumes();
+        const std::vector<Real> rest = bodyVolumes(scene);
         Solver solver(scene);
         std::size_t worst = 0;
         int worstStep = 0;
@@ -680,7 +670,7 @@ private slots:
                 worst = solver.airStatistics().invertedAfter;
                 worstStep = step;
             }
-            const std::vector<Real> now = volumes();
+            const std::vector<Real> now = bodyVolumes(scene);
             for (std::size_t b = 0; b < now.size(); ++b) {
                 if (now[b] / rest[b] < smallest) {
                     smallest = now[b] / rest[b];
