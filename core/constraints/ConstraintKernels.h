@@ -1,28 +1,20 @@
 #pragma once
 // The solver's inner loops: for each constraint batch, project the elements [begin, end) of one
 // colour, kLanes at a time in SIMD (gathering each particle's x, y, z, w with one load and a 4x4
-// transpose), the remainder one by one with the same code on doubles. Internal to the solver.
+// transpose), the remainder one by one with the same code on doubles. Included by
+// core/solver/KernelSweeps.cpp only, once per instruction set: everything here is in that
+// set's namespace (PBDLAB_KERNEL_ISA).
 
 #include "core/constraints/ConstraintMath.h"
 #include "core/constraints/Constraints.h"
+#include "core/solver/KernelPaths.h"
 #include "core/solver/Solver.h"
 
-namespace pbd::kernels {
+namespace pbd::kernels::PBDLAB_KERNEL_ISA {
 
 using lanes::kLanes;
 using lanes::Lanes;
 using math::V3;
-
-// What a sweep needs besides the batch: 1/h^2 for alpha~ = alpha / h^2, and whether this is the
-// substep's first sweep, when lambda restarts from 0 (XPBD Alg. 1 line 4) -- done here rather
-// than in a pass of its own so each thread touches only its own region's lambdas.
-// With `start` (the particles' positions at the start of the substep), distance constraints
-// project along the edge as it was then (SHAKE) instead of as it is now; see the distance solve.
-struct Sweep {
-    Real invH2;
-    bool first;
-    const Vec3* start = nullptr;
-};
 
 // The elements a kernel call works on: e, e + 1, ..., e + active - 1 (active < kLanes only for
 // the tail of a range, whose unused lanes repeat the last element and are never stored).
@@ -388,4 +380,4 @@ void solve(VolumeConstraints& b, SolverParticle* P, std::size_t begin, std::size
     });
 }
 
-} // namespace pbd::kernels
+} // namespace pbd::kernels::PBDLAB_KERNEL_ISA

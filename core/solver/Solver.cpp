@@ -1,10 +1,10 @@
 #include "core/solver/Solver.h"
 
 #include "core/constraints/ConstraintDamping.h"
-#include "core/constraints/ConstraintKernels.h"
 #include "core/constraints/ConstraintVisit.h"
 #include "core/scene/Topology.h"
 #include "core/solver/Damping.h"
+#include "core/solver/KernelPaths.h"
 
 #include <algorithm>
 #include <atomic>
@@ -33,26 +33,6 @@ struct Solver::Threads {
 };
 
 namespace {
-
-// Every colour of class k (a region, or the boundary when k == regions), in colour order.
-template <bool Xpbd>
-void solveRegion(ConstraintSet& set, const ColourRegions& regions, SolverParticle* P, int k,
-                 kernels::Sweep sweep) {
-    for (int c = 0; c < set.colourCount; ++c) {
-        int batch = 0;
-        forEachBatch(set, [&](auto& b) {
-            const int index = batch++;
-            if (b.size() == 0) {
-                return;
-            }
-            const Index begin = regions.begin(index, k, c);
-            const Index end = regions.end(index, k, c);
-            if (begin < end) {
-                kernels::solve<Xpbd>(b, P, begin, end, sweep);
-            }
-        });
-    }
-}
 
 // The largest |C + alpha~ lambda| (|C| for PBD) of all batch constraints at the positions P.
 Real largestConstraintError(const ConstraintSet& set, const SolverParticle* P, Real invH2,
@@ -439,6 +419,7 @@ void Solver::runSubstepPhases(Real h) {
     const Real invH = 1.0 / h;
     const Real targetTime = time_ + h;
     const bool xpbd = s.method == SolverMethod::Xpbd;
+    const kernels::KernelPath& kernelPath = kernels::kernelPath();
     const bool hasForces = particles.forces.size() == n;
     // The substep's start positions, for distances projected along their starting edge.
     const Vec3* start = s.exactAngularMomentum ? particles.positions.data() : nullptr;
@@ -542,8 +523,7 @@ void Solver::runSubstepPhases(Real h) {
             break;
         case Kind::Sweep: {
             const kernels::Sweep sweep{invH2, phase.iteration == 0, start};
-            xpbd ? solveRegion<true>(set, th.regions, P, part, sweep)
-                 : solveRegion<false>(set, th.regions, P, part, sweep);
+            kernelPath.sweepClass(set, th.regions, P, part, sweep, xpbd);
             break;
         }
         case Kind::Serial: {
@@ -551,8 +531,7 @@ void Solver::runSubstepPhases(Real h) {
                 mergeContacts();
             }
             const kernels::Sweep sweep{invH2, phase.iteration == 0, start};
-            xpbd ? solveRegion<true>(set, th.regions, P, th.regions.regions, sweep)
-                 : solveRegion<false>(set, th.regions, P, th.regions.regions, sweep);
+            kernelPath.sweepClass(set, th.regions, P, th.regions.regions, sweep, xpbd);
             solveAttachments(set.attachments, P, targetTime, invH2, xpbd);
             solvePressure(set.pressure, P, invH2, xpbd, iterations, scratchGradient_);
             solveSelfContacts();
@@ -653,6 +632,7 @@ std::vector<KernelCost> Solver::measureKernels(int sweeps) const {
     const Real h = scene_.solver.timeStep / std::max(1, scene_.solver.substeps);
     const Real invH2 = 1.0 / (h * h);
     std::vector<KernelCost> costs;
+    const kernels::KernelPath& path = kernels::kernelPath();
     const ConstraintType types[] = {ConstraintType::Distance,       ConstraintType::DihedralBending,
                                     ConstraintType::StrainTriangle, ConstraintType::StrainTet,
                                     ConstraintType::Area,           ConstraintType::Volume,
@@ -667,8 +647,8 @@ std::vector<KernelCost> Solver::measureKernels(int sweeps) const {
         const auto t0 = std::chrono::steady_clock::now();
         for (int s = 0; s < sweeps; ++s) {
             for (int c = 0; c < set.colourCount; ++c) {
-                kernels::solve<true>(b, P.data(), regions.begin(batch, 0, c),
-                                     regions.end(batch, 0, c), kernels::Sweep{invH2, false});
+                path.solveRange(set, batch, P.data(), regions.begin(batch, 0, c),
+                                regions.end(batch, 0, c), kernels::Sweep{invH2, false});
             }
         }
         const double ns =

@@ -6,6 +6,7 @@
 #include "core/scenes/PrimitiveMeshes.h"
 #include "core/scenes/SceneLibrary.h"
 #include "core/solver/Damping.h"
+#include "core/solver/KernelPaths.h"
 #include "core/solver/Solver.h"
 
 #include <QTest>
@@ -791,6 +792,59 @@ private slots:
             }
             QVERIFY2(diff < 0.05, qPrintable(QString::number(diff))); // same motion
         }
+    }
+
+    // A portable build carries the sweeps for SSE2, AVX2 and AVX-512 and picks one when it
+    // starts; every path this CPU runs must move the particles as the others do. AVX2 and
+    // AVX-512 give the same bits (4 or 8 lanes, the same operations per element); SSE2 has no
+    // FMA, so it rounds differently: 30 steps leave 1e-15 to 1e-14 m, bounded here at 1e-12.
+    void everyKernelPathGivesTheSameMotion() {
+        const auto paths = kernels::kernelPaths();
+        QVERIFY(!paths.empty());
+        QCOMPARE(&kernels::kernelPath(), paths.front()); // the fastest unless told otherwise
+        QVERIFY(!kernels::selectKernelPath("no-such-path"));
+        QCOMPARE(&kernels::kernelPath(), paths.front());
+        if (paths.size() < 2) {
+            QSKIP("a native build has one kernel path");
+        }
+        auto run = [](const char* name, SolverMethod method) {
+            Scene s = makeScene(name).value();
+            s.solver.method = method;
+            s.solver.threads = 1;
+            Solver solver(s);
+            for (int i = 0; i < 30; ++i) {
+                solver.step();
+            }
+            return s.particles.positions;
+        };
+        for (const char* name : {"cloth", "tetbar", "cloth-sbd", "rope"}) {
+            for (SolverMethod method : {SolverMethod::Xpbd, SolverMethod::Pbd}) {
+                QVERIFY(kernels::selectKernelPath(paths.front()->name));
+                const auto reference = run(name, method);
+                QVERIFY(reference != makeScene(name).value().particles.positions);
+                for (std::size_t k = 1; k < paths.size(); ++k) {
+                    QVERIFY(kernels::selectKernelPath(paths[k]->name));
+                    QCOMPARE(kernels::kernelPath().name, paths[k]->name);
+                    const auto other = run(name, method);
+                    double diff = 0;
+                    for (std::size_t i = 0; i < other.size(); ++i) {
+                        QVERIFY(other[i].allFinite());
+                        diff = std::max(diff, (other[i] - reference[i]).norm());
+                    }
+                    qInfo("%s %s: %s against %s, largest difference %g m", name,
+                          method == SolverMethod::Xpbd ? "xpbd" : "pbd",
+                          std::string(paths[k]->name).c_str(),
+                          std::string(paths.front()->name).c_str(), diff);
+                    if (paths[k]->name == "sse2") {
+                        QVERIFY2(diff < 1e-12, qPrintable(QString::number(diff)));
+                    } else {
+                        QVERIFY2(other == reference, qPrintable(QString::number(diff)));
+                    }
+                }
+            }
+        }
+        QVERIFY(kernels::selectKernelPath("auto"));
+        QCOMPARE(&kernels::kernelPath(), paths.front());
     }
 
     void attachmentsFollowTheirTarget() {

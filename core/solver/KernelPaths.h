@@ -1,0 +1,57 @@
+#pragma once
+// The constraint sweeps, compiled once per instruction set (core/CMakeLists.txt) and chosen when
+// the program starts: a portable build carries SSE2 (2 lanes), AVX2 with FMA (4 lanes) and
+// AVX-512 (8 lanes) and runs the widest this CPU has; a native build carries one, for the
+// building machine. Every path computes the same operations on every element in the same
+// order: AVX2 and AVX-512 give the same bits; SSE2, without FMA, rounds a * b + c twice and
+// differs by rounding (tst_core_solver everyKernelPathGivesTheSameMotion).
+
+#include "core/base/LinearAlgebra.h"
+
+#include <string_view>
+#include <vector>
+
+namespace pbd {
+
+struct ConstraintSet;
+struct ColourRegions;
+struct SolverParticle;
+
+namespace kernels {
+
+// What a sweep needs besides the batch: 1/h^2 for alpha~ = alpha / h^2, and whether this is the
+// substep's first sweep, when lambda restarts from 0 (XPBD Alg. 1 line 4) -- done here rather
+// than in a pass of its own so each thread touches only its own region's lambdas.
+// With `start` (the particles' positions at the start of the substep), distance constraints
+// project along the edge as it was then (SHAKE) instead of as it is now; see the distance solve.
+struct Sweep {
+    Real invH2;
+    bool first;
+    const Vec3* start = nullptr;
+};
+
+struct KernelPath {
+    std::string_view name; // "sse2", "avx2", "avx512" or "native"
+    int lanes;             // constraints per SIMD vector
+    // Every colour of class k of `regions` (k == regions.regions: the boundary), in colour
+    // order, batch after batch within a colour; XPBD, or PBD with the stiffness scales.
+    void (*sweepClass)(ConstraintSet& set, const ColourRegions& regions, SolverParticle* P, int k,
+                       const Sweep& sweep, bool xpbd);
+    // The elements [begin, end) of one colour of batch `batch` (forEachBatch's order), XPBD.
+    void (*solveRange)(ConstraintSet& set, int batch, SolverParticle* P, Index begin, Index end,
+                       const Sweep& sweep);
+};
+
+// The paths this build has that this CPU can run, fastest first.
+std::vector<const KernelPath*> kernelPaths();
+// Every path this build has, whether this CPU runs it or not (for messages).
+std::vector<std::string_view> builtKernelPaths();
+// The path the solver uses: the fastest this CPU runs, unless the environment variable
+// PBDLAB_KERNELS or selectKernelPath named another.
+const KernelPath& kernelPath();
+// Chooses the path by name ("" or "auto": the fastest). False, with nothing changed, when this
+// build lacks it or this CPU cannot run it. Not for use while a solver steps.
+bool selectKernelPath(std::string_view name);
+
+} // namespace kernels
+} // namespace pbd
