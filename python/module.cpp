@@ -9,6 +9,7 @@
 #include "core/fields/Fields.h"
 #include "core/scene/Topology.h"
 #include "core/solver/Colliders.h"
+#include "core/solver/KernelPaths.h"
 #include "core/solver/Solver.h"
 #include "meshing/AirScenes.h"
 #include "meshing/CacheExport.h"
@@ -413,6 +414,34 @@ PYBIND11_MODULE(_pbdlab, m) {
             return out;
         },
         "The scenes PBD Lab generates, as (name, description) pairs (pbdlab-cli scenes).");
+    m.def(
+        "kernels",
+        [] {
+            std::vector<std::string> runs;
+            for (const kernels::KernelPath* path : kernels::kernelPaths()) {
+                runs.emplace_back(path->name);
+            }
+            return runs;
+        },
+        "The instruction sets of the hot loops this build has and this CPU runs, fastest "
+        "first ('avx512', 'avx2', 'sse2'; a build for its own machine has 'native' only).");
+    m.def(
+        "set_kernels",
+        [](const std::string& name) {
+            if (!kernels::selectKernelPath(name)) {
+                std::string runs;
+                for (const kernels::KernelPath* path : kernels::kernelPaths()) {
+                    runs += (runs.empty() ? "" : ", ") + std::string(path->name);
+                }
+                throw py::value_error("set_kernels('" + name + "'): this build or CPU has no '" +
+                                      name + "' kernels (it runs " + runs + ")");
+            }
+            return std::string(kernels::kernelPath().name);
+        },
+        py::arg("name") = "auto",
+        "Runs the hot loops with the named instruction set from now on ('auto': the fastest; "
+        "see kernels()), as pbdlab-cli's --kernels and the PBDLAB_KERNELS environment variable "
+        "do; returns the one in use. Raises ValueError for one this build or CPU lacks.");
     m.def(
         "generate",
         [](const std::string& name) { return PyScene(python::unwrap(makeAnyScene(name))); },

@@ -4,8 +4,8 @@ namespace pbd {
 
 void useIconTheme() {
     if (QIcon::themeName().isEmpty() ||
-        !QIcon::hasThemeIcon(QStringLiteral("document-open")) &&
-            !QIcon::hasThemeIcon(QStringLiteral("document-open-symbolic"))) {
+        (!QIcon::hasThemeIcon(QStringLiteral("document-open")) &&
+         !QIcon::hasThemeIcon(QStringLiteral("document-open-symbolic")))) {
         QIcon::setThemeName(QStringLiteral("Adwaita"));
     }
     QIcon::setFallbackThemeName(QStringLiteral("hicolor"));

@@ -1,6 +1,7 @@
 #include "app/cli/RunOptions.h"
 
 #include "app/cli/Command.h"
+#include "core/solver/KernelPaths.h"
 #include "meshing/AirScenes.h"
 #include "meshing/CharacterImport.h"
 #include "meshing/Prepare.h"
@@ -30,6 +31,19 @@ void addRunOptions(CLI::App& c, RunOptions& o) {
     c.add_option("--threads", o.threads, "Solver threads")->check(positiveWhole())->type_name("T");
     choice(c.add_option("--method", o.method, "XPBD (compliance) or classic PBD (stiffness)"),
            {"xpbd", "pbd"});
+    {
+        std::vector<std::string> paths = {"auto"};
+        std::string names;
+        for (std::string_view name : kernels::builtKernelPaths()) {
+            paths.emplace_back(name);
+            names += (names.empty() ? "" : ", ") + std::string(name);
+        }
+        choice(c.add_option("--kernels", o.kernels,
+                            "The instruction set of the hot loops: auto (the fastest this CPU "
+                            "runs) or one this build has (" +
+                                names + ")"),
+               paths);
+    }
     c.add_option("--air-optimization", o.airOptimization,
                  "With air: an optimisation pass every K steps (0 = off)")
         ->check(wholeWhere([](long v) { return v >= 0; }, "a step interval (0 = off)", "INT>=0"))
@@ -215,6 +229,15 @@ std::optional<Scene> sceneToRun(const RunOptions& o, RestFrames* rest) {
         return std::nullopt;
     }
     Scene scene = std::move(made).value();
+    if (!o.kernels.empty() && !kernels::selectKernelPath(o.kernels)) {
+        std::string runs;
+        for (const kernels::KernelPath* path : kernels::kernelPaths()) {
+            runs += (runs.empty() ? "" : ", ") + std::string(path->name);
+        }
+        inputProblem("--kernels " + o.kernels + ": this CPU cannot run them (it runs " + runs +
+                     ")");
+        return std::nullopt;
+    }
     applyRunOptions(o, scene.solver);
     if (!applyEdits(o, scene)) {
         return std::nullopt;

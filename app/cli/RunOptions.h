@@ -20,6 +20,7 @@ struct RunOptions {
     double dt = -1;
     int threads = -1;
     std::string method;
+    std::string kernels; // the constraint sweeps' instruction set (core/solver/KernelPaths.h)
     std::string out;
     std::string trace;       // simulate: one CSV line per step
     std::string cacheFolder; // simulate: caches other tools read (meshing/CacheExport.h)

@@ -7,6 +7,7 @@
 #include "app/cli/RunOptions.h"
 #include "core/air/AirOptimizer.h"
 #include "core/cache/FrameCache.h"
+#include "core/solver/KernelPaths.h"
 #include "core/solver/Solver.h"
 #include "meshing/SceneJson.h"
 
@@ -108,6 +109,8 @@ int bench(const RunOptions& o) {
         {"substeps", scene.solver.substeps},
         {"iterations", scene.solver.iterations},
         {"method", std::string(toString(scene.solver.method))},
+        {"kernels", std::string(kernels::kernelPath().name)},
+        {"kernel_lanes", kernels::kernelPath().lanes},
         {"particles", scene.particles.size()},
         {"colours", scene.constraints.colourCount},
         {"constraints", counts},
@@ -182,8 +185,11 @@ int bench(const RunOptions& o) {
         std::cout << sceneio::dumpJson(full, 2) << '\n';
         return 0;
     }
-    std::printf("%s: %d steps, %d substep(s) x %d iterations, %d thread(s)\n", scene.name.c_str(),
-                steps, scene.solver.substeps, scene.solver.iterations, scene.solver.threads);
+    std::printf("%s: %d steps, %d substep(s) x %d iterations, %d thread(s), %s kernels (%d "
+                "lanes)\n",
+                scene.name.c_str(), steps, scene.solver.substeps, scene.solver.iterations,
+                scene.solver.threads, std::string(kernels::kernelPath().name).c_str(),
+                kernels::kernelPath().lanes);
     std::printf("  ms per step: median %.3f, min %.3f, max %.3f, mean %.3f; whole run (the %d "
                 "warm-up steps too) %.3f\n",
                 median, sorted.front(), sorted.back(), mean, warmup,

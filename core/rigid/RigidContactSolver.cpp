@@ -2,6 +2,7 @@
 // no two of a colour share a dynamic body, their rows built eight manifolds to a batch (one per
 // SIMD lane), warm start, the projected Gauss-Seidel sweeps, shock propagation, and the impulses
 // kept for the next step.
+#include "core/base/InstructionSets.h"
 #include "core/rigid/RigidStep.h"
 
 #include <algorithm>
@@ -24,8 +25,8 @@ namespace {
 struct LaneBodies {
     V4 va, wa, vb, wb;
 };
-void gatherRecords(const std::vector<SweepRecord>& records, const int (&index)[kRigidLanes],
-                   V4& first, V4& second) {
+PBD_KERNEL_INLINE void gatherRecords(const std::vector<SweepRecord>& records,
+                                     const int (&index)[kRigidLanes], V4& first, V4& second) {
     D4 r[kRigidLanes];
     for (int l = 0; l < kRigidLanes; ++l) {
         r[l] = records[std::size_t(index[l])].value;
@@ -34,19 +35,22 @@ void gatherRecords(const std::vector<SweepRecord>& records, const int (&index)[k
     first = {r[0], r[1], r[2]};
     second = {r[3], r[4], r[5]};
 }
-void scatterRecords(std::vector<SweepRecord>& records, const int (&index)[kRigidLanes],
-                    const V4& first, const V4& second) {
+PBD_KERNEL_INLINE void scatterRecords(std::vector<SweepRecord>& records,
+                                      const int (&index)[kRigidLanes], const V4& first,
+                                      const V4& second) {
     D4 r[kRigidLanes] = {first.x, first.y, first.z, second.x, second.y, second.z, {}, {}};
     transpose8(r);
     for (int l = 0; l < kRigidLanes; ++l) {
         records[std::size_t(index[l])].value = r[l];
     }
 }
-void gather(const std::vector<SweepRecord>& fv, const LaneBatch& L, LaneBodies& s) {
+PBD_KERNEL_INLINE void gather(const std::vector<SweepRecord>& fv, const LaneBatch& L,
+                              LaneBodies& s) {
     gatherRecords(fv, L.a, s.va, s.wa);
     gatherRecords(fv, L.b, s.vb, s.wb);
 }
-void scatter(std::vector<SweepRecord>& fv, const LaneBatch& L, const LaneBodies& s) {
+PBD_KERNEL_INLINE void scatter(std::vector<SweepRecord>& fv, const LaneBatch& L,
+                               const LaneBodies& s) {
     scatterRecords(fv, L.a, s.va, s.wa);
     scatterRecords(fv, L.b, s.vb, s.wb);
 }
@@ -121,6 +125,10 @@ void RigidSolver::colourManifolds(Step& st) {
 }
 
 void RigidSolver::buildBatches(Step& st) {
+    PBDLAB_WIDE_PATH(buildLaneBatches(st));
+}
+
+PBD_KERNEL_INLINE void RigidSolver::buildLaneBatches(Step& st) {
     const RigidSettings& settings = st.settings;
     const int n = st.n;
     const Real h = st.h, hs = st.hs;
@@ -141,7 +149,7 @@ void RigidSolver::buildBatches(Step& st) {
     // differences of positions); then the rows are made eight lanes at a time, and every field
     // of the batch is written (a padding lane or slot gets zero mass and never pushes).
     const auto buildBatch = [&](LaneBatch& L, std::uint32_t batchIndex, const std::uint32_t* lanes,
-                                int count) {
+                                int count) PBD_INLINE_LAMBDA {
         const D4 zero{}, one = zero + 1.0f;
         // The rows' order (source 004, Permutation), shared by the lanes; each lane's points
         // are placed in the normal slots in an order of its own.
@@ -368,6 +376,10 @@ void RigidSolver::buildBatches(Step& st) {
 
 // Warm start (source 004): every row's impulse applied once, at the start of each substep.
 void RigidSolver::warmStart(Step&) {
+    PBDLAB_WIDE_PATH(warmStartBatches());
+}
+
+PBD_KERNEL_INLINE void RigidSolver::warmStartBatches() {
     std::vector<SweepRecord>& fv = sweepVelocities_;
     const D4 zero{};
     for (LaneBatch& L : batches_) {
@@ -390,6 +402,12 @@ void RigidSolver::warmStart(Step&) {
 }
 
 void RigidSolver::sweep(Step& st, bool withBias, Real hj) {
+    PBDLAB_WIDE_PATH(sweepBatches(st, withBias));
+    st.movesTaken = true;
+    solveJoints(st, hj);
+}
+
+PBD_KERNEL_INLINE void RigidSolver::sweepBatches(Step& st, bool withBias) {
     const bool track = st.track, soft = st.soft;
     std::vector<SweepRecord>& fv = sweepVelocities_;
     const D4 zero{};
@@ -401,7 +419,7 @@ void RigidSolver::sweep(Step& st, bool withBias, Real hj) {
     struct RowBias {
         D4 bias, massScale, impulseScale;
     };
-    const auto rowBias = [&](const LaneBatch& L, int r, bool useBias) -> RowBias {
+    const auto rowBias = [&](const LaneBatch& L, int r, bool useBias) PBD_INLINE_LAMBDA -> RowBias {
         if (!track) {
             return {L.sep[r], one, zero};
         }
@@ -425,7 +443,7 @@ void RigidSolver::sweep(Step& st, bool withBias, Real hj) {
         return {useBias ? hard : (hard < zero ? hard : zero), one, zero};
     };
     const bool movesTaken = st.movesTaken; // the separations of now are taken afresh if not
-    const auto solveBatch = [&](LaneBatch& L, bool useBias) {
+    const auto solveBatch = [&](LaneBatch& L, bool useBias) PBD_INLINE_LAMBDA {
         LaneBodies s;
         gather(fv, L, s);
         if (track && !movesTaken) {
@@ -484,8 +502,6 @@ void RigidSolver::sweep(Step& st, bool withBias, Real hj) {
     for (LaneBatch& L : batches_) {
         solveBatch(L, withBias);
     }
-    st.movesTaken = true;
-    solveJoints(st, hj);
 }
 
 // Shock propagation (source 004; Guendelman03): layer by layer from the ground up, the

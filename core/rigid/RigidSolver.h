@@ -140,6 +140,11 @@ private:
     void buildBatches(Step& st);
     void warmStart(Step& st);
     void sweep(Step& st, bool withBias, Real hj); // the contacts, then the joints
+    // The three above over the lane batches, compiled twice in a portable build (AVX2 or not,
+    // core/base/InstructionSets.h).
+    void buildLaneBatches(Step& st);
+    void warmStartBatches();
+    void sweepBatches(Step& st, bool withBias);
     void propagateShock(Step& st);
     void storeImpulses(Step& st);
     void buildJoints(Step& st, Real hj); // RigidJointSolver.cpp

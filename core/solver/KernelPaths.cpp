@@ -1,8 +1,6 @@
 #include "core/solver/KernelPaths.h"
 
-#include <atomic>
-#include <cstdlib>
-#include <string>
+#include "core/base/InstructionSets.h"
 
 // The paths this build compiled (core/CMakeLists.txt defines PBDLAB_KERNELS_<NAME> for each).
 #ifdef PBDLAB_KERNELS_AVX512
@@ -31,50 +29,25 @@ namespace {
 
 struct Built {
     const KernelPath* path;
-    bool runs; // this CPU has the instructions
+    isa::Level needs; // the instruction sets it was compiled for
 };
 
 // Fastest first.
 std::vector<Built> built() {
     std::vector<Built> all;
-#if defined(__x86_64__) || defined(__i386__)
-    __builtin_cpu_init();
-#endif
 #ifdef PBDLAB_KERNELS_NATIVE
-    all.push_back({&native::path, true});
+    all.push_back({&native::path, isa::Level::Sse2}); // runs where it was built
 #endif
 #ifdef PBDLAB_KERNELS_AVX512
-    all.push_back({&avx512::path, __builtin_cpu_supports("x86-64-v4") > 0});
+    all.push_back({&avx512::path, isa::Level::Avx512});
 #endif
 #ifdef PBDLAB_KERNELS_AVX2
-    all.push_back({&avx2::path, __builtin_cpu_supports("x86-64-v3") > 0});
+    all.push_back({&avx2::path, isa::Level::Avx2});
 #endif
 #ifdef PBDLAB_KERNELS_SSE2
-    all.push_back({&sse2::path, true});
+    all.push_back({&sse2::path, isa::Level::Sse2});
 #endif
     return all;
-}
-
-const KernelPath* find(std::string_view name) {
-    for (const Built& b : built()) {
-        if (b.runs && (name.empty() || name == "auto" || b.path->name == name)) {
-            return b.path;
-        }
-    }
-    return nullptr;
-}
-
-const KernelPath* initial() {
-    const char* env = std::getenv("PBDLAB_KERNELS");
-    if (const KernelPath* p = find(env ? std::string_view(env) : std::string_view())) {
-        return p;
-    }
-    return find({});
-}
-
-std::atomic<const KernelPath*>& current() {
-    static std::atomic<const KernelPath*> path{initial()};
-    return path;
 }
 
 } // namespace
@@ -82,7 +55,7 @@ std::atomic<const KernelPath*>& current() {
 std::vector<const KernelPath*> kernelPaths() {
     std::vector<const KernelPath*> paths;
     for (const Built& b : built()) {
-        if (b.runs) {
+        if (b.needs <= isa::cpuLevel()) {
             paths.push_back(b.path);
         }
     }
@@ -98,16 +71,25 @@ std::vector<std::string_view> builtKernelPaths() {
 }
 
 const KernelPath& kernelPath() {
-    return *current().load(std::memory_order_relaxed);
+    static const std::vector<Built> all = built();
+    for (const Built& b : all) {
+        if (b.needs <= isa::activeLevel()) {
+            return *b.path;
+        }
+    }
+    return *all.back().path;
 }
 
 bool selectKernelPath(std::string_view name) {
-    const KernelPath* p = find(name);
-    if (!p) {
-        return false;
+    if (name.empty() || name == "auto") {
+        return isa::selectLevel(isa::cpuLevel());
     }
-    current().store(p, std::memory_order_relaxed);
-    return true;
+    for (const Built& b : built()) {
+        if (b.path->name == name) {
+            return b.needs <= isa::cpuLevel() && isa::selectLevel(b.needs);
+        }
+    }
+    return false;
 }
 
 } // namespace pbd::kernels

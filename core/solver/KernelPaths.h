@@ -47,7 +47,8 @@ std::vector<const KernelPath*> kernelPaths();
 // Every path this build has, whether this CPU runs it or not (for messages).
 std::vector<std::string_view> builtKernelPaths();
 // The path the solver uses: the fastest this CPU runs, unless the environment variable
-// PBDLAB_KERNELS or selectKernelPath named another.
+// PBDLAB_KERNELS or selectKernelPath named another (core/base/InstructionSets: the same choice
+// holds for every loop compiled twice).
 const KernelPath& kernelPath();
 // Chooses the path by name ("" or "auto": the fastest). False, with nothing changed, when this
 // build lacks it or this CPU cannot run it. Not for use while a solver steps.

@@ -46,22 +46,23 @@ void MovingMeshCollider::build(const Collider& c, Real reach) {
     }
     // Rims: edges of one triangle. The topology is the same every substep; found once.
     if (border_.size() != x.size() || borderTriangles_ != c.triangles.size()) {
-        std::vector<std::pair<Index, Index>> edges;
-        edges.reserve(3 * c.triangles.size());
+        std::vector<std::pair<Index, Index>> rimEdges;
+        rimEdges.reserve(3 * c.triangles.size());
         for (const Triangle& t : c.triangles) {
             for (int k = 0; k < 3; ++k) {
-                edges.emplace_back(std::min(t[k], t[(k + 1) % 3]), std::max(t[k], t[(k + 1) % 3]));
+                rimEdges.emplace_back(std::min(t[k], t[(k + 1) % 3]),
+                                      std::max(t[k], t[(k + 1) % 3]));
             }
         }
-        std::sort(edges.begin(), edges.end());
+        std::sort(rimEdges.begin(), rimEdges.end());
         border_.assign(x.size(), 0);
-        for (std::size_t i = 0; i < edges.size();) {
+        for (std::size_t i = 0; i < rimEdges.size();) {
             std::size_t j = i;
-            while (j < edges.size() && edges[j] == edges[i]) {
+            while (j < rimEdges.size() && rimEdges[j] == rimEdges[i]) {
                 ++j;
             }
             if (j - i == 1) {
-                border_[edges[i].first] = border_[edges[i].second] = 1;
+                border_[rimEdges[i].first] = border_[rimEdges[i].second] = 1;
             }
             i = j;
         }

@@ -1,5 +1,7 @@
 #include "core/solver/SelfCollision.h"
 
+#include "core/base/InstructionSets.h"
+
 #include <algorithm>
 #include <cmath>
 #include <cstdint>
@@ -117,11 +119,11 @@ void listVertices(const std::vector<Triangle>& triangles, SelfCollisionWorkspace
     ws.verticesOf = triangles;
 }
 
-} // namespace
-
-void buildSelfCollisionGrid(const std::vector<Triangle>& triangles, const std::vector<Vec3>& x,
-                            const std::vector<Vec3>& p, Real thickness,
-                            SelfCollisionWorkspace& ws) {
+// buildSelfCollisionGrid's work, compiled twice in a portable build (core/base/
+// InstructionSets.h): the cells' floor() is a library call without SSE4.1.
+PBD_KERNEL_INLINE void buildGrid(const std::vector<Triangle>& triangles, const std::vector<Vec3>& x,
+                                 const std::vector<Vec3>& p, Real thickness,
+                                 SelfCollisionWorkspace& ws) {
     ws.table.clear();
     if (triangles.empty() || !(thickness > 0)) {
         ws.vertices.clear();
@@ -182,6 +184,14 @@ void buildSelfCollisionGrid(const std::vector<Triangle>& triangles, const std::v
             table[fill[bucket]++] = v;
         });
     }
+}
+
+} // namespace
+
+void buildSelfCollisionGrid(const std::vector<Triangle>& triangles, const std::vector<Vec3>& x,
+                            const std::vector<Vec3>& p, Real thickness,
+                            SelfCollisionWorkspace& ws) {
+    PBDLAB_WIDE_PATH(buildGrid(triangles, x, p, thickness, ws));
 }
 
 bool querySelfContacts(const std::vector<Triangle>& triangles, const std::vector<Vec3>& x,

@@ -11,7 +11,7 @@ Scenes come from generate() (a generated scene), load() (a project or cooked ass
 prepare() (meshes, as pbdlab-cli prepare). sweep() runs parameter sets on Dask distributed.
 """
 
-from ._pbdlab import Scene, __version__, generate, load, prepare, scenes
+from ._pbdlab import Scene, __version__, generate, kernels, load, prepare, scenes, set_kernels
 from .sweep import grid, run_task, sweep
 
 __all__ = [
@@ -19,9 +19,11 @@ __all__ = [
     "__version__",
     "generate",
     "grid",
+    "kernels",
     "load",
     "prepare",
     "run_task",
     "scenes",
+    "set_kernels",
     "sweep",
 ]

@@ -517,6 +517,35 @@ private slots:
         QCOMPARE(j["constraints"]["dihedral"].get<int>(), 7105);
     }
 
+    void cliKernelsNameTheInstructionSet() {
+        // bench says which kernels ran; --kernels picks one the build has and the CPU runs;
+        // a portable build (more than one in the choices) runs SSE2 on any x86-64.
+        Run r = run(cli_, {"bench", "cloth", "--steps", "2", "--json"});
+        QCOMPARE(r.exitCode, 0);
+        nlohmann::json j = nlohmann::json::parse(r.out.toStdString());
+        const std::string fastest = j["kernels"].get<std::string>();
+        QVERIFY(!fastest.empty());
+        QVERIFY(j["kernel_lanes"].get<int>() >= 2);
+        r = run(cli_, {"bench", "cloth", "--steps", "2", "--kernels", "nonsense"});
+        QCOMPARE(r.exitCode, 2);
+        QVERIFY2(r.err.contains("--kernels is auto, ") && r.err.contains("not 'nonsense'"),
+                 qPrintable(r.err));
+        r = run(cli_, {"bench", "cloth", "--steps", "2", "--kernels", "auto", "--json"});
+        QCOMPARE(r.exitCode, 0);
+        QCOMPARE(nlohmann::json::parse(r.out.toStdString())["kernels"].get<std::string>(), fastest);
+        if (fastest == "native") {
+            QVERIFY(r.err.isEmpty());
+            return; // a native build has one path
+        }
+        r = run(cli_, {"simulate", "cloth", "--steps", "2", "--kernels", "sse2"});
+        QCOMPARE(r.exitCode, 0);
+        r = run(cli_, {"bench", "cloth", "--steps", "2", "--kernels", "sse2", "--json"});
+        QCOMPARE(r.exitCode, 0);
+        j = nlohmann::json::parse(r.out.toStdString());
+        QCOMPARE(j["kernels"].get<std::string>(), std::string("sse2"));
+        QCOMPARE(j["kernel_lanes"].get<int>(), 2);
+    }
+
     void cliAirOptionsReachTheSolver() {
         // Bench reports the air figures; with the optimisation every 2 steps, 10 timed steps
         // are 5 passes (the 10 warm-up steps come before).

@@ -59,6 +59,22 @@ def test_stepping_from_python_is_bit_for_bit_the_cli(cli, tmp_path, scene, steps
         assert numpy.array_equal(r["orientations"], [b["orientation"] for b in bodies])
 
 
+def test_kernels_are_chosen_as_the_clis(cli, tmp_path):
+    runs = pbdlab.kernels()
+    assert runs and runs[0] in ("native", "avx512", "avx2", "sse2")
+    assert pbdlab.set_kernels() == runs[0]
+    with pytest.raises(ValueError, match="no 'neon' kernels"):
+        pbdlab.set_kernels("neon")
+    for name in runs:  # the same bits as the CLI with the same kernels
+        assert pbdlab.set_kernels(name) == name
+        s = pbdlab.generate("cloth")
+        s.step(10)
+        run = cli_run(cli, tmp_path, "cloth", "--steps", "10", "--kernels", name)
+        theirs = numpy.array(run["positions"], dtype=float).reshape(-1, 3)
+        assert numpy.array_equal(s.positions, theirs)
+    pbdlab.set_kernels("auto")
+
+
 def test_steps_split_across_calls_and_settings_match_the_cli(cli, tmp_path):
     s = pbdlab.generate("cloth")
     s.set(iterations=3, dt=0.01)

@@ -1,0 +1,70 @@
+#include "core/base/InstructionSets.h"
+
+#include <atomic>
+#include <cstdlib>
+
+namespace pbd::isa {
+namespace {
+
+Level detect() {
+#if defined(__x86_64__) || defined(__i386__)
+    __builtin_cpu_init();
+    if (__builtin_cpu_supports("x86-64-v4")) {
+        return Level::Avx512;
+    }
+    if (__builtin_cpu_supports("x86-64-v3")) {
+        return Level::Avx2;
+    }
+#endif
+    return Level::Sse2;
+}
+
+Level initial() {
+    const Level cpu = detect();
+    if (const char* env = std::getenv("PBDLAB_KERNELS")) {
+        for (Level l : {Level::Sse2, Level::Avx2, Level::Avx512}) {
+            if (toString(l) == env && l <= cpu) {
+                return l;
+            }
+        }
+    }
+    return cpu;
+}
+
+std::atomic<Level>& active() {
+    static std::atomic<Level> level{initial()};
+    return level;
+}
+
+} // namespace
+
+std::string_view toString(Level level) {
+    switch (level) {
+    case Level::Sse2:
+        return "sse2";
+    case Level::Avx2:
+        return "avx2";
+    case Level::Avx512:
+        return "avx512";
+    }
+    return "sse2";
+}
+
+Level cpuLevel() {
+    static const Level cpu = detect();
+    return cpu;
+}
+
+Level activeLevel() {
+    return active().load(std::memory_order_relaxed);
+}
+
+bool selectLevel(Level level) {
+    if (level > cpuLevel()) {
+        return false;
+    }
+    active().store(level, std::memory_order_relaxed);
+    return true;
+}
+
+} // namespace pbd::isa

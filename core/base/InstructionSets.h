@@ -1,0 +1,55 @@
+#pragma once
+// Which x86 instruction sets the hot loops use. A portable build (PBDLAB_NATIVE_ARCH off)
+// compiles them for more than one: the constraint sweeps once per set (core/solver/KernelPaths),
+// other loops as a second copy for AVX2 + FMA inside PBDLAB_WIDE_PATH. The level in use is
+// the highest this CPU runs unless PBDLAB_KERNELS or selectLevel chose a lower one. A native
+// build compiles everything for the building machine and has one level.
+
+#include <string_view>
+
+namespace pbd::isa {
+
+enum class Level {
+    Sse2,   // x86-64: every 64-bit x86 CPU
+    Avx2,   // x86-64-v3: AVX2, FMA, BMI2 (2015 on)
+    Avx512, // x86-64-v4: AVX-512 F, VL, DQ, BW, CD
+};
+std::string_view toString(Level level); // "sse2", "avx2", "avx512"
+
+// The highest level this CPU runs.
+Level cpuLevel();
+// The level the hot loops use now.
+Level activeLevel();
+// Uses `level` from now on; false, with nothing changed, above cpuLevel(). Not for use while a
+// solver steps.
+bool selectLevel(Level level);
+
+// Always inlined (as in core/base/Lanes.h): a function the AVX2 copy must compile as its own.
+#define PBD_KERNEL_INLINE __attribute__((always_inline)) inline
+// A lambda that is always inlined: the body of a function PBDLAB_WIDE_PATH runs, and the hot
+// lambdas inside it, so the AVX2 copy has all of its code compiled for AVX2.
+#define PBD_INLINE_LAMBDA __attribute__((always_inline))
+
+#if !defined(PBDLAB_NATIVE_BUILD) && (defined(__x86_64__) || defined(__i386__))
+// Runs the statements compiled for AVX2 + FMA when the active level has them, else as compiled
+// for the baseline. What they call is compiled into the AVX2 copy only where it is inlined;
+// anything else runs its baseline code.
+#define PBDLAB_WIDE_PATH(...)                                                                      \
+    do {                                                                                           \
+        if (::pbd::isa::activeLevel() >= ::pbd::isa::Level::Avx2) {                                \
+            [&]() __attribute__((target("avx2,fma,bmi,bmi2,lzcnt,popcnt,f16c"))) {                 \
+                __VA_ARGS__;                                                                       \
+            }                                                                                      \
+            ();                                                                                    \
+        } else {                                                                                   \
+            __VA_ARGS__;                                                                           \
+        }                                                                                          \
+    } while (false)
+#else
+#define PBDLAB_WIDE_PATH(...)                                                                      \
+    do {                                                                                           \
+        __VA_ARGS__;                                                                               \
+    } while (false)
+#endif
+
+} // namespace pbd::isa
