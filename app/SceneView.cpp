@@ -115,6 +115,8 @@ void SceneView::showSnapshot() {
     if (!snapshot) {
         return;
     }
+    QElapsedTimer updateClock;
+    updateClock.start();
     Scene& scene = document_->simulatedScene();
     const bool airMoved = snapshot->airTets && snapshot->airVersion != shownAirVersion_;
     if (airMoved) {
@@ -196,6 +198,8 @@ void SceneView::showSnapshot() {
         }
     }
     status_->setStatus(status);
+    lastSnapshotMs_ = double(updateClock.nsecsElapsed()) / 1e6;
+    ++snapshotsShown_;
     viewport_->update();
     if (!fpsClock_.isValid()) {
         fpsClock_.start();

@@ -86,6 +86,11 @@ public:
     bool setFrameRecording(const QString& directory, const QSize& size, QString* error = nullptr);
     QString frameDirectory() const { return frameDirectory_; }
 
+    // Simulation snapshots drawn so far, and how long the last one took to reach VTK (the
+    // surfaces' points and normals, fields, markers; not the render), ms (pbdlab --bench-view).
+    std::size_t snapshotsShown() const { return snapshotsShown_; }
+    double lastSnapshotMilliseconds() const { return lastSnapshotMs_; }
+
 signals:
     void message(Severity severity, const QString& text);
     // The field needs the air drawn (an air field while the air is hidden).
@@ -117,6 +122,8 @@ private:
     // Frames drawn per second, over the last half second or more.
     QElapsedTimer fpsClock_;
     int framesCounted_ = 0;
+    std::size_t snapshotsShown_ = 0;
+    double lastSnapshotMs_ = 0;
     double framesPerSecond_ = 0;
     std::size_t shownSteps_ = 0;
     bool wireframe_ = false;

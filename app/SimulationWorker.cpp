@@ -358,9 +358,38 @@ std::vector<AirSample> SimulationWorker::airHistory(std::size_t from,
     return {airHistory_.begin() + std::ptrdiff_t(from), airHistory_.end()};
 }
 
+std::shared_ptr<SimulationSnapshot> SimulationWorker::freeSnapshot() {
+    // Three snapshots take turns (a triple buffer): the newest, the one the view may still be
+    // drawing, and one to fill. One held by no one but the pool is reachable by no other
+    // thread (the newest is always held by snapshot_ too), so it is filled again in place and
+    // its arrays keep their memory: a step of a large scene copies its positions, and
+    // allocates nothing.
+    for (std::shared_ptr<SimulationSnapshot>& s : snapshotPool_) {
+        if (s && s.use_count() == 1) {
+            // The view's last reads of it happened before its release (the count's decrement).
+            std::atomic_thread_fence(std::memory_order_acquire);
+            std::vector<Vec3> positions = std::move(s->positions);
+            std::vector<SimulationSnapshot::RigidPose> poses = std::move(s->rigidPoses);
+            *s = SimulationSnapshot{};
+            s->positions = std::move(positions);
+            s->rigidPoses = std::move(poses);
+            s->rigidPoses.clear();
+            return s;
+        }
+    }
+    for (std::shared_ptr<SimulationSnapshot>& s : snapshotPool_) {
+        if (!s || s.use_count() > 1) { // held elsewhere for long: give it up, take a new one
+            s = std::make_shared<SimulationSnapshot>();
+            return s;
+        }
+    }
+    return std::make_shared<SimulationSnapshot>();
+}
+
 void SimulationWorker::publish(bool topologyChanged) {
-    auto snapshot = std::make_shared<SimulationSnapshot>();
-    snapshot->positions = scene_->particles.positions;
+    std::shared_ptr<SimulationSnapshot> snapshot = freeSnapshot();
+    snapshot->positions.assign(scene_->particles.positions.begin(),
+                               scene_->particles.positions.end());
     snapshot->time = time_;
     snapshot->steps = steps_;
     snapshot->lastStepMilliseconds = lastStepMs_;
@@ -423,6 +452,14 @@ void SimulationWorker::loop() {
     std::unique_ptr<Scene> lastGoodScene; // when tearing may change the topology
     auto rateStart = std::chrono::steady_clock::now();
     auto errorMeasured = rateStart - std::chrono::seconds(1);
+    // At least 0.1 s between measures, and 20 times the last measure's cost: cloth-xl's pass
+    // over 773,000 constraints took a sixth of the worker's time when measured every step.
+    std::chrono::steady_clock::duration errorInterval = std::chrono::milliseconds(100);
+    // The Convergence dock's record costs a pass over every constraint per iteration (cloth-xl:
+    // its step took twice as long): a step records it when 0.1 s, and ten times the last
+    // recorded step's time, have passed since that one.
+    auto convergenceRecorded = rateStart - std::chrono::seconds(1);
+    std::chrono::steady_clock::duration convergenceInterval = std::chrono::milliseconds(100);
     std::size_t rateSteps = 0;
     auto paceWall = std::chrono::steady_clock::now();
     Real paceSim = 0;
@@ -721,10 +758,11 @@ void SimulationWorker::loop() {
             // While the Convergence dock records, its last entry is that error already.
             if (!convergence_.empty()) {
                 constraintError_ = convergence_.back();
-            } else if (computed &&
-                       (finished || now - errorMeasured >= std::chrono::milliseconds(100))) {
+            } else if (computed && (finished || now - errorMeasured >= errorInterval)) {
                 constraintError_ = solver->constraintError();
-                errorMeasured = now;
+                errorMeasured = std::chrono::steady_clock::now();
+                errorInterval = std::max<std::chrono::steady_clock::duration>(
+                    std::chrono::milliseconds(100), 20 * (errorMeasured - now));
             }
             publish(topologyChanged);
             if (finished) {
@@ -754,9 +792,20 @@ void SimulationWorker::loop() {
         std::size_t bad = firstNonFinite();
         const bool before = bad < scene_->particles.size();
         if (!before) {
-            solver->setRecordConvergence(recordConvergence_);
+            const auto began = std::chrono::steady_clock::now();
+            const bool record =
+                recordConvergence_ && began - convergenceRecorded >= convergenceInterval;
+            solver->setRecordConvergence(record);
             solver->step();
-            convergence_ = solver->convergence();
+            if (record) {
+                convergence_ = solver->convergence();
+                convergenceRecorded = began;
+                convergenceInterval = std::max<std::chrono::steady_clock::duration>(
+                    std::chrono::milliseconds(100),
+                    10 * (std::chrono::steady_clock::now() - began));
+            } else if (!recordConvergence_) {
+                convergence_.clear();
+            }
             air_ = solver->airStatistics();
             airOptimization_ = solver->airOptimization();
             airOptimizationPasses_ = solver->airOptimizationPasses();

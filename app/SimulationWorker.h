@@ -14,6 +14,7 @@
 #include <QObject>
 #include <QString>
 
+#include <array>
 #include <atomic>
 #include <condition_variable>
 #include <memory>
@@ -236,6 +237,9 @@ private:
     std::atomic<std::size_t> topologyCounter_{0};
     mutable std::mutex snapshotMutex_;
     std::shared_ptr<const SimulationSnapshot> snapshot_;
+    // The worker thread's snapshots to fill (see freeSnapshot).
+    std::array<std::shared_ptr<SimulationSnapshot>, 3> snapshotPool_;
+    std::shared_ptr<SimulationSnapshot> freeSnapshot();
     mutable std::atomic<bool> signalQueued_{false};
 };
 

@@ -4,8 +4,11 @@
 //   pbdlab --scene NAME --screenshot out.png [--size WxH] [--steps N] [--field NAME]
 //   pbdlab --scene NAME --steps N --frames DIR [--frame-every K] [--size WxH]
 //                                  renders, writes the PNG and exits (0 on success)
+//   pbdlab --scene NAME --bench-view SECONDS [--size WxH]
+//                                  plays while the view turns; prints frame rate and timings
 
 #include "app/MainWindow.h"
+#include "app/ViewBench.h"
 #include "app/reactions/OpenReaction.h"
 #include "core/base/Version.h"
 #include "core/scenes/SceneLibrary.h"
@@ -17,6 +20,7 @@
 #include <QCommandLineParser>
 #include <QDeadlineTimer>
 #include <QDir>
+#include <QJsonDocument>
 #include <QRegularExpression>
 #include <QSurfaceFormat>
 #include <QTimer>
@@ -92,8 +96,14 @@ int main(int argc, char** argv) {
     const QCommandLineOption frameEveryOption(QStringLiteral("frame-every"),
                                               QStringLiteral("Steps between frames (default 1)."),
                                               QStringLiteral("K"), QStringLiteral("1"));
+    const QCommandLineOption benchViewOption(
+        QStringLiteral("bench-view"),
+        QStringLiteral("Play the scene for this many seconds while the view turns (the window "
+                       "--size big), then print the frames per second, each frame's render "
+                       "and each snapshot's VTK update (ms) as JSON and exit."),
+        QStringLiteral("seconds"));
     parser.addOptions({sceneOption, openOption, screenshotOption, sizeOption, stepsOption,
-                       fieldOption, framesOption, frameEveryOption});
+                       fieldOption, framesOption, frameEveryOption, benchViewOption});
     // As a desktop opens a file with its application (pbdlab.desktop: Exec=pbdlab %f).
     parser.addPositionalArgument(QStringLiteral("file"),
                                  QStringLiteral("A mesh or project to open (as --open)."),
@@ -139,7 +149,21 @@ int main(int argc, char** argv) {
         return 2;
     }
     const bool frames = parser.isSet(framesOption);
-    const bool batch = parser.isSet(screenshotOption) || frames;
+    double benchSeconds = 0;
+    if (parser.isSet(benchViewOption)) {
+        bool ok = false;
+        benchSeconds = parser.value(benchViewOption).toDouble(&ok);
+        if (!ok || !(benchSeconds > 0) || benchSeconds > 3600) {
+            printError(QStringLiteral("invalid --bench-view '%1': expected seconds (0 to 3600)")
+                           .arg(parser.value(benchViewOption)));
+            return 2;
+        }
+        if (frames || parser.isSet(screenshotOption)) {
+            printError(QStringLiteral("--bench-view cannot be used with --screenshot or --frames"));
+            return 2;
+        }
+    }
+    const bool batch = parser.isSet(screenshotOption) || frames || benchSeconds > 0;
     pbd::MainWindow window(/*persistSettings=*/!batch);
     QString error;
     bool loaded = true;
@@ -163,7 +187,29 @@ int main(int argc, char** argv) {
         printError(error);
         return 2;
     }
+    if (benchSeconds > 0) {
+        window.resize(size);
+    }
     window.show();
+    if (benchSeconds > 0) {
+        QDeadlineTimer ready(20000);
+        while (!window.viewport()->isValid() && !ready.hasExpired()) {
+            QApplication::processEvents(QEventLoop::AllEvents, 50);
+        }
+        if (!window.viewport()->isValid()) {
+            printError(QStringLiteral(
+                "cannot render: no OpenGL context (is there an X display? try xvfb-run -a)"));
+            return 4;
+        }
+        window.viewport()->resetCamera();
+        if (steps > 0 && !window.simulateSteps(steps, &error)) {
+            printError(error);
+            return 1;
+        }
+        const QJsonObject figures = pbd::benchView(window, benchSeconds);
+        std::printf("%s", QJsonDocument(figures).toJson(QJsonDocument::Indented).constData());
+        return 0;
+    }
     if (frames) {
         // Frame sequence: the view needs its OpenGL context, then step and write in turns.
         QDeadlineTimer ready(20000);

@@ -160,6 +160,8 @@ private:
         vtkSmartPointer<vtkActor> actor;
         vtkSmartPointer<vtkPolyData> clipSurface; // tet bodies only
         vtkSmartPointer<vtkActor> clipActor;
+        std::vector<Triangle>
+            localTriangles; // the body's triangles, indexed from its first particle
         bool visible = true;
     };
     void updateClip(const Scene& scene);

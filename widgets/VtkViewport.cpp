@@ -1,5 +1,6 @@
 #include "widgets/VtkViewport.h"
 
+#include <QElapsedTimer>
 #include <QKeyEvent>
 #include <QMouseEvent>
 #include <QOpenGLContext>
@@ -215,7 +216,10 @@ void VtkViewport::paintGL() {
         return;
     }
     const qreal dpr = devicePixelRatioF();
+    QElapsedTimer clock;
+    clock.start();
     renderVtk(int(std::lround(width() * dpr)), int(std::lround(height() * dpr)));
+    lastRenderMs_ = double(clock.nsecsElapsed()) / 1e6;
     emit frameRendered();
 }
 

@@ -59,6 +59,8 @@ public:
     // OpenGL errors seen after frames so far (glGetError); 0 on a healthy driver.
     int glErrorCount() const { return glErrors_; }
     int framesRendered() const { return frames_; }
+    // How long the last frame drawn on screen took VTK, ms (pbdlab --bench-view).
+    double lastRenderMilliseconds() const { return lastRenderMs_; }
 
     // Rotates the camera by the given angles (degrees) about the focal point, as a drag would.
     void rotateCamera(double azimuthDegrees, double elevationDegrees);
@@ -122,6 +124,7 @@ private:
     bool graphicsReady_ = false;
     int glErrors_ = 0;
     int frames_ = 0;
+    double lastRenderMs_ = 0;
 
     enum class Drag { None, Rotate, Pan, Zoom, Select };
     Drag drag_ = Drag::None;

@@ -517,6 +517,30 @@ private slots:
         QCOMPARE(j["constraints"]["dihedral"].get<int>(), 7105);
     }
 
+    void benchViewPlaysAndMeasuresTheWindow() {
+        // pbdlab --bench-view plays the scene while the view turns, then prints what the
+        // window kept up with: frames drawn, snapshots shown and steps made, with their times.
+        Run r = run(gui_, {"--scene", "cloth", "--bench-view", "2", "--size", "640x400"});
+        QVERIFY2(r.exitCode == 0, qPrintable(r.err));
+        const nlohmann::json j = nlohmann::json::parse(r.out.toStdString());
+        QCOMPARE(j["scene"].get<std::string>(), std::string("cloth"));
+        QCOMPARE(j["triangles"].get<int>(), 2 * 49 * 49);
+        QVERIFY(j["seconds"].get<double>() >= 2.0);
+        QVERIFY(j["frames"].get<int>() >= 10); // the turning view drew (llvmpipe: 60-70 a second)
+        QVERIFY(j["frames_per_second"].get<double>() > 0);
+        QVERIFY(j["steps"].get<int>() > 10);
+        QVERIFY(j["snapshots_shown"].get<int>() > 5);
+        QVERIFY(j["snapshot_update_ms_median"].get<double>() > 0);
+        QVERIFY(j["render_ms_median"].get<double>() > 0);
+        QVERIFY(j["render_ms_max"].get<double>() >= j["render_ms_median"].get<double>());
+        r = run(gui_, {"--scene", "cloth", "--bench-view", "0"});
+        QCOMPARE(r.exitCode, 2);
+        QVERIFY2(r.err.contains("invalid --bench-view '0'"), qPrintable(r.err));
+        r = run(gui_, {"--scene", "cloth", "--bench-view", "1", "--screenshot", "x.png"});
+        QCOMPARE(r.exitCode, 2);
+        QVERIFY2(r.err.contains("cannot be used with --screenshot"), qPrintable(r.err));
+    }
+
     void cliKernelsNameTheInstructionSet() {
         // bench says which kernels ran; --kernels picks one the build has and the CPU runs;
         // a portable build (more than one in the choices) runs SSE2 on any x86-64.

@@ -1,6 +1,7 @@
 // widgets: the Qt 6 / VTK viewport renders for real, reacts to mouse and keys, and raises no
 // OpenGL or VTK errors. Run twice by ctest: at device pixel ratio 1 and 2.
 
+#include "core/scene/Topology.h"
 #include "core/scenes/SceneLibrary.h"
 #include "widgets/SceneActors.h"
 #include "widgets/VtkMessageRelay.h"
@@ -13,6 +14,9 @@
 #include <QWheelEvent>
 
 #include <vtkCamera.h>
+#include <vtkDataArray.h>
+#include <vtkPointData.h>
+#include <vtkPolyData.h>
 #include <vtkProperty.h>
 
 #include <cmath>
@@ -195,6 +199,44 @@ private slots:
         QCOMPARE(countPixels(view_->grabFramebuffer(), isClothOrange), 0);
         actors_->setBodyVisible(1, true);
         QCOMPARE(countPixels(view_->grabFramebuffer(), isClothOrange), solid);
+    }
+
+    void movedParticlesReachTheSurfacesExactly() {
+        // The view's update writes each body's points and vertex normals straight into the VTK
+        // arrays: after a step of the sample, every point is the particle's position to the bit
+        // and every normal the area-weighted one core computes.
+        Result<Scene> made = makeScene("sample");
+        QVERIFY(made.ok());
+        Scene scene = *made;
+        for (std::size_t i = 0; i < scene.particles.size(); ++i) {
+            scene.particles.positions[i] += Vec3(0.01 * std::sin(double(i)), 0.02, 0.0);
+        }
+        actors_->updatePositions(scene);
+        for (std::size_t b = 0; b < scene.bodies.size(); ++b) {
+            const Body& body = scene.bodies[b];
+            vtkPolyData* surface = actors_->surface(b);
+            QCOMPARE(surface->GetNumberOfPoints(), vtkIdType(body.particleCount));
+            std::vector<Vec3> local(scene.particles.positions.begin() + body.firstParticle,
+                                    scene.particles.positions.begin() + body.firstParticle +
+                                        body.particleCount);
+            std::vector<Triangle> triangles = body.triangles;
+            for (Triangle& t : triangles) {
+                for (Index& v : t) {
+                    v -= body.firstParticle;
+                }
+            }
+            const std::vector<Vec3> normals = vertexNormals(triangles, local);
+            vtkDataArray* n = surface->GetPointData()->GetNormals();
+            for (std::size_t i = 0; i < local.size(); ++i) {
+                double x[3];
+                surface->GetPoint(vtkIdType(i), x);
+                QVERIFY(x[0] == local[i].x() && x[1] == local[i].y() && x[2] == local[i].z());
+                const double* ni = n->GetTuple3(vtkIdType(i));
+                QVERIFY2((Vec3(ni[0], ni[1], ni[2]) - normals[i]).norm() < 1e-12,
+                         qPrintable(QString("body %1 vertex %2").arg(b).arg(i)));
+            }
+        }
+        actors_->updatePositions(*made); // as it was, for the tests after this one
     }
 
     void axesToggle() {
