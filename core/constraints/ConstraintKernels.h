@@ -10,6 +10,10 @@
 #include "core/solver/KernelPaths.h"
 #include "core/solver/Solver.h"
 
+#ifndef PBDLAB_PREFETCH_LOG2
+#define PBDLAB_PREFETCH_LOG2 15
+#endif
+
 namespace pbd::kernels::PBDLAB_KERNEL_ISA {
 
 using lanes::kLanes;
@@ -161,13 +165,54 @@ PBD_KERNEL_INLINE void scatter(SolverParticle* P, const std::array<Index, N>* id
     }
 }
 
+// Batches of more elements than this prefetch (see forRange).
+inline constexpr std::size_t kPrefetchElements = std::size_t(1) << PBDLAB_PREFETCH_LOG2;
+
 // Runs `element(at, p, w)` over [begin, end): full lane groups, then the tail in lanes with the
 // unused lanes masked (or, for one or two elements, on doubles).
 template <class Batch, class Element>
 void forRange(Batch& b, SolverParticle* P, std::size_t begin, std::size_t end, Element&& element) {
     constexpr int N = Batch::kParticles;
     std::size_t e = begin;
+    // Large batches: what the elements 16 on need is fetched while these are solved. A strain
+    // tet reads 27 arrays of its own (inverse rest shape, rest values, compliances, lambdas)
+    // and four particles at random: more streams than the hardware prefetcher follows, so
+    // tet-xl (a million tets) waited on memory, 78 ns a tet against tetbar's 41. With this:
+    // 43 ns; tet-xl's step 220 -> 131 ms on two threads, cloth-xl 72 -> 68 ms.
+    constexpr std::size_t kAhead = 16; // two groups of eight lanes, four of four
+    const bool prefetch = b.size() > kPrefetchElements;
     for (; e + kLanes <= end; e += kLanes) {
+        if (prefetch && e + kAhead + kLanes <= end) {
+            const std::size_t a = e + kAhead;
+            for (int l = 0; l < kLanes; ++l) {
+                for (int k = 0; k < N; ++k) {
+                    __builtin_prefetch(&P[b.particles[a + std::size_t(l)][k]], 1);
+                }
+            }
+            for (const auto& v : b.lambda) {
+                __builtin_prefetch(v.data() + a, 1);
+            }
+            for (const auto& v : b.compliance) {
+                __builtin_prefetch(v.data() + a, 0);
+            }
+            if constexpr (requires { b.restLength; }) {
+                __builtin_prefetch(b.restLength.data() + a, 0);
+            }
+            if constexpr (requires { b.restAngle; }) {
+                __builtin_prefetch(b.restAngle.data() + a, 0);
+            }
+            if constexpr (requires { b.restValue; }) {
+                __builtin_prefetch(b.restValue.data() + a, 0);
+            }
+            if constexpr (requires { b.qInverse; }) {
+                for (const auto& v : b.qInverse) {
+                    __builtin_prefetch(v.data() + a, 0);
+                }
+                for (const auto& v : b.rest) {
+                    __builtin_prefetch(v.data() + a, 0);
+                }
+            }
+        }
         V3<Lanes> p[N];
         Lanes w[N];
         gather<N>(P, b.particles.data() + e, p, w);
