@@ -45,6 +45,21 @@ bool parseSize(const QString& text, QSize& size) {
            size.height() <= 16384;
 }
 
+// Waits (up to 20 s) until the window's view has its OpenGL context; false, with a message,
+// when it does not get one.
+bool waitForRendering(pbd::MainWindow& window) {
+    QDeadlineTimer ready(20000);
+    while (!window.viewport()->isValid() && !ready.hasExpired()) {
+        QApplication::processEvents(QEventLoop::AllEvents, 50);
+    }
+    if (!window.viewport()->isValid()) {
+        printError(QStringLiteral(
+            "cannot render: no OpenGL context (is there an X display? try xvfb-run -a)"));
+        return false;
+    }
+    return true;
+}
+
 } // namespace
 
 int main(int argc, char** argv) {
@@ -192,13 +207,7 @@ int main(int argc, char** argv) {
     }
     window.show();
     if (benchSeconds > 0) {
-        QDeadlineTimer ready(20000);
-        while (!window.viewport()->isValid() && !ready.hasExpired()) {
-            QApplication::processEvents(QEventLoop::AllEvents, 50);
-        }
-        if (!window.viewport()->isValid()) {
-            printError(QStringLiteral(
-                "cannot render: no OpenGL context (is there an X display? try xvfb-run -a)"));
+        if (!waitForRendering(window)) {
             return 4;
         }
         window.viewport()->resetCamera();
@@ -212,13 +221,7 @@ int main(int argc, char** argv) {
     }
     if (frames) {
         // Frame sequence: the view needs its OpenGL context, then step and write in turns.
-        QDeadlineTimer ready(20000);
-        while (!window.viewport()->isValid() && !ready.hasExpired()) {
-            QApplication::processEvents(QEventLoop::AllEvents, 50);
-        }
-        if (!window.viewport()->isValid()) {
-            printError(QStringLiteral(
-                "cannot render: no OpenGL context (is there an X display? try xvfb-run -a)"));
+        if (!waitForRendering(window)) {
             return 4;
         }
         // Framed now that the view has its size (the scene loaded before the window showed).
@@ -258,13 +261,7 @@ int main(int argc, char** argv) {
     }
 
     // Batch: wait until the view has an OpenGL context, render, write, exit.
-    QDeadlineTimer deadline(20000);
-    while (!window.viewport()->isValid() && !deadline.hasExpired()) {
-        QApplication::processEvents(QEventLoop::AllEvents, 50);
-    }
-    if (!window.viewport()->isValid()) {
-        printError(QStringLiteral(
-            "cannot render: no OpenGL context (is there an X display? try xvfb-run -a)"));
+    if (!waitForRendering(window)) {
         return 4;
     }
     if (!parser.isSet(framesOption)) {

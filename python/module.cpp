@@ -429,12 +429,9 @@ PYBIND11_MODULE(_pbdlab, m) {
         "set_kernels",
         [](const std::string& name) {
             if (!kernels::selectKernelPath(name)) {
-                std::string runs;
-                for (const kernels::KernelPath* path : kernels::kernelPaths()) {
-                    runs += (runs.empty() ? "" : ", ") + std::string(path->name);
-                }
                 throw py::value_error("set_kernels('" + name + "'): this build or CPU has no '" +
-                                      name + "' kernels (it runs " + runs + ")");
+                                      name + "' kernels (it runs " + kernels::kernelPathNames() +
+                                      ")");
             }
             return std::string(kernels::kernelPath().name);
         },

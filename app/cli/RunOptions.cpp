@@ -230,12 +230,8 @@ std::optional<Scene> sceneToRun(const RunOptions& o, RestFrames* rest) {
     }
     Scene scene = std::move(made).value();
     if (!o.kernels.empty() && !kernels::selectKernelPath(o.kernels)) {
-        std::string runs;
-        for (const kernels::KernelPath* path : kernels::kernelPaths()) {
-            runs += (runs.empty() ? "" : ", ") + std::string(path->name);
-        }
-        inputProblem("--kernels " + o.kernels + ": this CPU cannot run them (it runs " + runs +
-                     ")");
+        inputProblem("--kernels " + o.kernels + ": this CPU cannot run them (it runs " +
+                     kernels::kernelPathNames() + ")");
         return std::nullopt;
     }
     applyRunOptions(o, scene.solver);

@@ -3,26 +3,23 @@
 #include "core/base/InstructionSets.h"
 
 // The paths this build compiled (core/CMakeLists.txt defines PBDLAB_KERNELS_<NAME> for each).
+#define PBDLAB_KERNEL_PATH(isa)                                                                    \
+    namespace pbd::kernels::isa {                                                                  \
+    extern const KernelPath path;                                                                  \
+    }
 #ifdef PBDLAB_KERNELS_AVX512
-namespace pbd::kernels::avx512 {
-extern const KernelPath path;
-}
+PBDLAB_KERNEL_PATH(avx512)
 #endif
 #ifdef PBDLAB_KERNELS_AVX2
-namespace pbd::kernels::avx2 {
-extern const KernelPath path;
-}
+PBDLAB_KERNEL_PATH(avx2)
 #endif
 #ifdef PBDLAB_KERNELS_SSE2
-namespace pbd::kernels::sse2 {
-extern const KernelPath path;
-}
+PBDLAB_KERNEL_PATH(sse2)
 #endif
 #ifdef PBDLAB_KERNELS_NATIVE
-namespace pbd::kernels::native {
-extern const KernelPath path;
-}
+PBDLAB_KERNEL_PATH(native)
 #endif
+#undef PBDLAB_KERNEL_PATH
 
 namespace pbd::kernels {
 namespace {
@@ -66,6 +63,14 @@ std::vector<std::string_view> builtKernelPaths() {
     std::vector<std::string_view> names;
     for (const Built& b : built()) {
         names.push_back(b.path->name);
+    }
+    return names;
+}
+
+std::string kernelPathNames() {
+    std::string names;
+    for (const KernelPath* path : kernelPaths()) {
+        names += (names.empty() ? "" : ", ") + std::string(path->name);
     }
     return names;
 }

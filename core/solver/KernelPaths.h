@@ -8,6 +8,7 @@
 
 #include "core/base/LinearAlgebra.h"
 
+#include <string>
 #include <string_view>
 #include <vector>
 
@@ -46,6 +47,8 @@ struct KernelPath {
 std::vector<const KernelPath*> kernelPaths();
 // Every path this build has, whether this CPU runs it or not (for messages).
 std::vector<std::string_view> builtKernelPaths();
+// The names of kernelPaths(), for messages: "avx512, avx2, sse2".
+std::string kernelPathNames();
 // The path the solver uses: the fastest this CPU runs, unless the environment variable
 // PBDLAB_KERNELS or selectKernelPath named another (core/base/InstructionSets: the same choice
 // holds for every loop compiled twice).
