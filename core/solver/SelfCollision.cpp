@@ -209,21 +209,34 @@ bool querySelfContacts(const std::vector<Triangle>& triangles, const std::vector
     for (std::size_t t = firstTriangle; t < lastTriangle && t < triangles.size(); ++t) {
         const Triangle& tri = triangles[t];
         const Bounds& tb = ws.boxes[t];
-        candidates.clear();
+        const Real lo[3] = {tb.min.x(), tb.min.y(), tb.min.z()};
+        const Real hi[3] = {tb.max.x(), tb.max.y(), tb.max.z()};
+        // Room for every entry of the triangle's buckets, then each written and kept when its
+        // box overlaps, without a branch (`candidates` only grows; `kept` counts).
+        std::size_t entries = 0;
+        grid.forEach(tb,
+                     [&](std::uint64_t bucket) { entries += start[bucket + 1] - start[bucket]; });
+        if (candidates.size() < entries) {
+            candidates.resize(entries);
+        }
+        std::size_t kept = 0;
         grid.forEach(tb, [&](std::uint64_t bucket) {
+            // Another cell may share the bucket: keep only vertices whose swept box really
+            // overlaps the triangle's (stored with the entry: no gather).
             for (Index i = start[bucket]; i < start[bucket + 1]; ++i) {
-                // Another cell may share the bucket: keep only vertices whose swept box
-                // really overlaps the triangle's (stored with the entry: no gather).
                 const Bounds& vb = tableBoxes[i];
-                if ((vb.max.array() >= tb.min.array()).all() &&
-                    (vb.min.array() <= tb.max.array()).all()) {
-                    candidates.push_back(table[i]);
-                }
+                const bool overlaps = (vb.max.x() >= lo[0]) & (vb.max.y() >= lo[1]) &
+                                      (vb.max.z() >= lo[2]) & (vb.min.x() <= hi[0]) &
+                                      (vb.min.y() <= hi[1]) & (vb.min.z() <= hi[2]);
+                candidates[kept] = table[i];
+                kept += overlaps ? 1 : 0;
             }
         });
-        std::sort(candidates.begin(), candidates.end());
-        candidates.erase(std::unique(candidates.begin(), candidates.end()), candidates.end());
-        for (Index q : candidates) {
+        const auto found = candidates.begin() + std::ptrdiff_t(kept);
+        std::sort(candidates.begin(), found);
+        const auto distinct = std::unique(candidates.begin(), found);
+        for (auto it = candidates.begin(); it != distinct; ++it) {
+            const Index q = *it;
             if (tri[0] == q || tri[1] == q || tri[2] == q) {
                 continue;
             }
