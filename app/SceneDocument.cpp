@@ -332,14 +332,26 @@ bool SceneDocument::attachSelection(AttachTarget target, int index, QString* err
         made = attachToRigidBody(rest, selection_, index);
         what = nameOf(rest.rigidBodies, index);
         break;
+    case AttachTarget::Character:
+        // Held where they are relative to the closest point of the skin as the authored scene
+        // poses it, and carried with the dance (a garment pinned at its waist or shoulders).
+        made = attachToCharacter(rest, selection_, index);
+        what = nameOf(rest.characters, index);
+        break;
     }
     if (!made) {
         return fail(QString::fromStdString(made.error()), error, true);
     }
     const QString text = tr("Attach %n vertices %1", nullptr, int(made->added)).arg(what);
-    undoStack_->push(new ConstraintsCommand(
-        this, text, {scene_.constraints, scene_.constraintGroups, scene_.rigidAttachments},
-        {rest.constraints, rest.constraintGroups, rest.rigidAttachments}, made->group));
+    if (target == AttachTarget::Character) {
+        // The pins' places on the skin are the character's (Character::pins): the whole
+        // authored scene is the undo step.
+        replaceScene(text, rest);
+    } else {
+        undoStack_->push(new ConstraintsCommand(
+            this, text, {scene_.constraints, scene_.constraintGroups, scene_.rigidAttachments},
+            {rest.constraints, rest.constraintGroups, rest.rigidAttachments}, made->group));
+    }
     emit message(Severity::Info, made->skipped == 0 ? text
                                                     : tr("%1 (%2 attached already, left as "
                                                          "they were)")

@@ -66,7 +66,7 @@ public:
     bool setConstraintGroup(int index, const ConstraintGroup& group, QString* error = nullptr);
     bool addConstraintGroup(int body, ConstraintType type, QString* error = nullptr);
     bool removeConstraintGroup(int index, QString* error = nullptr);
-    enum class AttachTarget { Points, Collider, Body, RigidBody };
+    enum class AttachTarget { Points, Collider, Body, RigidBody, Character };
     bool attachSelection(AttachTarget target, int index = -1, QString* error = nullptr);
     bool setCollider(int index, const Collider& collider, QString* error = nullptr);
     bool addCollider(ColliderShape shape, QString* error = nullptr);

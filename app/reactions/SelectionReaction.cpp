@@ -54,6 +54,7 @@ SelectionReaction::SelectionReaction(Workbench& bench, QObject* parent)
         addTargets(tr("To Collider"), scene.colliders, Target::Collider);
         addTargets(tr("To Body"), scene.bodies, Target::Body);
         addTargets(tr("To Rigid Body"), scene.rigidBodies, Target::RigidBody);
+        addTargets(tr("To Character"), scene.characters, Target::Character);
         for (QAction* a : attach->actions()) {
             a->setEnabled(a->isEnabled() && !document->selection().empty());
         }

@@ -761,6 +761,61 @@ private slots:
         QCOMPARE(w->scene().characters.size(), std::size_t(1));
     }
 
+    // Edit ▸ Attach Selection ▸ To Character: chosen cloth vertices ride on the dancer's skin
+    // (a garment pinned by selection), one undo step that takes the pins back too.
+    void selectedVerticesArePinnedToACharacter() {
+        auto w = shownWindow();
+        QVERIFY(w->loadGeneratedScene("cloth"));
+        QString error;
+        QVERIFY2(w->document()->addCharacter(
+                     QStringLiteral("/usr/share/assimp/models/X/BCN_Epileptic.X"),
+                     QStringLiteral("start=0.3, position=0 0 0.6"), &error),
+                 qPrintable(error));
+        const Body cloth = w->scene().bodies[0];
+        std::vector<Index> chosen;
+        for (Index k = 0; k < 5; ++k) {
+            chosen.push_back(cloth.firstParticle + 25 * 50 + 20 + k); // mid-cloth, not pinned
+        }
+        w->document()->setSelection(chosen);
+        const std::size_t attachments = w->scene().constraints.attachments.size();
+        const std::vector<Vec3> rest = w->authoredScene().particles.positions;
+        auto* attach = w->findChild<QMenu*>("menuAttach");
+        emit attach->aboutToShow();
+        QMenu* toCharacter = nullptr;
+        for (QAction* a : attach->actions()) {
+            if (a->menu() && a->text() == QStringLiteral("To Character")) {
+                toCharacter = a->menu();
+            }
+        }
+        QVERIFY(toCharacter != nullptr && toCharacter->isEnabled());
+        QCOMPARE(toCharacter->actions().size(), 1);
+        QCOMPARE(toCharacter->actions()[0]->text(), QStringLiteral("BCN_Epileptic"));
+        toCharacter->actions()[0]->trigger();
+        QCOMPARE(w->scene().constraints.attachments.size(), attachments + 5);
+        QCOMPARE(w->scene().characters[0].pins.size(), std::size_t(5));
+        QCOMPARE(w->undoStack()->undoText(), QStringLiteral("Attach 5 vertices to BCN_Epileptic"));
+
+        // They dance: each stays at its offset from its point of the skin, which moves.
+        QVERIFY(w->simulateSteps(20));
+        const Scene& s = w->scene();
+        const Character& c = s.characters[0];
+        const Collider& skin = s.colliders[std::size_t(c.collider)];
+        for (const CharacterPin& pin : c.pins) {
+            const Index p = s.constraints.attachments.particle[pin.attachment];
+            const Triangle& t = skin.triangles[pin.triangle];
+            const Vec3 point = pin.barycentric[0] * skin.vertices[t[0]] +
+                               pin.barycentric[1] * skin.vertices[t[1]] +
+                               pin.barycentric[2] * skin.vertices[t[2]];
+            const double off = (s.particles.positions[p] - point).norm();
+            QVERIFY2(std::abs(off - pin.offset.norm()) < 1e-6,
+                     qPrintable(QString("%1 against %2").arg(off).arg(pin.offset.norm())));
+            QVERIFY((s.particles.positions[p] - rest[p]).norm() > 1e-3);
+        }
+        w->undoStack()->undo();
+        QCOMPARE(w->scene().constraints.attachments.size(), attachments);
+        QVERIFY(w->scene().characters[0].pins.empty());
+    }
+
     void verticesAreSelectedAndAttached() {
         // Edit ▸ Select Vertices: a box dragged over the cloth selects the vertices drawn in it,
         // a click selects one, Ctrl+click adds one; Edit ▸ Attach Selection pins them to their
