@@ -8,6 +8,7 @@
 #include "core/constraints/ConstraintGroups.h"
 #include "core/fields/Fields.h"
 #include "core/scene/Topology.h"
+#include "core/scenes/Garments.h"
 #include "core/solver/Colliders.h"
 #include "core/solver/KernelPaths.h"
 #include "core/solver/Solver.h"
@@ -604,6 +605,18 @@ PYBIND11_MODULE(_pbdlab, m) {
             "Adds an animated character and the moving collider of its skin, as pbdlab-cli's "
             "--character does: 'FILE[,KEY=VALUE,...]' with clip, up, scale, position, start, "
             "speed, wrap, friction. Returns its index; raises ValueError with the CLI's message.")
+        .def(
+            "add_skirt",
+            [](PyScene& s, const std::string& spec) {
+                const std::size_t first = python::unwrap(addSkirtFromSpec(s.scene(), spec));
+                s.edited();
+                return first;
+            },
+            py::arg("spec") = "",
+            "Fits a skirt of layers to a character, pinned at its waist, as pbdlab-cli's --skirt "
+            "does: 'KEY=VALUE,...' with character, layers, segments, rows, waist (height, m), "
+            "length, gap, flare, ease, density, bending. Returns the index of its first layer's "
+            "body; raises ValueError with the CLI's message.")
         .def(
             "pin_to_character",
             [](PyScene& s, const std::vector<Index>& particles, int character, double compliance) {

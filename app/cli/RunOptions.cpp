@@ -1,6 +1,7 @@
 #include "app/cli/RunOptions.h"
 
 #include "app/cli/Command.h"
+#include "core/scenes/Garments.h"
 #include "core/solver/KernelPaths.h"
 #include "meshing/AirScenes.h"
 #include "meshing/CharacterImport.h"
@@ -115,6 +116,13 @@ void addRunOptions(CLI::App& c, RunOptions& o) {
                  "(loop|clamp), friction; e.g. 'dancer.x,up=z,clip=0,position=0 0.9 0'")
         ->type_name("FILE[,KEY=VALUE,...]")
         ->allow_extra_args(false);
+    c.add_option("--skirt", o.skirts,
+                 "Fit a skirt of layers to a character (after --character), pinned at its waist: "
+                 "character (index), layers, segments, rows, waist (height, m), length, gap, "
+                 "flare (hem over waist radius), ease, density (kg/m^2), bending (compliance); "
+                 "e.g. 'layers=2,waist=1.0,length=0.45,gap=0.01'")
+        ->type_name("KEY=VALUE,...")
+        ->allow_extra_args(false);
 }
 
 void applyRunOptions(const RunOptions& o, SolverSettings& s) {
@@ -207,6 +215,12 @@ bool applyEdits(const RunOptions& o, Scene& scene) {
         }
         for (const std::string& w : warnings) {
             std::cerr << "pbdlab-cli: --character " << spec << ": " << w << '\n';
+        }
+    }
+    for (const std::string& spec : o.skirts) {
+        if (Result<std::size_t> added = addSkirtFromSpec(scene, spec); !added) {
+            inputProblem("--skirt " + spec + ": " + added.error());
+            return false;
         }
     }
     return true;

@@ -46,6 +46,7 @@ struct RunOptions {
     std::vector<std::string> groups;     // NAME:KEY=VALUE,... (core editConstraintGroup)
     std::vector<std::string> colliders;  // SHAPE[:KEY=VALUE,...] (core colliderFromSpec)
     std::vector<std::string> characters; // FILE[,KEY=VALUE,...] (meshing addCharacterFromSpec)
+    std::vector<std::string> skirts;     // KEY=VALUE,... (core addSkirtFromSpec)
 };
 
 // Adds the shared options to a subcommand (`simulate` also has --out and --squash-y, added by

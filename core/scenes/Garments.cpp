@@ -1,5 +1,6 @@
 #include "core/scenes/Garments.h"
 
+#include "core/base/TextValues.h"
 #include "core/constraints/Attaching.h"
 #include "core/constraints/ConstraintBuilders.h"
 #include "core/scene/Mass.h"
@@ -280,6 +281,61 @@ Result<std::size_t> addSkirt(Scene& scene, int character, const SkirtSpec& spec)
         }
     }
     return firstBody;
+}
+
+Result<std::size_t> addSkirtFromSpec(Scene& scene, std::string_view edits) {
+    std::vector<std::pair<std::string, std::string>> items;
+    std::string bad;
+    if (!splitKeyValues(edits, items, bad)) {
+        return Error{"'" + bad + "' is not KEY=VALUE"};
+    }
+    SkirtSpec spec;
+    int character = 0;
+    for (const auto& [key, value] : items) {
+        Real v = 0;
+        if (!parseReal(value, v)) {
+            return Error{key + "=" + value + ": not a number"};
+        }
+        const auto whole = [&](int& out) -> bool {
+            if (v != std::floor(v) || std::abs(v) > 1e6) {
+                return false;
+            }
+            out = int(v);
+            return true;
+        };
+        bool ok = true;
+        if (key == "character") {
+            ok = whole(character);
+        } else if (key == "layers") {
+            ok = whole(spec.layers);
+        } else if (key == "segments") {
+            ok = whole(spec.segments);
+        } else if (key == "rows") {
+            ok = whole(spec.rows);
+        } else if (key == "waist") {
+            spec.waistHeight = v;
+        } else if (key == "length") {
+            spec.length = v;
+        } else if (key == "gap") {
+            spec.layerGap = v;
+        } else if (key == "flare") {
+            spec.flare = v;
+        } else if (key == "ease") {
+            spec.ease = v;
+        } else if (key == "density") {
+            spec.arealDensity = v;
+        } else if (key == "bending") {
+            spec.bendingCompliance = v;
+        } else {
+            return Error{"unknown skirt key '" + key +
+                         "' (character, layers, segments, rows, waist, length, gap, flare, "
+                         "ease, density, bending)"};
+        }
+        if (!ok) {
+            return Error{key + "=" + value + ": not a whole number"};
+        }
+    }
+    return addSkirt(scene, character, spec);
 }
 
 } // namespace pbd

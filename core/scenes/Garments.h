@@ -7,6 +7,8 @@
 #include "core/base/Result.h"
 #include "core/scene/Scene.h"
 
+#include <string_view>
+
 namespace pbd {
 
 struct SkirtSpec {
@@ -32,5 +34,11 @@ std::string checkSkirt(const SkirtSpec& spec);
 // plane at the waist height cuts the skin (the hips, not a hand beside them). Fails when the
 // plane cuts no skin.
 Result<std::size_t> addSkirt(Scene& scene, int character, const SkirtSpec& spec);
+
+// addSkirt from the "KEY=VALUE,..." edits the command line, Python and the window take:
+// character (its index, default 0), layers, segments, rows, waist (the waistband's height, m),
+// length, gap, flare, ease, density (kg/m^2), bending (compliance); the rest as SkirtSpec's
+// defaults. An unknown key or a bad value is refused, naming it.
+Result<std::size_t> addSkirtFromSpec(Scene& scene, std::string_view edits);
 
 } // namespace pbd

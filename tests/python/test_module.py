@@ -362,6 +362,27 @@ def test_a_character_moves_the_cloth_as_the_clis_does(cli, tmp_path):
     assert not numpy.array_equal(s.positions[1], p)  # carried by the dancing skin
 
 
+def test_a_skirt_is_fitted_as_the_clis_does(cli, tmp_path):
+    # A skirt of two layers fitted to the dancer from Python runs as pbdlab-cli's --skirt, bit
+    # for bit; a bad key or no character comes back as ValueError with the CLI's message.
+    dancer = "/usr/share/assimp/models/X/BCN_Epileptic.X,position=0 1.0244 0,start=0.3"
+    skirt = "layers=2,waist=1.0,length=0.35,segments=48,rows=12,gap=0.01"
+    s = pbdlab.generate("rope")
+    with pytest.raises(ValueError, match="there is no character 0"):
+        s.add_skirt(skirt)
+    s.add_character(dancer)
+    particles = len(s.positions)
+    first = s.add_skirt(skirt)
+    assert first == 1  # after the rope
+    assert len(s.positions) == particles + 2 * 48 * 12  # two layers of 48 x 12 vertices
+    with pytest.raises(ValueError, match="unknown skirt key 'hem'"):
+        s.add_skirt("hem=2")
+    s.step(10, threads=1)
+    theirs = cli_positions(cli, tmp_path, "rope", "--steps", "10", "--threads", "1",
+                           "--character", dancer, "--skirt", skirt)
+    assert numpy.array_equal(s.positions, theirs)
+
+
 def test_a_cloth_collapsed_into_itself_raises():
     # The cloth crumpled into 50 layers folded both ways within a 4 cm square and 5 mm of
     # height, with a 1 cm thickness: every vertex is in reach of hundreds of triangles, and the
