@@ -10,6 +10,7 @@
 #include "app/commands/SolverSettingsCommand.h"
 #include "core/constraints/Attaching.h"
 #include "core/scene/Mass.h"
+#include "core/scenes/Garments.h"
 #include "core/scenes/Ground.h"
 #include "meshing/CharacterImport.h"
 
@@ -462,6 +463,23 @@ bool SceneDocument::addCharacter(const QString& path, const QString& edits, QStr
                      .arg(c.triangleCount())
                      .arg(clip),
                  after);
+    return true;
+}
+
+bool SceneDocument::addSkirt(const QString& edits, QString* error) {
+    Scene after = authoredScene();
+    Result<std::size_t> added = addSkirtFromSpec(after, edits.toStdString());
+    if (!added) {
+        return fail(tr("Add Skirt: %1").arg(QString::fromStdString(added.error())), error, true);
+    }
+    std::size_t layers = 0, triangles = 0;
+    for (std::size_t b = *added; b < after.bodies.size(); ++b) {
+        ++layers;
+        triangles += after.bodies[b].triangles.size();
+    }
+    replaceScene(
+        tr("Add a skirt of %n layer(s) (%1 triangles)", nullptr, int(layers)).arg(triangles),
+        after);
     return true;
 }
 

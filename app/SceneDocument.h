@@ -77,6 +77,9 @@ public:
     // with editCharacter's edits and friction= ("clip=walk,up=z,scale=0.01"), and its moving
     // skin collider; one undo step.
     bool addCharacter(const QString& path, const QString& edits, QString* error = nullptr);
+    // A skirt fitted to a character and pinned at its waist (core addSkirtFromSpec's
+    // "layers=2,waist=1.0,..."), one undo step.
+    bool addSkirt(const QString& edits, QString* error = nullptr);
     // The ground (core/scenes/Ground.h) added under the lowest point, or removed. A plane
     // collider changes while the simulation runs; a rigid ground restarts it.
     bool setGround(bool on, QString* error = nullptr);

@@ -75,6 +75,26 @@ ColliderReaction::ColliderReaction(Workbench& bench, const PreferencesReaction* 
             bench_.reportError(error);
         }
     });
+    auto* skirt = new QAction(tr("Add S&kirt…"), bench_.window);
+    skirt->setObjectName(QStringLiteral("actionAddSkirt"));
+    skirt->setToolTip(tr("A skirt of cloth layers fitted to a character's hips and pinned at "
+                         "its waist (add a character first)"));
+    connect(skirt, &QAction::triggered, this, [this] {
+        bool ok = false;
+        const QString edits = QInputDialog::getText(
+            bench_.window, tr("Add Skirt"),
+            tr("The skirt, optional (character=INDEX, layers=N, waist=HEIGHT m, length=m,\n"
+               "gap=m, flare=HEM/WAIST, ease=m, segments=N, rows=N, density=kg/m², "
+               "bending=COMPLIANCE):"),
+            QLineEdit::Normal, QStringLiteral("layers=2, waist=1.0, length=0.45, gap=0.01"), &ok);
+        if (!ok) {
+            return;
+        }
+        QString error;
+        if (!bench_.document->addSkirt(edits, &error)) {
+            bench_.reportError(error);
+        }
+    });
     auto* remove = new QAction(tr("Remove C&ollider"), bench_.window);
     remove->setObjectName(QStringLiteral("actionRemoveCollider"));
     connect(remove, &QAction::triggered, this, [this] {
@@ -102,7 +122,7 @@ ColliderReaction::ColliderReaction(Workbench& bench, const PreferencesReaction* 
         connect(bench_.document, signal, this, &ColliderReaction::syncGround);
     }
     connect(bench_.document, &SceneDocument::sceneLoaded, this, &ColliderReaction::syncGround);
-    actions_ = {add->menuAction(), character, remove, ground_};
+    actions_ = {add->menuAction(), character, skirt, remove, ground_};
 }
 
 void ColliderReaction::syncGround() {

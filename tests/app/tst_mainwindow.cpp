@@ -816,6 +816,37 @@ private slots:
         QVERIFY(w->scene().characters[0].pins.empty());
     }
 
+    // Edit ▸ Add Skirt…: two layers fitted to the dancer's hips and pinned at the waist, one
+    // undo step; a bad key is refused by name and changes nothing.
+    void aSkirtIsFittedToACharacter() {
+        auto w = shownWindow();
+        QVERIFY(w->loadGeneratedScene("rope"));
+        QVERIFY(action(*w, "actionAddSkirt") != nullptr);
+        QString error;
+        QVERIFY(!w->document()->addSkirt(QStringLiteral("layers=2"), &error));
+        QVERIFY2(error.contains("there is no character 0"), qPrintable(error));
+        QVERIFY2(w->document()->addCharacter(
+                     QStringLiteral("/usr/share/assimp/models/X/BCN_Epileptic.X"),
+                     QStringLiteral("start=0.3, position=0 1.0244 0"), &error),
+                 qPrintable(error));
+        const std::size_t bodies = w->scene().bodies.size();
+        QVERIFY2(
+            w->document()->addSkirt(
+                QStringLiteral("layers=2, waist=1.0, length=0.35, segments=48, rows=12"), &error),
+            qPrintable(error));
+        QCOMPARE(w->scene().bodies.size(), bodies + 2);
+        QCOMPARE(w->scene().bodies[bodies].triangles.size(), std::size_t(2 * 48 * 11));
+        QCOMPARE(w->undoStack()->undoText(),
+                 QStringLiteral("Add a skirt of 2 layer(s) (%1 triangles)").arg(4 * 48 * 11));
+        QVERIFY(!w->scene().characters[0].pins.empty()); // the waistbands ride on the hips
+        QVERIFY(w->simulateSteps(10));
+        QVERIFY(!w->document()->addSkirt(QStringLiteral("hem=2"), &error));
+        QVERIFY2(error.contains("unknown skirt key 'hem'"), qPrintable(error));
+        w->undoStack()->undo();
+        QCOMPARE(w->scene().bodies.size(), bodies);
+        QVERIFY(w->scene().characters[0].pins.empty());
+    }
+
     void verticesAreSelectedAndAttached() {
         // Edit ▸ Select Vertices: a box dragged over the cloth selects the vertices drawn in it,
         // a click selects one, Ctrl+click adds one; Edit ▸ Attach Selection pins them to their
