@@ -2,7 +2,8 @@
 # Each kernel path's object (core/solver/KernelSweeps.cpp compiled for one instruction set) may
 # define no symbol the linker could merge with another object's: a weak or unique symbol outside
 # pbd::kernels::<path>:: (an inline function or template instantiated there too) could be picked
-# for the whole program, and AVX-512 code would then run on a CPU without it.
+# for the whole program, and AVX-512 code would then run on a CPU without it. Nor may it have a
+# static initialiser.
 # usage: kernel_symbols.sh PATH=OBJECT...
 set -euo pipefail
 status=0
@@ -20,6 +21,12 @@ for arg in "$@"; do
   if [ -n "$stray" ]; then
     echo "FAIL: $path's object defines shared symbols outside pbd::kernels::$path:"
     echo "$stray" | head -20
+    status=1
+  fi
+  # A static initialiser would run when the program starts, on every CPU, compiled for this
+  # path's instruction set.
+  if objdump -h "$object" | grep -qE '\.(init_array|ctors)'; then
+    echo "FAIL: $path's object has a static initialiser (.init_array): it would run on any CPU"
     status=1
   fi
   if ! grep -q " pbd::kernels::${path}::path$" <<<"$defined"; then
