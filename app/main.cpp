@@ -10,6 +10,7 @@
 #include "app/MainWindow.h"
 #include "app/ViewBench.h"
 #include "app/reactions/OpenReaction.h"
+#include "core/base/InstructionSets.h"
 #include "core/base/Version.h"
 #include "core/scenes/SceneLibrary.h"
 #include "meshing/AirScenes.h"
@@ -64,6 +65,9 @@ bool waitForRendering(pbd::MainWindow& window) {
 
 int main(int argc, char** argv) {
     pbd::keepGlDriverLoadedForLeakChecks(); // sanitizer builds only
+    if (const std::string problem = pbd::isa::environmentProblem(); !problem.empty()) {
+        std::fprintf(stderr, "pbdlab: warning: %s\n", problem.c_str());
+    }
     QSurfaceFormat::setDefaultFormat(pbd::VtkViewport::surfaceFormat());
     QApplication app(argc, argv);
     QApplication::setOrganizationName(QStringLiteral("PBD Lab"));

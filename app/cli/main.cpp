@@ -2,6 +2,7 @@
 // subcommand lives in its own file (scenes, info, prepare, export, simulate, bench).
 
 #include "app/cli/Command.h"
+#include "core/base/InstructionSets.h"
 #include "core/base/Version.h"
 #include "meshing/LibraryVersions.h"
 
@@ -74,6 +75,9 @@ int main(int argc, char** argv) {
     bool version = false;
     cli.add_flag("-v,--version", version, "Show the version of PBD Lab and its libraries and exit");
     int status = kSuccess;
+    if (const std::string problem = pbd::isa::environmentProblem(); !problem.empty()) {
+        std::fprintf(stderr, "pbdlab-cli: warning: %s\n", problem.c_str());
+    }
     addScenesCommand(cli, status);
     addInfoCommand(cli, status);
     addPrepareCommand(cli, status);

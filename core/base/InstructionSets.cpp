@@ -59,6 +59,24 @@ Level activeLevel() {
     return active().load(std::memory_order_relaxed);
 }
 
+std::string environmentProblem() {
+    const char* env = std::getenv("PBDLAB_KERNELS");
+    if (env == nullptr || *env == 0 || std::string_view(env) == "auto") {
+        return {};
+    }
+    std::string runs;
+    for (Level l : {Level::Avx512, Level::Avx2, Level::Sse2}) {
+        if (toString(l) == env && l <= cpuLevel()) {
+            return {};
+        }
+        if (l <= cpuLevel()) {
+            runs += (runs.empty() ? "" : ", ") + std::string(toString(l));
+        }
+    }
+    return "PBDLAB_KERNELS=" + std::string(env) + " is not an instruction set this CPU runs (" +
+           runs + "); using " + std::string(toString(cpuLevel()));
+}
+
 bool selectLevel(Level level) {
     if (level > cpuLevel()) {
         return false;

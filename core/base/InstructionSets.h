@@ -5,6 +5,7 @@
 // the highest this CPU runs unless PBDLAB_KERNELS or selectLevel chose a lower one. A native
 // build compiles everything for the building machine and has one level.
 
+#include <string>
 #include <string_view>
 
 namespace pbd::isa {
@@ -23,6 +24,9 @@ Level activeLevel();
 // Uses `level` from now on; false, with nothing changed, above cpuLevel(). Not for use while a
 // solver steps.
 bool selectLevel(Level level);
+// What is wrong with the environment variable PBDLAB_KERNELS, for a warning ("" when it is unset
+// or names a level this CPU runs; otherwise it is ignored and the highest level is used).
+std::string environmentProblem();
 
 // Always inlined (as in core/base/Lanes.h): a function the AVX2 copy must compile as its own.
 #define PBD_KERNEL_INLINE __attribute__((always_inline)) inline

@@ -9,6 +9,7 @@
 #include <QGuiApplication>
 #include <QImage>
 #include <QProcess>
+#include <QProcessEnvironment>
 #include <QTemporaryDir>
 #include <QTest>
 
@@ -557,6 +558,22 @@ private slots:
         r = run(cli_, {"bench", "cloth", "--steps", "2", "--kernels", "auto", "--json"});
         QCOMPARE(r.exitCode, 0);
         QCOMPARE(nlohmann::json::parse(r.out.toStdString())["kernels"].get<std::string>(), fastest);
+        {
+            // PBDLAB_KERNELS naming nothing this CPU runs: a warning naming it, then the fastest.
+            QProcess p;
+            QProcessEnvironment env = QProcessEnvironment::systemEnvironment();
+            env.insert(QStringLiteral("PBDLAB_KERNELS"), QStringLiteral("bogus"));
+            p.setProcessEnvironment(env);
+            p.start(cli_, {"bench", "cloth", "--steps", "2", "--json"});
+            QVERIFY(p.waitForFinished(childTimeoutMs()));
+            QCOMPARE(p.exitCode(), 0);
+            const QString err = QString::fromUtf8(p.readAllStandardError());
+            QVERIFY2(err.contains("PBDLAB_KERNELS=bogus is not an instruction set this CPU runs"),
+                     qPrintable(err));
+            QCOMPARE(nlohmann::json::parse(p.readAllStandardOutput().toStdString())["kernels"]
+                         .get<std::string>(),
+                     fastest);
+        }
         if (fastest == "native") {
             QVERIFY(r.err.isEmpty());
             return; // a native build has one path
