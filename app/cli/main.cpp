@@ -4,6 +4,7 @@
 #include "app/cli/Command.h"
 #include "core/base/InstructionSets.h"
 #include "core/base/Version.h"
+#include "core/solver/KernelPaths.h"
 #include "meshing/LibraryVersions.h"
 
 #include <cstdio>
@@ -60,6 +61,9 @@ void printVersion() {
     for (const pbd::LibraryVersion& v : pbd::meshingLibraryVersions()) {
         std::cout << "  " << v.name << ' ' << v.version << '\n';
     }
+    const pbd::kernels::KernelPath& path = pbd::kernels::kernelPath();
+    std::cout << "  kernels " << path.name << " (" << path.lanes << " lanes; this CPU runs "
+              << pbd::kernels::kernelPathNames() << ")\n";
 }
 
 } // namespace

@@ -2,6 +2,7 @@
 
 #include "app/Workbench.h"
 #include "core/base/Version.h"
+#include "core/solver/KernelPaths.h"
 #include "meshing/LibraryVersions.h"
 
 #include <QAction>
@@ -38,6 +39,11 @@ QStringList AboutReaction::libraryVersions() {
         lines << QStringLiteral("%1 %2").arg(QString::fromStdString(v.name),
                                              QString::fromStdString(v.version));
     }
+    const kernels::KernelPath& path = kernels::kernelPath();
+    lines << QStringLiteral("Kernels %1 (%2 lanes; this CPU runs %3)")
+                 .arg(QString::fromUtf8(path.name.data(), qsizetype(path.name.size())))
+                 .arg(path.lanes)
+                 .arg(QString::fromStdString(kernels::kernelPathNames()));
     return lines;
 }
 

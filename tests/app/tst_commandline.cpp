@@ -162,6 +162,8 @@ private slots:
         QVERIFY(r.out.startsWith("pbdlab-cli 0."));
         QVERIFY(r.out.contains("TetGen 1.5"));
         QVERIFY(r.out.contains("CGAL 5."));
+        QVERIFY2(r.out.contains("kernels ") && r.out.contains(" lanes; this CPU runs "),
+                 qPrintable(r.out));
         r = run(cli_, {"frobnicate"});
         QCOMPARE(r.exitCode, 2);
         QVERIFY(r.err.contains("unknown command 'frobnicate'"));

@@ -173,7 +173,7 @@ private slots:
             QVERIFY2(w.findChild<QDockWidget*>(dock) != nullptr, dock);
         }
         const QStringList versions = MainWindow::libraryVersions().join('\n').split('\n');
-        for (const char* lib : {"Qt 6.", "VTK 9.1", "CGAL 5.", "TetGen 1.5"}) {
+        for (const char* lib : {"Qt 6.", "VTK 9.1", "CGAL 5.", "TetGen 1.5", "Kernels "}) {
             QVERIFY2(versions.filter(lib).size() == 1, lib);
         }
     }
