@@ -4,6 +4,7 @@
 #include "core/fields/Fields.h"
 #include "core/solver/Solver.h"
 
+#include <algorithm>
 #include <chrono>
 #include <cmath>
 #include <limits>
@@ -383,13 +384,12 @@ std::shared_ptr<SimulationSnapshot> SimulationWorker::freeSnapshot() {
             return s;
         }
     }
-    for (std::shared_ptr<SimulationSnapshot>& s : snapshotPool_) {
-        if (!s || s.use_count() > 1) { // held elsewhere for long: give it up, take a new one
-            s = std::make_shared<SimulationSnapshot>();
-            return s;
-        }
-    }
-    return std::make_shared<SimulationSnapshot>();
+    // None free: an empty slot, or else the pool lets go of the first (whoever holds it keeps
+    // it) and fills a new one.
+    const auto slot = std::find(snapshotPool_.begin(), snapshotPool_.end(), nullptr);
+    std::shared_ptr<SimulationSnapshot>& s = slot != snapshotPool_.end() ? *slot : snapshotPool_[0];
+    s = std::make_shared<SimulationSnapshot>();
+    return s;
 }
 
 void SimulationWorker::publish(bool topologyChanged) {
@@ -805,11 +805,11 @@ void SimulationWorker::loop() {
         const bool before = bad < scene_->particles.size();
         if (!before) {
             const auto began = std::chrono::steady_clock::now();
-            const bool record =
+            const bool recordThisStep =
                 recordConvergence_ && began - convergenceRecorded >= convergenceInterval;
-            solver->setRecordConvergence(record);
+            solver->setRecordConvergence(recordThisStep);
             solver->step();
-            if (record) {
+            if (recordThisStep) {
                 convergence_ = solver->convergence();
                 convergenceRecorded = began;
                 convergenceInterval = std::max<std::chrono::steady_clock::duration>(

@@ -51,28 +51,9 @@ void writePoints(vtkPolyData* surface, const Vec3* local, std::size_t count,
     auto* normalArray = vtkDoubleArray::SafeDownCast(surface->GetPointData()->GetNormals());
     normalArray->SetNumberOfTuples(vtkIdType(count));
     if (count > 0) {
-        auto* x = static_cast<double*>(points->GetVoidPointer(0)); // double points (newSurface)
-        double* n = normalArray->GetPointer(0);
-        std::memcpy(x, local, count * sizeof(Vec3));
-        std::fill(n, n + 3 * count, 0.0);
-        for (const Triangle& t : triangles) {
-            const Vec3 a = local[t[1]] - local[t[0]], b = local[t[2]] - local[t[0]];
-            const Vec3 c = a.cross(b); // |c| is twice the area: area weighting
-            for (Index v : t) {
-                n[3 * v] += c.x();
-                n[3 * v + 1] += c.y();
-                n[3 * v + 2] += c.z();
-            }
-        }
-        for (std::size_t i = 0; i < count; ++i) {
-            double* ni = n + 3 * i;
-            const double len = std::sqrt(ni[0] * ni[0] + ni[1] * ni[1] + ni[2] * ni[2]);
-            if (len > 0) {
-                ni[0] /= len;
-                ni[1] /= len;
-                ni[2] /= len;
-            }
-        }
+        // Both arrays are packed xyz doubles, as Vec3 arrays are.
+        std::memcpy(points->GetVoidPointer(0), local, count * sizeof(Vec3));
+        vertexNormals(triangles, local, count, reinterpret_cast<Vec3*>(normalArray->GetPointer(0)));
     }
     points->Modified();
     normalArray->Modified();

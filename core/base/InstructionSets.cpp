@@ -2,6 +2,7 @@
 
 #include <atomic>
 #include <cstdlib>
+#include <optional>
 
 namespace pbd::isa {
 namespace {
@@ -19,16 +20,20 @@ Level detect() {
     return Level::Sse2;
 }
 
-Level initial() {
-    const Level cpu = detect();
-    if (const char* env = std::getenv("PBDLAB_KERNELS")) {
-        for (Level l : {Level::Sse2, Level::Avx2, Level::Avx512}) {
-            if (toString(l) == env && l <= cpu) {
-                return l;
-            }
+// The level PBDLAB_KERNELS names, when it names one this CPU runs.
+std::optional<Level> environmentLevel(Level cpu) {
+    const char* env = std::getenv("PBDLAB_KERNELS");
+    for (Level l : {Level::Sse2, Level::Avx2, Level::Avx512}) {
+        if (env != nullptr && toString(l) == env && l <= cpu) {
+            return l;
         }
     }
-    return cpu;
+    return std::nullopt;
+}
+
+Level initial() {
+    const Level cpu = detect();
+    return environmentLevel(cpu).value_or(cpu);
 }
 
 std::atomic<Level>& active() {
@@ -61,14 +66,12 @@ Level activeLevel() {
 
 std::string environmentProblem() {
     const char* env = std::getenv("PBDLAB_KERNELS");
-    if (env == nullptr || *env == 0 || std::string_view(env) == "auto") {
+    if (env == nullptr || *env == 0 || std::string_view(env) == "auto" ||
+        environmentLevel(cpuLevel())) {
         return {};
     }
     std::string runs;
     for (Level l : {Level::Avx512, Level::Avx2, Level::Sse2}) {
-        if (toString(l) == env && l <= cpuLevel()) {
-            return {};
-        }
         if (l <= cpuLevel()) {
             runs += (runs.empty() ? "" : ", ") + std::string(toString(l));
         }

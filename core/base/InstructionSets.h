@@ -28,7 +28,8 @@ bool selectLevel(Level level);
 // or names a level this CPU runs; otherwise it is ignored and the highest level is used).
 std::string environmentProblem();
 
-// Always inlined (as in core/base/Lanes.h): a function the AVX2 copy must compile as its own.
+// Always inlined: the SIMD kernels (core/base/Lanes.h), and functions the AVX2 copy must compile
+// as its own.
 #define PBD_KERNEL_INLINE __attribute__((always_inline)) inline
 // A lambda that is always inlined: the body of a function PBDLAB_WIDE_PATH runs, and the hot
 // lambdas inside it, so the AVX2 copy has all of its code compiled for AVX2.

@@ -3,7 +3,9 @@
 // so one kernel source serves both the scalar path (T = double) and the vector path
 // (T = Lanes). Within a colour no two constraints share a particle, which is what makes the
 // lanes independent. Uses GCC/Clang vector extensions; the width the compiler emits follows
-// the target (AVX2/AVX-512 with PBDLAB_NATIVE_ARCH, SSE2 pairs otherwise).
+// the instruction set each kernel path is compiled for (core/solver/KernelPaths.h).
+
+#include "core/base/InstructionSets.h"
 
 #include <cmath>
 #include <cstring>
@@ -17,9 +19,9 @@
 // for 32-byte vectors without AVX (-Wpsabi) never applies.
 #pragma GCC diagnostic ignored "-Wpsabi"
 
-// The kernels are many small templates; inlining them all keeps the lane vectors in registers
-// (without it GCC passes them through memory between calls, about twice as slow).
-#define PBD_KERNEL_INLINE __attribute__((always_inline)) inline
+// The kernels are many small templates; inlining them all (PBD_KERNEL_INLINE) keeps the lane
+// vectors in registers (without it GCC passes them through memory between calls, about twice as
+// slow).
 
 namespace pbd::lanes {
 

@@ -10,10 +10,6 @@
 #include "core/solver/KernelPaths.h"
 #include "core/solver/Solver.h"
 
-#ifndef PBDLAB_PREFETCH_LOG2
-#define PBDLAB_PREFETCH_LOG2 15
-#endif
-
 namespace pbd::kernels::PBDLAB_KERNEL_ISA {
 
 using lanes::kLanes;
@@ -166,7 +162,7 @@ PBD_KERNEL_INLINE void scatter(SolverParticle* P, const std::array<Index, N>* id
 }
 
 // Batches of more elements than this prefetch (see forRange).
-inline constexpr std::size_t kPrefetchElements = std::size_t(1) << PBDLAB_PREFETCH_LOG2;
+inline constexpr std::size_t kPrefetchElements = 32768;
 
 // Runs `element(at, p, w)` over [begin, end): full lane groups, then the tail in lanes with the
 // unused lanes masked (or, for one or two elements, on doubles).

@@ -64,21 +64,27 @@ std::size_t orientPositively(std::vector<Tetrahedron>& tets, const std::vector<V
     return flipped;
 }
 
-std::vector<Vec3> vertexNormals(const std::vector<Triangle>& triangles,
-                                const std::vector<Vec3>& positions) {
-    std::vector<Vec3> normals(positions.size(), Vec3::Zero());
+void vertexNormals(const std::vector<Triangle>& triangles, const Vec3* positions, std::size_t count,
+                   Vec3* normals) {
+    std::fill(normals, normals + count, Vec3::Zero());
     for (const Triangle& t : triangles) {
         const Vec3 n = (positions[t[1]] - positions[t[0]]).cross(positions[t[2]] - positions[t[0]]);
         for (Index v : t) {
             normals[v] += n; // |n| is twice the area: area weighting
         }
     }
-    for (Vec3& n : normals) {
-        const Real len = n.norm();
+    for (std::size_t i = 0; i < count; ++i) {
+        const Real len = normals[i].norm();
         if (len > 0) {
-            n /= len;
+            normals[i] /= len;
         }
     }
+}
+
+std::vector<Vec3> vertexNormals(const std::vector<Triangle>& triangles,
+                                const std::vector<Vec3>& positions) {
+    std::vector<Vec3> normals(positions.size());
+    vertexNormals(triangles, positions.data(), positions.size(), normals.data());
     return normals;
 }
 

@@ -42,7 +42,12 @@ std::vector<Triangle> boundaryFaces(const std::vector<Tetrahedron>& tets);
 // Returns how many were flipped.
 std::size_t orientPositively(std::vector<Tetrahedron>& tets, const std::vector<Vec3>& positions);
 
-// Area-weighted vertex normals of a triangle surface, for positions.size() vertices.
+// Area-weighted vertex normals of a triangle surface of `count` vertices, written to
+// `normals[0, count)` (unit length, zero where no triangle has area); no allocation, for views
+// that update every frame.
+void vertexNormals(const std::vector<Triangle>& triangles, const Vec3* positions, std::size_t count,
+                   Vec3* normals);
+// The same for positions.size() vertices.
 std::vector<Vec3> vertexNormals(const std::vector<Triangle>& triangles,
                                 const std::vector<Vec3>& positions);
 

@@ -52,7 +52,6 @@ void solveRange(ConstraintSet& set, int batch, SolverParticle* P, Index begin, I
 
 } // namespace
 
-extern const KernelPath path{PBDLAB_STRINGIFY(PBDLAB_KERNEL_ISA), kLanes, &sweepClass,
-                             &solveRange};
+extern const KernelPath path{PBDLAB_STRINGIFY(PBDLAB_KERNEL_ISA), kLanes, &sweepClass, &solveRange};
 
 } // namespace pbd::kernels::PBDLAB_KERNEL_ISA
