@@ -155,7 +155,7 @@ constexpr Real kAirSlackMax = 1e-4;
 constexpr int kAirSolidRounds = 32;
 } // namespace
 
-void Solver::projectAir(bool last, bool friction) {
+bool Solver::projectAir(bool last, bool friction) {
     projectAirPasses(kAirSlack);
     const SolverSettings& s = scene_.solver;
     if (!airPairs_.empty() && s.airContactDistance > 0) {
@@ -175,12 +175,16 @@ void Solver::projectAir(bool last, bool friction) {
     if (friction) {
         airStatistics_.contacts = applyAirFriction() + applyAirWallFriction();
     }
-    if (!last || (airStatistics_.projections == 0 && airStatistics_.contacts == 0)) {
-        return;
-    }
     // After the last iteration no air tet may stay inverted: projections can invert neighbours
-    // that were fine when checked. One full check, then rounds that re-check only the elements
-    // around the corners the previous round moved (no other element can have changed sign).
+    // that were fine when checked. One full check (checkAir, in parts like every iteration's),
+    // then finishAir.
+    return last && (airStatistics_.projections != 0 || airStatistics_.contacts != 0);
+}
+
+// After the last iteration's full check (airInverted_, its parts in element order): rounds that
+// re-check only the elements around the corners the previous round moved (no other element
+// can have changed sign).
+void Solver::finishAir() {
     refreshAirIncidence();
     const std::size_t nTets = scene_.air.tets.size();
     const SolverParticle* P = predicted_.data();
@@ -202,11 +206,11 @@ void Solver::projectAir(bool last, bool friction) {
         }
         return freePoint ? airInvertedBeyondRounding(P, t) : !(airDet(P, t) >= 0);
     };
+    std::vector<std::uint32_t>& found = airInverted_[0];
     for (std::size_t k = 1; k < airInverted_.size(); ++k) {
+        found.insert(found.end(), airInverted_[k].begin(), airInverted_[k].end());
         airInverted_[k].clear();
     }
-    checkAir(0, 1);
-    std::vector<std::uint32_t>& found = airInverted_[0];
     runAirRounds(found, inverted, false);
     // Where three solids meet at a sliver the corner projections can cycle: a box tilted
     // against its neighbour on the floor, the tet between its bottom face and a floor point

@@ -433,6 +433,8 @@ void Solver::runSubstepPhases(Real h) {
         Serial,
         AirCheck,
         AirProject,
+        AirRecheck,
+        AirFinish,
         Velocity
     };
     struct Phase {
@@ -472,8 +474,16 @@ void Solver::runSubstepPhases(Real h) {
             phases.push_back({Kind::AirProject, 1, airRound});
         }
     }
+    if (airIterations > 0) {
+        // After the last iteration: a full check in parts, then the rounds (finishAir).
+        phases.push_back({Kind::AirRecheck, T, airIterations - 1});
+        phases.push_back({Kind::AirFinish, 1, airIterations - 1});
+    }
     phases.push_back({Kind::Velocity, T, 0});
 
+    // Written by one-part phases only (Serial, AirProject), read by those after them.
+    std::chrono::steady_clock::time_point serialEnded;
+    bool airFinishing = false; // the last projection left the air for the final check
     auto run = [&](const Phase& phase, int part) {
         switch (phase.kind) {
         case Kind::Predict: {
@@ -542,6 +552,9 @@ void Solver::runSubstepPhases(Real h) {
             if (recordConvergence_) {
                 convergence_.push_back(largestConstraintError(set, P, invH2, xpbd));
             }
+            if (air) {
+                serialEnded = std::chrono::steady_clock::now(); // the air's checks start
+            }
             break;
         }
         case Kind::AirCheck:
@@ -558,12 +571,31 @@ void Solver::runSubstepPhases(Real h) {
             airStatistics_.checks += scene_.air.size();
             {
                 const auto began = std::chrono::steady_clock::now();
-                projectAir(phase.iteration == airIterations - 1,
-                           phase.iteration >= airIterations - 2);
+                airFinishing =
+                    projectAir(phase.iteration == airIterations - 1,
+                               phase.iteration >= airIterations - 2);
+                const auto now = std::chrono::steady_clock::now();
                 airStatistics_.projectionMilliseconds +=
-                    std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() -
-                                                              began)
-                        .count();
+                    std::chrono::duration<double, std::milli>(now - began).count();
+                airStatistics_.milliseconds +=
+                    std::chrono::duration<double, std::milli>(now - serialEnded).count();
+                serialEnded = now;
+            }
+            break;
+        case Kind::AirRecheck:
+            if (airFinishing) {
+                checkAir(part, T);
+            }
+            break;
+        case Kind::AirFinish:
+            if (airFinishing) {
+                const auto began = std::chrono::steady_clock::now();
+                finishAir();
+                const auto now = std::chrono::steady_clock::now();
+                airStatistics_.projectionMilliseconds +=
+                    std::chrono::duration<double, std::milli>(now - began).count();
+                airStatistics_.milliseconds +=
+                    std::chrono::duration<double, std::milli>(now - serialEnded).count();
             }
             break;
         case Kind::Velocity: {

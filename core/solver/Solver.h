@@ -43,6 +43,9 @@ struct AirStatistics {
     // Time spent projecting the inverted air (and the second pass and the rounds after the
     // last iteration), the sign checks not included, ms.
     double projectionMilliseconds = 0;
+    // The air's whole time, its sign checks included: from the end of the phase before each
+    // round's checks to the end of its projection (wall clock, however many threads), ms.
+    double milliseconds = 0;
     // The second pass: vertex-face pairs across the air, and those that acted (held at the
     // contact distance) in the last substep.
     std::size_t contactPairs = 0;
@@ -221,7 +224,10 @@ private:
     std::vector<std::vector<std::uint32_t>> airInverted_; // per part: tets found inverted
     void checkAir(int part, int parts);
     // `friction`: the contacts' friction acts, on the separation added since it last did.
-    void projectAir(bool lastIteration, bool friction);
+    // After the last iteration it returns whether the air needs the final check and rounds
+    // (finishAir), which the check's parts (checkAir) run between.
+    bool projectAir(bool lastIteration, bool friction);
+    void finishAir();
     void projectAirPasses(Real slack); // C after a projection, relative to the element's size
     // The rounds after the corner rounds: each tet body moves as one (see projectAir).
     void projectAirAsSolids(Real slack);

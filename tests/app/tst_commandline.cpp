@@ -604,6 +604,11 @@ private slots:
         // The air's parts of a step apart, and the whole run (warm-up included) beside the
         // median: 5 passes over 10 timed steps are half a pass per step.
         QVERIFY(j["ms_per_step_air_projection"].get<double>() >= 0);
+        // The air's whole share (checks and projection) holds its projection, and is less
+        // than the step it is part of.
+        QVERIFY(j["ms_per_step_air"].get<double>() > 0);
+        QVERIFY(j["ms_per_step_air"].get<double>() >= j["ms_per_step_air_projection"].get<double>());
+        QVERIFY(j["ms_per_step_air"].get<double>() < j["ms_per_step_mean"].get<double>());
         QVERIFY(std::abs(j["ms_per_step_optimisation"].get<double>() -
                          0.5 * j["ms_per_optimisation_pass"].get<double>()) < 1e-9);
         QCOMPARE(j["warmup_steps"].get<int>(), 10);

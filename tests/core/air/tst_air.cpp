@@ -700,6 +700,11 @@ private slots:
             const std::size_t tets = scene.air.tets.size();
             solver.step();
             QCOMPARE(solver.airStatistics().checks, tets * 20 * 2); // 20 iterations, 2 substeps
+            // The air's wall time holds its projections' and is part of the step's.
+            const AirStatistics& a = solver.airStatistics();
+            QVERIFY(a.milliseconds > 0);
+            QVERIFY(a.milliseconds >= a.projectionMilliseconds);
+            QVERIFY(a.milliseconds < solver.lastStepMilliseconds());
         }
         QVERIFY(solver.airOptimizationPasses() == 3);
         QCOMPARE(solver.airStatistics().invertedAfter, std::size_t(0));
