@@ -5,6 +5,8 @@
 
 #include <algorithm>
 #include <chrono>
+#include <cstdint>
+#include <limits>
 #include <cmath>
 #include <map>
 #include <numbers>
@@ -16,6 +18,45 @@
 namespace pbd {
 
 namespace {
+
+// Spreads the low 21 bits of v to every third bit (a 63-bit Morton code's share of one axis).
+std::uint64_t spreadBits(std::uint64_t v) {
+    v &= 0x1fffff;
+    v = (v | v << 32) & 0x1f00000000ffffULL;
+    v = (v | v << 16) & 0x1f0000ff0000ffULL;
+    v = (v | v << 8) & 0x100f00f00f00f00fULL;
+    v = (v | v << 4) & 0x10c30c30c30c30c3ULL;
+    v = (v | v << 2) & 0x1249249249249249ULL;
+    return v;
+}
+
+// The tets' indices in the Morton order of their centroids (ties by index).
+std::vector<std::size_t> mortonOrder(const std::vector<Tetrahedron>& tets,
+                                     const std::vector<Vec3>& points) {
+    Vec3 low = Vec3::Constant(std::numeric_limits<Real>::infinity());
+    Vec3 high = -low;
+    for (const Vec3& p : points) {
+        low = low.cwiseMin(p);
+        high = high.cwiseMax(p);
+    }
+    const Vec3 scale = ((1 << 21) - 1) / (high - low).cwiseMax(Vec3::Constant(1e-300)).array();
+    std::vector<std::pair<std::uint64_t, std::size_t>> keys(tets.size());
+    for (std::size_t t = 0; t < tets.size(); ++t) {
+        const Tetrahedron& c = tets[t];
+        const Vec3 centroid =
+            (points[c[0]] + points[c[1]] + points[c[2]] + points[c[3]]) / 4.0;
+        const Vec3 q = (centroid - low).cwiseProduct(scale);
+        keys[t] = {spreadBits(std::uint64_t(q.x())) | spreadBits(std::uint64_t(q.y())) << 1 |
+                       spreadBits(std::uint64_t(q.z())) << 2,
+                   t};
+    }
+    std::sort(keys.begin(), keys.end());
+    std::vector<std::size_t> order(tets.size());
+    for (std::size_t t = 0; t < tets.size(); ++t) {
+        order[t] = keys[t].second;
+    }
+    return order;
+}
 
 double secondsSince(std::chrono::steady_clock::time_point start) {
     return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
@@ -446,7 +487,12 @@ Result<AirReport> tessellateAir(Scene& scene, const AirOptions& options,
     }
     scene.air.firstParticle = Index(scene.particles.size());
     std::set<Index> shared;
-    for (std::size_t t = 0; t < mesh.tets.size(); ++t) {
+    // The air tets in space-filling-curve order, and their own points numbered as they first
+    // appear: a tet's neighbours and corners then sit near it in memory. Every air iteration
+    // checks every tet's four corners; in TetGen's order they are four particles at random
+    // (air-xl: 1.4 million air tets over 7 MB of particles).
+    const std::vector<std::size_t> order = mortonOrder(mesh.tets, mesh.points);
+    for (std::size_t t : order) {
         if (!keep[t]) {
             continue;
         }
