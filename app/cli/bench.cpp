@@ -46,11 +46,13 @@ int bench(const RunOptions& o) {
     std::size_t manifoldsMade = 0, manifoldsRefreshed = 0, shapesReproxied = 0;
     const std::size_t passesBefore = solver.airOptimizationPasses();
     const double passMsBefore = solver.airOptimizationMilliseconds();
-    std::size_t changes = 0;
+    std::size_t changes = 0, candidates = 0, deferred = 0;
     for (int i = 0; i < steps; ++i) {
         solver.step();
         ms.push_back(solver.lastStepMilliseconds());
         changes += solver.airOptimization().changes();
+        candidates += solver.airOptimization().candidates;
+        deferred += solver.airOptimization().deferred;
         airProjectionMs += solver.airStatistics().projectionMilliseconds;
         airMs += solver.airStatistics().milliseconds;
         detectionMs += solver.rigid().statistics().detectionMilliseconds;
@@ -165,6 +167,10 @@ int bench(const RunOptions& o) {
         full["air_optimisation_interval"] = scene.solver.airOptimizationInterval;
         full["optimisation_passes"] = passes;
         full["optimisation_changes"] = changes;
+        // The tets below the quality threshold, and those of them left for a later pass
+        // (unchanged since a pass could not improve them), over the timed passes.
+        full["optimisation_candidates"] = candidates;
+        full["optimisation_deferred"] = deferred;
         // Per timed step: the air's projection and the optimisation, apart from the rest.
         full["ms_per_step_air_projection"] = airProjectionMs / double(steps);
         // The air's whole share of a step: its sign checks (in parts on every thread) and its

@@ -5,6 +5,7 @@
 #include "core/air/AirOptimizer.h"
 
 #include <algorithm>
+#include <tbb/parallel_for.h>
 
 namespace pbd {
 
@@ -48,28 +49,38 @@ std::vector<AirContactPair> airContactPairs(const Scene& scene,
         std::fill_n(owner.begin() + body.firstParticle, body.particleCount, int(b));
     }
     const auto bodyOf = [&](Index v) { return owner[v]; };
-    for (std::size_t t = 0; t < tets.size(); ++t) {
-        const Tetrahedron& tet = tets[t];
-        for (int i = 0; i < 4; ++i) {
-            const Index p = tet[std::size_t(i)];
-            const Triangle face{tet[std::size_t(kFace[i][0])], tet[std::size_t(kFace[i][1])],
-                                tet[std::size_t(kFace[i][2])]};
-            if (!solid(p) || std::any_of(face.begin(), face.end(), freeAirPoint)) {
-                continue;
-            }
-            // A body's own particle across the air from its own face lies in that face's
-            // plane as often as not (a corner next to a side): no contact between the two.
-            const int body = bodyOf(p);
-            if (body >= 0 &&
-                (body == bodyOf(face[0]) || body == bodyOf(face[1]) || body == bodyOf(face[2]))) {
-                continue;
-            }
-            const bool boundary = neighbours[4 * t + std::size_t(i)] == kNone;
-            if (boundary || std::binary_search(cloth.begin(), cloth.end(),
-                                               faceKey(face[0], face[1], face[2]))) {
-                pairs.push_back({p, face});
+    // In shares of the tets on the caller's threads, joined in tet order.
+    constexpr std::size_t kShare = 16384;
+    std::vector<std::vector<AirContactPair>> shares((tets.size() + kShare - 1) / kShare);
+    tbb::parallel_for(std::size_t(0), shares.size(), [&](std::size_t share) {
+        std::vector<AirContactPair>& found = shares[share];
+        for (std::size_t t = share * kShare; t < std::min(tets.size(), (share + 1) * kShare);
+             ++t) {
+            const Tetrahedron& tet = tets[t];
+            for (int i = 0; i < 4; ++i) {
+                const Index p = tet[std::size_t(i)];
+                const Triangle face{tet[std::size_t(kFace[i][0])], tet[std::size_t(kFace[i][1])],
+                                    tet[std::size_t(kFace[i][2])]};
+                if (!solid(p) || std::any_of(face.begin(), face.end(), freeAirPoint)) {
+                    continue;
+                }
+                // A body's own particle across the air from its own face lies in that face's
+                // plane as often as not (a corner next to a side): no contact between the two.
+                const int body = bodyOf(p);
+                if (body >= 0 && (body == bodyOf(face[0]) || body == bodyOf(face[1]) ||
+                                  body == bodyOf(face[2]))) {
+                    continue;
+                }
+                const bool boundary = neighbours[4 * t + std::size_t(i)] == kNone;
+                if (boundary || std::binary_search(cloth.begin(), cloth.end(),
+                                                   faceKey(face[0], face[1], face[2]))) {
+                    found.push_back({p, face});
+                }
             }
         }
+    });
+    for (const std::vector<AirContactPair>& found : shares) {
+        pairs.insert(pairs.end(), found.begin(), found.end());
     }
     return pairs;
 }

@@ -10,6 +10,8 @@
 #include <limits>
 #include <utility>
 
+#include <tbb/parallel_for.h>
+
 namespace pbd {
 
 namespace {
@@ -87,6 +89,31 @@ struct AirOptimizer::Impl {
     std::vector<std::uint8_t> frozen; // per particle: a corner of a crushed body tet
     bool anyFrozen = false;
     std::vector<std::uint8_t> freePoint; // per particle: one of the air's free points
+    // Deferred retries (AirOptimizationOptions::retryAfter): per tet slot, the pass (counted
+    // from 1) in which no change improved it, 0 for none, and its quality then; per particle,
+    // the last pass that changed a tet around it.
+    std::uint32_t pass = 0;
+    std::vector<std::uint32_t> failedIn;
+    std::vector<Real> failedQuality;
+    std::vector<std::uint32_t> changedIn;
+
+    // Whether candidate t is left for a later pass: it failed in an earlier one, nothing
+    // around it changed since, its quality has not fallen by a tenth, and its retry is not due.
+    bool deferred(std::int32_t t) const {
+        const std::size_t k = std::size_t(t);
+        const std::uint32_t failed = failedIn[k];
+        if (failed == 0 || options.retryAfter <= 0 ||
+            pass - failed >= std::uint32_t(options.retryAfter) ||
+            quality[k] < 0.9 * failedQuality[k]) {
+            return false;
+        }
+        for (Index v : (*tets)[k]) {
+            if (changedIn[v] >= failed) {
+                return false;
+            }
+        }
+        return true;
+    }
 
     // A change to the mesh: tets removed and tets added.
     struct Change {
@@ -132,6 +159,9 @@ struct AirOptimizer::Impl {
         std::sort(fixedFaces.begin(), fixedFaces.end());
         fixedFaces.erase(std::unique(fixedFaces.begin(), fixedFaces.end()), fixedFaces.end());
         builtFor = scene.air.tets.size();
+        failedIn.assign(builtFor, 0); // another air: nothing is known to have failed
+        failedQuality.assign(builtFor, 0);
+        changedIn.clear();
     }
 
     bool fixedEdge(Index a, Index b) const {
@@ -667,6 +697,8 @@ struct AirOptimizer::Impl {
                 T.push_back({});
                 neighbours.insert(neighbours.end(), 4, kNone);
                 quality.push_back(0);
+                failedIn.push_back(0);
+                failedQuality.push_back(0);
             }
         }
         for (std::size_t k = count; k < change.removed.size(); ++k) {
@@ -680,6 +712,10 @@ struct AirOptimizer::Impl {
             const std::int32_t slot = slots[s];
             T[std::size_t(slot)] = change.added[s];
             quality[std::size_t(slot)] = q(change.added[s]);
+            failedIn[std::size_t(slot)] = 0;
+            for (Index v : change.added[s]) {
+                changedIn[v] = pass;
+            }
             for (int i = 0; i < 4; ++i) {
                 const std::int32_t link = links[4 * s + std::size_t(i)];
                 std::int32_t neighbour = kNone;
@@ -712,6 +748,8 @@ struct AirOptimizer::Impl {
             const std::size_t last = T.size() - 1;
             T[std::size_t(hole)] = T[last];
             quality[std::size_t(hole)] = quality[last];
+            failedIn[std::size_t(hole)] = failedIn[last];
+            failedQuality[std::size_t(hole)] = failedQuality[last];
             for (int i = 0; i < 4; ++i) {
                 const std::int32_t n = neighbours[4 * last + std::size_t(i)];
                 neighbours[4 * std::size_t(hole) + std::size_t(i)] = n;
@@ -732,6 +770,8 @@ struct AirOptimizer::Impl {
         freeSlots.clear();
         neighbours.resize(4 * T.size());
         quality.resize(T.size());
+        failedIn.resize(T.size());
+        failedQuality.resize(T.size());
     }
 };
 
@@ -943,11 +983,18 @@ AirOptimizationStatistics AirOptimizer::optimize(Scene& scene,
     m.x = &scene.particles.positions;
     m.options = options;
     m.quality.resize(T.size());
+    // Every tet's quality, on the caller's threads (each is its own), then the candidates in
+    // order.
+    tbb::parallel_for(tbb::blocked_range<std::size_t>(0, T.size(), 16384),
+                      [&](const tbb::blocked_range<std::size_t>& r) {
+                          for (std::size_t t = r.begin(); t < r.end(); ++t) {
+                              m.quality[t] = m.q(T[t]);
+                          }
+                      });
     std::vector<std::int32_t> candidates;
     Real worst = kInfinity;
     for (std::size_t t = 0; t < T.size(); ++t) {
-        const Real q = m.q(T[t]);
-        m.quality[t] = q;
+        const Real q = m.quality[t];
         worst = std::min(worst, q);
         if (q < options.qualityThreshold) {
             candidates.push_back(std::int32_t(t));
@@ -968,6 +1015,10 @@ AirOptimizationStatistics AirOptimizer::optimize(Scene& scene,
         }
     }
     stats.candidates = candidates.size();
+    ++m.pass;
+    m.failedIn.resize(T.size(), 0);
+    m.failedQuality.resize(T.size(), 0);
+    m.changedIn.resize(scene.particles.size(), 0);
     m.freePoint.assign(scene.particles.size(), 0);
     bool hasFreePoints = false;
     for (Index i = scene.air.firstParticle; i < scene.air.firstParticle + scene.air.particleCount;
@@ -985,6 +1036,10 @@ AirOptimizationStatistics AirOptimizer::optimize(Scene& scene,
         if (T[std::size_t(t)][0] == kDead ||
             !(m.quality[std::size_t(t)] < options.qualityThreshold) ||
             m.quality[std::size_t(t)] < options.worstRemovable) {
+            continue;
+        }
+        if (m.deferred(t)) {
+            ++stats.deferred;
             continue;
         }
         m.best = Impl::Change{};
@@ -1011,6 +1066,8 @@ AirOptimizationStatistics AirOptimizer::optimize(Scene& scene,
             }
         }
         if (m.best.removed.empty() || !m.apply(m.best)) {
+            m.failedIn[std::size_t(t)] = m.pass;
+            m.failedQuality[std::size_t(t)] = m.quality[std::size_t(t)];
             continue;
         }
         if (m.best.contraction) {

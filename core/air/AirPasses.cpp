@@ -8,6 +8,8 @@
 #include <chrono>
 #include <cmath>
 #include <limits>
+#include <tbb/parallel_for.h>
+#include <tbb/task_arena.h>
 
 namespace pbd {
 
@@ -375,35 +377,57 @@ bool Solver::relocateTrappedAirPoints(const std::vector<std::uint32_t>& found) {
 }
 
 // Particle -> air elements (tets, then 2D triangles) incidence, rebuilt when the air changed.
+// Built on the calling arena's threads, each counting and then filling a contiguous share of
+// the elements: every particle's list is in element order, as one thread builds it.
 void Solver::refreshAirIncidence() {
     const std::size_t n = scene_.particles.size();
     if (airIncidenceVersion_ == airTopologyVersion_ && airIncidenceElements_ == scene_.air.size() &&
         airIncidenceStart_.size() == n + 1) {
         return;
     }
-    airIncidenceStart_.assign(n + 1, 0);
-    const auto visit = [&](auto&& f) {
-        std::uint32_t e = 0;
-        for (const Tetrahedron& t : scene_.air.tets) {
-            for (Index v : t) {
-                f(v, e);
+    const std::size_t nTets = scene_.air.tets.size();
+    const std::size_t elements = scene_.air.size();
+    const auto visit = [&](std::size_t begin, std::size_t end, auto&& f) {
+        for (std::size_t e = begin; e < std::min(end, nTets); ++e) {
+            for (Index v : scene_.air.tets[e]) {
+                f(v, std::uint32_t(e));
             }
-            ++e;
         }
-        for (const Triangle& t : scene_.air.triangles) {
-            for (Index v : t) {
-                f(v, e);
+        for (std::size_t e = std::max(begin, nTets); e < end; ++e) {
+            for (Index v : scene_.air.triangles[e - nTets]) {
+                f(v, std::uint32_t(e));
             }
-            ++e;
         }
     };
-    visit([&](Index v, std::uint32_t) { ++airIncidenceStart_[v + 1]; });
-    for (std::size_t i = 0; i < n; ++i) {
-        airIncidenceStart_[i + 1] += airIncidenceStart_[i];
+    const std::size_t parts = std::clamp<std::size_t>(
+        std::size_t(tbb::this_task_arena::max_concurrency()), 1, elements / 4096 + 1);
+    const auto range = [&](std::size_t part) {
+        return std::pair{elements * part / parts, elements * (part + 1) / parts};
+    };
+    // Per part, per particle: its count, then where the part's entries for it begin.
+    std::vector<std::vector<std::uint32_t>>& at = airIncidenceParts_;
+    at.resize(parts);
+    tbb::parallel_for(std::size_t(0), parts, [&](std::size_t part) {
+        at[part].assign(n, 0);
+        const auto [begin, end] = range(part);
+        visit(begin, end, [&](Index v, std::uint32_t) { ++at[part][v]; });
+    });
+    airIncidenceStart_.resize(n + 1);
+    std::uint32_t total = 0;
+    for (std::size_t v = 0; v < n; ++v) {
+        airIncidenceStart_[v] = total;
+        for (std::size_t part = 0; part < parts; ++part) {
+            const std::uint32_t count = at[part][v];
+            at[part][v] = total;
+            total += count;
+        }
     }
-    airIncidence_.resize(airIncidenceStart_[n]);
-    std::vector<std::uint32_t> fill(airIncidenceStart_.begin(), airIncidenceStart_.end() - 1);
-    visit([&](Index v, std::uint32_t e) { airIncidence_[fill[v]++] = e; });
+    airIncidenceStart_[n] = total;
+    airIncidence_.resize(total);
+    tbb::parallel_for(std::size_t(0), parts, [&](std::size_t part) {
+        const auto [begin, end] = range(part);
+        visit(begin, end, [&](Index v, std::uint32_t e) { airIncidence_[at[part][v]++] = e; });
+    });
     airIncidenceVersion_ = airTopologyVersion_;
     airIncidenceElements_ = scene_.air.size();
 }

@@ -13,6 +13,7 @@
 #include <immintrin.h>
 #include <tbb/blocked_range.h>
 #include <tbb/parallel_for.h>
+#include <tbb/parallel_reduce.h>
 #include <tbb/partitioner.h>
 #include <tbb/task_arena.h>
 #include <thread>
@@ -164,12 +165,23 @@ void Solver::step() {
     const Real h = s.timeStep / substeps;
     airStatistics_ = AirStatistics{};
     skinningMs_ = 0;
-    if (!scene_.air.empty() && (s.airContactDistance > 0 || s.airFriction > 0) &&
-        airPairsVersion_ != airTopologyVersion_) {
-        airPairs_ =
-            airContactPairs(scene_, airOptimizer_ ? airOptimizer_->adjacency(scene_) : nullptr);
-        airPairGap_.assign(airPairs_.size(), 0);
-        airPairsVersion_ = airTopologyVersion_;
+    if (!scene_.air.empty()) {
+        // What the air's passes read of its connectivity, again after the optimisation changed
+        // it: the vertex-face pairs across it and the particles' incidence, on every thread.
+        const auto began = std::chrono::steady_clock::now();
+        threads_->arena.execute([&] {
+            if ((s.airContactDistance > 0 || s.airFriction > 0) &&
+                airPairsVersion_ != airTopologyVersion_) {
+                airPairs_ = airContactPairs(
+                    scene_, airOptimizer_ ? airOptimizer_->adjacency(scene_) : nullptr);
+                airPairGap_.assign(airPairs_.size(), 0);
+                airPairsVersion_ = airTopologyVersion_;
+            }
+            refreshAirIncidence();
+        });
+        airStatistics_.milliseconds += std::chrono::duration<double, std::milli>(
+                                           std::chrono::steady_clock::now() - began)
+                                           .count();
     }
     if (!scene_.air.empty() && particleOwner_.size() != scene_.particles.size()) {
         // Who each particle belongs to, for the air's contacts: a body, the container (the
@@ -207,24 +219,44 @@ void Solver::step() {
     for (int i = 0; i < substeps; ++i) {
         substep(h);
     }
-    optimizeAir();
+    // The optimisation's quality pass and the statistics below run on the solver's threads.
+    threads_->arena.execute([&] { optimizeAir(); });
     if (!scene_.air.empty()) {
+        const auto talliedFrom = std::chrono::steady_clock::now();
         const auto& x = scene_.particles.positions;
-        Real smallest = std::numeric_limits<Real>::infinity();
-        for (const Tetrahedron& t : scene_.air.tets) {
-            const Real v = signedVolume(x[t[0]], x[t[1]], x[t[2]], x[t[3]]);
-            smallest = std::min(smallest, v);
-            if (v < 0) {
-                // A projected tet is flat (C = 0) up to rounding; inverted means beyond that.
-                Real edge = 0;
-                for (int i = 0; i < 4; ++i) {
-                    for (int j = i + 1; j < 4; ++j) {
-                        edge = std::max(edge, (x[t[i]] - x[t[j]]).squaredNorm());
+        const std::vector<Tetrahedron>& tets = scene_.air.tets;
+        struct Tally {
+            Real smallest = std::numeric_limits<Real>::infinity();
+            std::size_t inverted = 0;
+        };
+        const Tally tally = threads_->arena.execute([&] {
+            return tbb::parallel_reduce(
+                tbb::blocked_range<std::size_t>(0, tets.size(), 16384), Tally{},
+                [&](const tbb::blocked_range<std::size_t>& r, Tally sum) {
+                    for (std::size_t k = r.begin(); k < r.end(); ++k) {
+                        const Tetrahedron& t = tets[k];
+                        const Real v = signedVolume(x[t[0]], x[t[1]], x[t[2]], x[t[3]]);
+                        sum.smallest = std::min(sum.smallest, v);
+                        if (v < 0) {
+                            // A projected tet is flat (C = 0) up to rounding; inverted means
+                            // beyond that.
+                            Real edge = 0;
+                            for (int i = 0; i < 4; ++i) {
+                                for (int j = i + 1; j < 4; ++j) {
+                                    edge = std::max(edge, (x[t[i]] - x[t[j]]).squaredNorm());
+                                }
+                            }
+                            sum.inverted += v < -1e-9 * edge * std::sqrt(edge);
+                        }
                     }
-                }
-                airStatistics_.invertedAfter += v < -1e-9 * edge * std::sqrt(edge);
-            }
-        }
+                    return sum;
+                },
+                [](Tally a, const Tally& b) {
+                    return Tally{std::min(a.smallest, b.smallest), a.inverted + b.inverted};
+                });
+        });
+        Real smallest = tally.smallest;
+        airStatistics_.invertedAfter += tally.inverted;
         for (const Triangle& t : scene_.air.triangles) {
             const Vec3 a = x[t[1]] - x[t[0]], b = x[t[2]] - x[t[0]];
             const Real area = 0.5 * (a.x() * b.y() - a.y() * b.x());
@@ -233,6 +265,9 @@ void Solver::step() {
             airStatistics_.invertedAfter += area < -1e-9 * edge;
         }
         airStatistics_.minVolume = smallest;
+        airStatistics_.milliseconds += std::chrono::duration<double, std::milli>(
+                                           std::chrono::steady_clock::now() - talliedFrom)
+                                           .count();
     }
     tears_.clear();
     if (s.tearingStretch > 1) {

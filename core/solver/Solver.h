@@ -215,6 +215,7 @@ private:
     std::vector<std::uint32_t> airContactTets_; // the air tets with a gap this substep
     // The final re-checks: particle -> air element incidence, and scratch.
     std::vector<std::uint32_t> airIncidenceStart_, airIncidence_;
+    std::vector<std::vector<std::uint32_t>> airIncidenceParts_; // scratch of its parallel build
     std::uint64_t airIncidenceVersion_ = ~std::uint64_t(0);
     std::size_t airIncidenceElements_ = 0;
     std::vector<std::uint32_t> airMoved_, airSeen_;

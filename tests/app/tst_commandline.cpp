@@ -607,6 +607,9 @@ private slots:
         // The air's whole share (checks and projection) holds its projection, and is less
         // than the step it is part of.
         QVERIFY(j["ms_per_step_air"].get<double>() > 0);
+        QVERIFY(j["optimisation_candidates"].get<std::size_t>() > 0);
+        QVERIFY(j["optimisation_deferred"].get<std::size_t>() <
+                j["optimisation_candidates"].get<std::size_t>());
         QVERIFY(j["ms_per_step_air"].get<double>() >= j["ms_per_step_air_projection"].get<double>());
         QVERIFY(j["ms_per_step_air"].get<double>() < j["ms_per_step_mean"].get<double>());
         QVERIFY(std::abs(j["ms_per_step_optimisation"].get<double>() -

@@ -401,6 +401,37 @@ private slots:
         QVERIFY(validateScene(s).empty());
     }
 
+    void aTetNoChangeImprovesWaitsUntilSomethingAroundItChanges() {
+        // On air that does not move, a pass defers the candidates an earlier one could not
+        // improve when nothing around them changed since, and gives the very mesh a pass that
+        // tries them all gives; with retryAfter 3, those that failed in pass k are tried again
+        // in pass k + 3.
+        Scene deferring = makeAirScene("air-boxes").value();
+        Scene trying = deferring;
+        AirOptimizer a, b;
+        AirOptimizationOptions every;
+        every.retryAfter = 0;
+        AirOptimizationOptions three;
+        three.retryAfter = 3;
+        std::size_t deferredIn[7] = {};
+        QString counts;
+        for (int pass = 1; pass <= 6; ++pass) {
+            const AirOptimizationStatistics sa = a.optimize(deferring, three);
+            const AirOptimizationStatistics sb = b.optimize(trying, every);
+            QCOMPARE(sb.deferred, std::size_t(0));
+            QVERIFY(sa.deferred < sa.candidates);
+            QCOMPARE(sa.changes(), sb.changes());
+            QVERIFY(deferring.air.tets == trying.air.tets);
+            deferredIn[pass] = sa.deferred;
+            counts += QString(" %1 of %2").arg(sa.deferred).arg(sa.candidates);
+        }
+        QCOMPARE(deferredIn[1], std::size_t(0));
+        QVERIFY2(deferredIn[3] > 100, qPrintable(counts));
+        // Pass 2's failures wait in passes 3 and 4 and are tried in pass 5.
+        QVERIFY2(deferredIn[4] >= deferredIn[3] && deferredIn[5] < deferredIn[4] / 2,
+                 qPrintable(counts));
+    }
+
     void planarFlipsKeepThe2DAirValid() {
         // 2D: jiggle the movable points in the plane (never so far that a triangle turns),
         // then flip; after every pass all air triangles counter-clockwise, the boundary of the
