@@ -54,8 +54,7 @@ std::vector<AirContactPair> airContactPairs(const Scene& scene,
     std::vector<std::vector<AirContactPair>> shares((tets.size() + kShare - 1) / kShare);
     tbb::parallel_for(std::size_t(0), shares.size(), [&](std::size_t share) {
         std::vector<AirContactPair>& found = shares[share];
-        for (std::size_t t = share * kShare; t < std::min(tets.size(), (share + 1) * kShare);
-             ++t) {
+        for (std::size_t t = share * kShare; t < std::min(tets.size(), (share + 1) * kShare); ++t) {
             const Tetrahedron& tet = tets[t];
             for (int i = 0; i < 4; ++i) {
                 const Index p = tet[std::size_t(i)];

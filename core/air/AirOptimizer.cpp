@@ -8,9 +8,8 @@
 #include <chrono>
 #include <cmath>
 #include <limits>
-#include <utility>
-
 #include <tbb/parallel_for.h>
+#include <utility>
 
 namespace pbd {
 

@@ -172,16 +172,16 @@ void Solver::step() {
         threads_->arena.execute([&] {
             if ((s.airContactDistance > 0 || s.airFriction > 0) &&
                 airPairsVersion_ != airTopologyVersion_) {
-                airPairs_ = airContactPairs(
-                    scene_, airOptimizer_ ? airOptimizer_->adjacency(scene_) : nullptr);
+                airPairs_ = airContactPairs(scene_, airOptimizer_ ? airOptimizer_->adjacency(scene_)
+                                                                  : nullptr);
                 airPairGap_.assign(airPairs_.size(), 0);
                 airPairsVersion_ = airTopologyVersion_;
             }
             refreshAirIncidence();
         });
-        airStatistics_.milliseconds += std::chrono::duration<double, std::milli>(
-                                           std::chrono::steady_clock::now() - began)
-                                           .count();
+        airStatistics_.milliseconds +=
+            std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - began)
+                .count();
     }
     if (!scene_.air.empty() && particleOwner_.size() != scene_.particles.size()) {
         // Who each particle belongs to, for the air's contacts: a body, the container (the
