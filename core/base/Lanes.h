@@ -152,9 +152,10 @@ template <class T> PBD_KERNEL_INLINE T atan2Of(T y, T x) {
     const T ay = absOf(y);
     const T big = maxOf(ax, ay);
     const T small = minOf(ax, ay);
-    const T t = small / select(big > 0, big, T{} + 1.0);
-    const auto reduce = t > 0.41421356237309504880;
-    const T u = select(reduce, (t - 1.0) / (t + 1.0), t);
+    // u = t or, above tan(pi/8), (t - 1) / (t + 1) for t = small / big: one division either way.
+    const auto reduce = small > 0.41421356237309504880 * big;
+    const T u = select(reduce, small - big, small) /
+                select(reduce, small + big, select(big > 0, big, T{} + 1.0));
     const T base = select(reduce, T{} + std::numbers::pi / 4, T{} + 0.0);
     const T z = u * u;
     const T p = (((-8.750608600031904122785e-1 * z - 1.615753718733365076637e1) * z -

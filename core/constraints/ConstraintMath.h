@@ -109,9 +109,10 @@ PBD_KERNEL_INLINE T evaluateDihedralBridson(const V3<T> (&p)[4], T restAngle, V3
     g[3] = n1 * (dot(p[2] - p[0], e) * invElen) + n2 * (dot(p[2] - p[1], e) * invElen);
     // Angle from the unit normals: cos = n1.n2, sin = (n2 x n1).e / |e|; this sign is the one
     // whose derivatives are the ones above (checked against finite differences in the tests).
-    const T inv12 = safeInverse(sqrtOf(m1n2 * m2n2));
-    const T cosA = dot(m1, m2) * inv12;
-    const T sinA = dot(cross(m2, m1), e) * inv12 * invElen;
+    // atan2 needs them only up to a common positive factor: both times |m1| |m2| |e|, which
+    // spares a square root and a division.
+    const T cosA = dot(m1, m2) * elen;
+    const T sinA = dot(cross(m2, m1), e);
     const T angle = atan2Of(sinA, cosA);
     return angle - restAngle;
 }
