@@ -978,6 +978,24 @@ AirOptimizationStatistics AirOptimizer::optimize(Scene& scene,
         m.build(scene);
         ++rebuilds_;
     }
+    if (memoryPending_) {
+        // A resumed run: the passes' memory as it was after the frame's pass.
+        const Memory* kept =
+            pendingMemory_ && pendingMemory_->tets == T.size() ? pendingMemory_.get() : nullptr;
+        m.pass = kept ? kept->pass : 0;
+        m.failedIn.assign(T.size(), 0);
+        m.failedQuality.assign(T.size(), 0);
+        m.changedIn.clear();
+        if (kept) {
+            for (const Memory::Failed& f : kept->failed) {
+                m.failedIn[std::size_t(f.tet)] = f.pass;
+                m.failedQuality[std::size_t(f.tet)] = f.quality;
+            }
+            m.changedIn = kept->changed;
+        }
+        pendingMemory_.reset();
+        memoryPending_ = false;
+    }
     m.tets = &T;
     m.x = &scene.particles.positions;
     m.options = options;
@@ -1086,6 +1104,39 @@ AirOptimizationStatistics AirOptimizer::optimize(Scene& scene,
     stats.milliseconds =
         std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
     return stats;
+}
+
+std::size_t AirOptimizer::Memory::bytes() const {
+    return sizeof(Memory) + failed.size() * sizeof(Failed) + changed.size() * sizeof(std::uint32_t);
+}
+
+std::shared_ptr<const AirOptimizer::Memory>
+AirOptimizer::memory(const AirOptimizationOptions& options) const {
+    const Impl& m = *impl_;
+    auto kept = std::make_shared<Memory>();
+    kept->pass = m.pass;
+    kept->tets = m.failedIn.size();
+    if (m.pass == 0 || options.retryAfter <= 0) {
+        return kept;
+    }
+    // Older failures are retried anyway, and older changes compare with them as none.
+    const std::uint32_t window = std::uint32_t(options.retryAfter);
+    const std::uint32_t oldest = m.pass > window ? m.pass - window : 1;
+    for (std::size_t t = 0; t < m.failedIn.size(); ++t) {
+        if (m.failedIn[t] >= oldest) {
+            kept->failed.push_back({std::int32_t(t), m.failedIn[t], m.failedQuality[t]});
+        }
+    }
+    kept->changed.resize(m.changedIn.size());
+    for (std::size_t v = 0; v < m.changedIn.size(); ++v) {
+        kept->changed[v] = m.changedIn[v] >= oldest ? m.changedIn[v] : 0;
+    }
+    return kept;
+}
+
+void AirOptimizer::setMemory(std::shared_ptr<const Memory> memory) {
+    pendingMemory_ = std::move(memory);
+    memoryPending_ = true;
 }
 
 Real worstAirQuality(const Scene& scene) {

@@ -122,12 +122,34 @@ public:
     // How many times the adjacency was built from scratch.
     std::size_t rebuilds() const { return rebuilds_; }
 
+    // What the passes remember of each other (AirOptimizationOptions::retryAfter): the
+    // candidates that failed in the last passes and when, the last pass that changed something
+    // around each particle. A run resumed from a kept frame restores it, so it goes on as the
+    // whole run did.
+    struct Memory {
+        std::uint32_t pass = 0;
+        std::size_t tets = 0; // the air it was taken for
+        struct Failed {
+            std::int32_t tet;
+            std::uint32_t pass;
+            Real quality;
+        };
+        std::vector<Failed> failed;         // those a later pass may still defer
+        std::vector<std::uint32_t> changed; // per particle (0: not within the last passes)
+        std::size_t bytes() const;
+    };
+    std::shared_ptr<const Memory> memory(const AirOptimizationOptions& options = {}) const;
+    // Taken up by the next pass (null: nothing remembered).
+    void setMemory(std::shared_ptr<const Memory> memory);
+
 private:
     struct Impl;
     std::unique_ptr<Impl> impl_;
     struct Planar; // the 2D pass
     std::unique_ptr<Planar> planar_;
     std::size_t rebuilds_ = 0;
+    std::shared_ptr<const Memory> pendingMemory_;
+    bool memoryPending_ = false;
 };
 
 } // namespace pbd

@@ -290,11 +290,13 @@ struct SolverState {
     std::size_t steps = 0;
     RigidSolver rigid;
     RigidCoupling coupling;
+    std::shared_ptr<const AirOptimizer::Memory> airOptimizer; // what its passes remember
 };
 
 std::size_t memoryBytes(const SolverState& state) {
     return sizeof(SolverState) - sizeof(RigidSolver) - sizeof(RigidCoupling) +
-           state.rigid.memoryBytes() + state.coupling.memoryBytes();
+           state.rigid.memoryBytes() + state.coupling.memoryBytes() +
+           (state.airOptimizer ? state.airOptimizer->bytes() : 0);
 }
 
 std::shared_ptr<const SolverState> Solver::state() const {
@@ -303,6 +305,9 @@ std::shared_ptr<const SolverState> Solver::state() const {
     s->steps = steps_;
     s->rigid = rigid_.warmStart();
     s->coupling = coupling_;
+    if (airOptimizer_) {
+        s->airOptimizer = airOptimizer_->memory(airOptimizationOptions());
+    }
     return s;
 }
 
@@ -318,9 +323,21 @@ void Solver::restore(const SolverState& state) {
     steps_ = state.steps;
     rigid_ = state.rigid;
     coupling_ = state.coupling;
+    if (state.airOptimizer || airOptimizer_) {
+        if (!airOptimizer_) {
+            airOptimizer_ = std::make_unique<AirOptimizer>();
+        }
+        airOptimizer_->setMemory(state.airOptimizer);
+    }
     // Air contacts carried from substep to substep belong to the air as it was.
     airContactTets_.clear();
     airContactGap_.assign(scene_.air.size(), 0);
+}
+
+AirOptimizationOptions Solver::airOptimizationOptions() const {
+    AirOptimizationOptions options;
+    options.qualityThreshold = scene_.solver.airQualityThreshold;
+    return options;
 }
 
 void Solver::optimizeAir() {
@@ -333,9 +350,7 @@ void Solver::optimizeAir() {
     if (!airOptimizer_) {
         airOptimizer_ = std::make_unique<AirOptimizer>();
     }
-    AirOptimizationOptions options;
-    options.qualityThreshold = scene_.solver.airQualityThreshold;
-    airOptimization_ = airOptimizer_->optimize(scene_, options);
+    airOptimization_ = airOptimizer_->optimize(scene_, airOptimizationOptions());
     ++airOptimizationPasses_;
     airOptimizationMs_ += airOptimization_.milliseconds;
     if (airOptimization_.changes() > 0) {

@@ -221,6 +221,7 @@ private:
     std::vector<std::uint32_t> airMoved_, airSeen_;
     std::uint32_t airSeenStamp_ = 0;
     void refreshAirIncidence();
+    AirOptimizationOptions airOptimizationOptions() const; // the scene's, for every pass
     void noteAirContact(std::uint32_t element, const Index* corners, const Vec3* g, int n, Real s);
     std::vector<std::vector<std::uint32_t>> airInverted_; // per part: tets found inverted
     void checkAir(int part, int parts);
