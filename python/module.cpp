@@ -268,6 +268,12 @@ py::dict airDict(PyScene& s) {
     d["optimisation_interval"] = scene.solver.airOptimizationInterval;
     d["optimisation_passes"] = s.solver() ? s.solver()->airOptimizationPasses() : 0;
     d["optimisation_ms"] = s.solver() ? s.solver()->airOptimizationMilliseconds() : 0.0;
+    // The last step's: the air's whole share (checks, projections, connectivity), its
+    // projections alone, and its optimisation pass's candidates and those left for later.
+    d["ms"] = a.milliseconds;
+    d["projection_ms"] = a.projectionMilliseconds;
+    d["optimisation_candidates"] = s.solver() ? s.solver()->airOptimization().candidates : 0;
+    d["optimisation_deferred"] = s.solver() ? s.solver()->airOptimization().deferred : 0;
     return d;
 }
 

@@ -196,6 +196,10 @@ def test_fields_and_air_statistics():
     assert f["inverted_tets"] == 0
     assert s.air["tets"] > 2000 and s.air["inverted_after"] == 0
     assert s.air["optimisation_passes"] == 20
+    # The last step's air: its whole share holds its projections; its pass left some of its
+    # candidates for later (air-boxes at rest: unchanged since a pass could not improve them).
+    assert s.air["ms"] > 0 and s.air["ms"] >= s.air["projection_ms"]
+    assert 0 < s.air["optimisation_deferred"] < s.air["optimisation_candidates"]
     residuals = s.residuals()
     assert {r["type"] for r in residuals} >= {"strain_tet", "volume"}
     # The air off (its iterations 0): counted, never projected, as the CLI's --air-iterations.
