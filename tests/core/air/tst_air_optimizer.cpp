@@ -402,10 +402,10 @@ private slots:
     }
 
     void aTetNoChangeImprovesWaitsUntilSomethingAroundItChanges() {
-        // On air that does not move, a pass defers the candidates an earlier one could not
-        // improve when nothing around them changed since, and gives the very mesh a pass that
-        // tries them all gives; with retryAfter 3, those that failed in pass k are tried again
-        // in pass k + 3.
+        // On air that does not move (air-boxes at rest), a pass defers the candidates an earlier
+        // one could not improve when nothing around them changed since, and gives the very mesh
+        // a pass that tries them all gives; with retryAfter 3, those that failed in pass k are
+        // tried again in pass k + 3.
         Scene deferring = makeAirScene("air-boxes").value();
         Scene trying = deferring;
         AirOptimizer a, b;
