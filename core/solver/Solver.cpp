@@ -531,9 +531,10 @@ void Solver::runSubstepPhases(Real h) {
     }
     phases.push_back({Kind::Velocity, T, 0});
 
-    // Written by one-part phases only (Serial, AirProject), read by those after them.
-    std::chrono::steady_clock::time_point serialEnded;
-    bool airFinishing = false; // the last projection left the air for the final check
+    // airRoundStart_ and airFinishing_ are written by one-part phases only (Serial,
+    // AirProject), and read by those after them. Members, not locals: whichever thread runs a
+    // phase writes them, and this frame's stack is another substep's next.
+    airFinishing_ = false;
     auto run = [&](const Phase& phase, int part) {
         switch (phase.kind) {
         case Kind::Predict: {
@@ -603,7 +604,7 @@ void Solver::runSubstepPhases(Real h) {
                 convergence_.push_back(largestConstraintError(set, P, invH2, xpbd));
             }
             if (air) {
-                serialEnded = std::chrono::steady_clock::now(); // the air's checks start
+                airRoundStart_ = std::chrono::steady_clock::now(); // the air's checks start
             }
             break;
         }
@@ -621,31 +622,30 @@ void Solver::runSubstepPhases(Real h) {
             airStatistics_.checks += scene_.air.size();
             {
                 const auto began = std::chrono::steady_clock::now();
-                airFinishing =
-                    projectAir(phase.iteration == airIterations - 1,
-                               phase.iteration >= airIterations - 2);
+                airFinishing_ = projectAir(phase.iteration == airIterations - 1,
+                                           phase.iteration >= airIterations - 2);
                 const auto now = std::chrono::steady_clock::now();
                 airStatistics_.projectionMilliseconds +=
                     std::chrono::duration<double, std::milli>(now - began).count();
                 airStatistics_.milliseconds +=
-                    std::chrono::duration<double, std::milli>(now - serialEnded).count();
-                serialEnded = now;
+                    std::chrono::duration<double, std::milli>(now - airRoundStart_).count();
+                airRoundStart_ = now;
             }
             break;
         case Kind::AirRecheck:
-            if (airFinishing) {
+            if (airFinishing_) {
                 checkAir(part, T);
             }
             break;
         case Kind::AirFinish:
-            if (airFinishing) {
+            if (airFinishing_) {
                 const auto began = std::chrono::steady_clock::now();
                 finishAir();
                 const auto now = std::chrono::steady_clock::now();
                 airStatistics_.projectionMilliseconds +=
                     std::chrono::duration<double, std::milli>(now - began).count();
                 airStatistics_.milliseconds +=
-                    std::chrono::duration<double, std::milli>(now - serialEnded).count();
+                    std::chrono::duration<double, std::milli>(now - airRoundStart_).count();
             }
             break;
         case Kind::Velocity: {

@@ -18,6 +18,7 @@
 #include "core/solver/Tearing.h"
 
 #include <array>
+#include <chrono>
 #include <memory>
 #include <vector>
 
@@ -224,6 +225,10 @@ private:
     AirOptimizationOptions airOptimizationOptions() const; // the scene's, for every pass
     void noteAirContact(std::uint32_t element, const Index* corners, const Vec3* g, int n, Real s);
     std::vector<std::vector<std::uint32_t>> airInverted_; // per part: tets found inverted
+    // The phases' clock for the air's share, and whether the last projection left the air for
+    // the final check and rounds (runSubstepPhases).
+    std::chrono::steady_clock::time_point airRoundStart_;
+    bool airFinishing_ = false;
     void checkAir(int part, int parts);
     // `friction`: the contacts' friction acts, on the separation added since it last did.
     // After the last iteration it returns whether the air needs the final check and rounds
