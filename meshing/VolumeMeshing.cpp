@@ -5,9 +5,9 @@
 
 #include <algorithm>
 #include <chrono>
+#include <cmath>
 #include <cstdint>
 #include <limits>
-#include <cmath>
 #include <map>
 #include <numbers>
 #include <numeric>
@@ -43,8 +43,7 @@ std::vector<std::size_t> mortonOrder(const std::vector<Tetrahedron>& tets,
     std::vector<std::pair<std::uint64_t, std::size_t>> keys(tets.size());
     for (std::size_t t = 0; t < tets.size(); ++t) {
         const Tetrahedron& c = tets[t];
-        const Vec3 centroid =
-            (points[c[0]] + points[c[1]] + points[c[2]] + points[c[3]]) / 4.0;
+        const Vec3 centroid = (points[c[0]] + points[c[1]] + points[c[2]] + points[c[3]]) / 4.0;
         const Vec3 q = (centroid - low).cwiseProduct(scale);
         keys[t] = {spreadBits(std::uint64_t(q.x())) | spreadBits(std::uint64_t(q.y())) << 1 |
                        spreadBits(std::uint64_t(q.z())) << 2,

@@ -610,7 +610,8 @@ private slots:
         QVERIFY(j["optimisation_candidates"].get<std::size_t>() > 0);
         QVERIFY(j["optimisation_deferred"].get<std::size_t>() <
                 j["optimisation_candidates"].get<std::size_t>());
-        QVERIFY(j["ms_per_step_air"].get<double>() >= j["ms_per_step_air_projection"].get<double>());
+        QVERIFY(j["ms_per_step_air"].get<double>() >=
+                j["ms_per_step_air_projection"].get<double>());
         QVERIFY(j["ms_per_step_air"].get<double>() < j["ms_per_step_mean"].get<double>());
         QVERIFY(std::abs(j["ms_per_step_optimisation"].get<double>() -
                          0.5 * j["ms_per_optimisation_pass"].get<double>()) < 1e-9);
