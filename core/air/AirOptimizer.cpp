@@ -978,10 +978,10 @@ AirOptimizationStatistics AirOptimizer::optimize(Scene& scene,
         m.build(scene);
         ++rebuilds_;
     }
-    if (memoryPending_) {
+    if (pendingMemory_) {
         // A resumed run: the passes' memory as it was after the frame's pass.
-        const Memory* kept =
-            pendingMemory_ && pendingMemory_->tets == T.size() ? pendingMemory_.get() : nullptr;
+        const std::shared_ptr<const Memory>& given = *pendingMemory_;
+        const Memory* kept = given && given->tets == T.size() ? given.get() : nullptr;
         m.pass = kept ? kept->pass : 0;
         m.failedIn.assign(T.size(), 0);
         m.failedQuality.assign(T.size(), 0);
@@ -994,7 +994,6 @@ AirOptimizationStatistics AirOptimizer::optimize(Scene& scene,
             m.changedIn = kept->changed;
         }
         pendingMemory_.reset();
-        memoryPending_ = false;
     }
     m.tets = &T;
     m.x = &scene.particles.positions;
@@ -1033,9 +1032,7 @@ AirOptimizationStatistics AirOptimizer::optimize(Scene& scene,
     }
     stats.candidates = candidates.size();
     ++m.pass;
-    m.failedIn.resize(T.size(), 0);
-    m.failedQuality.resize(T.size(), 0);
-    m.changedIn.resize(scene.particles.size(), 0);
+    m.changedIn.resize(scene.particles.size(), 0); // failedIn: sized by build and compact
     m.freePoint.assign(scene.particles.size(), 0);
     bool hasFreePoints = false;
     for (Index i = scene.air.firstParticle; i < scene.air.firstParticle + scene.air.particleCount;
@@ -1136,7 +1133,6 @@ AirOptimizer::memory(const AirOptimizationOptions& options) const {
 
 void AirOptimizer::setMemory(std::shared_ptr<const Memory> memory) {
     pendingMemory_ = std::move(memory);
-    memoryPending_ = true;
 }
 
 Real worstAirQuality(const Scene& scene) {

@@ -29,6 +29,7 @@
 
 #include <cstdint>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -148,8 +149,8 @@ private:
     struct Planar; // the 2D pass
     std::unique_ptr<Planar> planar_;
     std::size_t rebuilds_ = 0;
-    std::shared_ptr<const Memory> pendingMemory_;
-    bool memoryPending_ = false;
+    // setMemory's, until the next pass takes it up (a null inside: nothing remembered).
+    std::optional<std::shared_ptr<const Memory>> pendingMemory_;
 };
 
 } // namespace pbd
