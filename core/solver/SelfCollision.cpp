@@ -94,6 +94,17 @@ struct GridCells {
         return static_cast<std::size_t>(
             (of(b.max) - of(b.min) + Eigen::Vector3<std::int64_t>::Ones()).prod());
     }
+    // The cells a box spans, in floating point: finite for any box (a far or non-finite one
+    // gives a huge number or NaN, never an overflowed integer). `of` and `forEach` only see
+    // boxes this has bounded.
+    double span(const Bounds& b) const {
+        double cells = 1;
+        for (int k = 0; k < 3; ++k) {
+            cells *= std::floor(b.max[k] / cell) - std::floor(b.min[k] / cell) + 1;
+        }
+        return cells;
+    }
+    bool fits(const Bounds& b, double most) const { return span(b) <= most; } // false for NaN
 };
 
 Bounds sweptBox(const Vec3& x, const Vec3& p) {
@@ -134,10 +145,16 @@ PBD_KERNEL_INLINE void buildGrid(const std::vector<Triangle>& triangles, const s
     // Cells about a triangle's grown box: a triangle's query visits a few cells, each holding
     // the few vertices of the surface that cross it.
     Real edges = 0;
+    std::size_t measured = 0;
     for (const Triangle& t : triangles) {
-        edges += (x[t[1]] - x[t[0]]).norm();
+        const Real e = (x[t[1]] - x[t[0]]).norm();
+        if (std::isfinite(e)) { // a non-finite particle must not make every cell infinite
+            edges += e;
+            ++measured;
+        }
     }
-    const Real cell = edges / static_cast<Real>(triangles.size()) + kReach * thickness;
+    const Real cell =
+        edges / static_cast<Real>(std::max<std::size_t>(1, measured)) + kReach * thickness;
     ws.cell = cell;
     std::vector<Bounds>& boxes = ws.boxes;
     boxes.resize(triangles.size());
@@ -155,9 +172,18 @@ PBD_KERNEL_INLINE void buildGrid(const std::vector<Triangle>& triangles, const s
     // bucket per hashed cell, its vertices listed contiguously.
     GridCells grid{cell, 0};
     std::size_t entries = 0;
+    ws.wide.clear();
+    ws.wideBoxes.clear();
     for (Index v : ws.vertices) {
-        entries += grid.count(sweptBox(x[v], p[v]));
+        const Bounds b = sweptBox(x[v], p[v]);
+        if (grid.fits(b, kMaxVertexCells)) {
+            entries += grid.count(b);
+        } else {
+            ws.wide.push_back(v);
+            ws.wideBoxes.push_back(b);
+        }
     }
+    const auto hashed = [&](const Bounds& b) { return grid.fits(b, kMaxVertexCells); };
     std::size_t buckets = 1;
     while (buckets < entries) {
         buckets <<= 1;
@@ -167,7 +193,10 @@ PBD_KERNEL_INLINE void buildGrid(const std::vector<Triangle>& triangles, const s
     std::vector<Index>& start = ws.start;
     start.assign(buckets + 1, 0);
     for (Index v : ws.vertices) {
-        grid.forEach(sweptBox(x[v], p[v]), [&](std::uint64_t bucket) { ++start[bucket + 1]; });
+        const Bounds b = sweptBox(x[v], p[v]);
+        if (hashed(b)) {
+            grid.forEach(b, [&](std::uint64_t bucket) { ++start[bucket + 1]; });
+        }
     }
     for (std::size_t i = 0; i < buckets; ++i) {
         start[i + 1] += start[i];
@@ -179,6 +208,9 @@ PBD_KERNEL_INLINE void buildGrid(const std::vector<Triangle>& triangles, const s
     ws.tableBoxes.resize(start.back());
     for (Index v : ws.vertices) {
         const Bounds b = sweptBox(x[v], p[v]);
+        if (!hashed(b)) {
+            continue;
+        }
         grid.forEach(b, [&](std::uint64_t bucket) {
             ws.tableBoxes[fill[bucket]] = b;
             table[fill[bucket]++] = v;
@@ -211,27 +243,43 @@ bool querySelfContacts(const std::vector<Triangle>& triangles, const std::vector
         const Bounds& tb = ws.boxes[t];
         const Real lo[3] = {tb.min.x(), tb.min.y(), tb.min.z()};
         const Real hi[3] = {tb.max.x(), tb.max.y(), tb.max.z()};
+        const auto overlapping = [&](const Bounds& vb) {
+            return (vb.max.x() >= lo[0]) & (vb.max.y() >= lo[1]) & (vb.max.z() >= lo[2]) &
+                   (vb.min.x() <= hi[0]) & (vb.min.y() <= hi[1]) & (vb.min.z() <= hi[2]);
+        };
+        const bool scanAll = !grid.fits(tb, kMaxTriangleCells); // a corner flung far
         // Room for every entry of the triangle's buckets, then each written and kept when its
         // box overlaps, without a branch (`candidates` only grows; `kept` counts).
-        std::size_t entries = 0;
-        grid.forEach(tb,
-                     [&](std::uint64_t bucket) { entries += start[bucket + 1] - start[bucket]; });
+        std::size_t entries = ws.wide.size();
+        if (scanAll) {
+            entries += ws.vertices.size();
+        } else {
+            grid.forEach(
+                tb, [&](std::uint64_t bucket) { entries += start[bucket + 1] - start[bucket]; });
+        }
         if (candidates.size() < entries) {
             candidates.resize(entries);
         }
         std::size_t kept = 0;
-        grid.forEach(tb, [&](std::uint64_t bucket) {
-            // Another cell may share the bucket: keep only vertices whose swept box really
-            // overlaps the triangle's (stored with the entry: no gather).
-            for (Index i = start[bucket]; i < start[bucket + 1]; ++i) {
-                const Bounds& vb = tableBoxes[i];
-                const bool overlaps = (vb.max.x() >= lo[0]) & (vb.max.y() >= lo[1]) &
-                                      (vb.max.z() >= lo[2]) & (vb.min.x() <= hi[0]) &
-                                      (vb.min.y() <= hi[1]) & (vb.min.z() <= hi[2]);
-                candidates[kept] = table[i];
-                kept += overlaps ? 1 : 0;
+        if (scanAll) {
+            for (Index v : ws.vertices) { // the wide ones too, found twice: unique below
+                candidates[kept] = v;
+                kept += overlapping(sweptBox(x[v], p[v])) ? 1 : 0;
             }
-        });
+        } else {
+            grid.forEach(tb, [&](std::uint64_t bucket) {
+                // Another cell may share the bucket: keep only vertices whose swept box really
+                // overlaps the triangle's (stored with the entry: no gather).
+                for (Index i = start[bucket]; i < start[bucket + 1]; ++i) {
+                    candidates[kept] = table[i];
+                    kept += overlapping(tableBoxes[i]) ? 1 : 0;
+                }
+            });
+        }
+        for (std::size_t w = 0; w < ws.wide.size(); ++w) {
+            candidates[kept] = ws.wide[w];
+            kept += overlapping(ws.wideBoxes[w]) ? 1 : 0;
+        }
         const auto found = candidates.begin() + std::ptrdiff_t(kept);
         std::sort(candidates.begin(), found);
         const auto distinct = std::unique(candidates.begin(), found);

@@ -29,9 +29,19 @@ struct SelfCollisionWorkspace {
     std::vector<Index> start, fill, table, vertices, candidates;
     std::vector<Bounds> tableBoxes;   // per table entry: its vertex's swept box (read in order)
     std::vector<Triangle> verticesOf; // the triangles `vertices` was listed from
+    // Vertices whose swept box spans more than kMaxVertexCells cells (a particle flung far in
+    // one substep), kept out of the hash and tested by every triangle, with their boxes.
+    std::vector<Index> wide;
+    std::vector<Bounds> wideBoxes;
     Real cell = 0;
     std::uint64_t mask = 0;
 };
+
+// A vertex's swept box enters at most this many cells of the hash (and a triangle's query visits
+// at most kMaxTriangleCells of them, or else tests every vertex): memory and time stay bounded
+// however far a particle moves in a substep (a runaway once asked for 24 GB of hash entries).
+constexpr double kMaxVertexCells = 64;
+constexpr double kMaxTriangleCells = 4096;
 
 // The two halves of findSelfContacts, so the queries can run in parallel: the hash of the
 // particles' swept boxes (and the triangles' boxes, the list of surface vertices ws.vertices),

@@ -13,6 +13,7 @@
 #include <algorithm>
 #include <array>
 #include <cmath>
+#include <limits>
 #include <numbers>
 #include <vector>
 
@@ -373,6 +374,76 @@ private slots:
         Solver calm(flat);
         calm.step();
         QVERIFY2(calm.runaway().empty(), calm.runaway().c_str());
+    }
+
+    void aParticleFlungFarKeepsTheHashSmallAndTheContacts() {
+        // Two sheets 3 mm apart (the upper one shifted so its vertices lie over the lower one's
+        // triangles), thickness 5 mm: the upper vertices touch the lower sheet. Then one upper
+        // vertex is flung 10 km down in a substep, and one lower vertex 1,000 km along the
+        // diagonal (a runaway once asked the hash for 24 GB of entries). The flung vertex stays
+        // out of the hash (memory bounded by kMaxVertexCells entries a vertex), the triangles
+        // at the far corner test every vertex, and every other contact is as it was.
+        Particles particles;
+        std::vector<Triangle> triangles;
+        for (int layer = 0; layer < 2; ++layer) {
+            ClothSheetSpec sheet;
+            sheet.columns = 20;
+            sheet.rows = 20;
+            sheet.width = 0.4;
+            sheet.depth = 0.4;
+            sheet.center = Vec3(0.007 * layer, 0.003 * layer, 0.004 * layer);
+            const Body body = makeClothSheet(particles, sheet, "sheet");
+            triangles.insert(triangles.end(), body.triangles.begin(), body.triangles.end());
+        }
+        const std::vector<Vec3> x = particles.positions;
+        const Real thickness = 0.005;
+        const auto pairs = [](const std::vector<SelfContact>& contacts, Index skip) {
+            std::vector<std::array<Index, 4>> kept;
+            for (const SelfContact& c : contacts) {
+                const Triangle& t = c.triangle;
+                if (c.particle != skip && t[0] != skip && t[1] != skip && t[2] != skip) {
+                    kept.push_back({c.particle, t[0], t[1], t[2]});
+                }
+            }
+            std::sort(kept.begin(), kept.end());
+            return kept;
+        };
+        SelfCollisionWorkspace calm;
+        const std::vector<SelfContact> before = findSelfContacts(triangles, x, x, thickness, calm);
+        QVERIFY(before.size() > 300); // the upper sheet lies on the lower one
+        QVERIFY(calm.wide.empty());
+
+        const Index up = 400 + 10 * 20 + 10; // an upper vertex in the middle
+        std::vector<Vec3> p = x;
+        p[up] = x[up] - Vec3(0, 1e4, 0);
+        SelfCollisionWorkspace ws;
+        const std::vector<SelfContact> flung = findSelfContacts(triangles, x, p, thickness, ws);
+        QCOMPARE(ws.wide, std::vector<Index>{up});
+        QVERIFY(ws.table.size() <= std::size_t(kMaxVertexCells) * 800);
+        QVERIFY(pairs(flung, up) == pairs(before, up));
+        // Its path crosses the lower triangle under it: found, from the side it came from.
+        const auto crossing = std::find_if(flung.begin(), flung.end(), [&](const SelfContact& c) {
+            return c.particle == up && c.triangle[0] < 400;
+        });
+        QVERIFY(crossing != flung.end());
+        QCOMPARE(crossing->side, 1.0);
+
+        const Index low = 9 * 20 + 9; // a lower vertex: its triangles reach 1,000 km
+        p = x;
+        p[low] = x[low] + Vec3::Constant(1e6);
+        SelfCollisionWorkspace far;
+        const std::vector<SelfContact> reach = findSelfContacts(triangles, x, p, thickness, far);
+        QCOMPARE(far.wide, std::vector<Index>{low});
+        QVERIFY(far.table.size() <= std::size_t(kMaxVertexCells) * 800);
+        QVERIFY(pairs(reach, low) == pairs(before, low));
+
+        // A non-finite prediction neither hangs nor allocates: it is no one's contact.
+        p = x;
+        p[up] = Vec3::Constant(std::numeric_limits<Real>::infinity());
+        SelfCollisionWorkspace broken;
+        const std::vector<SelfContact> none = findSelfContacts(triangles, x, p, thickness, broken);
+        QCOMPARE(broken.wide, std::vector<Index>{up});
+        QVERIFY(pairs(none, up) == pairs(before, up));
     }
 
     void particleStartingInsideIsPushedOut() {
