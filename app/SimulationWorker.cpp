@@ -803,12 +803,41 @@ void SimulationWorker::loop() {
         // it, so the message names the particle where it started.
         std::size_t bad = firstNonFinite();
         const bool before = bad < scene_->particles.size();
+        std::string failure; // what a step that threw said (out of memory in a runaway)
+        const auto began = std::chrono::steady_clock::now();
+        const bool recordThisStep =
+            recordConvergence_ && began - convergenceRecorded >= convergenceInterval;
         if (!before) {
-            const auto began = std::chrono::steady_clock::now();
-            const bool recordThisStep =
-                recordConvergence_ && began - convergenceRecorded >= convergenceInterval;
             solver->setRecordConvergence(recordThisStep);
-            solver->step();
+            try {
+                solver->step();
+            } catch (const std::exception& e) {
+                failure = Solver::stepFailure(e, long(steps_) + 1);
+            }
+        }
+        if (!failure.empty()) {
+            // As a divergence: back to the last good step, the solver built again from it.
+            if (tearing) {
+                *scene_ = *lastGoodScene;
+            } else {
+                scene_->particles = lastGood;
+            }
+            solver.reset();
+            const CachedFrame* good = cache_->frame(steps_);
+            carry_ = good ? good->solver : Solver::coldState(time_, steps_);
+            {
+                std::lock_guard relock(mutex_);
+                pendingSteps_ = 0;
+                running_ = false;
+            }
+            publish(true);
+            QString message = QString::fromStdString(failure);
+            message[0] = message[0].toUpper();
+            emit diverged(message +
+                          tr(". The run is paused at the state after step %1.").arg(steps_));
+            continue;
+        }
+        if (!before) {
             if (recordThisStep) {
                 convergence_ = solver->convergence();
                 convergenceRecorded = began;

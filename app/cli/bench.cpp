@@ -31,10 +31,23 @@ int bench(const RunOptions& o) {
     }
     const int steps = o.steps > 0 ? o.steps : 200;
     Solver solver(scene);
+    // A step that throws (out of memory in a runaway) ends the bench with what it says.
+    std::string failed;
+    const auto step = [&] {
+        try {
+            solver.step();
+            return true;
+        } catch (const std::exception& e) {
+            failed = Solver::stepFailure(e, long(solver.stepCount()) + 1);
+            return false;
+        }
+    };
     const int warmup = std::min(20, steps);
     double warmupMs = 0;
     for (int i = 0; i < warmup; ++i) {
-        solver.step();
+        if (!step()) {
+            return inputProblem(failed);
+        }
         warmupMs += solver.lastStepMilliseconds();
         if (const std::string r = solver.runaway(); !r.empty()) {
             return inputProblem(r);
@@ -48,7 +61,9 @@ int bench(const RunOptions& o) {
     const double passMsBefore = solver.airOptimizationMilliseconds();
     std::size_t changes = 0, candidates = 0, deferred = 0;
     for (int i = 0; i < steps; ++i) {
-        solver.step();
+        if (!step()) {
+            return inputProblem(failed);
+        }
         ms.push_back(solver.lastStepMilliseconds());
         changes += solver.airOptimization().changes();
         candidates += solver.airOptimization().candidates;
@@ -90,7 +105,9 @@ int bench(const RunOptions& o) {
     FrameCache cache;
     (void)cache.record(scene, solver, true);
     const std::size_t firstFrameBytes = cache.memoryBytes();
-    solver.step();
+    if (!step()) {
+        return inputProblem(failed);
+    }
     const auto recordStart = std::chrono::steady_clock::now();
     (void)cache.record(scene, solver, true);
     const double recordMs =

@@ -10,6 +10,7 @@
 #include <cstdio>
 #include <iostream>
 #include <map>
+#include <new>
 
 namespace {
 
@@ -133,6 +134,16 @@ int main(int argc, char** argv) {
         std::fprintf(stderr, "pbdlab-cli%s: %s\nTry 'pbdlab-cli%s --help'.\n", command.c_str(),
                      describeError(e).c_str(), command.c_str());
         return kUsageError;
+    } catch (const std::exception& e) {
+        // Whatever a command did not catch itself (out of memory) is said, not an abort.
+        std::string command;
+        for (const CLI::App* sub : cli.get_subcommands()) {
+            command = " " + sub->get_name();
+        }
+        const bool memory = dynamic_cast<const std::bad_alloc*>(&e) != nullptr;
+        std::fprintf(stderr, "pbdlab-cli%s: %s\n", command.c_str(),
+                     memory ? "out of memory" : e.what());
+        return kInputProblem;
     }
     return status;
 }

@@ -5,18 +5,17 @@
 #include "core/scene/Topology.h"
 #include "core/solver/Damping.h"
 #include "core/solver/KernelPaths.h"
+#include "core/solver/PhaseRunner.h"
 
 #include <algorithm>
 #include <atomic>
 #include <chrono>
 #include <cmath>
-#include <immintrin.h>
 #include <tbb/blocked_range.h>
 #include <tbb/parallel_for.h>
 #include <tbb/parallel_reduce.h>
 #include <tbb/partitioner.h>
 #include <tbb/task_arena.h>
-#include <thread>
 
 namespace pbd {
 
@@ -74,16 +73,6 @@ void solveAttachments(Attachments& a, SolverParticle* P, Real targetTime, Real i
 // Waiting for the parts of earlier phases; `iterations` sweeps of the colours (then the serial
 // attachments) run with one fork-join per substep instead of one per colour. The results do not
 // depend on which thread ran which part.
-void spinWait(const std::atomic<int>& counter, int target) {
-    for (int spins = 0; counter.load(std::memory_order_acquire) < target; ++spins) {
-        if (spins < 4096) {
-            _mm_pause();
-        } else {
-            std::this_thread::yield();
-        }
-    }
-}
-
 // One global pressure constraint (PBD eq. 14-15) per closed surface, serially.
 void solvePressure(std::vector<PressureConstraint>& all, SolverParticle* P, Real invH2, bool xpbd,
                    int iterations, std::vector<Vec3>& grad) {
@@ -451,10 +440,8 @@ void Solver::animateCharacters(Real h) {
 // contacts, then per iteration the regions' sweeps (by region) and the boundary with the serial
 // constraints (one thread), and last the velocity update (by region). A parallel phase has one
 // part per region, so each thread keeps its particles, constraints and lambdas in its cache;
-// a serial phase has one part. With several threads the parts are claimed with a bit mask:
-// thread k runs part k when it can, then any part nobody took, so a thread that never starts
-// cannot stall the others. Results depend on the thread count (the sweep order does) but not on
-// which thread ran which part.
+// a serial phase has one part (core/solver/PhaseRunner.h runs them). Results depend on the
+// thread count (the sweep order does) but not on which thread ran which part.
 void Solver::runSubstepPhases(Real h) {
     Particles& particles = scene_.particles;
     ConstraintSet& set = scene_.constraints;
@@ -661,46 +648,7 @@ void Solver::runSubstepPhases(Real h) {
         }
     };
 
-    if (T == 1) {
-        for (const Phase& phase : phases) {
-            run(phase, 0);
-        }
-        return;
-    }
-    std::vector<std::atomic<std::uint64_t>> claimed(phases.size());
-    std::atomic<int> completed{0};
-    auto worker = [&](int k) {
-        int firstTicket = 0;
-        for (std::size_t f = 0; f < phases.size(); ++f) {
-            const int parts = phases[f].parts;
-            spinWait(completed, firstTicket);
-            auto tryRun = [&](int part) {
-                const std::uint64_t bit = std::uint64_t(1) << part;
-                if ((claimed[f].fetch_or(bit, std::memory_order_relaxed) & bit) == 0) {
-                    run(phases[f], part);
-                    completed.fetch_add(1, std::memory_order_acq_rel);
-                }
-            };
-            const int home = k % parts;
-            tryRun(home);
-            for (int part = 0; part < parts; ++part) {
-                if (part != home) {
-                    tryRun(part);
-                }
-            }
-            firstTicket += parts;
-        }
-    };
-    th.arena.execute([&] {
-        tbb::parallel_for(
-            tbb::blocked_range<int>(0, T, 1),
-            [&](const tbb::blocked_range<int>& r) {
-                for (int t = r.begin(); t < r.end(); ++t) {
-                    worker(t);
-                }
-            },
-            tbb::static_partitioner());
-    });
+    runPhases(th.arena, T, phases, run);
 }
 
 std::vector<KernelCost> Solver::measureKernels(int sweeps) const {

@@ -19,7 +19,9 @@
 
 #include <array>
 #include <chrono>
+#include <exception>
 #include <memory>
+#include <string>
 #include <vector>
 
 namespace pbd {
@@ -138,6 +140,10 @@ public:
     // The message names the step's count; "" when the run is sound.
     static constexpr std::size_t kRunawaySelfContacts = 64;
     std::string runaway() const;
+    // What to say when step() threw (std::bad_alloc: a runaway asked for more memory than there
+    // is). The solver is then unusable (its step stopped halfway): build another. The scene's
+    // particles hold the last step that finished.
+    static std::string stepFailure(const std::exception& e, long step);
 
 private:
     void substep(Real h);

@@ -6,6 +6,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <new>
 
 namespace pbd {
 
@@ -213,6 +214,14 @@ std::string Solver::runaway() const {
            ": self-collision found over " + std::to_string(kRunawaySelfContacts) +
            " contacts per particle (" + std::to_string(selfCollisionWorkspace_.vertices.size()) +
            " particles take part): the cloth has collapsed into itself";
+}
+
+std::string Solver::stepFailure(const std::exception& e, long step) {
+    const bool memory = dynamic_cast<const std::bad_alloc*>(&e) != nullptr;
+    return "the simulation failed in step " + std::to_string(step) + ": " +
+           (memory ? std::string("it ran out of memory (a runaway: a particle flung far, or a "
+                                 "tangle that keeps growing)")
+                   : std::string(e.what()));
 }
 
 } // namespace pbd

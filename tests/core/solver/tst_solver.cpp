@@ -7,15 +7,20 @@
 #include "core/scenes/SceneLibrary.h"
 #include "core/solver/Damping.h"
 #include "core/solver/KernelPaths.h"
+#include "core/solver/PhaseRunner.h"
 #include "core/solver/Solver.h"
 
 #include <QTest>
 
+#include <atomic>
+#include <chrono>
 #include <cmath>
 #include <functional>
 #include <numeric>
 #include <random>
 #include <set>
+#include <stdexcept>
+#include <thread>
 #include <tuple>
 
 using namespace pbd;
@@ -131,6 +136,56 @@ double chainSag(SolverMethod method, int iterations, double dt, double complianc
 class TestSolver : public QObject {
     Q_OBJECT
 private slots:
+    void aPartThatThrowsStopsEveryThreadAndTheStepThrowsIt() {
+        // Phases of 2, 1, 2 and 2 parts on two threads. A part of the third phase throws while
+        // the other thread is busy with the other part: runPhases throws that exception, after
+        // every part before it ran and none after (a runaway's std::bad_alloc once left the
+        // other thread waiting for the next phase for ever, the window's worker with it).
+        struct Phase {
+            int parts;
+        };
+        const std::vector<Phase> phases = {{2}, {1}, {2}, {2}};
+        tbb::task_arena arena(2);
+        for (int round = 0; round < 200; ++round) {
+            std::atomic<int> ran[4][2] = {};
+            bool threw = false;
+            try {
+                runPhases(arena, 2, phases, [&](const Phase& phase, int part) {
+                    const int f = int(&phase - phases.data());
+                    ran[f][part].fetch_add(1);
+                    if (f == 2 && part == round % 2) {
+                        throw std::bad_alloc();
+                    }
+                    if (f == 2 && round % 20 == 0) {
+                        std::this_thread::sleep_for(std::chrono::milliseconds(2));
+                    }
+                });
+            } catch (const std::bad_alloc&) {
+                threw = true;
+            }
+            QVERIFY(threw);
+            QCOMPARE(ran[0][0].load() + ran[0][1].load(), 2);
+            QCOMPARE(ran[1][0].load(), 1);
+            QCOMPARE(ran[2][round % 2].load(), 1);
+            QVERIFY(ran[2][1 - round % 2].load() <= 1);
+            QCOMPARE(ran[3][0].load() + ran[3][1].load(), 0);
+        }
+        // One thread: the same, from the calling thread.
+        int after = 0;
+        QVERIFY_THROWS_EXCEPTION(std::runtime_error,
+                                 runPhases(arena, 1, phases, [&](const Phase& phase, int) {
+                                     if (&phase == &phases[1]) {
+                                         throw std::runtime_error("stop");
+                                     }
+                                     after += &phase > &phases[1] ? 1 : 0;
+                                 }));
+        QCOMPARE(after, 0);
+        // And a run that throws nothing runs every part once.
+        std::atomic<int> parts{0};
+        runPhases(arena, 2, phases, [&](const Phase&, int) { parts.fetch_add(1); });
+        QCOMPARE(parts.load(), 7);
+    }
+
     void xpbdSpringSettlesAtTheAnalyticExtension_data() {
         QTest::addColumn<double>("dt");
         QTest::addColumn<int>("iterations");
