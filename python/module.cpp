@@ -124,7 +124,16 @@ public:
                 }
             }
             for (int i = 0; i < steps; ++i) {
-                solver_->step();
+                try {
+                    solver_->step();
+                } catch (const std::exception& e) {
+                    // Out of memory in a runaway: the scene keeps the last finished step; the
+                    // solver, stopped halfway, is built again by the next step.
+                    diverged = Solver::stepFailure(e, long(steps_) + 1);
+                    solver_.reset();
+                    resume_ = Solver::coldState(time_, steps_);
+                    break;
+                }
                 time_ += scene_->solver.timeStep;
                 ++steps_;
                 totalMs_ += solver_->lastStepMilliseconds();
@@ -133,9 +142,9 @@ public:
                 if (diverged = solver_->runaway(); !diverged.empty()) {
                     break; // as pbdlab-cli simulate stops
                 }
-            }
-            if (steps > 0 && diverged.empty()) {
-                diverged = pbd::divergence(*scene_); // as pbdlab-cli simulate words it
+                if (diverged = pbd::divergence(*scene_, steps_); !diverged.empty()) {
+                    break; // as pbdlab-cli simulate words it
+                }
             }
         }
         if (!diverged.empty()) {

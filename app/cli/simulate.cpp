@@ -244,7 +244,12 @@ int simulate(const RunOptions& o) {
     IntersectionRun intersections;
     std::string ranAway;
     for (int i = 0; i < steps; ++i) {
-        solver.step();
+        try {
+            solver.step();
+        } catch (const std::exception& e) { // out of memory in a runaway: the steps so far stay
+            ranAway = Solver::stepFailure(e, i + 1);
+            break;
+        }
         totalMs += solver.lastStepMilliseconds();
         if (o.intersectionsEvery > 0 && (i + 1) % o.intersectionsEvery == 0 && i + 1 < steps) {
             intersections.check(scene, i + 1);
@@ -260,8 +265,12 @@ int simulate(const RunOptions& o) {
                 return inputProblem(added.error());
             }
         }
-        // A run collapsed into itself stops here (its trace and cache keep the steps so far).
+        // A run collapsed into itself, or gone non-finite, stops here (its trace and cache keep
+        // the steps so far): stepping NaNs on costs as much as sound steps and says nothing.
         if (ranAway = solver.runaway(); !ranAway.empty()) {
+            break;
+        }
+        if (ranAway = divergence(scene, std::size_t(i) + 1); !ranAway.empty()) {
             break;
         }
     }
@@ -293,9 +302,6 @@ int simulate(const RunOptions& o) {
     }
     if (!ranAway.empty()) {
         return inputProblem(ranAway);
-    }
-    if (const std::string d = divergence(scene); !d.empty()) {
-        return inputProblem(d);
     }
     intersections.check(scene, steps);
     const ElementFields fields = computeElementFields(scene, rest);

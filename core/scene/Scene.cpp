@@ -352,17 +352,17 @@ std::vector<std::string> validateScene(const Scene& scene) {
     return problems;
 }
 
-std::string divergence(const Scene& scene) {
+std::string divergence(const Scene& scene, std::size_t step) {
+    const std::string diverged =
+        "the simulation diverged" + (step > 0 ? " in step " + std::to_string(step) : "") + ": ";
     for (std::size_t i = 0; i < scene.particles.size(); ++i) {
         if (!scene.particles.positions[i].allFinite()) {
-            return "the simulation diverged: " + describeParticle(scene, i) +
-                   " has a non-finite position";
+            return diverged + describeParticle(scene, i) + " has a non-finite position";
         }
     }
     for (const RigidBody& b : scene.rigidBodies) {
         if (!b.x.allFinite() || !b.q.coeffs().allFinite() || !b.v.allFinite() || !b.L.allFinite()) {
-            return "the simulation diverged: rigid body '" + b.name +
-                   "' has a non-finite position or velocity";
+            return diverged + "rigid body '" + b.name + "' has a non-finite position or velocity";
         }
     }
     return "";

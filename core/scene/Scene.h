@@ -85,7 +85,7 @@ bool carriesEmbedded(const Scene& scene, std::size_t body);
 std::string describeParticle(const Scene& scene, std::size_t particle);
 
 // "the simulation diverged: ..." naming the first particle or rigid body with a non-finite
-// state; "" when all are finite.
-std::string divergence(const Scene& scene);
+// state ("diverged in step N: ..." when given the step); "" when all are finite.
+std::string divergence(const Scene& scene, std::size_t step = 0);
 
 } // namespace pbd

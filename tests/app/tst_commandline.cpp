@@ -810,6 +810,21 @@ private slots:
         QVERIFY2(r.err.contains("no-such-folder"), qPrintable(r.err));
     }
 
+    void simulateStopsAtTheStepThatDiverged() {
+        // A step of 1e200 s sends the rope's particles to infinity in step 1: the run stops
+        // there, says which step and which particle, and its trace keeps that one step (it
+        // used to step the NaNs to the end and say so only then).
+        const QString trace = dir_.filePath("diverged.csv");
+        const Run r = run(cli_, {"simulate", "rope", "--dt", "1e200", "--steps", "20", "--trace",
+                                 trace, "--out", dir_.filePath("diverged.json")});
+        QCOMPARE(r.exitCode, 1);
+        QVERIFY2(r.err.contains("diverged in step 1: particle") && r.err.contains("non-finite"),
+                 qPrintable(r.err));
+        QFile file(trace);
+        QVERIFY(file.open(QIODevice::ReadOnly));
+        QCOMPARE(QString::fromUtf8(file.readAll()).trimmed().split('\n').size(), 2);
+    }
+
     void squashedFieldsMeasureAgainstTheShapeBeforeTheSquash() {
         // --squash-y flattens every body onto the floor at step 0 and the air brings the boxes
         // back; the fields compare with the boxes as they were, not as squashed (issue 25: every
