@@ -105,8 +105,11 @@ public:
             }
             scene_->solver.threads = *threads;
         }
-        if (!solver_) {
-            // What pbdlab-cli simulate refuses before the first step is refused here too.
+        if (!solver_ && !resume_) {
+            // What pbdlab-cli simulate refuses before the first step is refused here too. A run
+            // going on (rebuilt after an edit, or a copy of one) is not checked again: mid-run an
+            // element may be inverted for now (the dancer's air), and the solver it goes on
+            // from would step it; it used to be refused as "non-positive volume".
             if (const std::vector<std::string> problems = validateScene(*scene_);
                 !problems.empty()) {
                 throw std::invalid_argument("cannot simulate '" + scene_->name +
