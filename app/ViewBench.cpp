@@ -34,8 +34,10 @@ QJsonObject benchView(MainWindow& window, double seconds) {
     SimulationWorker* worker = window.simulation();
     std::vector<double> renderMs, updateMs;
     std::size_t shown = view->snapshotsShown();
+    std::size_t reduced = 0;
     const auto rendered = QObject::connect(viewport, &VtkViewport::frameRendered, [&] {
         renderMs.push_back(viewport->lastRenderMilliseconds());
+        reduced += viewport->lastFrameReduced() ? 1 : 0;
         if (view->snapshotsShown() != shown) {
             shown = view->snapshotsShown();
             updateMs.push_back(view->lastSnapshotMilliseconds());
@@ -75,6 +77,9 @@ QJsonObject benchView(MainWindow& window, double seconds) {
     out[QStringLiteral("seconds")] = elapsed;
     out[QStringLiteral("frames")] = double(renderMs.size());
     out[QStringLiteral("frames_per_second")] = double(renderMs.size()) / elapsed;
+    // Frames drawn at the reduced size of a moving camera (Preferences ▸ View), and that size.
+    out[QStringLiteral("frames_reduced")] = double(reduced);
+    out[QStringLiteral("moving_resolution")] = viewport->movingResolution();
     out[QStringLiteral("render_ms_median")] = median(renderMs);
     out[QStringLiteral("render_ms_max")] = largest(renderMs);
     out[QStringLiteral("snapshots_shown")] = double(updateMs.size());

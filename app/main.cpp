@@ -4,7 +4,7 @@
 //   pbdlab --scene NAME --screenshot out.png [--size WxH] [--steps N] [--field NAME]
 //   pbdlab --scene NAME --steps N --frames DIR [--frame-every K] [--size WxH]
 //                                  renders, writes the PNG and exits (0 on success)
-//   pbdlab --scene NAME --bench-view SECONDS [--size WxH]
+//   pbdlab --scene NAME --bench-view SECONDS [--size WxH] [--moving-resolution SCALE]
 //                                  plays while the view turns; prints frame rate and timings
 
 #include "app/MainWindow.h"
@@ -121,8 +121,13 @@ int main(int argc, char** argv) {
                        "--size big), then print the frames per second, each frame's render "
                        "and each snapshot's VTK update (ms) as JSON and exit."),
         QStringLiteral("seconds"));
+    const QCommandLineOption movingOption(
+        QStringLiteral("moving-resolution"),
+        QStringLiteral("While the camera moves, draw a view slower than 30 frames per second at "
+                       "this scale of its size (1: full size; default: the preference, 0.5)."),
+        QStringLiteral("scale"));
     parser.addOptions({sceneOption, openOption, screenshotOption, sizeOption, stepsOption,
-                       fieldOption, framesOption, frameEveryOption, benchViewOption});
+                       fieldOption, framesOption, frameEveryOption, benchViewOption, movingOption});
     // As a desktop opens a file with its application (pbdlab.desktop: Exec=pbdlab %f).
     parser.addPositionalArgument(QStringLiteral("file"),
                                  QStringLiteral("A mesh or project to open (as --open)."),
@@ -205,6 +210,17 @@ int main(int argc, char** argv) {
     if (parser.isSet(fieldOption) && !window.setField(parser.value(fieldOption), &error)) {
         printError(error);
         return 2;
+    }
+    if (parser.isSet(movingOption)) {
+        bool ok = false;
+        const double scale = parser.value(movingOption).toDouble(&ok);
+        if (!ok || !(scale >= 0.1 && scale <= 1)) {
+            printError(QStringLiteral("invalid --moving-resolution '%1': expected a scale from "
+                                      "0.1 to 1")
+                           .arg(parser.value(movingOption)));
+            return 2;
+        }
+        window.viewport()->setMovingResolution(scale);
     }
     if (benchSeconds > 0) {
         window.resize(size);

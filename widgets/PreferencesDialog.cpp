@@ -83,6 +83,9 @@ Preferences Preferences::load() {
         std::clamp(s.value(QStringLiteral("preferences/cacheMegabytes"), p.cacheMegabytes).toInt(),
                    16, 1 << 20);
     p.cacheSpillFolder = s.value(QStringLiteral("preferences/cacheSpillFolder")).toString();
+    p.movingResolution = std::clamp(
+        s.value(QStringLiteral("preferences/movingResolution"), p.movingResolution).toDouble(), 0.1,
+        1.0);
     return p;
 }
 
@@ -100,6 +103,7 @@ void Preferences::save() const {
     s.setValue(QStringLiteral("preferences/cacheEvery"), cacheEvery);
     s.setValue(QStringLiteral("preferences/cacheMegabytes"), cacheMegabytes);
     s.setValue(QStringLiteral("preferences/cacheSpillFolder"), cacheSpillFolder);
+    s.setValue(QStringLiteral("preferences/movingResolution"), movingResolution);
 }
 
 PreferencesDialog::PreferencesDialog(const Preferences& p, QWidget* parent)
@@ -114,7 +118,8 @@ PreferencesDialog::PreferencesDialog(const Preferences& p, QWidget* parent)
     , ground_(new QCheckBox(tr("Put a ground under each mesh opened"), this))
     , cacheEvery_(new QSpinBox(this))
     , cacheMegabytes_(new QSpinBox(this))
-    , cacheSpill_(new QLineEdit(this)) {
+    , cacheSpill_(new QLineEdit(this))
+    , movingResolution_(new QComboBox(this)) {
     setObjectName(QStringLiteral("preferencesDialog"));
     setWindowTitle(tr("Preferences"));
     unit_->setObjectName(QStringLiteral("prefMeshUnit"));
@@ -166,9 +171,21 @@ PreferencesDialog::PreferencesDialog(const Preferences& p, QWidget* parent)
     solverForm->addRow(tr("Iterations"), iterations_);
     solverForm->addRow(tr("Method"), method_);
     solverForm->addRow(ground_);
-    auto* view = new QGroupBox(tr("Fields"), this);
+    movingResolution_->setObjectName(QStringLiteral("prefMovingResolution"));
+    movingResolution_->addItem(tr("Full size"), 1.0);
+    movingResolution_->addItem(tr("Half size"), 0.5);
+    movingResolution_->addItem(tr("A third"), 1.0 / 3);
+    movingResolution_->setCurrentIndex(p.movingResolution > 0.75  ? 0
+                                       : p.movingResolution > 0.4 ? 1
+                                                                  : 2);
+    movingResolution_->setToolTip(
+        tr("While you turn, pan or zoom, a view that takes longer than 1/30 s to draw is drawn "
+           "at this size and stretched, so it follows the mouse; it is drawn at full size again "
+           "as soon as the camera rests"));
+    auto* view = new QGroupBox(tr("View"), this);
     auto* viewForm = new QFormLayout(view);
     viewForm->addRow(tr("Colour map"), colourMap_);
+    viewForm->addRow(tr("Heavy views while the camera moves"), movingResolution_);
     auto* safety = new QGroupBox(tr("Safety"), this);
     auto* safetyForm = new QFormLayout(safety);
     safetyForm->addRow(tr("Autosave every"), autosave_);
@@ -234,6 +251,7 @@ Preferences PreferencesDialog::preferences() const {
     p.cacheEvery = cacheEvery_->value();
     p.cacheMegabytes = cacheMegabytes_->value();
     p.cacheSpillFolder = cacheSpill_->text().trimmed();
+    p.movingResolution = movingResolution_->currentData().toDouble();
     return p;
 }
 

@@ -1,7 +1,8 @@
 #pragma once
 // Edit ▸ Preferences: the units meshes are modelled in (the Prepare dialog's default scale to
 // metres), the solver settings a scene made from a mesh starts with, the colour map fields are
-// drawn with, how often unsaved work is autosaved and what the frame cache keeps. Persisted in
+// drawn with, the size a heavy view is drawn at while the camera moves, how often unsaved work is
+// autosaved and what the frame cache keeps. Persisted in
 // QSettings ("preferences/...").
 
 #include "core/solver/SolverSettings.h"
@@ -32,6 +33,9 @@ struct Preferences {
     int cacheEvery = 1;
     int cacheMegabytes = 2048;
     QString cacheSpillFolder;
+    // While the camera moves, a view slower than 30 frames per second is drawn at this scale
+    // of its size (VtkViewport::setMovingResolution): 1, 1/2 or 1/3.
+    double movingResolution = 0.5;
 
     // Metres per mesh unit (1 for m, 0.01 for cm, 0.0254 for in...).
     double unitScale() const;
@@ -60,6 +64,7 @@ private:
     QSpinBox* cacheEvery_;
     QSpinBox* cacheMegabytes_;
     QLineEdit* cacheSpill_;
+    QComboBox* movingResolution_;
 };
 
 } // namespace pbd

@@ -4,6 +4,7 @@
 #include <QKeyEvent>
 #include <QMouseEvent>
 #include <QOpenGLContext>
+#include <QOpenGLExtraFunctions>
 #include <QOpenGLFramebufferObject>
 #include <QOpenGLFunctions>
 #include <QRubberBand>
@@ -59,6 +60,15 @@ VtkViewport::VtkViewport(QWidget* parent)
     setFocusPolicy(Qt::StrongFocus);
     setMinimumSize(64, 64);
     setMouseTracking(true); // hover picking
+    restTimer_ = new QTimer(this);
+    restTimer_->setSingleShot(true);
+    restTimer_->setInterval(kRestMs);
+    connect(restTimer_, &QTimer::timeout, this, [this] {
+        moving_ = false;
+        if (lastFrameReduced_) {
+            update(); // the view at rest, at full size
+        }
+    });
     hoverTimer_ = new QTimer(this);
     hoverTimer_->setSingleShot(true);
     hoverTimer_->setInterval(100);
@@ -167,6 +177,7 @@ void VtkViewport::releaseGraphics() {
     }
     graphicsReady_ = false;
     makeCurrent();
+    reduced_.reset();
     renderWindow_->Finalize();
     doneCurrent();
 }
@@ -218,9 +229,62 @@ void VtkViewport::paintGL() {
     const qreal dpr = devicePixelRatioF();
     QElapsedTimer clock;
     clock.start();
-    renderVtk(int(std::lround(width() * dpr)), int(std::lround(height() * dpr)));
+    const int w = int(std::lround(width() * dpr));
+    const int h = int(std::lround(height() * dpr));
+    const bool reduce = moving_ && movingScale_ < 1 && lastFullRenderMs_ > movingBudgetMs_;
+    emit frameStarting(reduce);
+    if (reduce) {
+        renderReduced(w, h);
+    } else {
+        renderVtk(w, h);
+    }
     lastRenderMs_ = double(clock.nsecsElapsed()) / 1e6;
+    if (!reduce) {
+        lastFullRenderMs_ = lastRenderMs_;
+    }
+    lastFrameReduced_ = reduce;
     emit frameRendered();
+}
+
+void VtkViewport::renderReduced(int pixelWidth, int pixelHeight) {
+    const QSize size(std::max(1, int(std::lround(pixelWidth * movingScale_))),
+                     std::max(1, int(std::lround(pixelHeight * movingScale_))));
+    if (!reduced_ || reduced_->size() != size) {
+        QOpenGLFramebufferObjectFormat format;
+        format.setAttachment(QOpenGLFramebufferObject::CombinedDepthStencil);
+        reduced_ = std::make_unique<QOpenGLFramebufferObject>(size, format);
+    }
+    if (!reduced_->isValid() || !reduced_->bind()) {
+        reduced_.reset();
+        renderVtk(pixelWidth, pixelHeight); // no framebuffer to spare: full size
+        return;
+    }
+    renderVtk(size.width(), size.height());
+    QOpenGLExtraFunctions* gl = context()->extraFunctions();
+    gl->glBindFramebuffer(GL_READ_FRAMEBUFFER, reduced_->handle());
+    gl->glBindFramebuffer(GL_DRAW_FRAMEBUFFER, defaultFramebufferObject());
+    gl->glBlitFramebuffer(0, 0, size.width(), size.height(), 0, 0, pixelWidth, pixelHeight,
+                          GL_COLOR_BUFFER_BIT, GL_LINEAR);
+    gl->glBindFramebuffer(GL_FRAMEBUFFER, defaultFramebufferObject());
+    checkGlErrors();
+}
+
+void VtkViewport::setMovingResolution(double scale) {
+    movingScale_ = std::clamp(scale, 0.1, 1.0);
+    if (lastFrameReduced_) {
+        update();
+    }
+}
+
+void VtkViewport::cameraMoved() {
+    moving_ = true;
+    restTimer_->start(); // restarts: the camera rests kRestMs after its last move
+}
+
+double VtkViewport::displayScale() const {
+    const int* drawn = renderWindow_->GetSize();
+    const double device = height() * devicePixelRatioF();
+    return drawn != nullptr && drawn[1] > 0 && device > 0 ? device / drawn[1] : 1.0;
 }
 
 QImage VtkViewport::renderImage(const QSize& pixelSize) {
@@ -327,6 +391,7 @@ void VtkViewport::rotateCamera(double azimuthDegrees, double elevationDegrees) {
     cam->SetPosition(position.x(), position.y(), position.z());
     cam->SetViewUp(0, 1, 0);
     cam->OrthogonalizeViewUp();
+    cameraMoved();
     emit cameraChanged();
     update();
 }
@@ -354,6 +419,7 @@ void VtkViewport::panCamera(const QPointF& pixelDelta) {
     }
     cam->SetFocalPoint(focal);
     cam->SetPosition(position);
+    cameraMoved();
     emit cameraChanged();
     update();
 }
@@ -368,6 +434,7 @@ void VtkViewport::zoomCamera(double factor) {
     } else {
         cam->Dolly(factor);
     }
+    cameraMoved();
     emit cameraChanged();
     update();
 }
@@ -481,7 +548,7 @@ bool VtkViewport::project(const double world[3], QPointF& widgetPosition) const 
     r->WorldToDisplay();
     double display[3];
     r->GetDisplayPoint(display);
-    const double ratio = devicePixelRatioF();
+    const double ratio = devicePixelRatioF() / displayScale();
     widgetPosition = QPointF(display[0] / ratio, height() - display[1] / ratio);
     return true;
 }
@@ -492,8 +559,9 @@ VtkViewport::Pick VtkViewport::pick(const QPointF& widgetPosition) const {
     if (r == nullptr || width() <= 0 || height() <= 0) {
         return result;
     }
-    // VTK's display coordinates are device pixels with the origin at the bottom left.
-    const double ratio = devicePixelRatioF();
+    // VTK's display coordinates are the pixels it drew the last frame in (device pixels, or
+    // fewer while the camera moves), origin at the bottom left.
+    const double ratio = devicePixelRatioF() / displayScale();
     const double x = widgetPosition.x() * ratio;
     const double y = (height() - widgetPosition.y()) * ratio;
     vtkNew<vtkCellPicker> picker;

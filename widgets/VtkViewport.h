@@ -17,6 +17,9 @@
 #include <vtkNew.h>
 #include <vtkRenderer.h>
 
+#include <memory>
+
+class QOpenGLFramebufferObject;
 class QRubberBand;
 class QTimer;
 class vtkActor;
@@ -62,6 +65,21 @@ public:
     // How long the last frame drawn on screen took VTK, ms (pbdlab --bench-view).
     double lastRenderMilliseconds() const { return lastRenderMs_; }
 
+    // While the camera moves (a drag, the wheel, the keys, rotateCamera) a view whose last
+    // full-size frame took longer than kMovingFrameBudgetMs (1/30 s) is drawn at `scale` of its
+    // size in each direction and stretched to the widget, as ParaView and Blender draw a heavy view
+    // while it is turned; the frame after the camera has rested kRestMs is full size again.
+    // 1 draws every frame at full size. Default 0.5 (Preferences ▸ View).
+    static constexpr double kMovingFrameBudgetMs = 1000.0 / 30;
+    static constexpr int kRestMs = 250;
+    void setMovingResolution(double scale);
+    // The frame time past which a view counts as heavy, ms (tests set 0: every view is).
+    void setMovingFrameBudget(double milliseconds) { movingBudgetMs_ = milliseconds; }
+    double movingResolution() const { return movingScale_; }
+    bool cameraMoving() const { return moving_; }
+    // Whether the last frame on screen was drawn at the reduced size.
+    bool lastFrameReduced() const { return lastFrameReduced_; }
+
     // Rotates the camera by the given angles (degrees) about the focal point, as a drag would.
     void rotateCamera(double azimuthDegrees, double elevationDegrees);
     void panCamera(const QPointF& pixelDelta);
@@ -95,6 +113,9 @@ signals:
     // The mouse rests over the view (no button pressed), at most every 100 ms.
     void hovered(const QPointF& position);
     void cameraChanged();
+    // Just before a frame on screen is drawn: whether it is a moving camera's frame of a heavy
+    // view (drawn smaller; a scene's actors may draw coarser meshes until frameRendered).
+    void frameStarting(bool moving);
     void frameRendered();
     void glErrorOccurred(const QString& message);
 
@@ -111,6 +132,13 @@ protected:
 
 private:
     void renderVtk(int pixelWidth, int pixelHeight);
+    // A frame drawn at movingScale_ of (pixelWidth, pixelHeight) into reduced_, then stretched
+    // into the widget's framebuffer.
+    void renderReduced(int pixelWidth, int pixelHeight);
+    void cameraMoved();
+    // Device pixels of the widget per pixel VTK drew the last frame in (1, or 1 / scale after
+    // a reduced frame): picking and projecting convert through it.
+    double displayScale() const;
     void syncAxesCamera();
     void releaseGraphics();
     void checkGlErrors();
@@ -125,6 +153,13 @@ private:
     int glErrors_ = 0;
     int frames_ = 0;
     double lastRenderMs_ = 0;
+    double lastFullRenderMs_ = 0;
+    double movingScale_ = 0.5;
+    double movingBudgetMs_ = kMovingFrameBudgetMs;
+    bool moving_ = false;
+    bool lastFrameReduced_ = false;
+    QTimer* restTimer_ = nullptr;
+    std::unique_ptr<QOpenGLFramebufferObject> reduced_;
 
     enum class Drag { None, Rotate, Pan, Zoom, Select };
     Drag drag_ = Drag::None;

@@ -4,6 +4,7 @@
 #include "app/SimulationWorker.h"
 #include "app/Workbench.h"
 #include "widgets/FieldPanel.h"
+#include "widgets/VtkViewport.h"
 
 #include <QAction>
 #include <QMainWindow>
@@ -39,6 +40,7 @@ void PreferencesReaction::setPreferences(const Preferences& preferences) {
     }
     emit autosaveMinutesChanged(preferences.autosaveMinutes);
     applyCacheSettings();
+    bench_.viewport->setMovingResolution(preferences.movingResolution);
     bench_.report(Severity::Info,
                   tr("Preferences: meshes in %1, new scenes at %2 ms × %3 substeps, %4 "
                      "iterations (%5), colour map %6, autosave %7")
@@ -58,6 +60,7 @@ void PreferencesReaction::restoreSettings() {
     bench_.fields->setColourMap(preferences_.colourMap);
     emit autosaveMinutesChanged(preferences_.autosaveMinutes);
     applyCacheSettings();
+    bench_.viewport->setMovingResolution(preferences_.movingResolution);
 }
 
 void PreferencesReaction::applyCacheSettings() {

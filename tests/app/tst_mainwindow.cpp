@@ -1452,6 +1452,28 @@ private slots:
         QVERIFY(error.contains("no autosave"));
     }
 
+    void theMovingResolutionIsAPreferenceTheViewFollows() {
+        // Preferences ▸ View ▸ Heavy views while the camera moves: applied to the view at once,
+        // persisted, restored by the next window; the dialog offers it and gives it back.
+        auto w = shownWindow();
+        QCOMPARE(w->viewport()->movingResolution(), 0.5); // the default
+        Preferences p = w->preferencesReaction()->preferences();
+        p.movingResolution = 1.0 / 3;
+        w->preferencesReaction()->setPreferences(p);
+        QCOMPARE(w->viewport()->movingResolution(), 1.0 / 3);
+        QVERIFY(std::abs(Preferences::load().movingResolution - 1.0 / 3) < 1e-12);
+        auto next = shownWindow();
+        QVERIFY(std::abs(next->viewport()->movingResolution() - 1.0 / 3) < 1e-12);
+        PreferencesDialog dialog(p);
+        auto* box = dialog.findChild<QComboBox*>(QStringLiteral("prefMovingResolution"));
+        QVERIFY(box != nullptr);
+        QCOMPARE(box->currentIndex(), 2);
+        box->setCurrentIndex(0);
+        QCOMPARE(dialog.preferences().movingResolution, 1.0);
+        p.movingResolution = 0.5;
+        w->preferencesReaction()->setPreferences(p);
+    }
+
     void autosaveIntervalIsAPreferenceAndTheNextStartOffersRecovery() {
         auto w = shownWindow();
         Preferences p = w->preferencesReaction()->preferences();
