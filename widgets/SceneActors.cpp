@@ -25,7 +25,9 @@
 #include <vtkUnsignedCharArray.h>
 
 #include <algorithm>
+#include <array>
 #include <cmath>
+#include <cstdint>
 #include <cstring>
 #include <unordered_map>
 
@@ -100,6 +102,90 @@ vtkSmartPointer<vtkPolyData> newSurface(const std::vector<Triangle>& triangles, 
     }
     surface->SetPolys(polys);
     return surface;
+}
+
+// A coarser mesh of `count` points and these triangles: each point not yet taken takes its
+// neighbours not yet taken (in point order), and a triangle stays when its corners went to
+// three different points, once. Repeated until at most `most` triangles are left. Returns the
+// points kept (as indices into the original points) and the coarse triangles, with the
+// original triangle each stands for.
+struct CoarseMesh {
+    std::vector<Index> seeds;
+    std::vector<Triangle> triangles;
+    std::vector<vtkIdType> source;
+};
+CoarseMesh coarsen(const std::vector<Triangle>& triangles, std::size_t count, std::size_t most) {
+    CoarseMesh mesh;
+    mesh.seeds.resize(count);
+    for (std::size_t i = 0; i < count; ++i) {
+        mesh.seeds[i] = Index(i);
+    }
+    mesh.triangles = triangles;
+    mesh.source.resize(triangles.size());
+    for (std::size_t t = 0; t < triangles.size(); ++t) {
+        mesh.source[t] = vtkIdType(t);
+    }
+    while (mesh.triangles.size() > most) {
+        const std::size_t n = mesh.seeds.size();
+        std::vector<std::size_t> start(n + 1, 0);
+        for (const Triangle& t : mesh.triangles) {
+            for (Index v : t) {
+                start[v + 1] += 2;
+            }
+        }
+        for (std::size_t i = 0; i < n; ++i) {
+            start[i + 1] += start[i];
+        }
+        std::vector<Index> neighbours(start[n]);
+        std::vector<std::size_t> fill(start.begin(), start.end() - 1);
+        for (const Triangle& t : mesh.triangles) {
+            for (int k = 0; k < 3; ++k) {
+                neighbours[fill[t[k]]++] = t[(k + 1) % 3];
+                neighbours[fill[t[k]]++] = t[(k + 2) % 3];
+            }
+        }
+        constexpr Index kFree = ~Index(0);
+        std::vector<Index> cluster(n, kFree);
+        std::vector<Index> seeds;
+        for (std::size_t v = 0; v < n; ++v) {
+            if (cluster[v] != kFree) {
+                continue;
+            }
+            const Index id = Index(seeds.size());
+            seeds.push_back(mesh.seeds[v]);
+            cluster[v] = id;
+            for (std::size_t k = start[v]; k < start[v + 1]; ++k) {
+                if (cluster[neighbours[k]] == kFree) {
+                    cluster[neighbours[k]] = id;
+                }
+            }
+        }
+        std::vector<Triangle> kept;
+        std::vector<vtkIdType> source;
+        std::unordered_map<std::uint64_t, char> seen;
+        for (std::size_t t = 0; t < mesh.triangles.size(); ++t) {
+            const Triangle c = {cluster[mesh.triangles[t][0]], cluster[mesh.triangles[t][1]],
+                                cluster[mesh.triangles[t][2]]};
+            if (c[0] == c[1] || c[1] == c[2] || c[0] == c[2]) {
+                continue;
+            }
+            std::array<std::uint64_t, 3> key = {c[0], c[1], c[2]};
+            std::sort(key.begin(), key.end());
+            if (!seen.emplace((key[0] * 0x9E3779B97F4A7C15ull) ^ (key[1] << 21) ^ key[2], 1)
+                     .second) {
+                continue; // (a hash of the three: a rare collision drops a triangle of a preview)
+            }
+            kept.push_back(c);
+            source.push_back(mesh.source[t]);
+        }
+        if (kept.size() >= mesh.triangles.size() || seeds.size() >= n) {
+            break; // nothing merged any more
+        }
+        mesh.seeds = std::move(seeds);
+        mesh.triangles = std::move(kept);
+        mesh.source = std::move(source);
+    }
+    return mesh;
 }
 
 } // namespace
@@ -182,7 +268,7 @@ void SceneActors::setFieldMap(const QString& title, double lo, double hi, bool d
     scalarBar_->VisibilityOn();
     fieldShown_ = true;
     for (BodyActor& b : bodies_) {
-        auto* mapper = vtkPolyDataMapper::SafeDownCast(b.actor->GetMapper());
+        auto* mapper = vtkPolyDataMapper::SafeDownCast(b.fullMapper.Get());
         mapper->SetLookupTable(lookupTable_);
         mapper->SetScalarRange(lo, hi);
     }
@@ -197,7 +283,7 @@ void SceneActors::setBodyField(std::size_t body, const std::vector<double>& valu
         array->SetValue(vtkIdType(i), values[i]);
     }
     b.surface->GetCellData()->SetScalars(array);
-    auto* mapper = vtkPolyDataMapper::SafeDownCast(b.actor->GetMapper());
+    auto* mapper = vtkPolyDataMapper::SafeDownCast(b.fullMapper.Get());
     mapper->SetScalarModeToUseCellData();
     mapper->SetColorModeToMapScalars(); // unsigned char flags are not colours
     mapper->ScalarVisibilityOn();
@@ -207,7 +293,7 @@ void SceneActors::setBodyField(std::size_t body, const std::vector<double>& valu
 void SceneActors::clearFields() {
     for (BodyActor& b : bodies_) {
         b.surface->GetCellData()->SetScalars(nullptr);
-        vtkPolyDataMapper::SafeDownCast(b.actor->GetMapper())->ScalarVisibilityOff();
+        vtkPolyDataMapper::SafeDownCast(b.fullMapper.Get())->ScalarVisibilityOff();
     }
     scalarBar_->VisibilityOff();
     fieldShown_ = false;
@@ -232,6 +318,7 @@ QColor SceneActors::colorFor(BodyKind kind) {
 }
 
 void SceneActors::clear() {
+    coarse_ = false;
     for (BodyActor& b : bodies_) {
         renderer_->RemoveActor(b.actor);
         if (b.clipActor) {
@@ -330,6 +417,7 @@ void SceneActors::setScene(const Scene& scene) {
         }
         applyRepresentation(b.actor);
         renderer_->AddActor(b.actor);
+        b.fullMapper = b.actor->GetMapper();
         bodies_.push_back(std::move(b));
     }
     for (const EmbeddedMesh& mesh : scene.embedded) {
@@ -551,6 +639,77 @@ void SceneActors::updatePositions(const Scene& scene) {
     updateAir(scene);
     updateClip(scene);
     updateFrameGlyphs(scene);
+}
+
+void SceneActors::setCoarse(bool coarse) {
+    if (coarse == coarse_) {
+        return;
+    }
+    coarse_ = coarse;
+    for (BodyActor& b : bodies_) {
+        if (b.localTriangles.size() <= kCoarseFrom || !b.fullMapper) {
+            continue;
+        }
+        if (coarse) {
+            if (!b.coarseMapper) {
+                makeCoarse(b);
+            }
+            updateCoarse(b);
+            b.actor->SetMapper(b.coarseMapper);
+        } else {
+            b.actor->SetMapper(b.fullMapper);
+        }
+    }
+}
+
+std::size_t SceneActors::coarseTriangles(std::size_t body) const {
+    return body < bodies_.size() ? bodies_[body].coarseTriangles.size() : 0;
+}
+
+void SceneActors::makeCoarse(BodyActor& b) {
+    // About an eighth of the triangles: cloth-xl's 257,762 become 30,000-odd.
+    const std::size_t points = std::size_t(b.surface->GetNumberOfPoints());
+    CoarseMesh mesh = coarsen(b.localTriangles, points, b.localTriangles.size() / 8);
+    b.coarseSeeds = std::move(mesh.seeds);
+    b.coarseTriangles = std::move(mesh.triangles);
+    b.coarseSource = std::move(mesh.source);
+    b.coarseSurface = newSurface(b.coarseTriangles, 0);
+    b.coarseMapper = vtkSmartPointer<vtkPolyDataMapper>::New();
+    b.coarseMapper->SetInputData(b.coarseSurface);
+    b.coarseFrom = 0;
+}
+
+void SceneActors::updateCoarse(BodyActor& b) {
+    // Its points from the full surface's, when those moved since.
+    if (b.coarseFrom != b.surface->GetMTime()) {
+        const auto* full = static_cast<const Vec3*>(b.surface->GetPoints()->GetVoidPointer(0));
+        std::vector<Vec3> points(b.coarseSeeds.size());
+        for (std::size_t i = 0; i < points.size(); ++i) {
+            points[i] = full[b.coarseSeeds[i]];
+        }
+        writePoints(b.coarseSurface, points, b.coarseTriangles);
+        b.coarseFrom = b.surface->GetMTime();
+    }
+    // The field the full mapper shows, on the triangles the coarse ones stand for.
+    auto* fullMapper = vtkPolyDataMapper::SafeDownCast(b.fullMapper);
+    vtkDataArray* field = b.surface->GetCellData()->GetScalars();
+    if (fullMapper != nullptr && fullMapper->GetScalarVisibility() && field != nullptr) {
+        vtkNew<vtkDoubleArray> values;
+        values->SetName("field");
+        values->SetNumberOfTuples(vtkIdType(b.coarseSource.size()));
+        for (std::size_t t = 0; t < b.coarseSource.size(); ++t) {
+            values->SetValue(vtkIdType(t), field->GetTuple1(b.coarseSource[t]));
+        }
+        b.coarseSurface->GetCellData()->SetScalars(values);
+        b.coarseMapper->SetLookupTable(fullMapper->GetLookupTable());
+        b.coarseMapper->SetScalarRange(fullMapper->GetScalarRange());
+        b.coarseMapper->SetScalarModeToUseCellData();
+        b.coarseMapper->SetColorModeToMapScalars();
+        b.coarseMapper->ScalarVisibilityOn();
+    } else {
+        b.coarseSurface->GetCellData()->SetScalars(nullptr);
+        b.coarseMapper->ScalarVisibilityOff();
+    }
 }
 
 long SceneActors::bodyOf(const vtkActor* actor) const {

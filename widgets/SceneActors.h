@@ -13,6 +13,7 @@
 #include <vtkDataArray.h>
 #include <vtkLookupTable.h>
 #include <vtkPolyData.h>
+#include <vtkPolyDataMapper.h>
 #include <vtkScalarBarActor.h>
 #include <vtkSmartPointer.h>
 #include <vtkUnstructuredGrid.h>
@@ -154,6 +155,16 @@ public:
     // The colour a body of this kind is drawn with (front faces).
     static QColor colorFor(BodyKind kind);
 
+    // While the camera moves over a heavy view (VtkViewport::frameStarting), bodies of more
+    // than kCoarseFrom triangles are drawn from a coarser mesh, made once from the body's
+    // triangles by merging each vertex's neighbours into it (a level of detail, as ParaView's
+    // while it is turned), its points following the particles; the same actor, colours and
+    // field. Off again before anything is picked (the frame after).
+    static constexpr std::size_t kCoarseFrom = 60000;
+    void setCoarse(bool coarse);
+    // The coarse mesh's triangle count for a body (0: none made, or the body is drawn whole).
+    std::size_t coarseTriangles(std::size_t body) const;
+
 private:
     struct BodyActor {
         vtkSmartPointer<vtkPolyData> surface;
@@ -163,7 +174,20 @@ private:
         std::vector<Triangle>
             localTriangles; // the body's triangles, indexed from its first particle
         bool visible = true;
+        // Its level of detail (setCoarse): the mapper of the coarse surface, the body-local
+        // point each coarse point follows, the triangle each coarse triangle stands for, and
+        // the full surface's modification time it was last brought up to.
+        vtkSmartPointer<vtkMapper> fullMapper;
+        vtkSmartPointer<vtkPolyDataMapper> coarseMapper;
+        vtkSmartPointer<vtkPolyData> coarseSurface;
+        std::vector<Index> coarseSeeds;
+        std::vector<Triangle> coarseTriangles;
+        std::vector<vtkIdType> coarseSource;
+        vtkMTimeType coarseFrom = 0;
     };
+    void makeCoarse(BodyActor& b);
+    void updateCoarse(BodyActor& b);
+    bool coarse_ = false;
     void updateClip(const Scene& scene);
     void applyRepresentation(vtkActor* actor) const;
     void addColliders(const Scene& scene);

@@ -2,6 +2,7 @@
 // OpenGL or VTK errors. Run twice by ctest: at device pixel ratio 1 and 2.
 
 #include "core/scene/Topology.h"
+#include "core/scenes/PrimitiveMeshes.h"
 #include "core/scenes/SceneLibrary.h"
 #include "widgets/SceneActors.h"
 #include "widgets/VtkMessageRelay.h"
@@ -14,11 +15,14 @@
 #include <QWheelEvent>
 
 #include <vtkCamera.h>
+#include <vtkCellData.h>
 #include <vtkDataArray.h>
+#include <vtkMapper.h>
 #include <vtkPointData.h>
 #include <vtkPolyData.h>
 #include <vtkProperty.h>
 
+#include <algorithm>
 #include <cmath>
 #include <memory>
 
@@ -184,6 +188,138 @@ private slots:
         QVERIFY(countPixels(large, isClothOrange) > 1600 * 1000 / 50);
         // The widget renders at its own size again afterwards.
         QCOMPARE(view_->grabFramebuffer().size(), view_->size() * view_->devicePixelRatio());
+    }
+
+    void aMovingCameraDrawsAHeavyViewSmallerThenFullSize() {
+        // Every view counts as heavy (budget 0): while the camera moves it is drawn at half
+        // size and stretched to the widget; picking still finds what is under the mouse; once
+        // the camera rests the view is drawn at full size again, without being asked.
+        view_->resetCamera();
+        (void)view_->grabFramebuffer(); // a full-size frame, timed
+        view_->setMovingFrameBudget(0);
+        const QPointF centre(view_->width() / 2.0, view_->height() / 2.0);
+        const VtkViewport::Pick still = view_->pick(centre);
+        QVERIFY(still.actor != nullptr);
+        double world[3] = {still.position[0], still.position[1], still.position[2]};
+        view_->rotateCamera(0.001, 0); // moves, by a hair
+        QVERIFY(view_->cameraMoving());
+        const QImage moving = view_->grabFramebuffer();
+        QVERIFY(view_->lastFrameReduced());
+        const double dpr = view_->devicePixelRatioF();
+        const QSize device(int(std::lround(view_->width() * dpr)),
+                           int(std::lround(view_->height() * dpr)));
+        QCOMPARE(moving.size(), device); // stretched to the whole widget
+        const int* drawn = view_->renderWindow()->GetSize();
+        QCOMPARE(QSize(drawn[0], drawn[1]), QSize(int(std::lround(device.width() * 0.5)),
+                                                  int(std::lround(device.height() * 0.5))));
+        const QImage small = moving.convertToFormat(QImage::Format_RGB32);
+        QVERIFY(countPixels(small, isClothOrange) > small.width() * small.height() / 50);
+        const VtkViewport::Pick reduced = view_->pick(centre);
+        QCOMPARE(reduced.actor, still.actor);
+        QVERIFY((toVec(reduced.position) - toVec(still.position)).norm() < 0.05);
+        QPointF projected;
+        QVERIFY(view_->project(world, projected));
+        QVERIFY((projected - centre).manhattanLength() < 4);
+        // At rest: full size again, on its own.
+        QTRY_VERIFY_WITH_TIMEOUT(!view_->cameraMoving(), 5000);
+        QTRY_VERIFY_WITH_TIMEOUT(!view_->lastFrameReduced(), 5000);
+        drawn = view_->renderWindow()->GetSize();
+        QCOMPARE(QSize(drawn[0], drawn[1]), device);
+        // Full size while moving too, when asked.
+        view_->setMovingResolution(1);
+        view_->rotateCamera(0.001, 0);
+        (void)view_->grabFramebuffer();
+        QVERIFY(!view_->lastFrameReduced());
+        view_->setMovingResolution(0.5);
+        view_->setMovingFrameBudget(VtkViewport::kMovingFrameBudgetMs);
+        QTRY_VERIFY_WITH_TIMEOUT(!view_->cameraMoving(), 5000);
+    }
+
+    void aHeavyBodyIsDrawnCoarseWhileTheCameraMoves() {
+        // A sheet of 240 x 240 vertices (114,242 triangles) is heavy: while the camera moves it
+        // is drawn from a mesh of at most an eighth of its triangles whose points are its own
+        // particles, with its field; the frame after, and anything picked, see it whole.
+        Scene big;
+        ClothSheetSpec sheet;
+        sheet.columns = 240;
+        sheet.rows = 240;
+        sheet.center = Vec3(0, 3, 0); // above the sample, out of its way
+        big.bodies.push_back(makeClothSheet(big.particles, sheet, "big"));
+        const std::size_t triangles = big.bodies[0].triangles.size();
+        QVERIFY(triangles > SceneActors::kCoarseFrom);
+        SceneActors heavy(view_->renderer());
+        heavy.setScene(big);
+        vtkPolyData* full = heavy.surface(0);
+        QCOMPARE(heavy.actor(0)->GetMapper()->GetInput(), full);
+        QCOMPARE(heavy.coarseTriangles(0), std::size_t(0)); // made when first needed
+
+        heavy.setCoarse(true);
+        const std::size_t coarse = heavy.coarseTriangles(0);
+        QVERIFY2(coarse <= triangles / 8 && coarse > triangles / 64,
+                 qPrintable(QString::number(coarse)));
+        auto* drawn = vtkPolyData::SafeDownCast(heavy.actor(0)->GetMapper()->GetInput());
+        QVERIFY(drawn != nullptr && drawn != full);
+        QCOMPARE(std::size_t(drawn->GetNumberOfPolys()), coarse);
+        // Its points are particles of the sheet, and it spans the sheet.
+        double fullBounds[6], coarseBounds[6];
+        full->GetBounds(fullBounds);
+        drawn->GetBounds(coarseBounds);
+        for (int k = 0; k < 6; ++k) {
+            QVERIFY(std::abs(fullBounds[k] - coarseBounds[k]) < 0.05);
+        }
+        for (vtkIdType i = 0; i < drawn->GetNumberOfPoints(); i += 97) {
+            const Vec3 p = toVec(drawn->GetPoint(i));
+            const auto it =
+                std::find_if(big.particles.positions.begin(), big.particles.positions.end(),
+                             [&](const Vec3& x) { return (x - p).norm() < 1e-12; });
+            QVERIFY(it != big.particles.positions.end());
+        }
+        heavy.setCoarse(false);
+        QCOMPARE(heavy.actor(0)->GetMapper()->GetInput(), full);
+
+        // It follows the particles, and shows the field the whole sheet shows.
+        for (Vec3& x : big.particles.positions) {
+            x.y() += 0.5;
+        }
+        heavy.updatePositions(big);
+        std::vector<double> field(triangles);
+        for (std::size_t t = 0; t < triangles; ++t) {
+            field[t] = double(t % 7);
+        }
+        heavy.setBodyField(0, field);
+        heavy.setCoarse(true);
+        drawn = vtkPolyData::SafeDownCast(heavy.actor(0)->GetMapper()->GetInput());
+        drawn->GetBounds(coarseBounds);
+        QVERIFY(std::abs(coarseBounds[2] - 3.5) < 1e-9 && std::abs(coarseBounds[3] - 3.5) < 1e-9);
+        vtkDataArray* values = drawn->GetCellData()->GetScalars();
+        QVERIFY(values != nullptr);
+        QCOMPARE(std::size_t(values->GetNumberOfTuples()), coarse);
+        QVERIFY(values->GetRange()[1] == 6 && values->GetRange()[0] == 0);
+        QVERIFY(heavy.actor(0)->GetMapper()->GetScalarVisibility());
+        heavy.setCoarse(false);
+        heavy.clearFields();
+
+        // The viewport's moving frames switch it for the frame only.
+        const auto starting = connect(view_.get(), &VtkViewport::frameStarting, this,
+                                      [&](bool moving) { heavy.setCoarse(moving); });
+        bool coarseDuringFrame = false;
+        const auto rendered = connect(view_.get(), &VtkViewport::frameRendered, this, [&] {
+            coarseDuringFrame = heavy.actor(0)->GetMapper()->GetInput() != full;
+            heavy.setCoarse(false);
+        });
+        (void)view_->grabFramebuffer();
+        view_->setMovingFrameBudget(0);
+        view_->rotateCamera(0.001, 0);
+        (void)view_->grabFramebuffer();
+        QVERIFY(view_->lastFrameReduced());
+        QVERIFY(coarseDuringFrame);
+        QCOMPARE(heavy.actor(0)->GetMapper()->GetInput(), full); // picking sees it whole
+        QTRY_VERIFY_WITH_TIMEOUT(!view_->cameraMoving(), 5000);
+        (void)view_->grabFramebuffer();
+        QVERIFY(!coarseDuringFrame);
+        view_->setMovingFrameBudget(VtkViewport::kMovingFrameBudgetMs);
+        disconnect(starting);
+        disconnect(rendered);
     }
 
     void wireframeAndVisibility() {
