@@ -633,7 +633,8 @@ PYBIND11_MODULE(_pbdlab, m) {
             py::arg("spec") = "",
             "Fits a skirt of layers to a character, pinned at its waist, as pbdlab-cli's --skirt "
             "does: 'KEY=VALUE,...' with character, layers, segments, rows, waist (height, m), "
-            "length, gap, flare, ease, density, bending. Returns the index of its first layer's "
+            "length, gap, flare, ease, density, bending, pin (the waistband's compliance). Returns "
+            "the index of its first layer's "
             "body; raises ValueError with the CLI's message.")
         .def(
             "pin_to_character",

@@ -119,7 +119,8 @@ void addRunOptions(CLI::App& c, RunOptions& o) {
     c.add_option("--skirt", o.skirts,
                  "Fit a skirt of layers to a character (after --character), pinned at its waist: "
                  "character (index), layers, segments, rows, waist (height, m), length, gap, "
-                 "flare (hem over waist radius), ease, density (kg/m^2), bending (compliance); "
+                 "flare (hem over waist radius), ease, density (kg/m^2), bending (compliance), pin "
+                 "(the waistband's compliance, m/N; 0: hard); "
                  "e.g. 'layers=2,waist=1.0,length=0.45,gap=0.01' (step it in 2 substeps at "
                  "1/60 s, as the dancer scenes do)")
         ->type_name("KEY=VALUE,...")

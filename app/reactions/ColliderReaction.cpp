@@ -85,7 +85,7 @@ ColliderReaction::ColliderReaction(Workbench& bench, const PreferencesReaction* 
             bench_.window, tr("Add Skirt"),
             tr("The skirt, optional (character=INDEX, layers=N, waist=HEIGHT m, length=m,\n"
                "gap=m, flare=HEM/WAIST, ease=m, segments=N, rows=N, density=kg/m², "
-               "bending=COMPLIANCE):"),
+               "bending=COMPLIANCE,\npin=COMPLIANCE of the waistband, m/N, 0 for hard):"),
             QLineEdit::Normal, QStringLiteral("layers=2, waist=1.0, length=0.45, gap=0.01"), &ok);
         if (!ok) {
             return;

@@ -31,6 +31,9 @@ std::string checkSkirt(const SkirtSpec& s) {
         return "the skirt's areal density must be positive and its bending compliance not "
                "negative";
     }
+    if (!(s.pinCompliance >= 0) || !std::isfinite(s.pinCompliance)) {
+        return "the skirt's pin compliance must be 0 (hard) or more";
+    }
     return {};
 }
 
@@ -275,7 +278,8 @@ Result<std::size_t> addSkirt(Scene& scene, int character, const SkirtSpec& spec)
         for (int k = 0; k < n; ++k) {
             waist.push_back(id(k, 0));
         }
-        Result<AttachResult> pinned = attachToCharacter(scene, waist, character, 0, hips);
+        Result<AttachResult> pinned =
+            attachToCharacter(scene, waist, character, spec.pinCompliance, hips);
         if (!pinned) {
             return Error{pinned.error()};
         }
@@ -326,10 +330,12 @@ Result<std::size_t> addSkirtFromSpec(Scene& scene, std::string_view edits) {
             spec.arealDensity = v;
         } else if (key == "bending") {
             spec.bendingCompliance = v;
+        } else if (key == "pin") {
+            spec.pinCompliance = v;
         } else {
             return Error{"unknown skirt key '" + key +
                          "' (character, layers, segments, rows, waist, length, gap, flare, "
-                         "ease, density, bending)"};
+                         "ease, density, bending, pin)"};
         }
         if (!ok) {
             return Error{key + "=" + value + ": not a whole number"};
