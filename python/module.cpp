@@ -271,6 +271,7 @@ py::dict airDict(PyScene& s) {
     d["inverted_before"] = a.invertedBefore;
     d["inverted_after"] = a.invertedAfter;
     d["max_inverted_after"] = s.maxInvertedAir();
+    d["inverted_fixed"] = a.invertedFixed;
     d["min_volume"] = a.minVolume;
     d["projections"] = a.projections;
     d["contact_pairs"] = a.contactPairs;

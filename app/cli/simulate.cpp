@@ -378,6 +378,7 @@ int simulate(const RunOptions& o) {
                          {"triangles", scene.air.triangles.size()},
                          {"inverted_before", a.invertedBefore},
                          {"inverted_after", a.invertedAfter},
+                         {"inverted_fixed", a.invertedFixed},
                          {"min_volume", a.minVolume},
                          {"projections", a.projections},
                          {"contact_pairs", a.contactPairs},

@@ -58,6 +58,13 @@ inline Real airCross(const SolverParticle* P, const Triangle& t) {
     return (b.x - a.x) * (c.y - a.y) - (b.y - a.y) * (c.x - a.x);
 }
 
+// Whether none of an air tet's corners can move this substep (all on an animated skin, pinned
+// or the container's): no projection can mend it, so it is neither checked nor projected; the
+// step's tally counts it apart (AirStatistics::invertedFixed).
+inline bool airFixed(const SolverParticle* P, const Tetrahedron& t) {
+    return !(P[t[0]].w > 0) && !(P[t[1]].w > 0) && !(P[t[2]].w > 0) && !(P[t[3]].w > 0);
+}
+
 // Whether an air tet is inverted beyond rounding: C < -6e-9 l^3 (a volume below -1e-9 of its
 // longest edge cubed, the measure of AirStatistics::invertedAfter). A free point pressed onto
 // a body vertex (1e-7 m apart in air-dancer-scale) leaves the ring of needles around them at
@@ -102,7 +109,7 @@ void Solver::checkAir(int part, int parts) {
     // ns without and 2.8-3.3 with.
     const std::size_t tetEnd = std::min(end, nTets);
     for (std::size_t t = begin; t < tetEnd; ++t) {
-        if (!(airDet(P, tets[t]) >= 0)) { // flat is allowed: C >= 0
+        if (!(airDet(P, tets[t]) >= 0) && !airFixed(P, tets[t])) { // flat is allowed: C >= 0
             inverted.push_back(std::uint32_t(t));
         }
     }
@@ -195,6 +202,9 @@ void Solver::finishAir() {
             return !(airCross(P, scene_.air.triangles[e - nTets]) >= 0);
         }
         const Tetrahedron& t = scene_.air.tets[e];
+        if (airFixed(P, t)) {
+            return false;
+        }
         bool freePoint = false;
         for (Index v : t) {
             freePoint = freePoint || particleOwner_[v] == kFreeAir;

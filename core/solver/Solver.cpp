@@ -217,7 +217,9 @@ void Solver::step() {
         struct Tally {
             Real smallest = std::numeric_limits<Real>::infinity();
             std::size_t inverted = 0;
+            std::size_t fixed = 0;
         };
+        const SolverParticle* P = predicted_.data(); // w: what could move in the last substep
         const Tally tally = threads_->arena.execute([&] {
             return tbb::parallel_reduce(
                 tbb::blocked_range<std::size_t>(0, tets.size(), 16384), Tally{},
@@ -235,17 +237,23 @@ void Solver::step() {
                                     edge = std::max(edge, (x[t[i]] - x[t[j]]).squaredNorm());
                                 }
                             }
-                            sum.inverted += v < -1e-9 * edge * std::sqrt(edge);
+                            const bool inverted = v < -1e-9 * edge * std::sqrt(edge);
+                            const bool fixed = !(P[t[0]].w > 0) && !(P[t[1]].w > 0) &&
+                                               !(P[t[2]].w > 0) && !(P[t[3]].w > 0);
+                            sum.inverted += inverted && !fixed;
+                            sum.fixed += inverted && fixed;
                         }
                     }
                     return sum;
                 },
                 [](Tally a, const Tally& b) {
-                    return Tally{std::min(a.smallest, b.smallest), a.inverted + b.inverted};
+                    return Tally{std::min(a.smallest, b.smallest), a.inverted + b.inverted,
+                                 a.fixed + b.fixed};
                 });
         });
         Real smallest = tally.smallest;
         airStatistics_.invertedAfter += tally.inverted;
+        airStatistics_.invertedFixed += tally.fixed;
         for (const Triangle& t : scene_.air.triangles) {
             const Vec3 a = x[t[1]] - x[t[0]], b = x[t[2]] - x[t[0]];
             const Real area = 0.5 * (a.x() * b.y() - a.y() * b.x());

@@ -40,6 +40,10 @@ struct alignas(32) SolverParticle {
 struct AirStatistics {
     std::size_t invertedBefore = 0;
     std::size_t invertedAfter = 0;
+    // Inverted after the step too, but none of their corners can move (an animated skin's
+    // vertices, pins, the container): what moves them inverted them (a skin folding through
+    // itself), and no projection can mend them. Not in invertedAfter; not checked or projected.
+    std::size_t invertedFixed = 0;
     Real minVolume = 0;
     std::size_t projections = 0;
     std::size_t checks = 0; // air tets checked (tets x iterations x substeps)

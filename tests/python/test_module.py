@@ -195,6 +195,7 @@ def test_fields_and_air_statistics():
     assert 0.9 < f["tet_volume_ratio"].min() <= f["tet_volume_ratio"].max() < 1.1
     assert f["inverted_tets"] == 0
     assert s.air["tets"] > 2000 and s.air["inverted_after"] == 0
+    assert s.air["inverted_fixed"] == 0  # no skin here: every air tet has a corner that moves
     assert s.air["optimisation_passes"] == 20
     # The last step's air: its whole share holds its projections; its pass left some of its
     # candidates for later (air-boxes at rest: unchanged since a pass could not improve them).

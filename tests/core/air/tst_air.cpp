@@ -188,6 +188,39 @@ private slots:
         QVERIFY(std::abs(p.x() - 0.2) < 1e-12 && std::abs(p.y() - 0.2) < 1e-12);
     }
 
+    void anInvertedAirTetNoCornerOfWhichCanMoveIsCountedApart() {
+        // The same tet with all four corners immovable (as on an animated skin that folds
+        // through itself): no projection can mend it, so it is neither checked nor projected,
+        // and the step counts it as inverted by what moves it (invertedFixed), not as air the
+        // solver left inverted (invertedAfter). dancer-small's rounds chased five such tets to
+        // their limit every substep.
+        Scene scene;
+        for (const Vec3& p : {Vec3(0, 0, 0), Vec3(1, 0, 0), Vec3(0, 1, 0), Vec3(0.2, 0.2, -0.3)}) {
+            scene.particles.add(p, 0.0);
+        }
+        scene.air.tets = {{0, 1, 2, 3}};
+        scene.air.particleCount = 4;
+        scene.solver.gravity = Vec3::Zero();
+        scene.solver.iterations = 3;
+        const std::vector<Vec3> before = scene.particles.positions;
+        Solver solver(scene);
+        solver.step();
+        const AirStatistics& a = solver.airStatistics();
+        QCOMPARE(a.invertedBefore, std::size_t(0));
+        QCOMPARE(a.projections, std::size_t(0));
+        QCOMPARE(a.invertedAfter, std::size_t(0));
+        QCOMPARE(a.invertedFixed, std::size_t(1));
+        QVERIFY(a.minVolume < 0);
+        QVERIFY(scene.particles.positions == before);
+        // One free corner, and it is the solver's again: projected, and none left inverted.
+        scene.particles.inverseMasses[3] = 1.0;
+        Solver movable(scene);
+        movable.step();
+        QCOMPARE(movable.airStatistics().invertedBefore, std::size_t(1));
+        QCOMPARE(movable.airStatistics().invertedAfter, std::size_t(0));
+        QCOMPARE(movable.airStatistics().invertedFixed, std::size_t(0));
+    }
+
     void aLightCornerWedgedOnTheFloorLiftsTheBodyAboveIt() {
         // Two solids at the floor, as air-xl's boxes come to rest: a light corner (inverse mass
         // 12; its body's other particles, of 1.2, are elsewhere) 0.1 mm above the container's
