@@ -193,6 +193,11 @@ void SceneView::showSnapshot() {
         if (snapshot->air.contacts > 0) {
             status += tr(", %1 contacts").arg(snapshot->air.contacts);
         }
+        if (snapshot->air.invertedFixed > 0) {
+            // Air between parts of an animated skin that folded through itself: no corner of
+            // it can move, so the solver cannot mend it (not in "after").
+            status += tr(", %1 inverted by the skin's animation").arg(snapshot->air.invertedFixed);
+        }
         if (scene.solver.airOptimizationInterval <= 0) {
             status += tr("\nair optimisation off");
         } else if (snapshot->airOptimizationPasses > 0) {
