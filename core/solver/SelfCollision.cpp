@@ -174,8 +174,12 @@ PBD_KERNEL_INLINE void buildGrid(const std::vector<Triangle>& triangles, const s
     std::size_t entries = 0;
     ws.wide.clear();
     ws.wideBoxes.clear();
+    const auto finite = [](const Bounds& b) { return b.min.allFinite() && b.max.allFinite(); };
     for (Index v : ws.vertices) {
         const Bounds b = sweptBox(x[v], p[v]);
+        if (!finite(b)) {
+            continue; // no contact can be worked out for it: neither hashed nor tested
+        }
         if (grid.fits(b, kMaxVertexCells)) {
             entries += grid.count(b);
         } else {
@@ -183,7 +187,7 @@ PBD_KERNEL_INLINE void buildGrid(const std::vector<Triangle>& triangles, const s
             ws.wideBoxes.push_back(b);
         }
     }
-    const auto hashed = [&](const Bounds& b) { return grid.fits(b, kMaxVertexCells); };
+    const auto hashed = [&](const Bounds& b) { return finite(b) && grid.fits(b, kMaxVertexCells); };
     std::size_t buckets = 1;
     while (buckets < entries) {
         buckets <<= 1;
@@ -241,6 +245,10 @@ bool querySelfContacts(const std::vector<Triangle>& triangles, const std::vector
     for (std::size_t t = firstTriangle; t < lastTriangle && t < triangles.size(); ++t) {
         const Triangle& tri = triangles[t];
         const Bounds& tb = ws.boxes[t];
+        if (!tb.min.allFinite() || !tb.max.allFinite()) {
+            continue; // a corner gone non-finite: no contact can be worked out (and a cloth
+                      // gone NaN would otherwise test every triangle against every vertex)
+        }
         const Real lo[3] = {tb.min.x(), tb.min.y(), tb.min.z()};
         const Real hi[3] = {tb.max.x(), tb.max.y(), tb.max.z()};
         const auto overlapping = [&](const Bounds& vb) {

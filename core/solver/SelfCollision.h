@@ -30,7 +30,8 @@ struct SelfCollisionWorkspace {
     std::vector<Bounds> tableBoxes;   // per table entry: its vertex's swept box (read in order)
     std::vector<Triangle> verticesOf; // the triangles `vertices` was listed from
     // Vertices whose swept box spans more than kMaxVertexCells cells (a particle flung far in
-    // one substep), kept out of the hash and tested by every triangle, with their boxes.
+    // one substep), kept out of the hash and tested by every triangle, with their boxes. A
+    // vertex (or triangle) whose box is not finite takes part in no contact.
     std::vector<Index> wide;
     std::vector<Bounds> wideBoxes;
     Real cell = 0;
