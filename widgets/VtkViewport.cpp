@@ -200,10 +200,10 @@ void VtkViewport::syncAxesCamera() {
     axesRenderer_->ResetCameraClippingRange();
 }
 
-void VtkViewport::renderVtk(int pixelWidth, int pixelHeight) {
+void VtkViewport::renderVtk(int pixelWidth, int pixelHeight, double textScale) {
     renderWindow_->SetSize(pixelWidth, pixelHeight);
     renderWindow_->SetScreenSize(pixelWidth, pixelHeight);
-    renderWindow_->SetDPI(int(std::lround(72 * devicePixelRatioF())));
+    renderWindow_->SetDPI(std::max(1, int(std::lround(72 * devicePixelRatioF() * textScale))));
     renderer_->ResetCameraClippingRange();
     syncAxesCamera();
     renderWindow_->SetReadyForRendering(true);
@@ -259,7 +259,7 @@ void VtkViewport::renderReduced(int pixelWidth, int pixelHeight) {
         renderVtk(pixelWidth, pixelHeight); // no framebuffer to spare: full size
         return;
     }
-    renderVtk(size.width(), size.height());
+    renderVtk(size.width(), size.height(), movingScale_);
     QOpenGLExtraFunctions* gl = context()->extraFunctions();
     gl->glBindFramebuffer(GL_READ_FRAMEBUFFER, reduced_->handle());
     gl->glBindFramebuffer(GL_DRAW_FRAMEBUFFER, defaultFramebufferObject());

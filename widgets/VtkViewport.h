@@ -131,7 +131,9 @@ protected:
     void keyPressEvent(QKeyEvent* event) override;
 
 private:
-    void renderVtk(int pixelWidth, int pixelHeight);
+    // `textScale`: of the view's own text size (a frame drawn at half size for a moving camera
+    // draws its labels at half size too, so that stretched they read as always).
+    void renderVtk(int pixelWidth, int pixelHeight, double textScale = 1);
     // A frame drawn at movingScale_ of (pixelWidth, pixelHeight) into reduced_, then stretched
     // into the widget's framebuffer.
     void renderReduced(int pixelWidth, int pixelHeight);
