@@ -32,9 +32,14 @@ SceneView::SceneView(SceneDocument* document, VtkViewport* viewport, FieldPanel*
     connect(&frameTimer_, &QTimer::timeout, this, &SceneView::showSnapshot);
     // A moving camera's frames of a heavy view draw the big bodies coarser; every other frame,
     // and anything picked between frames, sees them whole.
-    connect(viewport_, &VtkViewport::frameStarting, this,
-            [this](bool moving) { actors_->setCoarse(moving); });
-    connect(viewport_, &VtkViewport::frameRendered, this, [this] { actors_->setCoarse(false); });
+    connect(viewport_, &VtkViewport::frameStarting, this, [this](bool moving) {
+        actors_->setCoarse(moving);
+        actors_->setPixelScale(moving ? viewport_->movingResolution() : 1.0);
+    });
+    connect(viewport_, &VtkViewport::frameRendered, this, [this] {
+        actors_->setCoarse(false);
+        actors_->setPixelScale(1);
+    });
     connect(document_->worker(), &SimulationWorker::snapshotReady, this, &SceneView::showSnapshot,
             Qt::QueuedConnection);
     connect(document_, &SceneDocument::sceneLoaded, this, &SceneView::sceneLoaded);

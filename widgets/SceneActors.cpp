@@ -662,6 +662,19 @@ void SceneActors::setCoarse(bool coarse) {
     }
 }
 
+void SceneActors::setPixelScale(double scale) {
+    if (scale == pixelScale_) {
+        return;
+    }
+    pixelScale_ = scale;
+    for (vtkScalarBarActor* bar : {scalarBar_.Get(), constraintBar_.Get()}) {
+        if (bar != nullptr) {
+            bar->SetMaximumWidthInPixels(int(std::lround(110 * scale)));
+            bar->SetMaximumHeightInPixels(int(std::lround(320 * scale)));
+        }
+    }
+}
+
 std::size_t SceneActors::coarseTriangles(std::size_t body) const {
     return body < bodies_.size() ? bodies_[body].coarseTriangles.size() : 0;
 }

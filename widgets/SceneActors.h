@@ -162,6 +162,9 @@ public:
     // field. Off again before anything is picked (the frame after).
     static constexpr std::size_t kCoarseFrom = 60000;
     void setCoarse(bool coarse);
+    // The size of a pixel of the frame about to be drawn, in the view's pixels (0.5 for a
+    // moving camera's half-size frame): the colour bars keep their size on screen.
+    void setPixelScale(double scale);
     // The coarse mesh's triangle count for a body (0: none made, or the body is drawn whole).
     std::size_t coarseTriangles(std::size_t body) const;
 
@@ -188,6 +191,7 @@ private:
     void makeCoarse(BodyActor& b);
     void updateCoarse(BodyActor& b);
     bool coarse_ = false;
+    double pixelScale_ = 1;
     void updateClip(const Scene& scene);
     void applyRepresentation(vtkActor* actor) const;
     void addColliders(const Scene& scene);
