@@ -815,14 +815,16 @@ void SimulationWorker::loop() {
                 failure = Solver::stepFailure(e, long(steps_) + 1);
             }
         }
-        if (!failure.empty()) {
-            // As a divergence: back to the last good step, the solver built again from it.
+        // A step gone bad (non-finite, or it threw): back to the last good step, paused, with
+        // the solver built again from it at the next step (its caches may hold the bad state).
+        const auto backToLastGood = [&] {
             if (tearing) {
                 *scene_ = *lastGoodScene;
             } else {
                 scene_->particles = lastGood;
             }
             solver.reset();
+            // The next one goes on from the last good step: its cached state when kept.
             const CachedFrame* good = cache_->frame(steps_);
             carry_ = good ? good->solver : Solver::coldState(time_, steps_);
             {
@@ -831,6 +833,9 @@ void SimulationWorker::loop() {
                 running_ = false;
             }
             publish(true);
+        };
+        if (!failure.empty()) {
+            backToLastGood();
             QString message = QString::fromStdString(failure);
             message[0] = message[0].toUpper();
             emit diverged(message +
@@ -864,21 +869,7 @@ void SimulationWorker::loop() {
             bad = firstNonFinite();
         }
         if (bad < scene_->particles.size()) {
-            if (tearing) {
-                *scene_ = *lastGoodScene;
-            } else {
-                scene_->particles = lastGood;
-            }
-            solver.reset(); // its caches may hold the bad state
-            // The next one goes on from the last good step: its cached state when kept.
-            const CachedFrame* good = cache_->frame(steps_);
-            carry_ = good ? good->solver : Solver::coldState(time_, steps_);
-            {
-                std::lock_guard relock(mutex_);
-                pendingSteps_ = 0;
-                running_ = false;
-            }
-            publish(true);
+            backToLastGood();
             emit diverged((before ? tr("%2 had a non-finite position before step %1.")
                                   : tr("The simulation diverged in step %1: %2 got a non-finite "
                                        "position."))

@@ -30,6 +30,7 @@
 #include <cstdint>
 #include <cstring>
 #include <unordered_map>
+#include <unordered_set>
 
 namespace pbd {
 
@@ -162,18 +163,22 @@ CoarseMesh coarsen(const std::vector<Triangle>& triangles, std::size_t count, st
         }
         std::vector<Triangle> kept;
         std::vector<vtkIdType> source;
-        std::unordered_map<std::uint64_t, char> seen;
+        // Each coarse triangle once, whatever its corners' order.
+        const auto hash = [](const Triangle& k) {
+            return std::hash<std::uint64_t>{}((std::uint64_t(k[0]) * 0x9E3779B97F4A7C15ull) ^
+                                              (std::uint64_t(k[1]) << 21) ^ k[2]);
+        };
+        std::unordered_set<Triangle, decltype(hash)> seen(mesh.triangles.size(), hash);
         for (std::size_t t = 0; t < mesh.triangles.size(); ++t) {
             const Triangle c = {cluster[mesh.triangles[t][0]], cluster[mesh.triangles[t][1]],
                                 cluster[mesh.triangles[t][2]]};
             if (c[0] == c[1] || c[1] == c[2] || c[0] == c[2]) {
                 continue;
             }
-            std::array<std::uint64_t, 3> key = {c[0], c[1], c[2]};
+            Triangle key = c;
             std::sort(key.begin(), key.end());
-            if (!seen.emplace((key[0] * 0x9E3779B97F4A7C15ull) ^ (key[1] << 21) ^ key[2], 1)
-                     .second) {
-                continue; // (a hash of the three: a rare collision drops a triangle of a preview)
+            if (!seen.insert(key).second) {
+                continue;
             }
             kept.push_back(c);
             source.push_back(mesh.source[t]);
@@ -693,7 +698,12 @@ void SceneActors::makeCoarse(BodyActor& b) {
 }
 
 void SceneActors::updateCoarse(BodyActor& b) {
-    // Its points from the full surface's, when those moved since.
+    // Its points, and the field the full mapper shows on the triangles the coarse ones stand
+    // for, from the full surface's when that changed since (its time covers its cell data): a
+    // moving camera's frames between two snapshots upload nothing.
+    auto* fullMapper = vtkPolyDataMapper::SafeDownCast(b.fullMapper);
+    vtkDataArray* field = b.surface->GetCellData()->GetScalars();
+    const bool shown = fullMapper != nullptr && fullMapper->GetScalarVisibility() && field;
     if (b.coarseFrom != b.surface->GetMTime()) {
         const auto* full = static_cast<const Vec3*>(b.surface->GetPoints()->GetVoidPointer(0));
         std::vector<Vec3> points(b.coarseSeeds.size());
@@ -701,28 +711,26 @@ void SceneActors::updateCoarse(BodyActor& b) {
             points[i] = full[b.coarseSeeds[i]];
         }
         writePoints(b.coarseSurface, points, b.coarseTriangles);
+        if (field != nullptr) {
+            vtkNew<vtkDoubleArray> values;
+            values->SetName("field");
+            values->SetNumberOfTuples(vtkIdType(b.coarseSource.size()));
+            for (std::size_t t = 0; t < b.coarseSource.size(); ++t) {
+                values->SetValue(vtkIdType(t), field->GetTuple1(b.coarseSource[t]));
+            }
+            b.coarseSurface->GetCellData()->SetScalars(values);
+        } else {
+            b.coarseSurface->GetCellData()->SetScalars(nullptr);
+        }
         b.coarseFrom = b.surface->GetMTime();
     }
-    // The field the full mapper shows, on the triangles the coarse ones stand for.
-    auto* fullMapper = vtkPolyDataMapper::SafeDownCast(b.fullMapper);
-    vtkDataArray* field = b.surface->GetCellData()->GetScalars();
-    if (fullMapper != nullptr && fullMapper->GetScalarVisibility() && field != nullptr) {
-        vtkNew<vtkDoubleArray> values;
-        values->SetName("field");
-        values->SetNumberOfTuples(vtkIdType(b.coarseSource.size()));
-        for (std::size_t t = 0; t < b.coarseSource.size(); ++t) {
-            values->SetValue(vtkIdType(t), field->GetTuple1(b.coarseSource[t]));
-        }
-        b.coarseSurface->GetCellData()->SetScalars(values);
+    if (shown) {
         b.coarseMapper->SetLookupTable(fullMapper->GetLookupTable());
         b.coarseMapper->SetScalarRange(fullMapper->GetScalarRange());
         b.coarseMapper->SetScalarModeToUseCellData();
         b.coarseMapper->SetColorModeToMapScalars();
-        b.coarseMapper->ScalarVisibilityOn();
-    } else {
-        b.coarseSurface->GetCellData()->SetScalars(nullptr);
-        b.coarseMapper->ScalarVisibilityOff();
     }
+    b.coarseMapper->SetScalarVisibility(shown);
 }
 
 long SceneActors::bodyOf(const vtkActor* actor) const {
