@@ -27,15 +27,19 @@ std::vector<AirContactPair> airContactPairs(const Scene& scene,
         adjacency = &built;
     }
     const std::vector<std::int32_t>& neighbours = *adjacency;
-    std::vector<Triangle> cloth;
+    // Every body's triangles (a cloth's, a soft body's boundary, a skin riding on a character),
+    // and which of them are cloth: a cloth triangle is a face with air on both sides.
+    std::vector<Triangle> cloth, surfaces;
     for (const Body& body : scene.bodies) {
-        if (body.kind == BodyKind::Cloth) {
-            for (const Triangle& t : body.triangles) {
-                cloth.push_back(faceKey(t[0], t[1], t[2]));
+        for (const Triangle& t : body.triangles) {
+            surfaces.push_back(faceKey(t[0], t[1], t[2]));
+            if (body.kind == BodyKind::Cloth) {
+                cloth.push_back(surfaces.back());
             }
         }
     }
     std::sort(cloth.begin(), cloth.end());
+    std::sort(surfaces.begin(), surfaces.end());
     const Index airBegin = scene.air.firstParticle;
     const Index airEnd = airBegin + scene.air.particleCount;
     const auto solid = [&](Index v) {
@@ -49,6 +53,7 @@ std::vector<AirContactPair> airContactPairs(const Scene& scene,
         std::fill_n(owner.begin() + body.firstParticle, body.particleCount, int(b));
     }
     const auto bodyOf = [&](Index v) { return owner[v]; };
+    const auto containerPoint = [&](Index v) { return owner[v] < 0 && solid(v); };
     // In shares of the tets on the caller's threads, joined in tet order.
     constexpr std::size_t kShare = 16384;
     std::vector<std::vector<AirContactPair>> shares((tets.size() + kShare - 1) / kShare);
@@ -70,9 +75,17 @@ std::vector<AirContactPair> airContactPairs(const Scene& scene,
                                   body == bodyOf(face[2]))) {
                     continue;
                 }
+                // A face of the air's boundary is a surface when a body or the container has
+                // it. The air kept within an outline (the dancer's, inside its skirt) ends in
+                // faces of no surface: planes through the air, a pair with which pushed a hem
+                // particle through a face of three skin points the skinning had turned (the
+                // full dancer, 1.6 to 380 m/s in one step at 3.85 s).
+                const Triangle key = faceKey(face[0], face[1], face[2]);
                 const bool boundary = neighbours[4 * t + std::size_t(i)] == kNone;
-                if (boundary || std::binary_search(cloth.begin(), cloth.end(),
-                                                   faceKey(face[0], face[1], face[2]))) {
+                const bool surface =
+                    boundary && (std::all_of(face.begin(), face.end(), containerPoint) ||
+                                 std::binary_search(surfaces.begin(), surfaces.end(), key));
+                if (surface || std::binary_search(cloth.begin(), cloth.end(), key)) {
                     found.push_back({p, face});
                 }
             }

@@ -1,6 +1,8 @@
 // meshing: surface checks and repair (CGAL), tetrahedralization and air tessellation (TetGen in
 // a child process, with crash, hang and cancel turned into errors), material frames.
 
+#include "core/air/AirConnectivity.h"
+#include "core/air/AirOptimizer.h"
 #include "core/scene/Topology.h"
 #include "meshing/SurfaceCheck.h"
 #include "meshing/SurfaceRepair.h"
@@ -409,6 +411,41 @@ private slots:
                 // No container vertex: the only air particles are free points.
                 QVERIFY(v < scene.air.firstParticle || scene.particles.inverseMasses[v] > 0);
             }
+        }
+        // The contact-distance pass pairs a particle only with a surface across the air: a
+        // body's triangle or the container's face. The air cut at y = 1.5 ends in faces of no
+        // surface, which are no contact.
+        for (const Scene* s : {&all, &scene}) {
+            std::set<Triangle> surfaces;
+            for (const Body& b : s->bodies) {
+                for (const Triangle& t : b.triangles) {
+                    surfaces.insert(air::faceKey(t[0], t[1], t[2]));
+                }
+            }
+            const auto container = [&](Index v) {
+                return v >= s->air.firstParticle && !(s->particles.inverseMasses[v] > 0);
+            };
+            const std::vector<std::int32_t> adjacency = air::buildAdjacency(s->air.tets);
+            std::size_t cutFaces = 0;
+            for (std::size_t t = 0; t < s->air.tets.size(); ++t) {
+                for (int i = 0; i < 4; ++i) {
+                    const Triangle key = air::faceOpposite(s->air.tets[t], i);
+                    cutFaces += adjacency[4 * t + std::size_t(i)] == air::kNone &&
+                                !surfaces.count(key) &&
+                                !std::all_of(key.begin(), key.end(), container);
+                }
+            }
+            QCOMPARE(cutFaces > 0, s == &scene); // the whole air ends at surfaces only
+            const std::vector<AirContactPair> pairs = airContactPairs(*s);
+            QVERIFY(!pairs.empty());
+            std::size_t onContainer = 0;
+            for (const AirContactPair& pair : pairs) {
+                const Triangle key = air::faceKey(pair.face[0], pair.face[1], pair.face[2]);
+                const bool walls = std::all_of(key.begin(), key.end(), container);
+                onContainer += walls;
+                QVERIFY(walls || surfaces.count(key));
+            }
+            QCOMPARE(onContainer > 0, s == &all);
         }
     }
 
