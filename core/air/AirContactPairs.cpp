@@ -76,10 +76,10 @@ std::vector<AirContactPair> airContactPairs(const Scene& scene,
                     continue;
                 }
                 // A face of the air's boundary is a surface when a body or the container has
-                // it. The air kept within an outline (the dancer's, inside its skirt) ends in
-                // faces of no surface: planes through the air, a pair with which pushed a hem
-                // particle through a face of three skin points the skinning had turned (the
-                // full dancer, 1.6 to 380 m/s in one step at 3.85 s).
+                // it. The air kept within an outline (the dancer's, inside its skirt and around
+                // the inside of the legs) ends in faces of no surface too: planes through the
+                // air, and held off them, the full dancer's hem went from 1.6 to 380 m/s in one
+                // step at 3.85 s (and stayed calm with the pass off).
                 const Triangle key = faceKey(face[0], face[1], face[2]);
                 const bool boundary = neighbours[4 * t + std::size_t(i)] == kNone;
                 const bool surface =
