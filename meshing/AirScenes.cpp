@@ -404,11 +404,8 @@ const std::vector<SceneInfo>& allScenes() {
         std::vector<SceneInfo> v = sceneCatalogue();
         const auto& air = airSceneCatalogue();
         v.insert(v.end(), air.begin(), air.end());
-        for (const SceneInfo& info : characterSceneCatalogue()) {
-            if (info.name == "dancer-small") { // the full size runs away yet (DancerScene.h)
-                v.push_back(info);
-            }
-        }
+        const auto& characters = characterSceneCatalogue();
+        v.insert(v.end(), characters.begin(), characters.end());
         return v;
     }();
     return all;
@@ -420,8 +417,10 @@ Result<Scene> makeAnyScene(std::string_view name) {
             return makeAirScene(name);
         }
     }
-    if (name == "dancer-small") {
-        return makeCharacterScene(name);
+    for (const SceneInfo& info : characterSceneCatalogue()) {
+        if (info.name == name) {
+            return makeCharacterScene(name);
+        }
     }
     Result<Scene> core = makeScene(name);
     if (core || name.find_first_of("./") != std::string_view::npos) {

@@ -32,6 +32,7 @@ DancerSpec dancerSpec(std::string_view name) {
     // the skin and the dance is calm (2.9 s fits too, but the loop's end is a fast move).
     spec.edits = "start=0.3";
     spec.iterations = 20;
+    spec.airIterations = 40;
     spec.selfCollision = false;
     // The dance once, then the last pose held: looping, the air inverted by the thousand at the
     // loop's second seam (step 380) and the skirt ran away; held, it comes to rest
@@ -41,6 +42,7 @@ DancerSpec dancerSpec(std::string_view name) {
         spec.edits = "start=0.3"; // it loops (five loops in long-runs, none running away)
         spec.selfCollision = true;
         spec.iterations = 10;
+        spec.airIterations = -1;
         spec.skirt.layers = 2;
         spec.skirt.segments = 48;
         spec.skirt.rows = 16;
@@ -245,6 +247,7 @@ Result<Scene> makeDancer(const DancerSpec& spec, const std::string& name) {
     s.timeStep = 1.0 / 60;
     s.substeps = 2;
     s.iterations = spec.iterations;
+    s.airIterations = spec.airIterations;
     s.selfCollision = spec.selfCollision;
     // Below half a triangle's height (the paper's skirt has 7 mm edges): a thicker cloth finds
     // contacts between neighbouring triangles of one flat sheet and pushes the sheet apart.

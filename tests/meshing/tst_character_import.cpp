@@ -6,6 +6,7 @@
 #include "core/scene/Topology.h"
 #include "core/solver/MovingMeshCollider.h"
 #include "core/solver/Solver.h"
+#include "meshing/AirScenes.h"
 #include "meshing/CharacterImport.h"
 #include "meshing/DancerScene.h"
 #include "meshing/ProjectFile.h"
@@ -351,14 +352,18 @@ private slots:
         QVERIFY(!addSkirt(scene, 0, high).ok());
     }
 
-    // The paper's size (Air Meshes, Fig. 1 and Table 1; not offered yet, DancerScene.h): its
+    // The paper's size (Air Meshes, Fig. 1 and Table 1), a generated scene like any other: its
     // skirt of three layers and 47,616 triangles kept apart by the air alone (no cloth
-    // self-collision, as in the paper), 20 iterations, the optimisation every step, the dance
-    // played once. Its first 20 steps (0.33 s, before the leap) are calm: no air inverted in the
-    // first six, a few tets at most after that (a fold of the inner layers from step 7), and a
-    // few pairs of triangles crossing at most (0 or 2 at step 20 in the builds of session 48).
+    // self-collision, as in the paper), 20 iterations and 40 of the air, the optimisation every
+    // step, the dance played once. Its first 20 steps (0.33 s, before the leap) are calm: no air
+    // inverted in the first four, a few dozen tets at most after that (a fold of the inner
+    // layers: 48 at step 8 in session 48) and a few at step 20, nothing faster than 3 m/s, and a
+    // few pairs of triangles crossing at most.
     void thePapersDancerRunsOnItsAir() {
-        Result<Scene> made = makeCharacterScene("dancer");
+        const auto& listed = allScenes();
+        QVERIFY(std::any_of(listed.begin(), listed.end(),
+                            [](const SceneInfo& info) { return info.name == "dancer"; }));
+        Result<Scene> made = makeAnyScene("dancer");
         QVERIFY2(made.ok(), made ? "" : made.error().c_str());
         Scene& scene = *made;
         std::size_t clothTriangles = 0, layers = 0;
@@ -374,6 +379,7 @@ private slots:
                  qPrintable(QString::number(scene.air.tets.size())));
         QVERIFY(!scene.solver.selfCollision);
         QCOMPARE(scene.solver.iterations, 20);
+        QCOMPARE(scene.solver.airIterations, 40);
         QCOMPARE(scene.solver.airOptimizationInterval, 1);
         QCOMPARE(scene.characters.size(), std::size_t(1));
         QVERIFY(scene.characters[0].wrap == ClipWrap::Clamp); // the dance once
@@ -388,12 +394,14 @@ private slots:
                 fastest = std::max(fastest, v.norm());
             }
             const std::size_t inverted = solver.airStatistics().invertedAfter;
-            QVERIFY2(i > 6 || inverted == 0,
+            QVERIFY2(i > 4 || inverted == 0,
                      qPrintable(QString("step %1: %2 air tets inverted").arg(i).arg(inverted)));
             mostInverted = std::max(mostInverted, inverted);
         }
-        QVERIFY2(mostInverted <= 20, qPrintable(QString::number(mostInverted)));
-        QVERIFY2(fastest < 2, qPrintable(QString::number(fastest)));
+        QVERIFY2(mostInverted <= 100, qPrintable(QString::number(mostInverted)));
+        QVERIFY2(solver.airStatistics().invertedAfter <= 10,
+                 qPrintable(QString::number(solver.airStatistics().invertedAfter)));
+        QVERIFY2(fastest < 3, qPrintable(QString::number(fastest))); // the skin: 3.2 m/s at most
         const std::size_t crossing = findIntersections(scene, true).size();
         QVERIFY2(crossing <= 10,
                  qPrintable(QString("%1 pairs cross after 20 steps").arg(crossing)));
