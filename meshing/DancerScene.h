@@ -30,8 +30,8 @@ struct DancerSpec {
     // Cloth self-collision (PBD §4.3) besides the air. The full size runs on the air alone, as
     // the paper's dancer does: with self-collision too it ran away in the leap in every setting
     // tried (the hem folded under the knee, where the self-contacts and the bending drive each
-    // other apart within one step's iterations); on the air alone it dances the clip through on
-    // two threads (docs/characters.md).
+    // other apart within one step's iterations); on the air alone, with `airIterations` 40, it
+    // dances the clip through on one thread and on two (docs/characters.md).
     bool selfCollision = true;
     // The air (Air Meshes §4) between the layers and the legs: the skin of `airMeshes` from
     // `airBelowHem` under the hem up to `airBelowWaist` under the waistband (negative: above
