@@ -226,8 +226,8 @@ private slots:
     // The contact-distance pass (§4.3) keeps a particle off a surface across the air: a body's
     // triangle or the container's face. An air mesh kept within an outline (the dancer's, whose
     // tets inside the legs are left out) also ends in faces that are no surface, here three
-    // points of a skin spanning its inside; held off such a plane, a hem particle was pushed
-    // through where the skinning turned it (the full dancer, 1.6 to 380 m/s in one step).
+    // points of a skin spanning its inside; held off such planes, the full dancer's hem went
+    // from 1.6 to 380 m/s in one step.
     void theAirKeepsParticlesOffSurfacesOnly() {
         Scene scene;
         Body cloth;
