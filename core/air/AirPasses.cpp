@@ -5,6 +5,7 @@
 #include "core/solver/Solver.h"
 
 #include <algorithm>
+#include <bit>
 #include <chrono>
 #include <cmath>
 #include <limits>
@@ -120,6 +121,15 @@ void Solver::checkAir(int part, int parts) {
     }
 }
 
+void Solver::endAirRound() {
+    const auto now = std::chrono::steady_clock::now();
+    airStatistics_.projectionMilliseconds +=
+        std::chrono::duration<double, std::milli>(now - airProjectionStart_).count();
+    airStatistics_.milliseconds +=
+        std::chrono::duration<double, std::milli>(now - airRoundStart_).count();
+    airRoundStart_ = now;
+}
+
 double Solver::measureAirCheck(int sweeps) {
     if (scene_.air.empty() || sweeps < 1) {
         return 0;
@@ -157,10 +167,20 @@ constexpr Real kAirSlackMax = 1e-4;
 constexpr int kAirSolidRounds = 32;
 } // namespace
 
-bool Solver::projectAir(bool last, bool friction) {
+bool Solver::projectAir(bool last, bool friction, bool splitAirPairs) {
     projectAirPasses(kAirSlack);
-    const SolverSettings& s = scene_.solver;
-    if (!airPairs_.empty() && s.airContactDistance > 0) {
+    if (splitAirPairs) {
+        return false; // the pairs are found in a phase of their own; projectAirContacts ends
+    }
+    if (!airPairs_.empty() && scene_.solver.airContactDistance > 0) {
+        airPairsNear_.resize(1);
+        findAirPairsNear(0, 1);
+    }
+    return projectAirContacts(last, friction);
+}
+
+bool Solver::projectAirContacts(bool last, bool friction) {
+    if (!airPairs_.empty() && scene_.solver.airContactDistance > 0) {
         keepAirDistance();
     }
     if (!airWallContacts_.empty()) {
@@ -462,15 +482,68 @@ void move(SolverParticle& q, const Vec3& d) {
 }
 } // namespace
 
+namespace {
+// A pair of the second pass that acts: C < 0, with the face's unit normal toward the particle's
+// side and the particle's barycentric coordinates over the face.
+struct AirPairState {
+    Real C;
+    Vec3 un, b;
+};
+bool airPairActs(const SolverParticle* P, const AirContactPair& pair, Real epsilon,
+                 AirPairState& out) {
+    const Vec3 p = at(P[pair.particle]), f0 = at(P[pair.face[0]]), f1 = at(P[pair.face[1]]),
+               f2 = at(P[pair.face[2]]);
+    const Vec3 n = (f1 - f0).cross(f2 - f0);
+    const Real length = n.norm();
+    if (!(length > 0)) {
+        return false;
+    }
+    out.un = -n / length; // toward the particle's side: (p, face) is positive
+    out.C = (p - f0).dot(out.un) - epsilon;
+    if (out.C >= 0) {
+        return false;
+    }
+    out.b = planeBarycentric(p, f0, f1, f2, n);
+    return out.b.minCoeff() >= -0.05; // else beside the face, not over it: other pairs hold it
+}
+} // namespace
+
 // The second pass (Air Meshes §4.3): C = (p - f0) . n_hat - epsilon >= 0 for each vertex-face
 // pair across the air whose vertex lies over its face (PBD eq. 12-13 with the face's point held
-// by its barycentric coordinates, as in cloth self-collision). Counts the separation added per
-// pair for friction.
-void Solver::keepAirDistance() {
+// by its barycentric coordinates, as in cloth self-collision).
+//
+// Which pairs act is found first, on every thread, on the positions the air's projections
+// left (the full dancer holds 70,000 pairs, of which hundreds act: checked one by one between
+// projections, the pass was 66 of its 400 ms a step on two threads).
+void Solver::findAirPairsNear(int part, int parts) {
+    std::vector<std::uint32_t>& near = airPairsNear_[std::size_t(part)];
+    near.clear();
     const Real epsilon = scene_.solver.airContactDistance;
-    SolverParticle* P = predicted_.data();
-    for (std::size_t k = 0; k < airPairs_.size(); ++k) {
+    const SolverParticle* P = predicted_.data();
+    const std::size_t n = airPairs_.size();
+    const std::size_t begin = n * std::size_t(part) / std::size_t(parts);
+    const std::size_t end = n * std::size_t(part + 1) / std::size_t(parts);
+    AirPairState state;
+    const Real epsilon2 = epsilon * epsilon;
+    for (std::size_t k = begin; k < end; ++k) {
         const AirContactPair& pair = airPairs_[k];
+        // Most pairs are far apart: C >= 0, that is (p - f0) . n <= -epsilon |n| with n the
+        // face's unnormalised normal, is told without a root or a division first.
+        const Vec3 p = at(P[pair.particle]), f0 = at(P[pair.face[0]]), f1 = at(P[pair.face[1]]),
+                   f2 = at(P[pair.face[2]]);
+        const Vec3 n = (f1 - f0).cross(f2 - f0);
+        const Real n2 = n.squaredNorm();
+        const Real d = (p - f0).dot(n);
+        if (d < 0 && d * d > 1.0001 * epsilon2 * n2) {
+            continue; // well clear of the face's plane: airPairActs would say no
+        }
+        // Or well beside the face: planeBarycentric's numerators, against its margin.
+        const Real b1 = (f0 - p).cross(f2 - p).dot(n);
+        const Real b2 = (f1 - p).cross(f0 - p).dot(n);
+        const Real beside = -(0.05 + 1e-6) * n2 - 1e-9 * (std::abs(b1) + std::abs(b2));
+        if (b1 < beside || b2 < beside || n2 - b1 - b2 < beside) {
+            continue;
+        }
         // A container point facing a body's face: with walls, they hold the body away from the
         // container instead. In air-xl such a pair (a floor point at the edge of a box's bottom
         // face) found the face 0.5 mm from it in every iteration of a substep and pushed it
@@ -481,33 +554,93 @@ void Solver::keepAirDistance() {
         if (airWalls_ && particleOwner_[pair.particle] == kContainer) {
             continue;
         }
-        SolverParticle& q = P[pair.particle];
-        SolverParticle* f[3] = {&P[pair.face[0]], &P[pair.face[1]], &P[pair.face[2]]};
-        const Vec3 p = at(q), f0 = at(*f[0]), f1 = at(*f[1]), f2 = at(*f[2]);
-        const Vec3 n = (f1 - f0).cross(f2 - f0);
-        const Real length = n.norm();
-        if (!(length > 0)) {
-            continue;
+        if (airPairActs(P, pair, epsilon, state)) {
+            near.push_back(std::uint32_t(k));
         }
-        const Vec3 un = -n / length; // toward the particle's side: (p, face) is positive
-        const Real C = (p - f0).dot(un) - epsilon;
-        if (C >= 0) {
-            continue;
+    }
+}
+
+void Solver::refreshAirPairIncidence() {
+    const std::size_t n = scene_.particles.size();
+    airPairIncidenceStart_.assign(n + 1, 0);
+    for (const AirContactPair& pair : airPairs_) {
+        ++airPairIncidenceStart_[pair.particle + 1];
+        for (Index v : pair.face) {
+            ++airPairIncidenceStart_[v + 1];
         }
-        const Vec3 b = planeBarycentric(p, f0, f1, f2, n);
-        if (b.minCoeff() < -0.05) {
-            continue; // beside the face, not over it: other pairs hold it
+    }
+    for (std::size_t v = 0; v < n; ++v) {
+        airPairIncidenceStart_[v + 1] += airPairIncidenceStart_[v];
+    }
+    airPairIncidence_.resize(airPairIncidenceStart_[n]);
+    std::vector<std::uint32_t> fill(airPairIncidenceStart_.begin(),
+                                    airPairIncidenceStart_.end() - 1);
+    for (std::size_t k = 0; k < airPairs_.size(); ++k) {
+        const AirContactPair& pair = airPairs_[k];
+        airPairIncidence_[fill[pair.particle]++] = std::uint32_t(k);
+        for (Index v : pair.face) {
+            airPairIncidence_[fill[v]++] = std::uint32_t(k);
         }
-        const Real W = q.w + b[0] * b[0] * f[0]->w + b[1] * b[1] * f[1]->w + b[2] * b[2] * f[2]->w;
-        if (!(W > 0)) {
-            continue;
+    }
+    airPairIncidenceFor_ = airPairs_.size();
+}
+
+// The pairs found, in pair order, and with them every later pair of a particle that a projection
+// moved: a pair whose points nothing moved since they were found acts as it did then, so this
+// is the pass checking every pair in turn, to the bit. Counts the separation added per pair
+// for friction.
+void Solver::keepAirDistance() {
+    const Real epsilon = scene_.solver.airContactDistance;
+    SolverParticle* P = predicted_.data();
+    AirPairState state;
+    if (airPairIncidenceFor_ != airPairs_.size()) {
+        refreshAirPairIncidence();
+    }
+    // The pairs to check, as bits in pair order: those found, and those a projection set.
+    std::vector<std::uint64_t>& pending = airPairPending_;
+    pending.assign((airPairs_.size() + 63) / 64, 0);
+    for (const std::vector<std::uint32_t>& near : airPairsNear_) {
+        for (const std::uint32_t k : near) {
+            pending[k / 64] |= std::uint64_t(1) << (k % 64);
         }
-        const Real dl = -C / W;
-        move(q, (q.w * dl) * un);
-        for (int i = 0; i < 3; ++i) {
-            move(*f[i], (-f[i]->w * b[i] * dl) * un);
+    }
+    const auto recheckAfter = [&](std::uint32_t k, Index v) {
+        for (std::uint32_t i = airPairIncidenceStart_[v]; i < airPairIncidenceStart_[v + 1]; ++i) {
+            const std::uint32_t j = airPairIncidence_[i];
+            if (j > k) {
+                pending[j / 64] |= std::uint64_t(1) << (j % 64);
+            }
         }
-        airPairGap_[k] -= C;
+    };
+    for (std::size_t word = 0; word < pending.size(); ++word) {
+        while (pending[word] != 0) {
+            const int bit = std::countr_zero(pending[word]);
+            pending[word] &= pending[word] - 1;
+            const std::uint32_t k = std::uint32_t(word * 64 + std::size_t(bit));
+            const AirContactPair& pair = airPairs_[k];
+            if ((airWalls_ && particleOwner_[pair.particle] == kContainer) ||
+                !airPairActs(P, pair, epsilon, state)) {
+                continue;
+            }
+            SolverParticle& q = P[pair.particle];
+            SolverParticle* f[3] = {&P[pair.face[0]], &P[pair.face[1]], &P[pair.face[2]]};
+            const Vec3& b = state.b;
+            const Real W =
+                q.w + b[0] * b[0] * f[0]->w + b[1] * b[1] * f[1]->w + b[2] * b[2] * f[2]->w;
+            if (!(W > 0)) {
+                continue;
+            }
+            const Real dl = -state.C / W;
+            move(q, (q.w * dl) * state.un);
+            for (int i = 0; i < 3; ++i) {
+                move(*f[i], (-f[i]->w * b[i] * dl) * state.un);
+            }
+            airPairGap_[k] -= state.C;
+            recheckAfter(k, pair.particle);
+            for (Index v : pair.face) {
+                recheckAfter(k, v);
+            }
+        }
     }
 }
 

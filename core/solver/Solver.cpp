@@ -165,6 +165,7 @@ void Solver::step() {
                                                                   : nullptr);
                 airPairGap_.assign(airPairs_.size(), 0);
                 airPairsVersion_ = airTopologyVersion_;
+                refreshAirPairIncidence();
             }
             refreshAirIncidence();
         });
@@ -478,6 +479,8 @@ void Solver::runSubstepPhases(Real h) {
         Serial,
         AirCheck,
         AirProject,
+        AirPairs,
+        AirContacts,
         AirRecheck,
         AirFinish,
         Velocity
@@ -509,6 +512,13 @@ void Solver::runSubstepPhases(Real h) {
     // with the air; an air phase's `iteration` counts the air's own rounds.
     const int airIterations = !air ? 0 : s.airIterations < 0 ? iterations : s.airIterations;
     int airRound = 0;
+    // The second pass's pairs are found on every thread between the projections and the rest
+    // (projectAirContacts); with one thread, or none to find, in the projections' phase.
+    const bool splitAirPairs =
+        airIterations > 0 && T > 1 && !airPairs_.empty() && s.airContactDistance > 0;
+    if (splitAirPairs) {
+        airPairsNear_.resize(std::size_t(T)); // each part writes its own
+    }
     for (int it = 0; it < iterations; ++it) {
         phases.push_back({Kind::Sweep, T, it});
         phases.push_back({Kind::Serial, 1, it});
@@ -517,6 +527,10 @@ void Solver::runSubstepPhases(Real h) {
         for (int r = 0; r < rounds; ++r, ++airRound) {
             phases.push_back({Kind::AirCheck, T, airRound});
             phases.push_back({Kind::AirProject, 1, airRound});
+            if (splitAirPairs) {
+                phases.push_back({Kind::AirPairs, T, airRound});
+                phases.push_back({Kind::AirContacts, 1, airRound});
+            }
         }
     }
     if (airIterations > 0) {
@@ -615,17 +629,20 @@ void Solver::runSubstepPhases(Real h) {
                 }
             }
             airStatistics_.checks += scene_.air.size();
-            {
-                const auto began = std::chrono::steady_clock::now();
-                airFinishing_ = projectAir(phase.iteration == airIterations - 1,
-                                           phase.iteration >= airIterations - 2);
-                const auto now = std::chrono::steady_clock::now();
-                airStatistics_.projectionMilliseconds +=
-                    std::chrono::duration<double, std::milli>(now - began).count();
-                airStatistics_.milliseconds +=
-                    std::chrono::duration<double, std::milli>(now - airRoundStart_).count();
-                airRoundStart_ = now;
+            airProjectionStart_ = std::chrono::steady_clock::now();
+            airFinishing_ = projectAir(phase.iteration == airIterations - 1,
+                                       phase.iteration >= airIterations - 2, splitAirPairs);
+            if (!splitAirPairs) {
+                endAirRound();
             }
+            break;
+        case Kind::AirPairs:
+            findAirPairsNear(part, T);
+            break;
+        case Kind::AirContacts:
+            airFinishing_ = projectAirContacts(phase.iteration == airIterations - 1,
+                                               phase.iteration >= airIterations - 2);
+            endAirRound();
             break;
         case Kind::AirRecheck:
             if (airFinishing_) {

@@ -199,7 +199,17 @@ private:
     std::vector<AirContactPair> airPairs_;
     std::vector<Real> airPairGap_; // per pair: normal separation added in the substep
     std::uint64_t airPairsVersion_ = ~std::uint64_t(0);
+    // The second pass in two halves: the pairs that act on the positions the projections
+    // left, found on all threads (findAirPairsNear, into airPairsNear_ per part, in pair
+    // order), then projected in pair order on one (keepAirDistance), with every later pair
+    // of a particle a projection moved checked again in its turn: the pass one by one.
+    void findAirPairsNear(int part, int parts);
     void keepAirDistance();
+    void refreshAirPairIncidence(); // particle -> its pairs, after airPairs_ changed
+    std::vector<std::vector<std::uint32_t>> airPairsNear_;
+    std::vector<std::uint32_t> airPairIncidenceStart_, airPairIncidence_;
+    std::size_t airPairIncidenceFor_ = ~std::size_t(0); // the pair count it was built for
+    std::vector<std::uint64_t> airPairPending_;
     std::size_t applyAirFriction(); // returns the contacts that acted
     // The container's walls, when it is a box (every immovable air point on the faces of
     // their bounding box): body particles are kept airContactDistance inside them, with
@@ -237,13 +247,17 @@ private:
     std::vector<std::vector<std::uint32_t>> airInverted_; // per part: tets found inverted
     // The phases' clock for the air's share, and whether the last projection left the air for
     // the final check and rounds (runSubstepPhases).
-    std::chrono::steady_clock::time_point airRoundStart_;
+    std::chrono::steady_clock::time_point airRoundStart_, airProjectionStart_;
+    void endAirRound(); // the round's times into airStatistics_
     bool airFinishing_ = false;
     void checkAir(int part, int parts);
     // `friction`: the contacts' friction acts, on the separation added since it last did.
     // After the last iteration it returns whether the air needs the final check and rounds
     // (finishAir), which the check's parts (checkAir) run between.
-    bool projectAir(bool lastIteration, bool friction);
+    // The projections of the inverted tets (projectAirPasses) and, when the second pass has
+    // no phase of its own (splitAirPairs), the rest: projectAirContacts.
+    bool projectAir(bool lastIteration, bool friction, bool splitAirPairs);
+    bool projectAirContacts(bool lastIteration, bool friction);
     void finishAir();
     void projectAirPasses(Real slack); // C after a projection, relative to the element's size
     // The rounds after the corner rounds: each tet body moves as one (see projectAir).
