@@ -145,6 +145,8 @@ struct AirOptimizer::Impl {
     std::vector<std::uint32_t> visited; // per tet: the walk that last reached it
     std::uint32_t visit = 0;
     std::vector<EdgeKey> oldEdges;
+    std::vector<Triangle> addedFaces, outsideFaces, newFaces;
+    std::vector<std::pair<Index, Index>> newEdges;
 
     void build(const Scene& scene) {
         neighbours = buildAdjacency(scene.air.tets);
@@ -579,23 +581,31 @@ struct AirOptimizer::Impl {
     template <typename Outside>
     bool keepsTheMeshSimple(const Change& change, const std::vector<Outside>& outside) {
         const std::vector<Tetrahedron>& T = *tets;
+        addedFaces.clear();
         for (const Tetrahedron& t : change.added) {
             for (int i = 0; i < 4; ++i) {
-                const Triangle key = faceOpposite(t, i);
-                int inside = 0;
-                for (const Tetrahedron& u : change.added) {
-                    for (int j = 0; j < 4; ++j) {
-                        inside += faceOpposite(u, j) == key;
-                    }
-                }
-                int out = 0;
-                for (const Outside& o : outside) {
-                    out += o.key == key;
-                }
-                if (!((inside == 1 && out == 1) || (inside == 2 && out == 0))) {
-                    return false;
-                }
+                addedFaces.push_back(faceOpposite(t, i));
             }
+        }
+        outsideFaces.clear();
+        for (const Outside& o : outside) {
+            outsideFaces.push_back(o.key);
+        }
+        std::sort(addedFaces.begin(), addedFaces.end());
+        std::sort(outsideFaces.begin(), outsideFaces.end());
+        for (std::size_t k = 0; k < addedFaces.size();) {
+            std::size_t end = k + 1;
+            while (end < addedFaces.size() && addedFaces[end] == addedFaces[k]) {
+                ++end;
+            }
+            const std::size_t inside = end - k;
+            const auto [low, high] =
+                std::equal_range(outsideFaces.begin(), outsideFaces.end(), addedFaces[k]);
+            const std::ptrdiff_t out = high - low;
+            if (!((inside == 1 && out == 1) || (inside == 2 && out == 0))) {
+                return false;
+            }
+            k = end;
         }
         oldEdges.clear();
         for (std::int32_t r : change.removed) {
@@ -618,14 +628,16 @@ struct AirOptimizer::Impl {
             }
             return kNone;
         };
+        // The searches, each once (a new edge is in up to four new tets).
+        newEdges.clear();
+        newFaces.clear();
         for (const Tetrahedron& t : change.added) {
             for (int i = 0; i < 4; ++i) {
                 for (int j = i + 1; j < 4; ++j) {
                     const Index u = t[std::size_t(i)];
                     const Index v = t[std::size_t(j)];
-                    if (!old(u, v) &&
-                        existsElsewhere(change, removedTetWith(u), u, std::array<Index, 1>{v})) {
-                        return false;
+                    if (!old(u, v)) {
+                        newEdges.push_back({u, v});
                     }
                 }
             }
@@ -640,11 +652,25 @@ struct AirOptimizer::Impl {
                         isOld = isOld || (localIndex(o, u) >= 0 && localIndex(o, v) >= 0 &&
                                           localIndex(o, w) >= 0);
                     }
-                    if (!isOld &&
-                        existsElsewhere(change, removedTetWith(u), u, std::array<Index, 2>{v, w})) {
-                        return false;
+                    if (!isOld) {
+                        newFaces.push_back({u, v, w});
                     }
                 }
+            }
+        }
+        std::sort(newEdges.begin(), newEdges.end());
+        newEdges.erase(std::unique(newEdges.begin(), newEdges.end()), newEdges.end());
+        for (const auto& [u, v] : newEdges) {
+            if (existsElsewhere(change, removedTetWith(u), u, std::array<Index, 1>{v})) {
+                return false;
+            }
+        }
+        std::sort(newFaces.begin(), newFaces.end());
+        newFaces.erase(std::unique(newFaces.begin(), newFaces.end()), newFaces.end());
+        for (const Triangle& f : newFaces) {
+            if (existsElsewhere(change, removedTetWith(f[0]), f[0],
+                                std::array<Index, 2>{f[1], f[2]})) {
+                return false;
             }
         }
         return true;
