@@ -2,6 +2,7 @@
 // (eq. 2), the contact-distance pass and friction across the air (§4.3). Members of Solver, kept
 // apart from the constraint sweeps because they are a system of their own.
 
+#include "core/base/InstructionSets.h"
 #include "core/solver/Solver.h"
 
 #include <algorithm>
@@ -508,6 +509,44 @@ bool airPairActs(const SolverParticle* P, const AirContactPair& pair, Real epsil
 }
 } // namespace
 
+namespace {
+// Which of `count` pairs may act (airPairActs decides): not those well clear of their face's
+// plane, C >= 0 told without a root or a division ((p - f0) . n <= -epsilon |n| with n the
+// face's unnormalised normal), nor those well beside it (planeBarycentric's numerators against
+// its margin). Without branches, compiled twice in a portable build (core/base/
+// InstructionSets.h): with AVX2 it gathers the points of four pairs at once. Its margins hold
+// whatever the rounding of either copy.
+PBD_KERNEL_INLINE void markAirPairsNear(const SolverParticle* P, const AirContactPair* pairs,
+                                        std::size_t count, Real epsilon, std::uint8_t* maybe) {
+    const Real epsilon2 = 1.0001 * epsilon * epsilon;
+    for (std::size_t i = 0; i < count; ++i) {
+        const AirContactPair& pair = pairs[i];
+        const SolverParticle& q = P[pair.particle];
+        const SolverParticle& a = P[pair.face[0]];
+        const SolverParticle& b = P[pair.face[1]];
+        const SolverParticle& c = P[pair.face[2]];
+        const Real px = q.x - a.x, py = q.y - a.y, pz = q.z - a.z; // p - f0
+        const Real ux = b.x - a.x, uy = b.y - a.y, uz = b.z - a.z; // f1 - f0
+        const Real vx = c.x - a.x, vy = c.y - a.y, vz = c.z - a.z; // f2 - f0
+        const Real nx = uy * vz - uz * vy, ny = uz * vx - ux * vz, nz = ux * vy - uy * vx;
+        const Real n2 = nx * nx + ny * ny + nz * nz;
+        const Real d = px * nx + py * ny + pz * nz;
+        const bool clear = (d < 0) & (d * d > epsilon2 * n2);
+        // b1 = ((f0 - p) x (f2 - p)) . n and b2 = ((f1 - p) x (f0 - p)) . n, as planeBarycentric
+        // has them: with r = f0 - p, (f2 - p) = r + v and (f1 - p) = r + u, so
+        // b1 = (r x v) . n and b2 = (u x r) . n.
+        const Real rx = -px, ry = -py, rz = -pz;
+        const Real b1 =
+            (ry * vz - rz * vy) * nx + (rz * vx - rx * vz) * ny + (rx * vy - ry * vx) * nz;
+        const Real b2 =
+            (uy * rz - uz * ry) * nx + (uz * rx - ux * rz) * ny + (ux * ry - uy * rx) * nz;
+        const Real beside = -(0.05 + 1e-6) * n2 - 1e-9 * (std::abs(b1) + std::abs(b2));
+        const bool away = (b1 < beside) | (b2 < beside) | (n2 - b1 - b2 < beside);
+        maybe[i] = std::uint8_t(!(clear | away));
+    }
+}
+} // namespace
+
 // The second pass (Air Meshes §4.3): C = (p - f0) . n_hat - epsilon >= 0 for each vertex-face
 // pair across the air whose vertex lies over its face (PBD eq. 12-13 with the face's point held
 // by its barycentric coordinates, as in cloth self-collision).
@@ -524,38 +563,31 @@ void Solver::findAirPairsNear(int part, int parts) {
     const std::size_t begin = n * std::size_t(part) / std::size_t(parts);
     const std::size_t end = n * std::size_t(part + 1) / std::size_t(parts);
     AirPairState state;
-    const Real epsilon2 = epsilon * epsilon;
-    for (std::size_t k = begin; k < end; ++k) {
-        const AirContactPair& pair = airPairs_[k];
-        // Most pairs are far apart: C >= 0, that is (p - f0) . n <= -epsilon |n| with n the
-        // face's unnormalised normal, is told without a root or a division first.
-        const Vec3 p = at(P[pair.particle]), f0 = at(P[pair.face[0]]), f1 = at(P[pair.face[1]]),
-                   f2 = at(P[pair.face[2]]);
-        const Vec3 n = (f1 - f0).cross(f2 - f0);
-        const Real n2 = n.squaredNorm();
-        const Real d = (p - f0).dot(n);
-        if (d < 0 && d * d > 1.0001 * epsilon2 * n2) {
-            continue; // well clear of the face's plane: airPairActs would say no
-        }
-        // Or well beside the face: planeBarycentric's numerators, against its margin.
-        const Real b1 = (f0 - p).cross(f2 - p).dot(n);
-        const Real b2 = (f1 - p).cross(f0 - p).dot(n);
-        const Real beside = -(0.05 + 1e-6) * n2 - 1e-9 * (std::abs(b1) + std::abs(b2));
-        if (b1 < beside || b2 < beside || n2 - b1 - b2 < beside) {
-            continue;
-        }
-        // A container point facing a body's face: with walls, they hold the body away from the
-        // container instead. In air-xl such a pair (a floor point at the edge of a box's bottom
-        // face) found the face 0.5 mm from it in every iteration of a substep and pushed it
-        // 1.5 mm, against the box's own constraints and the air; the fight dented the box's
-        // neighbour to 97.2% of its volume for a step (a corner at 22 m/s). Without the pair
-        // that step keeps 99.96%. A body particle facing the container's face stays a pair
-        // (skipping those too, air-boxes' boxes fell out of their layers in tst_core_air).
-        if (airWalls_ && particleOwner_[pair.particle] == kContainer) {
-            continue;
-        }
-        if (airPairActs(P, pair, epsilon, state)) {
-            near.push_back(std::uint32_t(k));
+    constexpr std::size_t kBlock = 512;
+    std::uint8_t maybe[kBlock];
+    for (std::size_t first = begin; first < end; first += kBlock) {
+        const std::size_t count = std::min(kBlock, end - first);
+        const AirContactPair* pairs = airPairs_.data() + first;
+        PBDLAB_WIDE_PATH(markAirPairsNear(P, pairs, count, epsilon, maybe));
+        for (std::size_t i = 0; i < count; ++i) {
+            if (!maybe[i]) {
+                continue;
+            }
+            const std::size_t k = first + i;
+            const AirContactPair& pair = airPairs_[k];
+            // A container point facing a body's face: with walls, they hold the body away from the
+            // container instead. In air-xl such a pair (a floor point at the edge of a box's bottom
+            // face) found the face 0.5 mm from it in every iteration of a substep and pushed it
+            // 1.5 mm, against the box's own constraints and the air; the fight dented the box's
+            // neighbour to 97.2% of its volume for a step (a corner at 22 m/s). Without the pair
+            // that step keeps 99.96%. A body particle facing the container's face stays a pair
+            // (skipping those too, air-boxes' boxes fell out of their layers in tst_core_air).
+            if (airWalls_ && particleOwner_[pair.particle] == kContainer) {
+                continue;
+            }
+            if (airPairActs(P, pair, epsilon, state)) {
+                near.push_back(std::uint32_t(k));
+            }
         }
     }
 }
