@@ -205,10 +205,9 @@ private:
     // of a particle a projection moved checked again in its turn: the pass one by one.
     void findAirPairsNear(int part, int parts);
     void keepAirDistance();
-    void refreshAirPairIncidence(); // particle -> its pairs, after airPairs_ changed
+    void refreshAirPairIncidence(); // particle -> its pairs, whenever airPairs_ is made
     std::vector<std::vector<std::uint32_t>> airPairsNear_;
     std::vector<std::uint32_t> airPairIncidenceStart_, airPairIncidence_;
-    std::size_t airPairIncidenceFor_ = ~std::size_t(0); // the pair count it was built for
     std::vector<std::uint64_t> airPairPending_;
     std::size_t applyAirFriction(); // returns the contacts that acted
     // The container's walls, when it is a box (every immovable air point on the faces of
