@@ -665,6 +665,9 @@ void Solver::keepAirDistance() {
             for (int i = 0; i < 3; ++i) {
                 move(*f[i], (-f[i]->w * b[i] * dl) * state.un);
             }
+            if (airPairGap_[k] == 0) {
+                airPairsHeld_.push_back(k);
+            }
             airPairGap_[k] -= state.C;
             recheckAfter(k, pair.particle);
             for (Index v : pair.face) {
@@ -793,8 +796,11 @@ std::size_t Solver::applyAirFriction() {
     SolverParticle* P = predicted_.data();
     const std::vector<Vec3>& x = scene_.particles.positions; // the start of the substep
     std::size_t acted = 0;
-    for (std::size_t k = 0; k < airPairs_.size(); ++k) {
-        const Real gap = k < airPairGap_.size() ? airPairGap_[k] : 0;
+    // The pairs with a gap, in pair order: the friction rounds after the last iteration come
+    // back here up to 128 times a substep, and the full dancer has 70,000 pairs to look through.
+    std::sort(airPairsHeld_.begin(), airPairsHeld_.end());
+    for (const std::uint32_t k : airPairsHeld_) {
+        const Real gap = airPairGap_[k];
         if (!(gap > 0)) {
             continue;
         }
@@ -833,6 +839,7 @@ std::size_t Solver::applyAirFriction() {
             move(*f[i], (f[i]->w * bb[i] / W) * take);
         }
     }
+    airPairsHeld_.clear();
     // The contacts the air projection made: the same friction between the two solids' corners,
     // each side moving as one (by the mean of its corners' displacements).
     for (std::uint32_t t : airContactTets_) {

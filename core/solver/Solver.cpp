@@ -164,6 +164,7 @@ void Solver::step() {
                 airPairs_ = airContactPairs(scene_, airOptimizer_ ? airOptimizer_->adjacency(scene_)
                                                                   : nullptr);
                 airPairGap_.assign(airPairs_.size(), 0);
+                airPairsHeld_.clear();
                 airPairsVersion_ = airTopologyVersion_;
                 refreshAirPairIncidence();
             }

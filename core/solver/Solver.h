@@ -197,7 +197,8 @@ private:
     std::uint64_t airTopologyVersion_ = 0;
     void optimizeAir();
     std::vector<AirContactPair> airPairs_;
-    std::vector<Real> airPairGap_; // per pair: normal separation added in the substep
+    std::vector<Real> airPairGap_;            // per pair: normal separation added in the substep
+    std::vector<std::uint32_t> airPairsHeld_; // the pairs whose gap is no longer 0
     std::uint64_t airPairsVersion_ = ~std::uint64_t(0);
     // The second pass in two halves: the pairs that act on the positions the projections
     // left, found on all threads (findAirPairsNear, into airPairsNear_ per part, in pair
