@@ -293,7 +293,19 @@ void Solver::runAirRounds(std::vector<std::uint32_t>& found, const Inverted& inv
             airSeenStamp_ = 1;
         }
         found.clear();
+        if (airCornerSeen_.size() != scene_.particles.size()) {
+            airCornerSeen_.assign(scene_.particles.size(), 0);
+        }
+        if (++airCornerStamp_ == 0) {
+            std::fill(airCornerSeen_.begin(), airCornerSeen_.end(), 0);
+            airCornerStamp_ = 1;
+        }
         const auto recheckAround = [&](Index v) {
+            // Once per corner: the tets found inverted share most of theirs.
+            if (airCornerSeen_[v] == airCornerStamp_) {
+                return;
+            }
+            airCornerSeen_[v] = airCornerStamp_;
             for (std::uint32_t i = airIncidenceStart_[v]; i < airIncidenceStart_[v + 1]; ++i) {
                 const std::uint32_t f = airIncidence_[i];
                 if (airSeen_[f] != airSeenStamp_) {

@@ -239,8 +239,8 @@ private:
     std::vector<std::vector<std::uint32_t>> airIncidenceParts_; // scratch of its parallel build
     std::uint64_t airIncidenceVersion_ = ~std::uint64_t(0);
     std::size_t airIncidenceElements_ = 0;
-    std::vector<std::uint32_t> airMoved_, airSeen_;
-    std::uint32_t airSeenStamp_ = 0;
+    std::vector<std::uint32_t> airMoved_, airSeen_, airCornerSeen_;
+    std::uint32_t airSeenStamp_ = 0, airCornerStamp_ = 0;
     void refreshAirIncidence();
     AirOptimizationOptions airOptimizationOptions() const; // the scene's, for every pass
     void noteAirContact(std::uint32_t element, const Index* corners, const Vec3* g, int n, Real s);
