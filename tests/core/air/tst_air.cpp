@@ -16,11 +16,29 @@
 #include <QTest>
 
 #include <algorithm>
+#include <initializer_list>
+#include <string>
 
 using namespace pbd;
 using namespace pbd::test;
 
 namespace {
+
+// A body of `points` (each of inverse mass w; 0 for a skin nothing moves) after the scene's
+// particles so far, with `triangles` in the scene's numbering; added to the scene's bodies.
+void addPointBody(Scene& scene, const std::string& name, BodyKind kind,
+                  std::initializer_list<Vec3> points, Real w, std::vector<Triangle> triangles) {
+    Body body;
+    body.name = name;
+    body.kind = kind;
+    body.firstParticle = Index(scene.particles.size());
+    for (const Vec3& p : points) {
+        scene.particles.add(p, w);
+    }
+    body.particleCount = Index(points.size());
+    body.triangles = std::move(triangles);
+    scene.bodies.push_back(body);
+}
 
 // A fixed 1 m box with a second one 0.4 m above it, tetrahedralized, with air around both
 // (refined to tets of at most `maxVolume` m^3 when given: free air points between them).
@@ -230,27 +248,13 @@ private slots:
     // from 1.6 to 380 m/s in one step.
     void theAirKeepsParticlesOffSurfacesOnly() {
         Scene scene;
-        Body cloth;
-        cloth.name = "cloth";
-        cloth.kind = BodyKind::Cloth;
-        cloth.firstParticle = 0;
-        for (const Vec3& p :
-             {Vec3(0.2, 0.001, 0.2), Vec3(0.8, 0.001, 0.8), Vec3(0.2, 0.001, 0.8)}) {
-            scene.particles.add(p, 1.0);
-        }
-        cloth.particleCount = 3;
-        cloth.triangles = {{0, 2, 1}};
-        Body skin;
-        skin.name = "skin";
-        skin.kind = BodyKind::Collider;
-        skin.firstParticle = 3;
-        for (const Vec3& p : {Vec3(0, 0, 0), Vec3(1, 0, 0), Vec3(0, 0, 1), Vec3(1, 0, 1)}) {
-            scene.particles.add(p, 1.0);
-            scene.particles.inverseMasses.back() = 0;
-        }
-        skin.particleCount = 4;
-        skin.triangles = {{4, 6, 5}}; // (b1, b3, b2): (b0, b1, b2) is no triangle of the skin
-        scene.bodies = {cloth, skin};
+        addPointBody(scene, "cloth", BodyKind::Cloth,
+                     {Vec3(0.2, 0.001, 0.2), Vec3(0.8, 0.001, 0.8), Vec3(0.2, 0.001, 0.8)}, 1.0,
+                     {{0, 2, 1}});
+        // (b1, b3, b2): (b0, b1, b2) is no triangle of the skin
+        addPointBody(scene, "skin", BodyKind::Collider,
+                     {Vec3(0, 0, 0), Vec3(1, 0, 0), Vec3(0, 0, 1), Vec3(1, 0, 1)}, 0.0,
+                     {{4, 6, 5}});
         scene.air.firstParticle = 7;
         scene.air.tets = {{3, 5, 4, 0}, {4, 5, 6, 1}}; // over (b0, b2, b1), over (b1, b2, b3)
         const auto& x = scene.particles.positions;
@@ -277,34 +281,13 @@ private slots:
     // unless the corner's own pair acts after it, in the same pass.
     void theSecondPassChecksAPairAgainAfterAnEarlierOneMovedIt() {
         for (int threads : {1, 2}) {
-            Scene scene;
-            Body skin;
-            skin.name = "skin";
-            skin.kind = BodyKind::Collider;
-            skin.firstParticle = 0;
-            for (const Vec3& p : {Vec3(0, 0, 0), Vec3(0, 0, 1), Vec3(1, 0, 0)}) {
-                scene.particles.add(p, 1.0);
-                scene.particles.inverseMasses.back() = 0;
-            }
-            skin.particleCount = 3;
-            skin.triangles = {{0, 1, 2}}; // facing up
-            Body cloth;
-            cloth.name = "cloth";
-            cloth.kind = BodyKind::Cloth;
-            cloth.firstParticle = 3;
-            for (const Vec3& p :
-                 {Vec3(0.2, 0.003, 0.2), Vec3(0.2, 0.003, 0.4), Vec3(0.4, 0.003, 0.2)}) {
-                scene.particles.add(p, 1.0);
-            }
-            cloth.particleCount = 3;
-            cloth.triangles = {{3, 4, 5}}; // facing up
-            Body top;
-            top.name = "top";
-            top.kind = BodyKind::Cloth;
-            top.firstParticle = 6;
-            scene.particles.add(Vec3(0.25, 0.0035, 0.25), 0.01); // inverse mass: heavy
-            top.particleCount = 1;
-            scene.bodies = {skin, cloth, top};
+            Scene scene; // the skin and the cloth facing up, and a heavy particle on top
+            addPointBody(scene, "skin", BodyKind::Collider,
+                         {Vec3(0, 0, 0), Vec3(0, 0, 1), Vec3(1, 0, 0)}, 0.0, {{0, 1, 2}});
+            addPointBody(scene, "cloth", BodyKind::Cloth,
+                         {Vec3(0.2, 0.003, 0.2), Vec3(0.2, 0.003, 0.4), Vec3(0.4, 0.003, 0.2)}, 1.0,
+                         {{3, 4, 5}});
+            addPointBody(scene, "top", BodyKind::Cloth, {Vec3(0.25, 0.0035, 0.25)}, 0.01, {});
             scene.air.firstParticle = 7;
             // The cloth to the top particle, and the skin to each cloth corner.
             scene.air.tets = {{3, 4, 5, 6}, {0, 1, 2, 3}, {0, 1, 2, 4}, {0, 1, 2, 5}};
