@@ -344,11 +344,13 @@ PBD_KERNEL_INLINE void RigidSolver::buildLaneBatches(Step& st) {
         L.massT2 = inverseOrZero(wa + wb + dot(raT2, iaT2) + dot(rbT2, ibT2));
         L.massTwist = inverseOrZero(dot(normal, iaTwist) + dot(normal, ibTwist));
     };
-    // The manifolds are fetched a batch ahead of their building (the part read: up to the
-    // impulses).
-    const auto prefetch = [&](std::uint32_t mi) {
+    // The manifolds are fetched a batch ahead of their building (the part read: every line up
+    // to `warm`, wherever the record starts in its first line). Always inlined: a helper left
+    // out of line whose only effect is a prefetch is taken for one without effects, and GCC 12
+    // drops its calls (so it did here, in both copies, until session 50).
+    const auto prefetch = [&](std::uint32_t mi) PBD_INLINE_LAMBDA {
         const char* p = reinterpret_cast<const char*>(&manifolds_[mi]);
-        for (std::size_t at = 0; at <= offsetof(CachedManifold, warm); at += 64) {
+        for (std::size_t at = 0; at <= offsetof(CachedManifold, warm) + 63; at += 64) {
             __builtin_prefetch(p + at);
         }
     };
