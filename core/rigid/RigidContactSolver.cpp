@@ -355,6 +355,7 @@ PBD_KERNEL_INLINE void RigidSolver::buildLaneBatches(Step& st) {
         }
     };
     batches_.clear();
+    colourBatchEnds_.clear();
     for (const std::vector<std::uint32_t>& colour : byColour) {
         for (std::size_t first = 0; first < colour.size(); first += kRigidLanes) {
             const int count = int(std::min<std::size_t>(kRigidLanes, colour.size() - first));
@@ -365,10 +366,14 @@ PBD_KERNEL_INLINE void RigidSolver::buildLaneBatches(Step& st) {
             const std::uint32_t index = std::uint32_t(batches_.size());
             buildBatch(batches_.emplace_back(), index, colour.data() + first, count);
         }
+        if (!colour.empty()) {
+            colourBatchEnds_.push_back(std::uint32_t(batches_.size()));
+        }
     }
     for (const std::uint32_t mi : overflow) {
         const std::uint32_t index = std::uint32_t(batches_.size());
         buildBatch(batches_.emplace_back(), index, &mi, 1);
+        colourBatchEnds_.push_back(std::uint32_t(batches_.size())); // each alone
     }
     // Shock propagation visits the lanes from the ground up.
     std::stable_sort(
@@ -445,8 +450,8 @@ PBD_KERNEL_INLINE void RigidSolver::sweepBatches(Step& st, bool withBias) {
         return {useBias ? hard : (hard < zero ? hard : zero), one, zero};
     };
     const bool movesTaken = st.movesTaken; // the separations of now are taken afresh if not
-    const auto solveBatch = [&](LaneBatch& L, bool useBias) PBD_INLINE_LAMBDA {
-        LaneBodies s;
+    // A batch's bodies in, and their separations of now.
+    const auto begin = [&](LaneBatch& L, LaneBodies& s) PBD_INLINE_LAMBDA {
         gather(fv, L, s);
         if (track && !movesTaken) {
             V4 ma, ta, mb, tb;
@@ -456,53 +461,77 @@ PBD_KERNEL_INLINE void RigidSolver::sweepBatches(Step& st, bool withBias) {
                 L.gap[r] = L.sep[r] + dot(L.n, mb - ma) + dot(L.rbN[r], tb) - dot(L.raN[r], ta);
             }
         }
-        V4 &va = s.va, &wa = s.wa, &vb = s.vb, &wb = s.wb;
-        for (const std::uint8_t r : L.rows) {
-            if (r < 4) {
-                const RowBias rb = rowBias(L, r, useBias);
-                const D4 vn = dot(L.n, vb - va) + dot(L.rbN[r], wb) - dot(L.raN[r], wa);
-                D4 next = L.lambdaN[r] - L.massN[r] * rb.massScale * (vn - rb.bias) -
-                          rb.impulseScale * L.lambdaN[r];
-                next = next > zero ? next : zero;
-                const D4 d = next - L.lambdaN[r];
-                L.lambdaN[r] = next;
-                va -= L.n * (L.wa * d);
-                wa -= L.iaN[r] * d;
-                vb += L.n * (L.wb * d);
-                wb += L.ibN[r] * d;
-                continue;
-            }
-            const D4 support = L.lambdaN[0] + L.lambdaN[1] + L.lambdaN[2] + L.lambdaN[3];
-            if (r == 6) {
-                // Twist: the relative spin about the normal, bounded by mu N times the patch's
-                // mean radius.
-                const D4 bound = L.mu * support * L.twistRadius;
-                const D4 next =
-                    clampLanes(L.lambdaTwist - L.massTwist * dot(L.n, wb - wa), -bound, bound);
-                const D4 d = next - L.lambdaTwist;
-                L.lambdaTwist = next;
-                wa -= L.iaTwist * d;
-                wb += L.ibTwist * d;
-                continue;
-            }
-            const bool first = r == 4;
-            const V4& t = first ? L.t1 : L.t2;
-            D4& lambda = first ? L.lambdaT1 : L.lambdaT2;
-            const D4 vt = dot(t, vb - va) + dot(first ? L.rbT1 : L.rbT2, wb) -
-                          dot(first ? L.raT1 : L.raT2, wa);
-            const D4 bound = L.mu * support;
-            const D4 next = clampLanes(lambda - (first ? L.massT1 : L.massT2) * vt, -bound, bound);
-            const D4 d = next - lambda;
-            lambda = next;
-            va -= t * (L.wa * d);
-            wa -= (first ? L.iaT1 : L.iaT2) * d;
-            vb += t * (L.wb * d);
-            wb += (first ? L.ibT1 : L.ibT2) * d;
-        }
-        scatter(fv, L, s);
     };
-    for (LaneBatch& L : batches_) {
-        solveBatch(L, withBias);
+    // Row r of batch L (0-3 the normal slots, 4-5 the tangents, 6 the twist).
+    const auto solveRow = [&](LaneBatch& L, LaneBodies& s, std::uint8_t r,
+                              bool useBias) PBD_INLINE_LAMBDA {
+        V4 &va = s.va, &wa = s.wa, &vb = s.vb, &wb = s.wb;
+        if (r < 4) {
+            const RowBias rb = rowBias(L, r, useBias);
+            const D4 vn = dot(L.n, vb - va) + dot(L.rbN[r], wb) - dot(L.raN[r], wa);
+            D4 next = L.lambdaN[r] - L.massN[r] * rb.massScale * (vn - rb.bias) -
+                      rb.impulseScale * L.lambdaN[r];
+            next = next > zero ? next : zero;
+            const D4 d = next - L.lambdaN[r];
+            L.lambdaN[r] = next;
+            va -= L.n * (L.wa * d);
+            wa -= L.iaN[r] * d;
+            vb += L.n * (L.wb * d);
+            wb += L.ibN[r] * d;
+            return;
+        }
+        const D4 support = L.lambdaN[0] + L.lambdaN[1] + L.lambdaN[2] + L.lambdaN[3];
+        if (r == 6) {
+            // Twist: the relative spin about the normal, bounded by mu N times the patch's
+            // mean radius.
+            const D4 bound = L.mu * support * L.twistRadius;
+            const D4 next =
+                clampLanes(L.lambdaTwist - L.massTwist * dot(L.n, wb - wa), -bound, bound);
+            const D4 d = next - L.lambdaTwist;
+            L.lambdaTwist = next;
+            wa -= L.iaTwist * d;
+            wb += L.ibTwist * d;
+            return;
+        }
+        const bool first = r == 4;
+        const V4& t = first ? L.t1 : L.t2;
+        D4& lambda = first ? L.lambdaT1 : L.lambdaT2;
+        const D4 vt =
+            dot(t, vb - va) + dot(first ? L.rbT1 : L.rbT2, wb) - dot(first ? L.raT1 : L.raT2, wa);
+        const D4 bound = L.mu * support;
+        const D4 next = clampLanes(lambda - (first ? L.massT1 : L.massT2) * vt, -bound, bound);
+        const D4 d = next - lambda;
+        lambda = next;
+        va -= t * (L.wa * d);
+        wa -= (first ? L.iaT1 : L.iaT2) * d;
+        vb += t * (L.wb * d);
+        wb += (first ? L.ibT1 : L.ibT2) * d;
+    };
+    // Two batches of one colour at once: they share no body that moves, so each is solved
+    // exactly as alone, and the processor works on one's rows while the other's wait on their
+    // chain of updates (each row reads the velocities the row before it wrote).
+    std::size_t k = 0;
+    for (const std::uint32_t end : colourBatchEnds_) {
+        for (; k + 1 < end; k += 2) {
+            LaneBatch &L1 = batches_[k], &L2 = batches_[k + 1];
+            LaneBodies s1, s2;
+            begin(L1, s1);
+            begin(L2, s2);
+            for (std::size_t i = 0; i < L1.rows.size(); ++i) {
+                solveRow(L1, s1, L1.rows[i], withBias);
+                solveRow(L2, s2, L2.rows[i], withBias);
+            }
+            scatter(fv, L1, s1);
+            scatter(fv, L2, s2);
+        }
+        for (; k < end; ++k) {
+            LaneBodies s1;
+            begin(batches_[k], s1);
+            for (const std::uint8_t r : batches_[k].rows) {
+                solveRow(batches_[k], s1, r, withBias);
+            }
+            scatter(fv, batches_[k], s1);
+        }
     }
 }
 

@@ -178,6 +178,9 @@ private:
     std::vector<rigid::JointConstraint> jointRows_;
     std::vector<rigid::LaneBatch> batches_; // the manifolds in colours, eight at a time, then the
                                             // ones left out of the colours, one per batch
+    // Where each colour's batches end in batches_ (then one end per batch left out of the
+    // colours): batches of one colour share no body that moves.
+    std::vector<std::uint32_t> colourBatchEnds_;
     // Per body, the velocity and, with substeps, the move and turn since the step's start (in
     // floats, for the lanes).
     std::vector<rigid::SweepRecord> sweepVelocities_, sweepMoves_;
