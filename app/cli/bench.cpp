@@ -160,6 +160,7 @@ int bench(const RunOptions& o) {
         }
         full["rigid_reproxied_share"] =
             shapes > 0 ? double(shapesReproxied) / (double(shapes) * steps) : 0.0;
+        full["rigid_threads"] = st.threads; // the threads its substeps ran on
         full["rigid_awake"] = st.awakeBodies;
         full["rigid_sleeping"] = st.sleepingBodies;
         // Per substep, averaged over the timed steps.
@@ -231,11 +232,12 @@ int bench(const RunOptions& o) {
                 airCopied ? ", the air's tets re-meshed in the step" : "", recordMs);
     if (full.contains("rigid_bodies")) {
         std::printf("  rigid: %zu bodies (%zu awake), %zu contact points, %zu rows; per substep "
-                    "%.3f ms detection, %.3f ms solve\n",
+                    "%.3f ms detection, %.3f ms solve (on %d thread%s)\n",
                     scene.rigidBodies.size(), full["rigid_awake"].get<std::size_t>(),
                     full["rigid_contacts"].get<std::size_t>(),
                     full["rigid_rows"].get<std::size_t>(), full["ms_rigid_detection"].get<double>(),
-                    full["ms_rigid_solve"].get<double>());
+                    full["ms_rigid_solve"].get<double>(), full["rigid_threads"].get<int>(),
+                    full["rigid_threads"].get<int>() == 1 ? "" : "s");
     }
     if (full.contains("characters")) {
         std::printf("  characters: %zu, %zu skin vertices, posed and skinned in %.3f ms per step\n",

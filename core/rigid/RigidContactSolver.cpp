@@ -3,6 +3,7 @@
 // SIMD lane), warm start, the projected Gauss-Seidel sweeps, shock propagation, and the impulses
 // kept for the next step.
 #include "core/base/InstructionSets.h"
+#include "core/base/PhaseRunner.h"
 #include "core/rigid/RigidStep.h"
 
 #include <algorithm>
@@ -35,13 +36,18 @@ PBD_KERNEL_INLINE void gatherRecords(const std::vector<SweepRecord>& records,
     first = {r[0], r[1], r[2]};
     second = {r[3], r[4], r[5]};
 }
+// Only the lanes whose body moves (bit l of `moves`) are written back: a body that cannot move
+// (the ground, a padding lane's world) may sit in several batches of one colour, which threads
+// sweep at once.
 PBD_KERNEL_INLINE void scatterRecords(std::vector<SweepRecord>& records,
-                                      const int (&index)[kRigidLanes], const V4& first,
-                                      const V4& second) {
+                                      const int (&index)[kRigidLanes], std::uint8_t moves,
+                                      const V4& first, const V4& second) {
     D4 r[kRigidLanes] = {first.x, first.y, first.z, second.x, second.y, second.z, {}, {}};
     transpose8(r);
     for (int l = 0; l < kRigidLanes; ++l) {
-        records[std::size_t(index[l])].value = r[l];
+        if ((moves >> l) & 1u) {
+            records[std::size_t(index[l])].value = r[l];
+        }
     }
 }
 PBD_KERNEL_INLINE void gather(const std::vector<SweepRecord>& fv, const LaneBatch& L,
@@ -51,8 +57,8 @@ PBD_KERNEL_INLINE void gather(const std::vector<SweepRecord>& fv, const LaneBatc
 }
 PBD_KERNEL_INLINE void scatter(std::vector<SweepRecord>& fv, const LaneBatch& L,
                                const LaneBodies& s) {
-    scatterRecords(fv, L.a, s.va, s.wa);
-    scatterRecords(fv, L.b, s.vb, s.wb);
+    scatterRecords(fv, L.a, L.movesA, s.va, s.wa);
+    scatterRecords(fv, L.b, L.movesB, s.vb, s.wb);
 }
 
 } // namespace
@@ -106,6 +112,8 @@ void RigidSolver::colourManifolds(Step& st) {
         if (!((fa | fb) & 1)) {
             continue;
         }
+        // A constraint acts on both bodies (it is swept, in a colour or after them).
+        st.touched[std::size_t(a)] = st.touched[std::size_t(b)] = 1;
         const std::uint64_t used =
             ((fa & 2) ? colours_[std::size_t(a)] : 0) | ((fb & 2) ? colours_[std::size_t(b)] : 0);
         if (used == ~std::uint64_t(0)) {
@@ -124,20 +132,78 @@ void RigidSolver::colourManifolds(Step& st) {
     }
 }
 
+// The batches planned in order (each colour's manifolds eight at a time, then the ones left out
+// of the colours one by one), then built, on the step's threads when there are several (but
+// not with shock propagation, whose lane levels are listed in order). Each batch draws its
+// random row order from the step's generator where the batches before it leave it: SplitMix
+// moves on by a constant per draw, so the plan says where that is, and the batches come out
+// the same to the bit on any number of threads.
 void RigidSolver::buildBatches(Step& st) {
-    PBDLAB_WIDE_PATH(buildLaneBatches(st));
+    const bool permute = st.settings.permuteRows;
+    const std::uint64_t start = st.random.state;
+    std::uint64_t draws = 0;
+    batchPlan_.clear();
+    colourBatchEnds_.clear();
+    const auto plan = [&](const std::uint32_t* lanes, int count) {
+        batchPlan_.push_back({lanes, count, start + draws * SplitMix::kIncrement});
+        // The rows' order (6 draws), then each lane's points (3 draws each).
+        draws += permute ? std::uint64_t(6 + 3 * count) : 0;
+    };
+    for (const std::vector<std::uint32_t>& colour : st.byColour) {
+        for (std::size_t first = 0; first < colour.size(); first += kRigidLanes) {
+            plan(colour.data() + first,
+                 int(std::min<std::size_t>(kRigidLanes, colour.size() - first)));
+        }
+        if (!colour.empty()) {
+            colourBatchEnds_.push_back(std::uint32_t(batchPlan_.size()));
+        }
+    }
+    for (const std::uint32_t& mi : st.overflow) {
+        plan(&mi, 1);
+        colourBatchEnds_.push_back(std::uint32_t(batchPlan_.size())); // each alone
+    }
+    st.random.state = start + draws * SplitMix::kIncrement;
+    batches_.resize(batchPlan_.size());
+    const std::size_t count = batches_.size();
+    const int parts =
+        st.shock || st.threads <= 1
+            ? 1
+            : int(std::clamp<std::size_t>(count / 64, 1, std::size_t(2 * st.threads)));
+    std::vector<BuildCounts> counts(static_cast<std::size_t>(parts));
+    const auto build = [&](int part) {
+        const std::size_t begin = count * std::size_t(part) / std::size_t(parts),
+                          end = count * std::size_t(part + 1) / std::size_t(parts);
+        PBDLAB_WIDE_PATH(buildLaneBatches(st, begin, end, counts[std::size_t(part)]));
+    };
+    if (parts == 1) {
+        build(0);
+    } else {
+        struct Phase {
+            int parts;
+        };
+        runPhases(st.team->arena, st.threads, std::vector<Phase>{{parts}},
+                  [&](const Phase&, int part) { build(part); });
+    }
+    for (const BuildCounts& c : counts) {
+        stats_.manifolds += c.manifolds;
+        stats_.warmStarted += c.warmStarted;
+        stats_.points += c.points;
+        stats_.rows += c.rows;
+    }
+    // Shock propagation visits the lanes from the ground up.
+    std::stable_sort(
+        st.laneLevels.begin(), st.laneLevels.end(),
+        [](const Step::LaneLevel& x, const Step::LaneLevel& y) { return x.level < y.level; });
 }
 
-PBD_KERNEL_INLINE void RigidSolver::buildLaneBatches(Step& st) {
+PBD_KERNEL_INLINE void RigidSolver::buildLaneBatches(Step& st, std::size_t begin, std::size_t end,
+                                                     BuildCounts& counts) {
     const RigidSettings& settings = st.settings;
     const int n = st.n;
     const Real h = st.h, hs = st.hs;
     const bool track = st.track, stacking = st.stacking, shock = st.shock;
-    SplitMix& random = st.random;
-    std::vector<char>& touched = st.touched;
     std::vector<Step::LaneLevel>& laneLevels = st.laneLevels;
-    const std::array<std::vector<std::uint32_t>, 64>& byColour = st.byColour;
-    const std::vector<std::uint32_t>& overflow = st.overflow;
+    SplitMix random{0};
     const Softness dynamicSoft =
         makeSoft(std::min(settings.contactHertz, 0.25 / hs), settings.contactDampingRatio, hs);
     const Softness staticSoft =
@@ -164,6 +230,7 @@ PBD_KERNEL_INLINE void RigidSolver::buildLaneBatches(Step& st) {
         D4 valid[4]{}, sep[4]{}, lambdaN[4]{}, inertiaA[6]{}, inertiaB[6]{};
         D4 wa{}, wb{}, mu{}, points{}, biasRate{}, massScale{}, impulseScale{};
         D4 lambdaT1{}, lambdaT2{}, lambdaTwist{};
+        L.movesA = L.movesB = 0;
         for (int l = 0; l < kRigidLanes; ++l) {
             L.manifold[l] = -1;
             L.a[l] = L.b[l] = n; // a padding lane reads and writes nothing that moves
@@ -173,7 +240,7 @@ PBD_KERNEL_INLINE void RigidSolver::buildLaneBatches(Step& st) {
             const std::uint32_t mi = lanes[l];
             const CachedManifold& cm = manifolds_[mi];
             const RigidManifold& m = cm.manifold;
-            ++stats_.manifolds;
+            ++counts.manifolds;
             const std::uint8_t warm = settings.warmStart ? cm.warm : 0;
             const SolverBody &sa = solverBodies_[m.bodyA], &sb = solverBodies_[m.bodyB];
             Real scaleA = 1, scaleB = 1;
@@ -192,10 +259,11 @@ PBD_KERNEL_INLINE void RigidSolver::buildLaneBatches(Step& st) {
                         {std::min(ha, hb), batchIndex, std::uint8_t(l), std::uint8_t(lower)});
                 }
             }
-            touched[std::size_t(m.bodyA)] = touched[std::size_t(m.bodyB)] = 1;
             L.manifold[l] = int(mi);
             L.a[l] = m.bodyA;
             L.b[l] = m.bodyB;
+            L.movesA |= std::uint8_t(sa.inverseMass > 0 ? 1u << l : 0u);
+            L.movesB |= std::uint8_t(sb.inverseMass > 0 ? 1u << l : 0u);
             wa[l] = float(sa.inverseMass * scaleA);
             wb[l] = float(sb.inverseMass * scaleB);
             const auto setInertia = [l](D4* to, const Mat3& i, Real scale) {
@@ -250,10 +318,10 @@ PBD_KERNEL_INLINE void RigidSolver::buildLaneBatches(Step& st) {
                 if (warm & (1u << slots[slot])) {
                     // Warm start: the last step's impulse of the same features (source 004).
                     lambdaN[slot][l] = float(cm.normalImpulse[slots[slot]]);
-                    ++stats_.warmStarted;
+                    ++counts.warmStarted;
                 }
             }
-            stats_.points += std::size_t(m.count);
+            counts.points += std::size_t(m.count);
             mu[l] =
                 float(std::sqrt(std::max<Real>(sa.friction, 0) * std::max<Real>(sb.friction, 0)));
             // Friction warm-starts at a share of its last impulse: in a stack, friction couples
@@ -265,7 +333,7 @@ PBD_KERNEL_INLINE void RigidSolver::buildLaneBatches(Step& st) {
                 lambdaT2[l] = float(share * cm.frictionImpulse.y());
                 lambdaTwist[l] = float(share * cm.frictionImpulse.z());
             }
-            stats_.rows += std::size_t(m.count) + (mu[l] > 0 ? 3 : 0);
+            counts.rows += std::size_t(m.count) + (mu[l] > 0 ? 3 : 0);
         }
 
         // The rows, eight lanes at a time.
@@ -354,42 +422,33 @@ PBD_KERNEL_INLINE void RigidSolver::buildLaneBatches(Step& st) {
             __builtin_prefetch(p + at);
         }
     };
-    batches_.clear();
-    colourBatchEnds_.clear();
-    for (const std::vector<std::uint32_t>& colour : byColour) {
-        for (std::size_t first = 0; first < colour.size(); first += kRigidLanes) {
-            const int count = int(std::min<std::size_t>(kRigidLanes, colour.size() - first));
-            for (std::size_t next = first + kRigidLanes;
-                 next < std::min(colour.size(), first + 2 * kRigidLanes); ++next) {
-                prefetch(colour[next]);
+    for (std::size_t k = begin; k < end; ++k) {
+        if (k + 1 < end) {
+            const BatchPlan& next = batchPlan_[k + 1];
+            for (int l = 0; l < next.count; ++l) {
+                prefetch(next.lanes[l]);
             }
-            const std::uint32_t index = std::uint32_t(batches_.size());
-            buildBatch(batches_.emplace_back(), index, colour.data() + first, count);
         }
-        if (!colour.empty()) {
-            colourBatchEnds_.push_back(std::uint32_t(batches_.size()));
-        }
+        const BatchPlan& planned = batchPlan_[k];
+        random.state = planned.randomState;
+        buildBatch(batches_[k], std::uint32_t(k), planned.lanes, planned.count);
     }
-    for (const std::uint32_t mi : overflow) {
-        const std::uint32_t index = std::uint32_t(batches_.size());
-        buildBatch(batches_.emplace_back(), index, &mi, 1);
-        colourBatchEnds_.push_back(std::uint32_t(batches_.size())); // each alone
-    }
-    // Shock propagation visits the lanes from the ground up.
-    std::stable_sort(
-        laneLevels.begin(), laneLevels.end(),
-        [](const Step::LaneLevel& x, const Step::LaneLevel& y) { return x.level < y.level; });
 }
 
 // Warm start (source 004): every row's impulse applied once, at the start of each substep.
 void RigidSolver::warmStart(Step&) {
-    PBDLAB_WIDE_PATH(warmStartBatches());
+    warmStartRange(0, batches_.size());
 }
 
-PBD_KERNEL_INLINE void RigidSolver::warmStartBatches() {
+void RigidSolver::warmStartRange(std::size_t begin, std::size_t end) {
+    PBDLAB_WIDE_PATH(warmStartBatches(begin, end));
+}
+
+PBD_KERNEL_INLINE void RigidSolver::warmStartBatches(std::size_t begin, std::size_t end) {
     std::vector<SweepRecord>& fv = sweepVelocities_;
     const D4 zero{};
-    for (LaneBatch& L : batches_) {
+    for (std::size_t k = begin; k < end; ++k) {
+        LaneBatch& L = batches_[k];
         LaneBodies s;
         gather(fv, L, s);
         V4 &va = s.va, &wa = s.wa, &vb = s.vb, &wb = s.wb;
@@ -409,12 +468,20 @@ PBD_KERNEL_INLINE void RigidSolver::warmStartBatches() {
 }
 
 void RigidSolver::sweep(Step& st, bool withBias, Real hj) {
-    PBDLAB_WIDE_PATH(sweepBatches(st, withBias));
+    sweepRange(st, withBias, !st.movesTaken, 0, batches_.size());
     st.movesTaken = true;
     solveJoints(st, hj);
 }
 
-PBD_KERNEL_INLINE void RigidSolver::sweepBatches(Step& st, bool withBias) {
+void RigidSolver::sweepRange(Step& st, bool withBias, bool takeMoves, std::size_t begin,
+                             std::size_t end) {
+    PBDLAB_WIDE_PATH(sweepBatches(st, withBias, takeMoves, begin, end));
+}
+
+// Batches [begin, end) swept once; with takeMoves, their separations of now are first taken
+// afresh from the bodies' moves (the first sweep after the positions moved).
+PBD_KERNEL_INLINE void RigidSolver::sweepBatches(Step& st, bool withBias, bool takeMoves,
+                                                 std::size_t begin, std::size_t end) {
     const bool track = st.track, soft = st.soft;
     std::vector<SweepRecord>& fv = sweepVelocities_;
     const D4 zero{};
@@ -449,11 +516,10 @@ PBD_KERNEL_INLINE void RigidSolver::sweepBatches(Step& st, bool withBias) {
             invHs;
         return {useBias ? hard : (hard < zero ? hard : zero), one, zero};
     };
-    const bool movesTaken = st.movesTaken; // the separations of now are taken afresh if not
     // A batch's bodies in, and their separations of now.
-    const auto begin = [&](LaneBatch& L, LaneBodies& s) PBD_INLINE_LAMBDA {
+    const auto takeBodies = [&](LaneBatch& L, LaneBodies& s) PBD_INLINE_LAMBDA {
         gather(fv, L, s);
-        if (track && !movesTaken) {
+        if (track && takeMoves) {
             V4 ma, ta, mb, tb;
             gatherRecords(sweepMoves_, L.a, ma, ta);
             gatherRecords(sweepMoves_, L.b, mb, tb);
@@ -510,13 +576,17 @@ PBD_KERNEL_INLINE void RigidSolver::sweepBatches(Step& st, bool withBias) {
     // Two batches of one colour at once: they share no body that moves, so each is solved
     // exactly as alone, and the processor works on one's rows while the other's wait on their
     // chain of updates (each row reads the velocities the row before it wrote).
-    std::size_t k = 0;
-    for (const std::uint32_t end : colourBatchEnds_) {
-        for (; k + 1 < end; k += 2) {
+    std::size_t k = begin;
+    for (const std::uint32_t colourEnd : colourBatchEnds_) {
+        if (colourEnd <= k) {
+            continue;
+        }
+        const std::size_t stop = std::min<std::size_t>(colourEnd, end);
+        for (; k + 1 < stop; k += 2) {
             LaneBatch &L1 = batches_[k], &L2 = batches_[k + 1];
             LaneBodies s1, s2;
-            begin(L1, s1);
-            begin(L2, s2);
+            takeBodies(L1, s1);
+            takeBodies(L2, s2);
             for (std::size_t i = 0; i < L1.rows.size(); ++i) {
                 solveRow(L1, s1, L1.rows[i], withBias);
                 solveRow(L2, s2, L2.rows[i], withBias);
@@ -524,13 +594,16 @@ PBD_KERNEL_INLINE void RigidSolver::sweepBatches(Step& st, bool withBias) {
             scatter(fv, L1, s1);
             scatter(fv, L2, s2);
         }
-        for (; k < end; ++k) {
+        for (; k < stop; ++k) {
             LaneBodies s1;
-            begin(batches_[k], s1);
+            takeBodies(batches_[k], s1);
             for (const std::uint8_t r : batches_[k].rows) {
                 solveRow(batches_[k], s1, r, withBias);
             }
             scatter(fv, batches_[k], s1);
+        }
+        if (k >= end) {
+            break;
         }
     }
 }

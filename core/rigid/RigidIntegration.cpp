@@ -116,30 +116,11 @@ void RigidSolver::integratePositions(Step& st) {
     const int n = st.n;
     const Real h = st.h;
     const std::vector<Velocity>& sb = velocities_;
-    const std::vector<SweepRecord>& fv = sweepVelocities_;
-    const D4 stepLanes = st.stepLanes;
     const auto awake = [&](int i) { return st.awake(i); };
     if (st.track) {
         st.movesTaken = false;
-        for (const int i : substepped_) {
-            D4& move = sweepMoves_[std::size_t(i)].value;
-            const D4 angle = stepLanes * fv[std::size_t(i)].value;
-            move += angle;
-            // The source's R += h [omega]x R for a quaternion, q += (angle/2, 0) q,
-            // normalised: a substep's turn (small), without the sine and cosine of the
-            // exact one.
-            const float x = 0.5f * angle[3], y = 0.5f * angle[4], z = 0.5f * angle[5];
-            SubstepTurn& t = turns_[std::size_t(i)];
-            const float qx = t.x + t.w * x + (y * t.z - z * t.y);
-            const float qy = t.y + t.w * y + (z * t.x - x * t.z);
-            const float qz = t.z + t.w * z + (x * t.y - y * t.x);
-            const float qw = t.w - (x * t.x + y * t.y + z * t.z);
-            const float norm = 1 / std::sqrt(qx * qx + qy * qy + qz * qz + qw * qw);
-            t = {qx * norm, qy * norm, qz * norm, qw * norm};
-        }
-        for (const int i : jointed_) {
-            std::tie(bodies[i].x, bodies[i].q) = poseAfterSubsteps(i);
-        }
+        integrateMoves(st, 0, substepped_.size());
+        poseJointed(st);
         return;
     }
     for (int i = 0; i < n; ++i) {
@@ -151,6 +132,36 @@ void RigidSolver::integratePositions(Step& st) {
             b.x += h * sb[i].v;
             b.q = turned(b.q, h * b.omega).normalized();
         }
+    }
+}
+
+// With substeps: the moves and turns of substepped_[begin, end) (each body its own).
+void RigidSolver::integrateMoves(Step& st, std::size_t begin, std::size_t end) {
+    const std::vector<SweepRecord>& fv = sweepVelocities_;
+    const D4 stepLanes = st.stepLanes;
+    for (std::size_t k = begin; k < end; ++k) {
+        const int i = substepped_[k];
+        D4& move = sweepMoves_[std::size_t(i)].value;
+        const D4 angle = stepLanes * fv[std::size_t(i)].value;
+        move += angle;
+        // The source's R += h [omega]x R for a quaternion, q += (angle/2, 0) q,
+        // normalised: a substep's turn (small), without the sine and cosine of the
+        // exact one.
+        const float x = 0.5f * angle[3], y = 0.5f * angle[4], z = 0.5f * angle[5];
+        SubstepTurn& t = turns_[std::size_t(i)];
+        const float qx = t.x + t.w * x + (y * t.z - z * t.y);
+        const float qy = t.y + t.w * y + (z * t.x - x * t.z);
+        const float qz = t.z + t.w * z + (x * t.y - y * t.x);
+        const float qw = t.w - (x * t.x + y * t.y + z * t.z);
+        const float norm = 1 / std::sqrt(qx * qx + qy * qy + qz * qz + qw * qw);
+        t = {qx * norm, qy * norm, qz * norm, qw * norm};
+    }
+}
+
+// The jointed bodies' poses after this substep (their joints are rebuilt from them).
+void RigidSolver::poseJointed(Step& st) {
+    for (const int i : jointed_) {
+        std::tie(st.bodies[i].x, st.bodies[i].q) = poseAfterSubsteps(i);
     }
 }
 

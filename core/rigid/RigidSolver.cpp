@@ -1,5 +1,6 @@
 // The rigid step (ALGORITHMS §5): its stages in order, each in a file of its own (RigidStep.h
 // lists them); here the bodies in, the substep loop, and the velocities back.
+#include "core/base/PhaseRunner.h"
 #include "core/rigid/RigidStep.h"
 
 #include <algorithm>
@@ -121,7 +122,8 @@ const std::vector<RigidContact>& RigidSolver::contacts() const {
     return contacts_;
 }
 void RigidSolver::step(std::vector<RigidBody>& bodies, const std::vector<RigidJoint>& joints,
-                       const RigidSettings& settings, const Vec3& gravity, Real h) {
+                       const RigidSettings& settings, const Vec3& gravity, Real h,
+                       ThreadTeam* team) {
     const Clock::time_point start = Clock::now();
     stats_ = {};
     const int n = int(bodies.size());
@@ -161,6 +163,8 @@ void RigidSolver::step(std::vector<RigidBody>& bodies, const std::vector<RigidJo
             // order), and each batch's and each lane's rows in a random order.
             .random = SplitMix{steps_ * 0x2545F4914F6CDD1Dull}};
     st.touched.assign(std::size_t(n) + 1, 0);
+    st.team = team;
+    st.threads = team ? team->count : 1;
     const D4 zero{};
     st.slopLanes = zero + float(settings.slop);
     st.invHs = zero + float(1 / hs);
@@ -183,7 +187,16 @@ void RigidSolver::step(std::vector<RigidBody>& bodies, const std::vector<RigidJo
     // Split push (see RigidSettings::separatePush); the soft step has its own.
     const bool split = settings.separatePush && settings.warmStart && !soft;
     const D4 fall = bodyRecord(hs * gravity, Vec3::Zero());
-    for (int sub = 0; sub < substeps; ++sub) {
+    // On several threads, the substeps of the soft step (or of substeps without the separate
+    // push or shock propagation) run as phases: the same operations in the same order, each
+    // colour's batches shared out (they have no body that moves in common), so the result is
+    // the same to the bit on any number of threads.
+    const bool phased = st.threads > 1 && track && !split && !shock;
+    if (phased) {
+        runSubstepsInPhases(st, SweepRecord{fall});
+        stats_.threads = st.threads;
+    }
+    for (int sub = 0; sub < (phased ? 0 : substeps); ++sub) {
         if (track) {
             for (const int i : substepped_) {
                 if (movable(i)) {
@@ -283,12 +296,7 @@ void RigidSolver::step(std::vector<RigidBody>& bodies, const std::vector<RigidJo
                     }
                 }
             }
-            for (JointConstraint& c : jointRows_) {
-                c.linearBias.setZero();
-                c.angularBias.setZero();
-                c.lowerBias = std::max<Real>(c.lowerBias, 0);
-                c.upperBias = std::max<Real>(c.upperBias, 0);
-            }
+            dropJointBiases();
             for (int it = 0; it < settings.relaxIterations; ++it) {
                 sweep(st, false, hs);
             }
@@ -311,6 +319,133 @@ void RigidSolver::step(std::vector<RigidBody>& bodies, const std::vector<RigidJo
 
     sleepIslands(st);
     stats_.solveMilliseconds = millisecondsSince(solveStart);
+}
+
+// The relax sweeps' joints: no push out of their errors, limits only kept from closing.
+void RigidSolver::dropJointBiases() {
+    for (JointConstraint& c : jointRows_) {
+        c.linearBias.setZero();
+        c.angularBias.setZero();
+        c.lowerBias = std::max<Real>(c.lowerBias, 0);
+        c.upperBias = std::max<Real>(c.upperBias, 0);
+    }
+}
+
+// The substep loop above (the path without the separate push and shock propagation) as phases
+// on `threads` threads (core/base/PhaseRunner.h): gravity, the joints rebuilt, the warm start
+// and every sweep one phase per colour, whose batches are shared out in parts (no two share a
+// body that moves); the moves in parts of the bodies; the joints, the jointed bodies' poses and
+// the batches left out of the colours (each its own colour) in one part.
+void RigidSolver::runSubstepsInPhases(Step& st, const SweepRecord& fall) {
+    const RigidSettings& settings = st.settings;
+    const int threads = st.threads;
+    const Real hs = st.hs;
+    enum class Kind : std::uint8_t {
+        Gravity,
+        BuildJoints,
+        WarmStart,
+        Sweep,
+        SolveJoints,
+        Integrate,
+        PoseJointed,
+        DropJointBiases
+    };
+    struct Phase {
+        int parts = 1;
+        Kind kind = Kind::Gravity;
+        bool withBias = false, takeMoves = false;
+        std::size_t begin = 0, end = 0;
+    };
+    const int most = std::min(64, 2 * threads);
+    const auto partsFor = [&](std::size_t count, std::size_t smallest) {
+        return int(std::clamp<std::size_t>(count / smallest, 1, std::size_t(most)));
+    };
+    std::vector<std::pair<std::size_t, std::size_t>> colours;
+    std::size_t first = 0;
+    for (const std::uint32_t end : colourBatchEnds_) {
+        colours.emplace_back(first, end);
+        first = end;
+    }
+    const bool joints = !jointRows_.empty();
+    const std::size_t moved = substepped_.size();
+    std::vector<Phase> phases;
+    bool movesPending = !st.movesTaken;
+    const auto addSweep = [&](bool withBias) {
+        for (const auto& [begin, end] : colours) {
+            phases.push_back(
+                {partsFor(end - begin, 16), Kind::Sweep, withBias, movesPending, begin, end});
+        }
+        if (joints) {
+            phases.push_back({1, Kind::SolveJoints});
+        }
+        movesPending = false;
+    };
+    for (int sub = 0; sub < st.substeps; ++sub) {
+        phases.push_back({partsFor(moved, 512), Kind::Gravity, false, false, 0, moved});
+        if (sub > 0 && joints) {
+            phases.push_back({1, Kind::BuildJoints});
+        }
+        for (const auto& [begin, end] : colours) {
+            phases.push_back(
+                {partsFor(end - begin, 16), Kind::WarmStart, false, false, begin, end});
+        }
+        for (int it = 0; it < settings.iterations; ++it) {
+            addSweep(true);
+        }
+        phases.push_back({partsFor(moved, 512), Kind::Integrate, false, false, 0, moved});
+        if (!jointed_.empty()) {
+            phases.push_back({1, Kind::PoseJointed});
+        }
+        movesPending = true;
+        if (settings.relaxIterations > 0) {
+            if (joints) {
+                phases.push_back({1, Kind::DropJointBiases});
+            }
+            for (int it = 0; it < settings.relaxIterations; ++it) {
+                addSweep(false);
+            }
+        }
+    }
+    std::vector<SweepRecord>& fv = sweepVelocities_;
+    runPhases(st.team->arena, threads, phases, [&](const Phase& phase, int part) {
+        const std::size_t count = phase.end - phase.begin;
+        const std::size_t begin =
+            phase.begin + count * std::size_t(part) / std::size_t(phase.parts);
+        const std::size_t end =
+            phase.begin + count * std::size_t(part + 1) / std::size_t(phase.parts);
+        switch (phase.kind) {
+        case Kind::Gravity:
+            for (std::size_t k = begin; k < end; ++k) {
+                const int i = substepped_[k];
+                if (solverBodies_[std::size_t(i)].inverseMass > 0) {
+                    fv[std::size_t(i)].value += fall.value;
+                }
+            }
+            break;
+        case Kind::BuildJoints:
+            buildJoints(st, hs);
+            break;
+        case Kind::WarmStart:
+            warmStartRange(begin, end);
+            break;
+        case Kind::Sweep:
+            sweepRange(st, phase.withBias, phase.takeMoves, begin, end);
+            break;
+        case Kind::SolveJoints:
+            solveJoints(st, hs);
+            break;
+        case Kind::Integrate:
+            integrateMoves(st, begin, end);
+            break;
+        case Kind::PoseJointed:
+            poseJointed(st);
+            break;
+        case Kind::DropJointBiases:
+            dropJointBiases();
+            break;
+        }
+    });
+    st.movesTaken = !movesPending;
 }
 
 // Solver bodies (inverse masses) and their velocities, apart: the sweeps touch only the

@@ -17,6 +17,8 @@
 
 namespace pbd {
 
+struct ThreadTeam; // core/base/PhaseRunner.h
+
 namespace rigid { // the step's parts (RigidStep.h)
 struct JointConstraint;
 struct LaneBatch;
@@ -48,6 +50,7 @@ struct RigidStatistics {
     std::size_t sleepingBodies = 0;
     std::size_t islands = 0; // islands of dynamic bodies (awake and asleep)
     int maxHeight = 0;       // contact-graph distance of the highest body from a fixed one
+    int threads = 1;         // the threads the substeps ran on (the soft step: the solver's)
     double detectionMilliseconds = 0;
     double solveMilliseconds = 0;
 };
@@ -62,9 +65,12 @@ public:
     RigidSolver(const RigidSolver&);
     RigidSolver& operator=(const RigidSolver&);
 
-    // Advances the bodies by h. Joint indices refer to `bodies`.
+    // Advances the bodies by h. Joint indices refer to `bodies`. With a team of more than one
+    // thread, the rows are built and the soft step's substeps run on it, with the same result
+    // to the bit on any number of threads.
     void step(std::vector<RigidBody>& bodies, const std::vector<RigidJoint>& joints,
-              const RigidSettings& settings, const Vec3& gravity, Real h);
+              const RigidSettings& settings, const Vec3& gravity, Real h,
+              ThreadTeam* team = nullptr);
     // Forgets the cached contacts (warm start, aggressive sleep) and the step count that seeds
     // the row order; for a scene reset.
     void reset();
@@ -142,15 +148,32 @@ private:
     void sweep(Step& st, bool withBias, Real hj); // the contacts, then the joints
     // The three above over the lane batches, compiled twice in a portable build (AVX2 or not,
     // core/base/InstructionSets.h).
-    void buildLaneBatches(Step& st);
-    void warmStartBatches();
-    void sweepBatches(Step& st, bool withBias);
+    // A batch to build: its manifolds (count of them, at lanes) and where the step's random
+    // generator stands when it draws its row order.
+    struct BatchPlan {
+        const std::uint32_t* lanes;
+        int count;
+        std::uint64_t randomState;
+    };
+    struct BuildCounts {
+        std::size_t manifolds = 0, warmStarted = 0, points = 0, rows = 0;
+    };
+    void buildLaneBatches(Step& st, std::size_t begin, std::size_t end, BuildCounts& counts);
+    void warmStartBatches(std::size_t begin, std::size_t end);
+    void sweepBatches(Step& st, bool withBias, bool takeMoves, std::size_t begin, std::size_t end);
+    // Batches [begin, end) only (within a colour, for the parts of a phase).
+    void warmStartRange(std::size_t begin, std::size_t end);
+    void sweepRange(Step& st, bool withBias, bool takeMoves, std::size_t begin, std::size_t end);
     void propagateShock(Step& st);
     void storeImpulses(Step& st);
     void buildJoints(Step& st, Real hj); // RigidJointSolver.cpp
     void solveJoints(Step& st, Real hj);
     void beginSubsteps(Step& st); // RigidIntegration.cpp
     void integratePositions(Step& st);
+    void integrateMoves(Step& st, std::size_t begin, std::size_t end);
+    void dropJointBiases();
+    void runSubstepsInPhases(Step& st, const rigid::SweepRecord& fall);
+    void poseJointed(Step& st);
     void syncToDoubles(Step& st);
     void finishSubsteps(Step& st);
     void takeVelocities(Step& st);
@@ -181,6 +204,7 @@ private:
     // Where each colour's batches end in batches_ (then one end per batch left out of the
     // colours): batches of one colour share no body that moves.
     std::vector<std::uint32_t> colourBatchEnds_;
+    std::vector<BatchPlan> batchPlan_;
     // Per body, the velocity and, with substeps, the move and turn since the step's start (in
     // floats, for the lanes).
     std::vector<rigid::SweepRecord> sweepVelocities_, sweepMoves_;

@@ -9,6 +9,7 @@
 //   RigidIntegration.cpp    positions and orientations, substep moves, free flight
 //   RigidIslands.cpp        islands and sleep
 
+#include "core/base/PhaseRunner.h"
 #include "core/rigid/RigidSolver.h"
 
 // The lane types are only ever used inside inline functions, so the ABI GCC warns about for
@@ -29,11 +30,12 @@ namespace rigid {
 struct SplitMix {
     std::uint64_t state;
     std::uint64_t next() {
-        std::uint64_t z = (state += 0x9E3779B97F4A7C15ull);
+        std::uint64_t z = (state += kIncrement);
         z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
         z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
         return z ^ (z >> 31);
     }
+    static constexpr std::uint64_t kIncrement = 0x9E3779B97F4A7C15ull; // what a draw adds
 };
 
 inline Mat3 skew(const Vec3& r) {
@@ -229,6 +231,7 @@ struct LaneBatch {
     int a[kRigidLanes], b[kRigidLanes];
     int manifold[kRigidLanes]; // the lane's manifold (manifolds_), -1 for a padding lane
     std::uint8_t slotPoint[kRigidLanes][4];
+    std::uint8_t movesA, movesB; // bit l: lane l's body moves (its record is written back)
     std::array<std::uint8_t, 7> rows;
     D4 wa, wb, mu, twistRadius;
     V4 n, t1, t2;
@@ -281,6 +284,9 @@ struct RigidSolver::Step {
     bool track;    // the separations follow the bodies (substeps, soft contacts)
     bool stacking; // stack stabilisation on: heights_ are made
     bool shock;    // ... by shock propagation
+    // The threads the batches are built and the substeps run on (none: the calling thread).
+    ThreadTeam* team = nullptr;
+    int threads = 1;
     rigid::SplitMix random;
     // Bodies some constraint acts on: they turn by the solved omega; the others fly free and
     // turn exactly through L.

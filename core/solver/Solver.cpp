@@ -1,11 +1,11 @@
 #include "core/solver/Solver.h"
 
+#include "core/base/PhaseRunner.h"
 #include "core/constraints/ConstraintDamping.h"
 #include "core/constraints/ConstraintVisit.h"
 #include "core/scene/Topology.h"
 #include "core/solver/Damping.h"
 #include "core/solver/KernelPaths.h"
-#include "core/solver/PhaseRunner.h"
 
 #include <algorithm>
 #include <atomic>
@@ -23,12 +23,9 @@ std::string_view toString(SolverMethod method) {
     return method == SolverMethod::Xpbd ? "xpbd" : "pbd";
 }
 
-struct Solver::Threads {
+struct Solver::Threads : ThreadTeam {
     explicit Threads(int n)
-        : count(n)
-        , arena(n) {}
-    int count;
-    tbb::task_arena arena;
+        : ThreadTeam(n) {}
     ColourRegions regions;
 };
 
@@ -382,7 +379,7 @@ void Solver::substep(Real h) {
         animateCharacters(h);
     }
     if (!scene_.rigidBodies.empty()) {
-        rigid_.step(scene_.rigidBodies, scene_.rigidJoints, s.rigid, s.gravity, h);
+        rigid_.step(scene_.rigidBodies, scene_.rigidJoints, s.rigid, s.gravity, h, &th);
     }
     runSubstepPhases(h);
     if (!scene_.rigidBodies.empty() && !particles.positions.empty()) {
@@ -450,7 +447,7 @@ void Solver::animateCharacters(Real h) {
 // contacts, then per iteration the regions' sweeps (by region) and the boundary with the serial
 // constraints (one thread), and last the velocity update (by region). A parallel phase has one
 // part per region, so each thread keeps its particles, constraints and lambdas in its cache;
-// a serial phase has one part (core/solver/PhaseRunner.h runs them). Results depend on the
+// a serial phase has one part (core/base/PhaseRunner.h runs them). Results depend on the
 // thread count (the sweep order does) but not on which thread ran which part.
 void Solver::runSubstepPhases(Real h) {
     Particles& particles = scene_.particles;

@@ -7,7 +7,7 @@
 #include "core/scenes/SceneLibrary.h"
 #include "core/solver/Damping.h"
 #include "core/solver/KernelPaths.h"
-#include "core/solver/PhaseRunner.h"
+#include "core/base/PhaseRunner.h"
 #include "core/solver/Solver.h"
 
 #include <QTest>

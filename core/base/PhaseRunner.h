@@ -1,9 +1,10 @@
 #pragma once
-// Phases run one after another on T threads, each phase in parts (Solver::runSubstepPhases): a
-// phase starts when every part of the phases before it has finished. The parts are claimed with
-// a bit mask: thread k runs part k of a phase when it can, then any part nobody took, so a thread
-// that never starts cannot stall the others. Threads wait for a phase by spinning (a substep has
-// dozens of phases of tens of microseconds; waking a sleeping thread costs as much).
+// Phases run one after another on T threads, each phase in parts (Solver::runSubstepPhases, and
+// the rigid substeps in RigidSolver::runSubstepsInPhases): a phase starts when every part of the
+// phases before it has finished. The parts are claimed with a bit mask: thread k runs part k of
+// a phase when it can, then any part nobody took, so a thread that never starts cannot stall the
+// others. Threads wait for a phase by spinning (a substep has dozens of phases of tens of
+// microseconds; waking a sleeping thread costs as much).
 //
 // A part that throws (std::bad_alloc in a runaway) stops every thread before its next phase
 // rather than leaving the others waiting for it for ever; runPhases then throws what it threw
@@ -21,6 +22,15 @@
 #include <vector>
 
 namespace pbd {
+
+// The threads phases run on: an arena of `count` (the solver's; the rigid step borrows it).
+struct ThreadTeam {
+    explicit ThreadTeam(int n)
+        : count(n)
+        , arena(n) {}
+    int count;
+    tbb::task_arena arena;
+};
 
 // Until the counter reaches the target or the flag is raised.
 inline void spinWait(const std::atomic<int>& counter, int target,
