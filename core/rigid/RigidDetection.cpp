@@ -1,6 +1,7 @@
 // Contact detection for the rigid step: the broadphase's kept pairs, the narrowphase with the
 // manifold cache (warm start by feature, the refresh of resting pairs, aggressive sleep), and
 // the bodies' heights in the contact graph for stack stabilisation.
+#include "core/base/PhaseRunner.h"
 #include "core/rigid/RigidStep.h"
 
 #include <algorithm>
@@ -221,7 +222,7 @@ void RigidSolver::repairProxies() {
 }
 
 void RigidSolver::detect(std::vector<RigidBody>& bodies, const std::vector<RigidJoint>& joints,
-                         const RigidSettings& settings) {
+                         const RigidSettings& settings, ThreadTeam* team) {
     const int n = int(bodies.size());
     broadphase(bodies, joints, settings);
     const auto active = [&](int i) { return bodies[i].isDynamic() && !bodies[i].sleeping; };
@@ -236,14 +237,6 @@ void RigidSolver::detect(std::vector<RigidBody>& bodies, const std::vector<Rigid
             std::lower_bound(previous_.begin(), previous_.end(), key,
                              [](const CachedManifold& m, std::uint64_t k) { return m.key < k; });
         return it != previous_.end() && it->key == key ? &*it : nullptr;
-    };
-    // The same for keys asked in increasing order: one walk along previous_.
-    std::size_t walk = 0;
-    const auto cachedNext = [&](std::uint64_t key) -> const CachedManifold* {
-        while (walk < previous_.size() && previous_[walk].key < key) {
-            ++walk;
-        }
-        return walk < previous_.size() && previous_[walk].key == key ? &previous_[walk] : nullptr;
     };
     // The last step's impulses of the points with the same features (source 004: warm
     // starting by feature IDs), taken along now so that building the rows need not look back.
@@ -287,22 +280,26 @@ void RigidSolver::detect(std::vector<RigidBody>& bodies, const std::vector<Rigid
     // Returns the kept manifold moved with its bodies (appended to found), or null when the
     // pair moved beyond the tolerances.
     const Real half = std::sin(0.5 * settings.refreshAngle);
-    const auto refresh = [&](const Candidate& c, const CachedManifold& old) -> CachedManifold* {
+    const auto refreshable = [&](const Candidate& c, const CachedManifold& old) {
         if (settings.refreshDistance <= 0 || settings.refreshAngle <= 0) {
-            return nullptr;
+            return false;
         }
         const RigidBody &A = bodies[c.a], &B = bodies[c.b];
         const Quat turnA = A.q * old.madeQA.conjugate(), turnB = B.q * old.madeQB.conjugate();
         const Vec3 drift = (B.x - A.x) - turnA * (old.madeXB - old.madeXA);
         if (drift.squaredNorm() > settings.refreshDistance * settings.refreshDistance) {
-            return nullptr;
+            return false;
         }
         const Quat relative = turnA.conjugate() * turnB;
-        if (relative.vec().squaredNorm() > half * half) {
-            return nullptr;
-        }
-        // A copy of the old one (what it was made from, its impulses: the same features).
-        CachedManifold& out = manifolds_.emplace_back(old);
+        return relative.vec().squaredNorm() <= half * half;
+    };
+    // out: a copy of the old one (what it was made from, its impulses: the same features),
+    // moved with its bodies.
+    const auto refreshInto = [&](const Candidate& c, const CachedManifold& old,
+                                 CachedManifold& out) {
+        const RigidBody &A = bodies[c.a], &B = bodies[c.b];
+        const Quat turnA = A.q * old.madeQA.conjugate(), turnB = B.q * old.madeQB.conjugate();
+        out = old;
         out.warm = std::uint8_t(0x10 | ((1u << old.made.count) - 1));
         out.xA = A.x;
         out.xB = B.x;
@@ -318,56 +315,139 @@ void RigidSolver::detect(std::vector<RigidBody>& bodies, const std::vector<Rigid
             m.points[k].position = 0.5 * (onA + onB);
             m.points[k].separation = p.separation + m.normal.dot(onB - onA);
         }
-        ++stats_.refreshedManifolds;
-        return &out;
     };
     // Pairs with an awake dynamic body are detected (or, under aggressive sleep, kept while
     // both rest); pairs of sleeping bodies keep their last manifold, so that islands stay whole
     // and wake together.
     std::vector<char> done(candidates.size(), 0);
-    // Into manifolds_, whose storage is kept from step to step (it swaps with previous_).
+    // Into manifolds_, whose storage is kept from step to step (it swaps with previous_), every
+    // element written over.
     std::vector<CachedManifold>& found = manifolds_;
-    found.clear();
-    if (found.capacity() < candidates.size()) {
-        found.reserve(candidates.size() + candidates.size() / 2); // room to grow without moving
-    }
-    for (std::size_t i = 0; i < candidates.size(); ++i) {
-        const Candidate& c = candidates[i];
-        if (!active(c.a) && !active(c.b)) {
-            continue;
+    // In two passes over the candidates, each in parts on the team's threads: first what each
+    // becomes (kept under aggressive sleep, carried with its bodies, or detected afresh, which
+    // the first pass does, and touching or not) and the last step's manifold of the pair;
+    // then, at its place in key order, each kept or carried one written. The same manifolds in
+    // the same order as one pass on one thread.
+    enum Fate : std::uint8_t { kSkip, kReused, kRefreshed, kMade };
+    std::vector<std::uint8_t>& fates = candidateFates_;
+    std::vector<const CachedManifold*>& olds = candidateOlds_;
+    fates.assign(candidates.size(), kSkip);
+    olds.assign(candidates.size(), nullptr);
+    const std::size_t count = candidates.size();
+    const int parts =
+        team && team->count > 1 ? int(std::clamp<std::size_t>(count / 512, 1, 64)) : 1;
+    const auto range = [&](int part) {
+        return std::pair{count * std::size_t(part) / std::size_t(parts),
+                         count * std::size_t(part + 1) / std::size_t(parts)};
+    };
+    std::vector<std::vector<std::pair<std::size_t, CachedManifold>>> made(
+        static_cast<std::size_t>(parts));
+    std::vector<std::size_t> reusedIn(static_cast<std::size_t>(parts), 0),
+        refreshedIn(static_cast<std::size_t>(parts), 0);
+    const auto decide = [&](int part) {
+        const auto [begin, end] = range(part);
+        if (begin == end) {
+            return;
         }
-        done[i] = 1;
-        if (settings.aggressiveSleep && resting(c.a) && resting(c.b)) {
-            if (const CachedManifold* old = cachedNext(c.key)) {
+        // The last step's manifolds of these keys, walked along in key order.
+        std::size_t walk = std::size_t(
+            std::lower_bound(previous_.begin(), previous_.end(), candidates[begin].key,
+                             [](const CachedManifold& m, std::uint64_t k) { return m.key < k; }) -
+            previous_.begin());
+        const auto cachedNext = [&](std::uint64_t key) -> const CachedManifold* {
+            while (walk < previous_.size() && previous_[walk].key < key) {
+                ++walk;
+            }
+            return walk < previous_.size() && previous_[walk].key == key ? &previous_[walk]
+                                                                         : nullptr;
+        };
+        for (std::size_t i = begin; i < end; ++i) {
+            const Candidate& c = candidates[i];
+            if (!active(c.a) && !active(c.b)) {
+                continue;
+            }
+            done[i] = 1;
+            const CachedManifold* old = cachedNext(c.key);
+            olds[i] = old;
+            if (old && settings.aggressiveSleep && resting(c.a) && resting(c.b)) {
+                fates[i] = kReused;
+                ++reusedIn[std::size_t(part)];
+                continue;
+            }
+            if (old && refreshable(c, *old)) {
+                fates[i] = kRefreshed;
+                ++refreshedIn[std::size_t(part)];
+                continue;
+            }
+            CachedManifold m;
+            if (narrow(c, m)) {
+                if (old) {
+                    carryImpulses(*old, m);
+                }
+                fates[i] = kMade;
+                made[std::size_t(part)].emplace_back(i, std::move(m));
+            }
+        }
+    };
+    struct Phase {
+        int parts;
+    };
+    const auto inParts = [&](auto&& run) {
+        if (parts == 1) {
+            run(0);
+        } else {
+            runPhases(team->arena, team->count, std::vector<Phase>{{parts}},
+                      [&](const Phase&, int part) { run(part); });
+        }
+    };
+    inParts(decide);
+    // Where each goes.
+    std::vector<std::uint32_t>& at = candidatePlaces_;
+    at.resize(count);
+    std::size_t total = 0;
+    for (std::size_t i = 0; i < count; ++i) {
+        at[i] = std::uint32_t(total);
+        total += fates[i] != kSkip ? 1 : 0;
+    }
+    for (int part = 0; part < parts; ++part) {
+        stats_.reusedManifolds += reusedIn[std::size_t(part)];
+        stats_.refreshedManifolds += refreshedIn[std::size_t(part)];
+    }
+    found.resize(total);
+    inParts([&](int part) {
+        const auto [begin, end] = range(part);
+        auto next = made[std::size_t(part)].begin();
+        for (std::size_t i = begin; i < end; ++i) {
+            const Candidate& c = candidates[i];
+            CachedManifold& out = found[at[i]];
+            switch (fates[i]) {
+            case kReused: {
                 // The same points, normal and lever arms; only the separations follow the
                 // bodies' small moves since, so the slop is kept.
-                CachedManifold kept = *old;
-                const Vec3 moveA = bodies[c.a].x - old->xA, moveB = bodies[c.b].x - old->xB;
-                RigidManifold& m = kept.manifold;
+                const CachedManifold& old = *olds[i];
+                out = old;
+                const Vec3 moveA = bodies[c.a].x - old.xA, moveB = bodies[c.b].x - old.xB;
+                RigidManifold& m = out.manifold;
                 for (int k = 0; k < m.count; ++k) {
                     m.points[k].separation += m.normal.dot(moveB - moveA);
                     m.points[k].position += 0.5 * (moveA + moveB);
                 }
-                kept.xA = bodies[c.a].x;
-                kept.xB = bodies[c.b].x;
-                found.push_back(kept);
-                ++stats_.reusedManifolds;
-                continue;
+                out.xA = bodies[c.a].x;
+                out.xB = bodies[c.b].x;
+                break;
+            }
+            case kRefreshed:
+                refreshInto(c, *olds[i], out);
+                break;
+            case kMade:
+                out = std::move(next->second);
+                ++next;
+                break;
+            default:
+                break;
             }
         }
-        const CachedManifold* old = cachedNext(c.key);
-        if (old && refresh(c, *old)) {
-            continue;
-        }
-        CachedManifold& m = found.emplace_back();
-        if (narrow(c, m)) {
-            if (old) {
-                carryImpulses(*old, m);
-            }
-        } else {
-            found.pop_back();
-        }
-    }
+    });
     for (std::size_t i = 0; i < candidates.size(); ++i) {
         if (!done[i]) {
             if (const CachedManifold* old = cached(candidates[i].key)) {

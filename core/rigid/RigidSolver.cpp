@@ -135,9 +135,10 @@ void RigidSolver::step(std::vector<RigidBody>& bodies, const std::vector<RigidJo
     // the step's start (the source's single solve).
     const bool track = substeps > 1 || soft;
 
+    // This step's manifolds are written over the storage of the step before last (detect):
+    // kept at its size, it is not built anew.
     std::swap(previous_, manifolds_);
-    manifolds_.clear();
-    detect(bodies, joints, settings);
+    detect(bodies, joints, settings, team);
     const bool stacking = settings.stabilisation != StackStabilisation::Off;
     const bool shock = settings.stabilisation == StackStabilisation::ShockPropagation;
     if (stacking) {

@@ -137,7 +137,7 @@ private:
                     const RigidSettings& settings);
     void repairProxies();
     void detect(std::vector<RigidBody>& bodies, const std::vector<RigidJoint>& joints,
-                const RigidSettings& settings);
+                const RigidSettings& settings, ThreadTeam* team);
     void computeHeights(const std::vector<RigidBody>& bodies);
 
     // The step's other stages, by file; step() (RigidSolver.cpp) runs them.
@@ -186,6 +186,11 @@ private:
     std::vector<ProxyPair> proxyPairs_; // by key: the shapes whose enlarged bounds overlap
     bool proxyPairsValid_ = false;
     std::vector<Candidate> candidates_;
+    // Per candidate, in detection: what it becomes, the last step's manifold of its pair, and
+    // its place among this step's manifolds.
+    std::vector<std::uint8_t> candidateFates_;
+    std::vector<const CachedManifold*> candidateOlds_;
+    std::vector<std::uint32_t> candidatePlaces_;
     std::vector<CachedManifold> manifolds_; // this step's, sorted by key; next step's cache
     std::vector<CachedManifold> previous_;
     std::vector<SolverBody> solverBodies_;
