@@ -3,7 +3,6 @@
 // SIMD lane), warm start, the projected Gauss-Seidel sweeps, shock propagation, and the impulses
 // kept for the next step.
 #include "core/base/InstructionSets.h"
-#include "core/base/PhaseRunner.h"
 #include "core/rigid/RigidStep.h"
 
 #include <algorithm>
@@ -165,25 +164,11 @@ void RigidSolver::buildBatches(Step& st) {
     st.random.state = start + draws * SplitMix::kIncrement;
     batches_.resize(batchPlan_.size());
     const std::size_t count = batches_.size();
-    const int parts =
-        st.shock || st.threads <= 1
-            ? 1
-            : int(std::clamp<std::size_t>(count / 64, 1, std::size_t(2 * st.threads)));
-    std::vector<BuildCounts> counts(static_cast<std::size_t>(parts));
-    const auto build = [&](int part) {
-        const std::size_t begin = count * std::size_t(part) / std::size_t(parts),
-                          end = count * std::size_t(part + 1) / std::size_t(parts);
-        PBDLAB_WIDE_PATH(buildLaneBatches(st, begin, end, counts[std::size_t(part)]));
-    };
-    if (parts == 1) {
-        build(0);
-    } else {
-        struct Phase {
-            int parts;
-        };
-        runPhases(st.team->arena, st.threads, std::vector<Phase>{{parts}},
-                  [&](const Phase&, int part) { build(part); });
-    }
+    std::vector<BuildCounts> counts(2 * std::size_t(st.threads) + 1);
+    inParts(st.shock ? nullptr : st.team, count, 64,
+            [&](int part, std::size_t begin, std::size_t end) {
+                PBDLAB_WIDE_PATH(buildLaneBatches(st, begin, end, counts[std::size_t(part)]));
+            });
     for (const BuildCounts& c : counts) {
         stats_.manifolds += c.manifolds;
         stats_.warmStarted += c.warmStarted;
@@ -725,25 +710,28 @@ void RigidSolver::storeImpulses(Step& st) {
             }
         }
     };
-    for (std::size_t k = 0; k < batches_.size(); ++k) {
-        const LaneBatch& L = batches_[k];
-        if (k + 2 < batches_.size()) {
-            fetchForWriting(batches_[k + 2]);
-        }
-        for (int l = 0; l < kRigidLanes; ++l) {
-            if (L.manifold[l] < 0) {
-                continue;
+    // Each manifold is in one lane of one batch: the batches in parts on the team's threads.
+    st.inParts(batches_.size(), 64, [&](int, std::size_t begin, std::size_t end) {
+        for (std::size_t k = begin; k < end; ++k) {
+            const LaneBatch& L = batches_[k];
+            if (k + 2 < end) {
+                fetchForWriting(batches_[k + 2]);
             }
-            CachedManifold& cm = manifolds_[std::size_t(L.manifold[l])];
-            for (int slot = 0; slot < 4; ++slot) {
-                if (L.slotPoint[l][slot] < cm.manifold.count) {
-                    cm.normalImpulse[L.slotPoint[l][slot]] = L.lambdaN[slot][l];
+            for (int l = 0; l < kRigidLanes; ++l) {
+                if (L.manifold[l] < 0) {
+                    continue;
                 }
+                CachedManifold& cm = manifolds_[std::size_t(L.manifold[l])];
+                for (int slot = 0; slot < 4; ++slot) {
+                    if (L.slotPoint[l][slot] < cm.manifold.count) {
+                        cm.normalImpulse[L.slotPoint[l][slot]] = L.lambdaN[slot][l];
+                    }
+                }
+                cm.frictionImpulse = Vec3(L.lambdaT1[l], L.lambdaT2[l], L.lambdaTwist[l]);
+                solved_[std::size_t(L.manifold[l])] = 1;
             }
-            cm.frictionImpulse = Vec3(L.lambdaT1[l], L.lambdaT2[l], L.lambdaTwist[l]);
-            solved_[std::size_t(L.manifold[l])] = 1;
         }
-    }
+    });
 }
 
 } // namespace pbd

@@ -1,7 +1,6 @@
 // Contact detection for the rigid step: the broadphase's kept pairs, the narrowphase with the
 // manifold cache (warm start by feature, the refresh of resting pairs, aggressive sleep), and
 // the bodies' heights in the contact graph for stack stabilisation.
-#include "core/base/PhaseRunner.h"
 #include "core/rigid/RigidStep.h"
 
 #include <algorithm>
@@ -334,73 +333,57 @@ void RigidSolver::detect(std::vector<RigidBody>& bodies, const std::vector<Rigid
     fates.assign(candidates.size(), kSkip);
     olds.assign(candidates.size(), nullptr);
     const std::size_t count = candidates.size();
+    // Both passes in the same parts (the same count), each part's fresh manifolds its own.
+    constexpr std::size_t kSmallest = 512;
+    const std::size_t most = 2 * std::size_t(team ? team->count : 1) + 1;
+    std::vector<std::vector<std::pair<std::size_t, CachedManifold>>> made(most);
+    std::vector<std::size_t> reusedIn(most, 0), refreshedIn(most, 0);
     const int parts =
-        team && team->count > 1 ? int(std::clamp<std::size_t>(count / 512, 1, 64)) : 1;
-    const auto range = [&](int part) {
-        return std::pair{count * std::size_t(part) / std::size_t(parts),
-                         count * std::size_t(part + 1) / std::size_t(parts)};
-    };
-    std::vector<std::vector<std::pair<std::size_t, CachedManifold>>> made(
-        static_cast<std::size_t>(parts));
-    std::vector<std::size_t> reusedIn(static_cast<std::size_t>(parts), 0),
-        refreshedIn(static_cast<std::size_t>(parts), 0);
-    const auto decide = [&](int part) {
-        const auto [begin, end] = range(part);
-        if (begin == end) {
-            return;
-        }
-        // The last step's manifolds of these keys, walked along in key order.
-        std::size_t walk = std::size_t(
-            std::lower_bound(previous_.begin(), previous_.end(), candidates[begin].key,
-                             [](const CachedManifold& m, std::uint64_t k) { return m.key < k; }) -
-            previous_.begin());
-        const auto cachedNext = [&](std::uint64_t key) -> const CachedManifold* {
-            while (walk < previous_.size() && previous_[walk].key < key) {
-                ++walk;
+        inParts(team, count, kSmallest, [&](int part, std::size_t begin, std::size_t end) {
+            if (begin == end) {
+                return;
             }
-            return walk < previous_.size() && previous_[walk].key == key ? &previous_[walk]
-                                                                         : nullptr;
-        };
-        for (std::size_t i = begin; i < end; ++i) {
-            const Candidate& c = candidates[i];
-            if (!active(c.a) && !active(c.b)) {
-                continue;
-            }
-            done[i] = 1;
-            const CachedManifold* old = cachedNext(c.key);
-            olds[i] = old;
-            if (old && settings.aggressiveSleep && resting(c.a) && resting(c.b)) {
-                fates[i] = kReused;
-                ++reusedIn[std::size_t(part)];
-                continue;
-            }
-            if (old && refreshable(c, *old)) {
-                fates[i] = kRefreshed;
-                ++refreshedIn[std::size_t(part)];
-                continue;
-            }
-            CachedManifold m;
-            if (narrow(c, m)) {
-                if (old) {
-                    carryImpulses(*old, m);
+            // The last step's manifolds of these keys, walked along in key order.
+            std::size_t walk = std::size_t(
+                std::lower_bound(
+                    previous_.begin(), previous_.end(), candidates[begin].key,
+                    [](const CachedManifold& m, std::uint64_t k) { return m.key < k; }) -
+                previous_.begin());
+            const auto cachedNext = [&](std::uint64_t key) -> const CachedManifold* {
+                while (walk < previous_.size() && previous_[walk].key < key) {
+                    ++walk;
                 }
-                fates[i] = kMade;
-                made[std::size_t(part)].emplace_back(i, std::move(m));
+                return walk < previous_.size() && previous_[walk].key == key ? &previous_[walk]
+                                                                             : nullptr;
+            };
+            for (std::size_t i = begin; i < end; ++i) {
+                const Candidate& c = candidates[i];
+                if (!active(c.a) && !active(c.b)) {
+                    continue;
+                }
+                done[i] = 1;
+                const CachedManifold* old = cachedNext(c.key);
+                olds[i] = old;
+                if (old && settings.aggressiveSleep && resting(c.a) && resting(c.b)) {
+                    fates[i] = kReused;
+                    ++reusedIn[std::size_t(part)];
+                    continue;
+                }
+                if (old && refreshable(c, *old)) {
+                    fates[i] = kRefreshed;
+                    ++refreshedIn[std::size_t(part)];
+                    continue;
+                }
+                CachedManifold m;
+                if (narrow(c, m)) {
+                    if (old) {
+                        carryImpulses(*old, m);
+                    }
+                    fates[i] = kMade;
+                    made[std::size_t(part)].emplace_back(i, std::move(m));
+                }
             }
-        }
-    };
-    struct Phase {
-        int parts;
-    };
-    const auto inParts = [&](auto&& run) {
-        if (parts == 1) {
-            run(0);
-        } else {
-            runPhases(team->arena, team->count, std::vector<Phase>{{parts}},
-                      [&](const Phase&, int part) { run(part); });
-        }
-    };
-    inParts(decide);
+        });
     // Where each goes.
     std::vector<std::uint32_t>& at = candidatePlaces_;
     at.resize(count);
@@ -414,8 +397,7 @@ void RigidSolver::detect(std::vector<RigidBody>& bodies, const std::vector<Rigid
         stats_.refreshedManifolds += refreshedIn[std::size_t(part)];
     }
     found.resize(total);
-    inParts([&](int part) {
-        const auto [begin, end] = range(part);
+    inParts(team, count, kSmallest, [&](int part, std::size_t begin, std::size_t end) {
         auto next = made[std::size_t(part)].begin();
         for (std::size_t i = begin; i < end; ++i) {
             const Candidate& c = candidates[i];

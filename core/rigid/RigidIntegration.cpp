@@ -176,21 +176,30 @@ void RigidSolver::finishSubsteps(Step& st) {
     const std::vector<char>& touched = st.touched;
     std::vector<Velocity>& sb = velocities_;
     const auto awake = [&](int i) { return st.awake(i); };
-    for (const int i : substepped_) {
-        std::tie(bodies[i].x, bodies[i].q) = poseAfterSubsteps(i);
-    }
-    syncToDoubles(st);
-    // The free bodies, substep by substep in doubles: they fall, and turn through L.
-    for (int i = 0; i < n; ++i) {
-        if (awake(i) && !touched[std::size_t(i)]) {
-            Velocity& u = sb[std::size_t(i)];
-            for (int sub = 0; sub < substeps; ++sub) {
-                u.v += hs * gravity;
-                bodies[i].x += hs * u.v;
-            }
-            turnThroughL(st, bodies[i], i);
+    // Each body its own, in parts on the team's threads.
+    st.inParts(substepped_.size(), 512, [&](int, std::size_t begin, std::size_t end) {
+        for (std::size_t k = begin; k < end; ++k) {
+            const int i = substepped_[k];
+            std::tie(bodies[i].x, bodies[i].q) = poseAfterSubsteps(i);
         }
-    }
+    });
+    const std::vector<SweepRecord>& fv = sweepVelocities_;
+    st.inParts(std::size_t(n), 512, [&](int, std::size_t begin, std::size_t end) {
+        for (int i = int(begin); i < int(end); ++i) {
+            if (touched[std::size_t(i)] && solverBodies_[std::size_t(i)].inverseMass > 0) {
+                sb[std::size_t(i)] = Step::load(fv, i); // syncToDoubles
+            }
+            // The free bodies, substep by substep in doubles: they fall, and turn through L.
+            if (awake(i) && !touched[std::size_t(i)]) {
+                Velocity& u = sb[std::size_t(i)];
+                for (int sub = 0; sub < substeps; ++sub) {
+                    u.v += hs * gravity;
+                    bodies[i].x += hs * u.v;
+                }
+                turnThroughL(st, bodies[i], i);
+            }
+        }
+    });
 }
 
 // Velocities back; L changes by I (omega_after - omega_before), exactly zero without
@@ -203,18 +212,20 @@ void RigidSolver::takeVelocities(Step& st) {
     const std::vector<Vec3>& omegaBefore = omegaBefore_;
     const std::vector<Mat3>& inertiaBefore = inertiaBefore_;
     const auto awake = [&](int i) { return st.awake(i); };
-    for (int i = 0; i < n; ++i) {
-        RigidBody& b = bodies[i];
-        if (!awake(i)) {
-            continue;
+    st.inParts(std::size_t(n), 512, [&](int, std::size_t begin, std::size_t end) {
+        for (int i = int(begin); i < int(end); ++i) {
+            RigidBody& b = bodies[i];
+            if (!awake(i)) {
+                continue;
+            }
+            const Velocity& s = sb[i];
+            b.v = s.v;
+            if (s.w != omegaBefore[i]) {
+                b.L += inertiaBefore[i] * (s.w - omegaBefore[i]);
+            }
+            b.omega = b.inverseInertiaWorld() * b.L;
         }
-        const Velocity& s = sb[i];
-        b.v = s.v;
-        if (s.w != omegaBefore[i]) {
-            b.L += inertiaBefore[i] * (s.w - omegaBefore[i]);
-        }
-        b.omega = b.inverseInertiaWorld() * b.L;
-    }
+    });
 }
 
 } // namespace pbd

@@ -461,30 +461,39 @@ void RigidSolver::prepareBodies(Step& st) {
     std::vector<Mat3>& inertiaBefore = inertiaBefore_;
     omegaBefore.assign(std::size_t(n), Vec3::Zero());
     inertiaBefore.assign(std::size_t(n), Mat3::Zero());
-    for (int i = 0; i < n; ++i) {
-        RigidBody& b = bodies[i];
-        SolverBody& s = solverBodies_[i];
-        s.x = b.x;
-        s.friction = b.friction;
-        s.height = stacking ? heights_[std::size_t(i)] : 0;
-        Velocity& u = velocities_[std::size_t(i)];
-        if (b.isDynamic() && !b.sleeping) {
-            // omega from L with the current inertia (§5 step 3-4; no external torques).
-            // Gravity is added per substep.
-            const Mat3 R = b.rotation();
-            s.inverseInertia = R * b.inverseInertiaBody * R.transpose();
-            inertiaBefore[i] = R * b.inertiaBody * R.transpose();
-            b.omega = s.inverseInertia * b.L;
-            u = {b.v, b.omega};
-            s.inverseMass = b.inverseMass;
-            ++stats_.awakeBodies;
-        } else if (b.motion == RigidMotion::Kinematic) {
-            u = {b.v, b.omega};
+    // Each body its own; the counts per part, added after.
+    std::vector<std::size_t> awakeIn(2 * std::size_t(st.threads) + 1, 0),
+        sleepingIn(2 * std::size_t(st.threads) + 1, 0);
+    st.inParts(std::size_t(n), 512, [&](int part, std::size_t begin, std::size_t end) {
+        for (int i = int(begin); i < int(end); ++i) {
+            RigidBody& b = bodies[i];
+            SolverBody& s = solverBodies_[i];
+            s.x = b.x;
+            s.friction = b.friction;
+            s.height = stacking ? heights_[std::size_t(i)] : 0;
+            Velocity& u = velocities_[std::size_t(i)];
+            if (b.isDynamic() && !b.sleeping) {
+                // omega from L with the current inertia (§5 step 3-4; no external torques).
+                // Gravity is added per substep.
+                const Mat3 R = b.rotation();
+                s.inverseInertia = R * b.inverseInertiaBody * R.transpose();
+                inertiaBefore[i] = R * b.inertiaBody * R.transpose();
+                b.omega = s.inverseInertia * b.L;
+                u = {b.v, b.omega};
+                s.inverseMass = b.inverseMass;
+                ++awakeIn[std::size_t(part)];
+            } else if (b.motion == RigidMotion::Kinematic) {
+                u = {b.v, b.omega};
+            }
+            omegaBefore[i] = u.w;
+            if (b.isDynamic() && b.sleeping) {
+                ++sleepingIn[std::size_t(part)];
+            }
         }
-        omegaBefore[i] = u.w;
-        if (b.isDynamic() && b.sleeping) {
-            ++stats_.sleepingBodies;
-        }
+    });
+    for (std::size_t k = 0; k < awakeIn.size(); ++k) {
+        stats_.awakeBodies += awakeIn[k];
+        stats_.sleepingBodies += sleepingIn[k];
     }
 }
 

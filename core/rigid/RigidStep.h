@@ -267,6 +267,30 @@ struct JointConstraint {
     Real motorImpulse = 0;
 };
 
+// run(part, begin, end) over [0, count) in parts of at least `smallest` (the same parts for the
+// same count), on the team's threads, or on this one without a team of several; returns the
+// number of parts.
+template <class Run>
+int inParts(ThreadTeam* team, std::size_t count, std::size_t smallest, Run&& run) {
+    const std::size_t threads = team ? std::size_t(team->count) : 1;
+    const int parts =
+        threads > 1 ? int(std::clamp<std::size_t>(count / smallest, 1, 2 * threads)) : 1;
+    const auto one = [&](int part) {
+        run(part, count * std::size_t(part) / std::size_t(parts),
+            count * std::size_t(part + 1) / std::size_t(parts));
+    };
+    if (parts == 1) {
+        one(0);
+    } else {
+        struct Phase {
+            int parts;
+        };
+        runPhases(team->arena, team->count, std::vector<Phase>{{parts}},
+                  [&](const Phase&, int part) { one(part); });
+    }
+    return parts;
+}
+
 } // namespace rigid
 
 // What one step carries from stage to stage: its inputs, and what the stages make for the ones
@@ -312,6 +336,10 @@ struct RigidSolver::Step {
     rigid::D4 slopLanes, invHs, correctionLanes, maxPush, stepLanes;
 
     bool awake(int i) const { return bodies[i].isDynamic() && !bodies[i].sleeping; }
+
+    template <class Run> int inParts(std::size_t count, std::size_t smallest, Run&& run) const {
+        return rigid::inParts(team, count, smallest, run);
+    }
 
     // A body's velocity in the sweeps' records, and back.
     static Velocity load(const std::vector<rigid::SweepRecord>& records, int i) {
