@@ -79,6 +79,8 @@ json rigidJson(const Scene& scene, const Solver& solver) {
             {"energy", t.kineticEnergy + t.potentialEnergy},
             {"contacts", st.points},
             {"manifolds", st.manifolds},
+            {"uncoloured", st.uncoloured},
+            {"threads", st.threads},
             {"warm_started", st.warmStarted},
             {"awake", st.awakeBodies},
             {"sleeping", st.sleepingBodies},

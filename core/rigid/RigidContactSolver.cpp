@@ -157,6 +157,8 @@ void RigidSolver::buildBatches(Step& st) {
             colourBatchEnds_.push_back(std::uint32_t(batchPlan_.size()));
         }
     }
+    uncolouredBatches_ = batchPlan_.size();
+    stats_.uncoloured = st.overflow.size();
     for (const std::uint32_t& mi : st.overflow) {
         plan(&mi, 1);
         colourBatchEnds_.push_back(std::uint32_t(batchPlan_.size())); // each alone

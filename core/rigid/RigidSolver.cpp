@@ -361,20 +361,34 @@ void RigidSolver::runSubstepsInPhases(Step& st, const SweepRecord& fall) {
     const auto partsFor = [&](std::size_t count, std::size_t smallest) {
         return int(std::clamp<std::size_t>(count / smallest, 1, std::size_t(most)));
     };
-    std::vector<std::pair<std::size_t, std::size_t>> colours;
+    // The colours' batches, then the ones left out of the colours: those in one part, in
+    // order (each is a colour of its own).
+    struct Range {
+        std::size_t begin, end;
+        bool alone;
+    };
+    std::vector<Range> colours;
     std::size_t first = 0;
     for (const std::uint32_t end : colourBatchEnds_) {
-        colours.emplace_back(first, end);
+        if (end > uncolouredBatches_) {
+            break;
+        }
+        colours.push_back({first, end, false});
         first = end;
     }
+    if (batches_.size() > uncolouredBatches_) {
+        colours.push_back({uncolouredBatches_, batches_.size(), true});
+    }
+    const auto partsOf = [&](const Range& r) {
+        return r.alone ? 1 : partsFor(r.end - r.begin, 16);
+    };
     const bool joints = !jointRows_.empty();
     const std::size_t moved = substepped_.size();
     std::vector<Phase> phases;
     bool movesPending = !st.movesTaken;
     const auto addSweep = [&](bool withBias) {
-        for (const auto& [begin, end] : colours) {
-            phases.push_back(
-                {partsFor(end - begin, 16), Kind::Sweep, withBias, movesPending, begin, end});
+        for (const Range& r : colours) {
+            phases.push_back({partsOf(r), Kind::Sweep, withBias, movesPending, r.begin, r.end});
         }
         if (joints) {
             phases.push_back({1, Kind::SolveJoints});
@@ -386,9 +400,8 @@ void RigidSolver::runSubstepsInPhases(Step& st, const SweepRecord& fall) {
         if (sub > 0 && joints) {
             phases.push_back({1, Kind::BuildJoints});
         }
-        for (const auto& [begin, end] : colours) {
-            phases.push_back(
-                {partsFor(end - begin, 16), Kind::WarmStart, false, false, begin, end});
+        for (const Range& r : colours) {
+            phases.push_back({partsOf(r), Kind::WarmStart, false, false, r.begin, r.end});
         }
         for (int it = 0; it < settings.iterations; ++it) {
             addSweep(true);

@@ -48,9 +48,10 @@ struct RigidStatistics {
     std::size_t refreshedManifolds = 0; // carried with their bodies, not detected again
     std::size_t awakeBodies = 0;
     std::size_t sleepingBodies = 0;
-    std::size_t islands = 0; // islands of dynamic bodies (awake and asleep)
-    int maxHeight = 0;       // contact-graph distance of the highest body from a fixed one
-    int threads = 1;         // the threads the substeps ran on (the soft step: the solver's)
+    std::size_t islands = 0;    // islands of dynamic bodies (awake and asleep)
+    int maxHeight = 0;          // contact-graph distance of the highest body from a fixed one
+    int threads = 1;            // the threads the substeps ran on (the soft step: the solver's)
+    std::size_t uncoloured = 0; // manifolds beyond 64 colours, swept one by one after them
     double detectionMilliseconds = 0;
     double solveMilliseconds = 0;
 };
@@ -209,6 +210,7 @@ private:
     // Where each colour's batches end in batches_ (then one end per batch left out of the
     // colours): batches of one colour share no body that moves.
     std::vector<std::uint32_t> colourBatchEnds_;
+    std::size_t uncolouredBatches_ = 0; // where the batches left out of the colours begin
     std::vector<BatchPlan> batchPlan_;
     // Per body, the velocity and, with substeps, the move and turn since the step's start (in
     // floats, for the lanes).
