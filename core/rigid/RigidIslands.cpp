@@ -15,10 +15,35 @@ void RigidSolver::sleepIslands(Step& st) {
     const RigidSettings& settings = st.settings;
     const int n = st.n;
     const Real h = st.h;
+    // What the passes over the manifolds read, compact: each body's motion (1 dynamic, 2
+    // kinematic), each manifold's bodies (made by the colouring) and whether it is deeper than
+    // the slop allows (below; its points, read in parts on the team's threads).
+    std::vector<std::uint8_t>& motion = bodyMotion_;
+    motion.assign(std::size_t(n), 0);
+    for (int i = 0; i < n; ++i) {
+        motion[std::size_t(i)] = bodies[i].isDynamic()                        ? 1
+                                 : bodies[i].motion == RigidMotion::Kinematic ? 2
+                                                                              : 0;
+    }
+    const std::vector<std::pair<int, int>>& pairs = manifoldBodies_;
+    // A body still pushed out of a penetration deeper than the slop is not at rest, however
+    // slowly it moves (the push need not show in its velocity): it would freeze that deep.
+    // 10% over the slop lets the approach to it, which is geometric, end.
+    std::vector<std::uint8_t>& deep = manifoldDeep_;
+    deep.resize(manifolds_.size());
+    st.inParts(manifolds_.size(), 1024, [&](int, std::size_t begin, std::size_t end) {
+        for (std::size_t k = begin; k < end; ++k) {
+            const RigidManifold& m = manifolds_[k].manifold;
+            bool deeper = false;
+            for (int p = 0; p < m.count; ++p) {
+                deeper = deeper || -m.points[std::size_t(p)].separation > 1.1 * settings.slop;
+            }
+            deep[k] = deeper;
+        }
+    });
     UnionFind islands(n);
-    for (const CachedManifold& m : manifolds_) {
-        const int a = m.manifold.bodyA, b = m.manifold.bodyB;
-        if (bodies[a].isDynamic() && bodies[b].isDynamic()) {
+    for (const auto& [a, b] : pairs) {
+        if (motion[std::size_t(a)] == 1 && motion[std::size_t(b)] == 1) {
             islands.unite(a, b);
         }
     }
@@ -28,15 +53,10 @@ void RigidSolver::sleepIslands(Step& st) {
             islands.unite(j.bodyA, j.bodyB);
         }
     }
-    // A body still pushed out of a penetration deeper than the slop is not at rest, however
-    // slowly it moves (the push need not show in its velocity): it would freeze that deep.
-    // 10% over the slop lets the approach to it, which is geometric, end.
     std::vector<char> tooDeep(n, 0);
-    for (const CachedManifold& m : manifolds_) {
-        for (int k = 0; k < m.manifold.count; ++k) {
-            if (-m.manifold.points[std::size_t(k)].separation > 1.1 * settings.slop) {
-                tooDeep[m.manifold.bodyA] = tooDeep[m.manifold.bodyB] = 1;
-            }
+    for (std::size_t k = 0; k < pairs.size(); ++k) {
+        if (deep[k]) {
+            tooDeep[pairs[k].first] = tooDeep[pairs[k].second] = 1;
         }
     }
     std::vector<Real> islandRest(n, std::numeric_limits<Real>::infinity());
@@ -69,12 +89,11 @@ void RigidSolver::sleepIslands(Step& st) {
             }
         }
     }
-    for (const CachedManifold& m : manifolds_) {
-        const int a = m.manifold.bodyA, b = m.manifold.bodyB;
-        if (bodies[a].motion == RigidMotion::Kinematic && bodies[b].isDynamic()) {
+    for (const auto& [a, b] : pairs) {
+        if (motion[std::size_t(a)] == 2 && motion[std::size_t(b)] == 1) {
             islandPinnedAwake[islands.find(b)] = 1;
         }
-        if (bodies[b].motion == RigidMotion::Kinematic && bodies[a].isDynamic()) {
+        if (motion[std::size_t(b)] == 2 && motion[std::size_t(a)] == 1) {
             islandPinnedAwake[islands.find(a)] = 1;
         }
     }
