@@ -273,8 +273,9 @@ struct JointConstraint {
 template <class Run>
 int inParts(ThreadTeam* team, std::size_t count, std::size_t smallest, Run&& run) {
     const std::size_t threads = team ? std::size_t(team->count) : 1;
-    const int parts =
-        threads > 1 ? int(std::clamp<std::size_t>(count / smallest, 1, 2 * threads)) : 1;
+    // At most 64 parts: runPhases claims them by the bits of one word.
+    const std::size_t most = std::min<std::size_t>(64, 2 * threads);
+    const int parts = threads > 1 ? int(std::clamp<std::size_t>(count / smallest, 1, most)) : 1;
     const auto one = [&](int part) {
         run(part, count * std::size_t(part) / std::size_t(parts),
             count * std::size_t(part + 1) / std::size_t(parts));
