@@ -169,7 +169,7 @@ void RigidSolver::buildBatches(Step& st) {
     std::vector<BuildCounts> counts(2 * std::size_t(st.threads) + 1);
     inParts(st.shock ? nullptr : st.team, count, 64,
             [&](int part, std::size_t begin, std::size_t end) {
-                PBDLAB_WIDE_PATH(buildLaneBatches(st, begin, end, counts[std::size_t(part)]));
+                PBDLAB_WIDEST_PATH(buildLaneBatches(st, begin, end, counts[std::size_t(part)]));
             });
     for (const BuildCounts& c : counts) {
         stats_.manifolds += c.manifolds;
@@ -428,7 +428,7 @@ void RigidSolver::warmStart(Step&) {
 }
 
 void RigidSolver::warmStartRange(std::size_t begin, std::size_t end) {
-    PBDLAB_WIDE_PATH(warmStartBatches(begin, end));
+    PBDLAB_WIDEST_PATH(warmStartBatches(begin, end));
 }
 
 PBD_KERNEL_INLINE void RigidSolver::warmStartBatches(std::size_t begin, std::size_t end) {
