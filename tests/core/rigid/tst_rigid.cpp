@@ -1082,10 +1082,13 @@ private slots:
         QTest::newRow("knocked pyramid") << 0;
         QTest::newRow("chain on ball joints") << 1;
         QTest::newRow("a plate carrying 100 boxes (more manifolds than colours)") << 2;
+        // Projected Gauss-Seidel (its sweeps on one thread, its detection and rows on all), its
+        // resting contacts kept by aggressive sleep, then its islands asleep and one woken.
+        QTest::newRow("pyramid asleep, then knocked awake") << 3;
     }
     void anyNumberOfThreadsGivesTheSameBits() {
         QFETCH(int, kind);
-        const bool chain = kind == 1, plate = kind == 2;
+        const bool chain = kind == 1, plate = kind == 2, asleep = kind == 3;
         Scene made = chain ? makeRigidChain(10, 100, false) : *makeScene("pyramid");
         if (plate) {
             made = groundScene();
@@ -1097,16 +1100,20 @@ private slots:
             made.rigidBodies[50].v = Vec3(1, 0, 0); // sliding into its neighbour
         }
         RigidSettings& r = made.solver.rigid;
-        r.substeps = 4;
-        r.iterations = 1;
-        r.relaxIterations = 1;
-        r.contactHertz = 30;
-        r.sleeping = false;
+        if (!asleep) {
+            r.substeps = 4;
+            r.iterations = 1;
+            r.relaxIterations = 1;
+            r.contactHertz = 30;
+            r.sleeping = false;
+        } else {
+            r.aggressiveSleep = true;
+        }
         if (chain) {
             made.solver.substeps = 1;
             made.rigidBodies.push_back(rigidGround(20)); // the links swing onto it
             made.rigidBodies.back().x.y() = 8;
-        } else if (!plate) {
+        } else if (!plate && !asleep) {
             made.rigidBodies[100].v = Vec3(2, 0, 1);
         }
         std::vector<Scene> runs;
@@ -1114,11 +1121,22 @@ private slots:
             Scene scene = made;
             scene.solver.threads = threads;
             Solver solver(scene);
-            for (int i = 0; i < 90; ++i) {
+            std::size_t reused = 0, sleeping = 0;
+            for (int i = 0; i < (asleep ? 150 : 90); ++i) {
+                if (asleep && i == 120) {
+                    sleeping = solver.rigid().statistics().sleepingBodies;
+                    scene.rigidBodies[100].v = Vec3(2, 0, 1);
+                    scene.rigidBodies[100].sleeping = false;
+                }
                 solver.step();
+                reused = std::max(reused, solver.rigid().statistics().reusedManifolds);
             }
-            QCOMPARE(solver.rigid().statistics().threads, threads);
+            QCOMPARE(solver.rigid().statistics().threads, asleep ? 1 : threads);
             QVERIFY(solver.rigid().statistics().manifolds > 0);
+            if (asleep) {
+                QVERIFY(reused > 0);
+                QVERIFY(sleeping > 100);
+            }
             if (plate) {
                 QVERIFY(solver.rigid().statistics().uncoloured > 0);
             }
