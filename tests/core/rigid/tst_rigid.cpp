@@ -1197,6 +1197,49 @@ private slots:
         QVERIFY((wide.rigidBodies[100].x - made->rigidBodies[100].x).norm() > 0.01);
     }
 
+    // The rows' building, the warm start and the sweeps have a third copy for AVX-512 VL
+    // (PBDLAB_WIDEST_PATH): the same 8-lane floats with more registers, so the same bits as the
+    // AVX2 copy, on one thread and on two.
+    void avx512AndAvx2GiveTheSameBits() {
+#ifdef PBDLAB_NATIVE_BUILD
+        QSKIP("a native build has one copy");
+#endif
+        if (isa::cpuLevel() < isa::Level::Avx512) {
+            QSKIP("this CPU has no AVX-512");
+        }
+        const isa::Level before = isa::activeLevel();
+        Result<Scene> made = makeScene("pyramid");
+        QVERIFY(made.ok());
+        RigidSettings& r = made->solver.rigid;
+        r.substeps = 4;
+        r.iterations = 1;
+        r.relaxIterations = 1;
+        r.contactHertz = 30;
+        made->rigidBodies[100].v = Vec3(2, 0, 1);
+        for (const int threads : {1, 2}) {
+            auto run = [&](isa::Level level) {
+                Scene s = *made;
+                s.solver.threads = threads;
+                if (!isa::selectLevel(level)) {
+                    return s;
+                }
+                Solver solver(s);
+                for (int i = 0; i < 60; ++i) {
+                    solver.step();
+                }
+                return s;
+            };
+            const Scene widest = run(isa::Level::Avx512);
+            const Scene wide = run(isa::Level::Avx2);
+            QVERIFY(isa::selectLevel(before));
+            for (std::size_t i = 0; i < wide.rigidBodies.size(); ++i) {
+                QVERIFY(std::memcmp(widest.rigidBodies[i].x.data(), wide.rigidBodies[i].x.data(),
+                                    sizeof(Real) * 3) == 0);
+            }
+            QVERIFY((wide.rigidBodies[100].x - made->rigidBodies[100].x).norm() > 0.01);
+        }
+    }
+
     void sleepingAndWaking() {
         Scene scene = groundScene();
         scene.rigidBodies.push_back(dynamicBox(Vec3::Constant(0.5), Vec3(0, 0.498, 0)));
