@@ -56,6 +56,21 @@ void addClothPatch(Scene& scene, int n, Real size, const Vec3& center, Real area
     }
 }
 
+// The scene after `steps` steps on `threads` threads with the kernels of `level` (left as it is
+// when this CPU cannot run them).
+Scene steppedAtLevel(const Scene& made, isa::Level level, int threads, int steps) {
+    Scene s = made;
+    s.solver.threads = threads;
+    if (!isa::selectLevel(level)) {
+        return s;
+    }
+    Solver solver(s);
+    for (int i = 0; i < steps; ++i) {
+        solver.step();
+    }
+    return s;
+}
+
 // The total linear and angular momentum (about the origin) of the rigid bodies and particles.
 void momentumWithParticles(const Scene& scene, Vec3& P, Vec3& L) {
     const RigidTotals r = rigidTotals(scene.rigidBodies, Vec3::Zero());
@@ -1170,19 +1185,8 @@ private slots:
         QVERIFY(made.ok());
         made->solver.rigid.substeps = substeps;
         made->rigidBodies[100].v = Vec3(2, 0, 1);
-        auto run = [&](isa::Level level) {
-            Scene s = *made;
-            if (!isa::selectLevel(level)) {
-                return s;
-            }
-            Solver solver(s);
-            for (int i = 0; i < 60; ++i) {
-                solver.step();
-            }
-            return s;
-        };
-        const Scene wide = run(isa::Level::Avx2);
-        const Scene narrow = run(isa::Level::Sse2);
+        const Scene wide = steppedAtLevel(*made, isa::Level::Avx2, 1, 60);
+        const Scene narrow = steppedAtLevel(*made, isa::Level::Sse2, 1, 60);
         QVERIFY(isa::selectLevel(before));
         double largest = 0;
         for (std::size_t i = 0; i < wide.rigidBodies.size(); ++i) {
@@ -1217,20 +1221,8 @@ private slots:
         r.contactHertz = 30;
         made->rigidBodies[100].v = Vec3(2, 0, 1);
         for (const int threads : {1, 2}) {
-            auto run = [&](isa::Level level) {
-                Scene s = *made;
-                s.solver.threads = threads;
-                if (!isa::selectLevel(level)) {
-                    return s;
-                }
-                Solver solver(s);
-                for (int i = 0; i < 60; ++i) {
-                    solver.step();
-                }
-                return s;
-            };
-            const Scene widest = run(isa::Level::Avx512);
-            const Scene wide = run(isa::Level::Avx2);
+            const Scene widest = steppedAtLevel(*made, isa::Level::Avx512, threads, 60);
+            const Scene wide = steppedAtLevel(*made, isa::Level::Avx2, threads, 60);
             QVERIFY(isa::selectLevel(before));
             for (std::size_t i = 0; i < wide.rigidBodies.size(); ++i) {
                 QVERIFY(std::memcmp(widest.rigidBodies[i].x.data(), wide.rigidBodies[i].x.data(),
