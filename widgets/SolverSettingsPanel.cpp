@@ -33,7 +33,9 @@ SolverSettingsPanel::SolverSettingsPanel(QWidget* parent)
     threads_->setObjectName(QStringLiteral("threads"));
     threads_->setRange(0, 256);
     threads_->setSpecialValueText(tr("all cores"));
-    threads_->setToolTip(tr("Solver threads; one core is left to the window by default"));
+    threads_->setToolTip(tr("Solver threads, for the particles and the rigid bodies (the rigid "
+                            "bodies move the same on any number); one core is left to the window "
+                            "by default"));
     threads_->setValue(std::max(1, QThread::idealThreadCount() - 1));
     form->addRow(tr("Time step"), timeStep_);
     form->addRow(tr("Substeps"), substeps_);
