@@ -161,12 +161,11 @@ void RigidSolver::buildBatches(Step& st) {
     stats_.uncoloured = st.overflow.size();
     for (const std::uint32_t& mi : st.overflow) {
         plan(&mi, 1);
-        colourBatchEnds_.push_back(std::uint32_t(batchPlan_.size())); // each alone
     }
     st.random.state = start + draws * SplitMix::kIncrement;
     batches_.resize(batchPlan_.size());
     const std::size_t count = batches_.size();
-    std::vector<BuildCounts> counts(2 * std::size_t(st.threads) + 1);
+    std::vector<BuildCounts> counts(mostParts(st.team));
     inParts(st.shock ? nullptr : st.team, count, 64,
             [&](int part, std::size_t begin, std::size_t end) {
                 PBDLAB_WIDEST_PATH(buildLaneBatches(st, begin, end, counts[std::size_t(part)]));
@@ -562,9 +561,18 @@ PBD_KERNEL_INLINE void RigidSolver::sweepBatches(Step& st, bool withBias, bool t
         vb += t * (L.wb * d);
         wb += (first ? L.ibT1 : L.ibT2) * d;
     };
+    const auto solveAlone = [&](LaneBatch& L) PBD_INLINE_LAMBDA {
+        LaneBodies s1;
+        takeBodies(L, s1);
+        for (const std::uint8_t r : L.rows) {
+            solveRow(L, s1, r, withBias);
+        }
+        scatter(fv, L, s1);
+    };
     // Two batches of one colour at once: they share no body that moves, so each is solved
     // exactly as alone, and the processor works on one's rows while the other's wait on their
-    // chain of updates (each row reads the velocities the row before it wrote).
+    // chain of updates (each row reads the velocities the row before it wrote). The batches
+    // left out of the colours are each a colour of their own.
     std::size_t k = begin;
     for (const std::uint32_t colourEnd : colourBatchEnds_) {
         if (colourEnd <= k) {
@@ -583,17 +591,12 @@ PBD_KERNEL_INLINE void RigidSolver::sweepBatches(Step& st, bool withBias, bool t
             scatter(fv, L1, s1);
             scatter(fv, L2, s2);
         }
-        for (; k < stop; ++k) {
-            LaneBodies s1;
-            takeBodies(batches_[k], s1);
-            for (const std::uint8_t r : batches_[k].rows) {
-                solveRow(batches_[k], s1, r, withBias);
-            }
-            scatter(fv, batches_[k], s1);
+        if (k < stop) {
+            solveAlone(batches_[k++]);
         }
-        if (k >= end) {
-            break;
-        }
+    }
+    for (; k < end; ++k) {
+        solveAlone(batches_[k]);
     }
 }
 

@@ -275,9 +275,8 @@ void RigidSolver::detect(std::vector<RigidBody>& bodies, const std::vector<Rigid
     // A manifold carried with its bodies (persistent manifolds): while the pair's relative pose
     // is within the refresh tolerances of the one it was made in, each point moves with both
     // bodies; its separation is the distance between the two bodies' material points along the
-    // normal (turned with A), and its position their midpoint.
-    // Returns the kept manifold moved with its bodies (appended to found), or null when the
-    // pair moved beyond the tolerances.
+    // normal (turned with A), and its position their midpoint. refreshable says whether the
+    // pair is still within the tolerances; refreshInto writes the carried manifold.
     const Real half = std::sin(0.5 * settings.refreshAngle);
     const auto refreshable = [&](const Candidate& c, const CachedManifold& old) {
         if (settings.refreshDistance <= 0 || settings.refreshAngle <= 0) {
@@ -335,7 +334,7 @@ void RigidSolver::detect(std::vector<RigidBody>& bodies, const std::vector<Rigid
     const std::size_t count = candidates.size();
     // Both passes in the same parts (the same count), each part's fresh manifolds its own.
     constexpr std::size_t kSmallest = 512;
-    const std::size_t most = 2 * std::size_t(team ? team->count : 1) + 1;
+    const std::size_t most = mostParts(team);
     std::vector<std::vector<std::pair<std::size_t, CachedManifold>>> made(most);
     std::vector<std::size_t> reusedIn(most, 0), refreshedIn(most, 0);
     const int parts =

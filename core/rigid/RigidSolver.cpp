@@ -165,7 +165,6 @@ void RigidSolver::step(std::vector<RigidBody>& bodies, const std::vector<RigidJo
             .random = SplitMix{steps_ * 0x2545F4914F6CDD1Dull}};
     st.touched.assign(std::size_t(n) + 1, 0);
     st.team = team;
-    st.threads = team ? team->count : 1;
     const D4 zero{};
     st.slopLanes = zero + float(settings.slop);
     st.invHs = zero + float(1 / hs);
@@ -192,10 +191,10 @@ void RigidSolver::step(std::vector<RigidBody>& bodies, const std::vector<RigidJo
     // push or shock propagation) run as phases: the same operations in the same order, each
     // colour's batches shared out (they have no body that moves in common), so the result is
     // the same to the bit on any number of threads.
-    const bool phased = st.threads > 1 && track && !split && !shock;
+    const bool phased = st.threads() > 1 && track && !split && !shock;
     if (phased) {
         runSubstepsInPhases(st, SweepRecord{fall});
-        stats_.threads = st.threads;
+        stats_.threads = st.threads();
     }
     for (int sub = 0; sub < (phased ? 0 : substeps); ++sub) {
         if (track) {
@@ -339,7 +338,7 @@ void RigidSolver::dropJointBiases() {
 // the batches left out of the colours (each its own colour) in one part.
 void RigidSolver::runSubstepsInPhases(Step& st, const SweepRecord& fall) {
     const RigidSettings& settings = st.settings;
-    const int threads = st.threads;
+    const int threads = st.threads();
     const Real hs = st.hs;
     enum class Kind : std::uint8_t {
         Gravity,
@@ -373,9 +372,6 @@ void RigidSolver::runSubstepsInPhases(Step& st, const SweepRecord& fall) {
     std::vector<Range> colours;
     std::size_t first = 0;
     for (const std::uint32_t end : colourBatchEnds_) {
-        if (end > uncolouredBatches_) {
-            break;
-        }
         colours.push_back({first, end, false});
         first = end;
     }
@@ -478,8 +474,7 @@ void RigidSolver::prepareBodies(Step& st) {
     omegaBefore.assign(std::size_t(n), Vec3::Zero());
     inertiaBefore.assign(std::size_t(n), Mat3::Zero());
     // Each body its own; the counts per part, added after.
-    std::vector<std::size_t> awakeIn(2 * std::size_t(st.threads) + 1, 0),
-        sleepingIn(2 * std::size_t(st.threads) + 1, 0);
+    std::vector<std::size_t> awakeIn(mostParts(st.team), 0), sleepingIn(mostParts(st.team), 0);
     st.inParts(std::size_t(n), 512, [&](int part, std::size_t begin, std::size_t end) {
         for (int i = int(begin); i < int(end); ++i) {
             RigidBody& b = bodies[i];

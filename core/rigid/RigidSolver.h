@@ -207,10 +207,10 @@ private:
     std::vector<rigid::JointConstraint> jointRows_;
     std::vector<rigid::LaneBatch> batches_; // the manifolds in colours, eight at a time, then the
                                             // ones left out of the colours, one per batch
-    // Where each colour's batches end in batches_ (then one end per batch left out of the
-    // colours): batches of one colour share no body that moves.
+    // Where each colour's batches end in batches_ (batches of one colour share no body that
+    // moves), and where the batches left out of the colours begin (each a colour of its own).
     std::vector<std::uint32_t> colourBatchEnds_;
-    std::size_t uncolouredBatches_ = 0; // where the batches left out of the colours begin
+    std::size_t uncolouredBatches_ = 0;
     std::vector<BatchPlan> batchPlan_;
     // Per body, the velocity and, with substeps, the move and turn since the step's start (in
     // floats, for the lanes).

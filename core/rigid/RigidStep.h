@@ -270,12 +270,16 @@ struct JointConstraint {
 // run(part, begin, end) over [0, count) in parts of at least `smallest` (the same parts for the
 // same count), on the team's threads, or on this one without a team of several; returns the
 // number of parts.
+// The most parts inParts makes on this team: two per thread, at most 64 (runPhases claims them
+// by the bits of one word). Per-part tallies are sized by it.
+inline std::size_t mostParts(const ThreadTeam* team) {
+    return std::min<std::size_t>(64, 2 * std::size_t(team ? team->count : 1));
+}
 template <class Run>
 int inParts(ThreadTeam* team, std::size_t count, std::size_t smallest, Run&& run) {
-    const std::size_t threads = team ? std::size_t(team->count) : 1;
-    // At most 64 parts: runPhases claims them by the bits of one word.
-    const std::size_t most = std::min<std::size_t>(64, 2 * threads);
-    const int parts = threads > 1 ? int(std::clamp<std::size_t>(count / smallest, 1, most)) : 1;
+    const bool several = team && team->count > 1;
+    const int parts =
+        several ? int(std::clamp<std::size_t>(count / smallest, 1, mostParts(team))) : 1;
     const auto one = [&](int part) {
         run(part, count * std::size_t(part) / std::size_t(parts),
             count * std::size_t(part + 1) / std::size_t(parts));
@@ -311,7 +315,7 @@ struct RigidSolver::Step {
     bool shock;    // ... by shock propagation
     // The threads the batches are built and the substeps run on (none: the calling thread).
     ThreadTeam* team = nullptr;
-    int threads = 1;
+    int threads() const { return team ? team->count : 1; }
     rigid::SplitMix random;
     // Bodies some constraint acts on: they turn by the solved omega; the others fly free and
     // turn exactly through L.

@@ -1,13 +1,13 @@
 // core: the solver against analytic answers (XPBD spring extension, lambda as force), the
 // conservation laws, the SBD properties, damping and determinism.
 
+#include "core/base/PhaseRunner.h"
 #include "core/constraints/ConstraintBuilders.h"
 #include "core/fields/Fields.h"
 #include "core/scenes/PrimitiveMeshes.h"
 #include "core/scenes/SceneLibrary.h"
 #include "core/solver/Damping.h"
 #include "core/solver/KernelPaths.h"
-#include "core/base/PhaseRunner.h"
 #include "core/solver/Solver.h"
 
 #include <QTest>
