@@ -3,9 +3,11 @@
 // soft-body surface (takesPartInSelfCollision), kept `thickness` away on the side it came from:
 // C = s (q - sum_i b_i p_i)·n - h >= 0, with n the triangle's unit normal, b the barycentric
 // coordinates of q's closest point and s = +-1 the side. Candidate pairs come from a spatial hash
-// of the particles' swept boxes (a particle mostly in one cell), queried with each triangle's
-// swept box grown by the thickness, once per substep (a triangle is never a candidate for its
-// own corners).
+// of the particles' swept boxes (a particle mostly in one cell; blocks of 4 x 4 x 4 cells hashed,
+// their cells side by side), queried with each triangle's swept box grown by the thickness (two
+// triangles in a row that share an edge in one scan), once per substep (a triangle is never a
+// candidate for its own corners); a candidate whose end position projects clearly outside the
+// triangle is dropped before the exact test.
 
 #include "core/base/LinearAlgebra.h"
 
@@ -74,6 +76,16 @@ std::vector<SelfContact> findSelfContacts(const std::vector<Triangle>& triangles
 std::vector<SelfContact> findSelfContacts(const std::vector<Triangle>& triangles,
                                           const std::vector<Vec3>& x, const std::vector<Vec3>& p,
                                           Real thickness);
+
+// The pair test itself: whether particle q (not a corner of `triangle`), moving from x[q] to
+// p[q], is a contact of the triangle (it ends within 2 h of a point strictly inside it, or
+// crosses it), and if so the contact. The search finds every pair this accepts whose particle's
+// swept box overlaps the triangle's selfCollisionBox, and no other.
+bool selfContactBetween(Index q, const Triangle& triangle, const std::vector<Vec3>& x,
+                        const std::vector<Vec3>& p, Real thickness, SelfContact& contact);
+// A triangle's swept box (from x to p) grown by the thickness.
+Bounds selfCollisionBox(const Triangle& triangle, const std::vector<Vec3>& x,
+                        const std::vector<Vec3>& p, Real thickness);
 
 // Barycentric coordinates of the point of triangle (a, b, c) closest to q.
 Vec3 closestBarycentric(const Vec3& q, const Vec3& a, const Vec3& b, const Vec3& c);
