@@ -54,7 +54,7 @@ namespace {
 // of a bent sheet.
 constexpr Real kReach = 2;
 
-std::uint64_t cellKey(std::int64_t i, std::int64_t j, std::int64_t k) {
+PBD_KERNEL_INLINE std::uint64_t cellKey(std::int64_t i, std::int64_t j, std::int64_t k) {
     // Spatial hash of Teschner et al. 2003, as PBD §4.3 suggests.
     return static_cast<std::uint64_t>((i * 73856093) ^ (j * 19349663) ^ (k * 83492791));
 }
@@ -74,7 +74,7 @@ namespace {
 struct GridCells {
     Real cell;
     std::uint64_t mask;
-    Eigen::Vector3<std::int64_t> of(const Vec3& v) const {
+    PBD_KERNEL_INLINE Eigen::Vector3<std::int64_t> of(const Vec3& v) const {
         return {static_cast<std::int64_t>(std::floor(v.x() / cell)),
                 static_cast<std::int64_t>(std::floor(v.y() / cell)),
                 static_cast<std::int64_t>(std::floor(v.z() / cell))};
@@ -82,13 +82,12 @@ struct GridCells {
     // Blocks of 4 x 4 x 4 cells are hashed, and a block's cells are its 64 buckets in a row:
     // cells side by side are side by side in memory (a query reads a few runs of buckets, not a
     // bucket anywhere for each cell), and the cells of a run along z are consecutive buckets.
-    static constexpr std::int64_t kBlock = 4;
-    std::uint64_t bucket(std::int64_t i, std::int64_t j, std::int64_t k) const {
+    PBD_KERNEL_INLINE std::uint64_t bucket(std::int64_t i, std::int64_t j, std::int64_t k) const {
         const std::uint64_t inBlock =
             static_cast<std::uint64_t>(((i & 3) << 4) | ((j & 3) << 2) | (k & 3));
         return ((cellKey(i >> 2, j >> 2, k >> 2) << 6) | inBlock) & mask;
     }
-    template <class F> void forEach(const Bounds& b, F&& f) const {
+    template <class F> PBD_KERNEL_INLINE void forEach(const Bounds& b, F&& f) const {
         const auto lo = of(b.min);
         const auto hi = of(b.max);
         for (auto i = lo.x(); i <= hi.x(); ++i) {
@@ -100,7 +99,7 @@ struct GridCells {
         }
     }
     // The same cells as runs of consecutive buckets, f(first, last) with last included.
-    template <class F> void forEachRun(const Bounds& b, F&& f) const {
+    template <class F> PBD_KERNEL_INLINE void forEachRun(const Bounds& b, F&& f) const {
         const auto lo = of(b.min);
         const auto hi = of(b.max);
         for (auto i = lo.x(); i <= hi.x(); ++i) {
@@ -113,27 +112,37 @@ struct GridCells {
             }
         }
     }
-    std::size_t count(const Bounds& b) const {
-        return static_cast<std::size_t>(
-            (of(b.max) - of(b.min) + Eigen::Vector3<std::int64_t>::Ones()).prod());
-    }
     // The cells a box spans, in floating point: finite for any box (a far or non-finite one
     // gives a huge number or NaN, never an overflowed integer). `of` and `forEach` only see
     // boxes this has bounded.
-    double span(const Bounds& b) const {
+    PBD_KERNEL_INLINE double span(const Bounds& b) const {
         double cells = 1;
         for (int k = 0; k < 3; ++k) {
             cells *= std::floor(b.max[k] / cell) - std::floor(b.min[k] / cell) + 1;
         }
         return cells;
     }
-    bool fits(const Bounds& b, double most) const { return span(b) <= most; } // false for NaN
+    PBD_KERNEL_INLINE bool fits(const Bounds& b, double most) const {
+        return span(b) <= most;
+    } // false for NaN
 };
 
-Bounds sweptBox(const Vec3& x, const Vec3& p) {
+PBD_KERNEL_INLINE Bounds sweptBox(const Vec3& x, const Vec3& p) {
     Bounds b;
     b.add(x);
     b.add(p);
+    return b;
+}
+
+PBD_KERNEL_INLINE Bounds grownBox(const Triangle& triangle, const std::vector<Vec3>& x,
+                                  const std::vector<Vec3>& p, Real thickness) {
+    Bounds b;
+    for (Index v : triangle) {
+        b.add(x[v]);
+        b.add(p[v]);
+    }
+    b.min -= Vec3::Constant(kReach / 2 * thickness);
+    b.max += Vec3::Constant(kReach / 2 * thickness);
     return b;
 }
 
@@ -153,12 +162,31 @@ void listVertices(const std::vector<Triangle>& triangles, SelfCollisionWorkspace
     ws.verticesOf = triangles;
 }
 
-// buildSelfCollisionGrid's work, compiled twice in a portable build (core/base/
-// InstructionSets.h): the cells' floor() is a library call without SSE4.1.
-PBD_KERNEL_INLINE void buildGrid(const std::vector<Triangle>& triangles, const std::vector<Vec3>& x,
-                                 const std::vector<Vec3>& p, Real thickness,
+// The hash table of Teschner et al. as a counting sort over the vertices' swept boxes: a bucket
+// per hashed cell, its vertices listed contiguously, in the order of `vertices`. Built in parts
+// over `vertices`: each counts its entries per bucket, the buckets are placed with the parts'
+// entries in part order, then each part writes its own. The work is compiled twice in a
+// portable build (core/base/InstructionSets.h): the cells' floor() is a library call without
+// SSE4.1.
+
+PBD_KERNEL_INLINE bool hashable(const Bounds& b, const GridCells& grid) {
+    return b.min.allFinite() && b.max.allFinite() && grid.fits(b, kMaxVertexCells);
+}
+
+std::pair<std::size_t, std::size_t> partOf(const SelfCollisionWorkspace& ws, int part) {
+    const std::size_t n = ws.vertices.size(), parts = ws.parts.size();
+    return {n * std::size_t(part) / parts, n * std::size_t(part + 1) / parts};
+}
+
+PBD_KERNEL_INLINE void beginGrid(const std::vector<Triangle>& triangles, const std::vector<Vec3>& x,
+                                 const std::vector<Vec3>& p, Real thickness, int parts,
                                  SelfCollisionWorkspace& ws) {
     ws.table.clear();
+    ws.wide.clear();
+    ws.wideBoxes.clear();
+    ws.parts.resize(std::size_t(std::max(1, parts)));
+    ws.x = &x;
+    ws.p = &p;
     if (triangles.empty() || !(thickness > 0)) {
         ws.vertices.clear();
         ws.verticesOf.clear();
@@ -168,100 +196,135 @@ PBD_KERNEL_INLINE void buildGrid(const std::vector<Triangle>& triangles, const s
     // Cells about the grown box of two triangles that share an edge (queried together): a query
     // visits a few cells, each holding the few vertices of the surface that cross it. (Cells of
     // one triangle's box, two thirds of this, made cloth-xl's step 6% slower: each cell visited
-    // costs more than the entries it holds; `drape` and `sample` are the same either way.)
+    // costs more than the entries it holds; `drape` and `sample` are the same either way.) The
+    // mean edge from at most 4,096 triangles spread over the list: the cell size changes how
+    // fast the search is, never what it finds.
     Real edges = 0;
     std::size_t measured = 0;
-    for (const Triangle& t : triangles) {
-        const Real e = (x[t[1]] - x[t[0]]).norm();
+    const std::size_t stride = std::max<std::size_t>(1, triangles.size() / 4096);
+    for (std::size_t t = 0; t < triangles.size(); t += stride) {
+        const Real e = (x[triangles[t][1]] - x[triangles[t][0]]).norm();
         if (std::isfinite(e)) { // a non-finite particle must not make every cell infinite
             edges += e;
             ++measured;
         }
     }
-    const Real cell =
+    ws.cell =
         1.5 * (edges / static_cast<Real>(std::max<std::size_t>(1, measured)) + kReach * thickness);
-    ws.cell = cell;
-    std::vector<Bounds>& boxes = ws.boxes;
-    boxes.resize(triangles.size());
-    for (std::size_t t = 0; t < triangles.size(); ++t) {
-        boxes[t] = selfCollisionBox(triangles[t], x, p, thickness);
-    }
-    // The hash table of Teschner et al. as a counting sort over the vertices' swept boxes: a
-    // bucket per hashed cell, its vertices listed contiguously.
-    GridCells grid{cell, 0};
-    std::size_t entries = 0;
-    ws.wide.clear();
-    ws.wideBoxes.clear();
-    const auto finite = [](const Bounds& b) { return b.min.allFinite() && b.max.allFinite(); };
-    for (Index v : ws.vertices) {
-        const Bounds b = sweptBox(x[v], p[v]);
-        if (!finite(b)) {
-            continue; // no contact can be worked out for it: neither hashed nor tested
-        }
-        if (grid.fits(b, kMaxVertexCells)) {
-            entries += grid.count(b);
-        } else {
-            ws.wide.push_back(v);
-            ws.wideBoxes.push_back(b);
-        }
-    }
-    const auto hashed = [&](const Bounds& b) { return finite(b) && grid.fits(b, kMaxVertexCells); };
+    // Buckets for about two entries a vertex (most vertices enter one or two cells).
     std::size_t buckets = 64; // a block's cells at least
-    while (buckets < entries) {
+    while (buckets < 2 * ws.vertices.size()) {
         buckets <<= 1;
     }
-    grid.mask = buckets - 1;
-    ws.mask = grid.mask;
-    std::vector<Index>& start = ws.start;
-    start.assign(buckets + 1, 0);
-    for (Index v : ws.vertices) {
+    ws.mask = buckets - 1;
+    ws.start.assign(buckets + 1, 0);
+}
+
+PBD_KERNEL_INLINE void countGrid(int part, SelfCollisionWorkspace& ws) {
+    SelfCollisionWorkspace::Part& mine = ws.parts[std::size_t(part)];
+    mine.wide.clear();
+    mine.wideBoxes.clear();
+    if (ws.vertices.empty()) {
+        return;
+    }
+    const std::vector<Vec3>& x = *ws.x;
+    const std::vector<Vec3>& p = *ws.p;
+    const GridCells grid{ws.cell, ws.mask};
+    mine.fill.assign(ws.mask + 1, 0);
+    const auto [first, last] = partOf(ws, part);
+    for (std::size_t i = first; i < last; ++i) {
+        const Index v = ws.vertices[i];
         const Bounds b = sweptBox(x[v], p[v]);
-        if (hashed(b)) {
-            grid.forEach(b, [&](std::uint64_t bucket) { ++start[bucket + 1]; });
+        if (hashable(b, grid)) {
+            grid.forEach(b, [&](std::uint64_t bucket) { ++mine.fill[bucket]; });
+        } else if (b.min.allFinite() && b.max.allFinite()) {
+            mine.wide.push_back(v);
+            mine.wideBoxes.push_back(b);
+        } // else no contact can be worked out for it: neither hashed nor tested
+    }
+}
+
+void placeGrid(SelfCollisionWorkspace& ws) {
+    if (ws.vertices.empty()) {
+        return;
+    }
+    // Bucket by bucket, part by part: each part's count becomes where it writes.
+    const std::size_t buckets = ws.mask + 1;
+    Index placed = 0;
+    for (std::size_t b = 0; b < buckets; ++b) {
+        ws.start[b] = placed;
+        for (SelfCollisionWorkspace::Part& part : ws.parts) {
+            const Index count = part.fill[b];
+            part.fill[b] = placed;
+            placed += count;
         }
     }
-    for (std::size_t i = 0; i < buckets; ++i) {
-        start[i + 1] += start[i];
+    ws.start[buckets] = placed;
+    ws.table.resize(placed);
+    ws.tableBoxes.resize(placed);
+    for (const SelfCollisionWorkspace::Part& part : ws.parts) {
+        ws.wide.insert(ws.wide.end(), part.wide.begin(), part.wide.end());
+        ws.wideBoxes.insert(ws.wideBoxes.end(), part.wideBoxes.begin(), part.wideBoxes.end());
     }
-    std::vector<Index>& fill = ws.fill;
-    fill.assign(start.begin(), start.end() - 1);
-    std::vector<Index>& table = ws.table;
-    table.resize(start.back());
-    ws.tableBoxes.resize(start.back());
-    for (Index v : ws.vertices) {
+}
+
+PBD_KERNEL_INLINE void fillGrid(int part, SelfCollisionWorkspace& ws) {
+    if (ws.vertices.empty()) {
+        return;
+    }
+    const std::vector<Vec3>& x = *ws.x;
+    const std::vector<Vec3>& p = *ws.p;
+    const GridCells grid{ws.cell, ws.mask};
+    std::vector<Index>& fill = ws.parts[std::size_t(part)].fill;
+    const auto [first, last] = partOf(ws, part);
+    for (std::size_t i = first; i < last; ++i) {
+        const Index v = ws.vertices[i];
         const Bounds b = sweptBox(x[v], p[v]);
-        if (!hashed(b)) {
+        if (!hashable(b, grid)) {
             continue;
         }
         grid.forEach(b, [&](std::uint64_t bucket) {
             ws.tableBoxes[fill[bucket]] = b;
-            table[fill[bucket]++] = v;
+            ws.table[fill[bucket]++] = v;
         });
     }
 }
 
 } // namespace
 
+void beginSelfCollisionGrid(const std::vector<Triangle>& triangles, const std::vector<Vec3>& x,
+                            const std::vector<Vec3>& p, Real thickness, int parts,
+                            SelfCollisionWorkspace& ws) {
+    PBDLAB_WIDE_PATH(beginGrid(triangles, x, p, thickness, parts, ws));
+}
+void countSelfCollisionGrid(int part, SelfCollisionWorkspace& ws) {
+    PBDLAB_WIDE_PATH(countGrid(part, ws));
+}
+void placeSelfCollisionGrid(SelfCollisionWorkspace& ws) {
+    placeGrid(ws);
+}
+void fillSelfCollisionGrid(int part, SelfCollisionWorkspace& ws) {
+    PBDLAB_WIDE_PATH(fillGrid(part, ws));
+}
+
 void buildSelfCollisionGrid(const std::vector<Triangle>& triangles, const std::vector<Vec3>& x,
                             const std::vector<Vec3>& p, Real thickness,
                             SelfCollisionWorkspace& ws) {
-    PBDLAB_WIDE_PATH(buildGrid(triangles, x, p, thickness, ws));
+    beginSelfCollisionGrid(triangles, x, p, thickness, 1, ws);
+    countSelfCollisionGrid(0, ws);
+    placeSelfCollisionGrid(ws);
+    fillSelfCollisionGrid(0, ws);
 }
 
 Bounds selfCollisionBox(const Triangle& triangle, const std::vector<Vec3>& x,
                         const std::vector<Vec3>& p, Real thickness) {
-    Bounds b;
-    for (Index v : triangle) {
-        b.add(x[v]);
-        b.add(p[v]);
-    }
-    b.min -= Vec3::Constant(kReach / 2 * thickness);
-    b.max += Vec3::Constant(kReach / 2 * thickness);
-    return b;
+    return grownBox(triangle, x, p, thickness);
 }
 
-bool selfContactBetween(Index q, const Triangle& tri, const std::vector<Vec3>& x,
-                        const std::vector<Vec3>& p, Real thickness, SelfContact& contact) {
+__attribute__((noinline)) bool selfContactBetween(Index q, const Triangle& tri,
+                                                  const std::vector<Vec3>& x,
+                                                  const std::vector<Vec3>& p, Real thickness,
+                                                  SelfContact& contact) {
     if (tri[0] == q || tri[1] == q || tri[2] == q) {
         return false;
     }
@@ -292,7 +355,7 @@ bool selfContactBetween(Index q, const Triangle& tri, const std::vector<Vec3>& x
 
 namespace {
 
-bool finiteBox(const Bounds& b) {
+PBD_KERNEL_INLINE bool finiteBox(const Bounds& b) {
     return b.min.allFinite() && b.max.allFinite();
 }
 
@@ -309,7 +372,7 @@ struct Overlap {
 };
 
 // Whether two triangles share an edge (two of their corners).
-bool shareEdge(const Triangle& a, const Triangle& b) {
+PBD_KERNEL_INLINE bool shareEdge(const Triangle& a, const Triangle& b) {
     int shared = 0;
     for (Index u : a) {
         shared += (u == b[0]) | (u == b[1]) | (u == b[2]) ? 1 : 0;
@@ -322,8 +385,9 @@ bool shareEdge(const Triangle& a, const Triangle& b) {
 // wide vertices. A vertex may come twice (in two of the buckets). Each entry is written and kept
 // when its box overlaps, without a branch; `candidates` only grows, with room for a bucket made
 // before it is scanned.
-std::size_t scanHash(const Bounds& box, const std::vector<Vec3>& x, const std::vector<Vec3>& p,
-                     const SelfCollisionWorkspace& ws, std::vector<Index>& candidates) {
+PBD_KERNEL_INLINE std::size_t scanHash(const Bounds& box, const std::vector<Vec3>& x,
+                                       const std::vector<Vec3>& p, const SelfCollisionWorkspace& ws,
+                                       std::vector<Index>& candidates) {
     const GridCells grid{ws.cell, ws.mask};
     const Overlap overlapping(box);
     const auto makeRoom = [&](std::size_t needed) {
@@ -360,17 +424,20 @@ std::size_t scanHash(const Bounds& box, const std::vector<Vec3>& x, const std::v
 
 } // namespace
 
-bool querySelfContacts(const std::vector<Triangle>& triangles, const std::vector<Vec3>& x,
-                       const std::vector<Vec3>& p, Real thickness, const SelfCollisionWorkspace& ws,
-                       std::size_t firstTriangle, std::size_t lastTriangle,
-                       std::vector<Index>& candidates, std::vector<SelfContact>& contacts,
-                       std::size_t limit) {
-    if (ws.vertices.empty()) {
-        return true;
-    }
+namespace {
+
+// querySelfContacts' work, compiled twice in a portable build (the scans and the plane test;
+// selfContactBetween is not inlined, so the pair test has the same bits on every CPU).
+PBD_KERNEL_INLINE bool queryRange(const std::vector<Triangle>& triangles,
+                                  const std::vector<Vec3>& x, const std::vector<Vec3>& p,
+                                  Real thickness, const SelfCollisionWorkspace& ws,
+                                  std::size_t firstTriangle, std::size_t lastTriangle,
+                                  std::vector<Index>& candidates,
+                                  std::vector<SelfContact>& contacts, std::size_t limit) {
     lastTriangle = std::min(lastTriangle, triangles.size());
     for (std::size_t t = firstTriangle; t < lastTriangle;) {
-        if (!finiteBox(ws.boxes[t])) {
+        Bounds boxes[2] = {grownBox(triangles[t], x, p, thickness), {}};
+        if (!finiteBox(boxes[0])) {
             ++t;
             continue; // a corner gone non-finite: no contact can be worked out (and a cloth
                       // gone NaN would otherwise test every triangle against every vertex)
@@ -378,21 +445,23 @@ bool querySelfContacts(const std::vector<Triangle>& triangles, const std::vector
         // Two triangles in a row that share an edge (the two halves of a grid's quad) have
         // nearly the same box: one scan of the hash serves both, each then keeping the
         // vertices its own box overlaps. Half the scans on a cloth, the same contacts.
-        Bounds box = ws.boxes[t];
-        const std::size_t end = t + 1 < lastTriangle && finiteBox(ws.boxes[t + 1]) &&
-                                        shareEdge(triangles[t], triangles[t + 1])
-                                    ? t + 2
-                                    : t + 1;
-        if (end == t + 2) {
-            box.add(ws.boxes[t + 1]);
+        Bounds box = boxes[0];
+        std::size_t end = t + 1;
+        if (t + 1 < lastTriangle && shareEdge(triangles[t], triangles[t + 1])) {
+            boxes[1] = grownBox(triangles[t + 1], x, p, thickness);
+            if (finiteBox(boxes[1])) {
+                box.add(boxes[1]);
+                end = t + 2;
+            }
         }
+        const std::size_t begin = t;
         const std::size_t pooled = scanHash(box, x, p, ws, candidates);
         if (candidates.size() < 2 * pooled) { // the second half for each triangle's own list
             candidates.resize(2 * pooled);
         }
         for (; t < end; ++t) {
             const Triangle& tri = triangles[t];
-            const Overlap overlapping(ws.boxes[t]);
+            const Overlap overlapping(boxes[t - begin]);
             // A contact needs the closest point at the end of the substep strictly inside the
             // triangle, where it is the projection onto its plane: a candidate whose projection
             // is clearly outside (a neighbour in the sheet, nearly all of them) is left out
@@ -434,6 +503,22 @@ bool querySelfContacts(const std::vector<Triangle>& triangles, const std::vector
         }
     }
     return true;
+}
+
+} // namespace
+
+bool querySelfContacts(const std::vector<Triangle>& triangles, const std::vector<Vec3>& x,
+                       const std::vector<Vec3>& p, Real thickness, const SelfCollisionWorkspace& ws,
+                       std::size_t firstTriangle, std::size_t lastTriangle,
+                       std::vector<Index>& candidates, std::vector<SelfContact>& contacts,
+                       std::size_t limit) {
+    if (ws.vertices.empty()) {
+        return true;
+    }
+    bool complete = true;
+    PBDLAB_WIDE_PATH(complete = queryRange(triangles, x, p, thickness, ws, firstTriangle,
+                                           lastTriangle, candidates, contacts, limit));
+    return complete;
 }
 
 void orderSelfContacts(std::vector<SelfContact>& contacts) {

@@ -27,8 +27,7 @@ struct SelfContact {
 // Buffers reused from substep to substep (allocating the hash table anew each time costs more
 // than filling it).
 struct SelfCollisionWorkspace {
-    std::vector<Bounds> boxes; // per triangle: its swept box grown by the thickness
-    std::vector<Index> start, fill, table, vertices, candidates;
+    std::vector<Index> start, table, vertices, candidates;
     std::vector<Bounds> tableBoxes;   // per table entry: its vertex's swept box (read in order)
     std::vector<Triangle> verticesOf; // the triangles `vertices` was listed from
     // Vertices whose swept box spans more than kMaxVertexCells cells (a particle flung far in
@@ -38,6 +37,15 @@ struct SelfCollisionWorkspace {
     std::vector<Bounds> wideBoxes;
     Real cell = 0;
     std::uint64_t mask = 0;
+    // The build in parts: each part's share of `vertices`, its entries per bucket (then where
+    // it writes them) and its wide vertices.
+    struct Part {
+        std::vector<Index> fill, wide;
+        std::vector<Bounds> wideBoxes;
+    };
+    std::vector<Part> parts;
+    const std::vector<Vec3>* x = nullptr;
+    const std::vector<Vec3>* p = nullptr;
 };
 
 // A vertex's swept box enters at most this many cells of the hash (and a triangle's query visits
@@ -53,6 +61,15 @@ constexpr double kMaxTriangleCells = 4096;
 void buildSelfCollisionGrid(const std::vector<Triangle>& triangles, const std::vector<Vec3>& x,
                             const std::vector<Vec3>& p, Real thickness,
                             SelfCollisionWorkspace& workspace);
+// buildSelfCollisionGrid in `parts` parts, for the solver's threads: begin on one thread, then
+// count (every part, at once), place (one thread), fill (every part); the same hash as one
+// build. x and p must outlive the fill.
+void beginSelfCollisionGrid(const std::vector<Triangle>& triangles, const std::vector<Vec3>& x,
+                            const std::vector<Vec3>& p, Real thickness, int parts,
+                            SelfCollisionWorkspace& workspace);
+void countSelfCollisionGrid(int part, SelfCollisionWorkspace& workspace);
+void placeSelfCollisionGrid(SelfCollisionWorkspace& workspace);
+void fillSelfCollisionGrid(int part, SelfCollisionWorkspace& workspace);
 // At most `limit` contacts are appended (a cloth collapsed into itself finds millions, and
 // would take the memory with them); false when the limit stopped the query.
 bool querySelfContacts(const std::vector<Triangle>& triangles, const std::vector<Vec3>& x,

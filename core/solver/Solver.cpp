@@ -471,6 +471,9 @@ void Solver::runSubstepPhases(Real h) {
     enum class Kind {
         Predict,
         Prepare,
+        HashCount,
+        HashPlace,
+        HashFill,
         Contacts,
         Coupling,
         Sweep,
@@ -493,6 +496,11 @@ void Solver::runSubstepPhases(Real h) {
     const bool contacts = !scene_.colliders.empty() || s.selfCollision;
     if (contacts) {
         phases.push_back({Kind::Prepare, 1, 0});
+        if (s.selfCollision) {
+            phases.push_back({Kind::HashCount, T, 0});
+            phases.push_back({Kind::HashPlace, 1, 0});
+            phases.push_back({Kind::HashFill, T, 0});
+        }
         phases.push_back({Kind::Contacts, T, 0});
     }
     const bool coupled = !scene_.rigidBodies.empty() && n > 0;
@@ -582,6 +590,15 @@ void Solver::runSubstepPhases(Real h) {
         }
         case Kind::Prepare:
             prepareContacts(T);
+            break;
+        case Kind::HashCount:
+            countSelfCollisionGrid(part, selfCollisionWorkspace_);
+            break;
+        case Kind::HashPlace:
+            placeSelfCollisionGrid(selfCollisionWorkspace_);
+            break;
+        case Kind::HashFill:
+            fillSelfCollisionGrid(part, selfCollisionWorkspace_);
             break;
         case Kind::Contacts:
             findContacts(part, T);

@@ -56,8 +56,9 @@ void Solver::prepareContacts(int parts) {
     for (std::size_t i = 0; i < predicted_.size(); ++i) {
         predictedPositions_[i] = Vec3(predicted_[i].x, predicted_[i].y, predicted_[i].z);
     }
-    buildSelfCollisionGrid(contactTriangles_, scene_.particles.positions, predictedPositions_,
-                           scene_.solver.clothThickness, selfCollisionWorkspace_);
+    // The hash itself is counted and filled in parts (Solver::runSubstepPhases).
+    beginSelfCollisionGrid(contactTriangles_, scene_.particles.positions, predictedPositions_,
+                           scene_.solver.clothThickness, parts, selfCollisionWorkspace_);
 }
 
 // Part k of T of the contact search: colliders for the particles of region k, self-collision for
