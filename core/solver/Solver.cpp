@@ -475,6 +475,7 @@ void Solver::runSubstepPhases(Real h) {
         HashPlace,
         HashFill,
         Contacts,
+        ContactSolve,
         Coupling,
         Sweep,
         Serial,
@@ -510,6 +511,10 @@ void Solver::runSubstepPhases(Real h) {
     contacts_.clear();
     selfContacts_.clear();
     const bool air = !scene_.air.empty();
+    // The collider contacts each move their own particle only: where nothing in the serial
+    // phase comes after them, each part projects those of its particles' range (their contacts
+    // in the same order: the same bits), instead of one thread projecting all of them.
+    const bool contactsInParts = contacts && T > 1 && !coupled && !air && !recordConvergence_;
     if (air) {
         airInverted_.resize(std::size_t(T));
     }
@@ -528,6 +533,9 @@ void Solver::runSubstepPhases(Real h) {
     for (int it = 0; it < iterations; ++it) {
         phases.push_back({Kind::Sweep, T, it});
         phases.push_back({Kind::Serial, 1, it});
+        if (contactsInParts) {
+            phases.push_back({Kind::ContactSolve, T, it});
+        }
         const int rounds = int((std::int64_t(it) + 1) * airIterations / iterations -
                                std::int64_t(it) * airIterations / iterations);
         for (int r = 0; r < rounds; ++r, ++airRound) {
@@ -603,6 +611,10 @@ void Solver::runSubstepPhases(Real h) {
         case Kind::Contacts:
             findContacts(part, T);
             break;
+        case Kind::ContactSolve:
+            solveContacts(contactPartBegins_[std::size_t(part)],
+                          contactPartBegins_[std::size_t(part) + 1]);
+            break;
         case Kind::Coupling:
             coupling_.begin(scene_, P, s.collisionMargin, h);
             break;
@@ -620,7 +632,9 @@ void Solver::runSubstepPhases(Real h) {
             solveAttachments(set.attachments, P, targetTime, invH2, xpbd);
             solvePressure(set.pressure, P, invH2, xpbd, iterations, scratchGradient_);
             solveSelfContacts();
-            solveContacts();
+            if (!contactsInParts) {
+                solveContacts(0, contacts_.size());
+            }
             if (coupled) {
                 coupling_.project(scene_, P, h);
             }

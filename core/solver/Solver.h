@@ -161,7 +161,9 @@ private:
     void findContacts(int part, int parts);
     void mergeContacts();
     void solveSelfContacts();
-    void solveContacts();
+    // The contacts [first, last) of contacts_; contactPartBegins_[k] is where part k's begin
+    // (each part's contacts are those of its particles), with the end last.
+    void solveContacts(std::size_t first, std::size_t last);
     void applyContactVelocities(Real h);
 
     std::vector<SolverParticle> predicted_;
@@ -188,6 +190,7 @@ private:
     };
     bool selfContactsCut_ = false;
     std::vector<ContactPart> contactParts_;
+    std::vector<std::size_t> contactPartBegins_;
     std::vector<TearEvent> tears_;
     AirStatistics airStatistics_;
     std::unique_ptr<AirOptimizer> airOptimizer_;

@@ -116,12 +116,15 @@ void Solver::findContacts(int k, int T) {
 void Solver::mergeContacts() {
     contacts_.clear();
     selfContacts_.clear();
+    contactPartBegins_.clear();
     for (const ContactPart& part : contactParts_) {
+        contactPartBegins_.push_back(contacts_.size());
         selfContactsCut_ = selfContactsCut_ || part.selfContactsCut;
         contacts_.insert(contacts_.end(), part.contacts.begin(), part.contacts.end());
         selfContacts_.insert(selfContacts_.end(), part.selfContacts.begin(),
                              part.selfContacts.end());
     }
+    contactPartBegins_.push_back(contacts_.size());
     orderSelfContacts(selfContacts_);
 }
 
@@ -165,9 +168,10 @@ void Solver::solveSelfContacts() {
 
 // C(p) = (p - q)·n - margin >= 0, projected only when violated (PBD §3.4); the particle alone
 // moves, so its mass does not matter.
-void Solver::solveContacts() {
+void Solver::solveContacts(std::size_t first, std::size_t last) {
     const Real margin = scene_.solver.collisionMargin;
-    for (Contact& c : contacts_) {
+    for (std::size_t k = first; k < last; ++k) {
+        Contact& c = contacts_[k];
         SolverParticle& q = predicted_[c.particle];
         const Vec3 p(q.x, q.y, q.z);
         const Real C = (p - c.point).dot(c.normal) - margin;
