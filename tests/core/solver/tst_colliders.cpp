@@ -50,6 +50,24 @@ Scene oneParticle(const Vec3& x0, const Vec3& v0) {
     return s;
 }
 
+// `layers` square cloth sheets of columns x columns vertices and `size` metres, layer k centred
+// at k * shift: their triangles, their particles added to `particles`.
+std::vector<Triangle> stackedSheets(Particles& particles, int layers, int columns, Real size,
+                                    const Vec3& shift) {
+    std::vector<Triangle> triangles;
+    for (int layer = 0; layer < layers; ++layer) {
+        ClothSheetSpec sheet;
+        sheet.columns = columns;
+        sheet.rows = columns;
+        sheet.width = size;
+        sheet.depth = size;
+        sheet.center = double(layer) * shift;
+        const Body body = makeClothSheet(particles, sheet, "sheet");
+        triangles.insert(triangles.end(), body.triangles.begin(), body.triangles.end());
+    }
+    return triangles;
+}
+
 } // namespace
 
 class TestColliders : public QObject {
@@ -385,17 +403,8 @@ private slots:
         // the same order, and parts of the triangles queried apart (split inside a shared scan)
         // must give the same list as one.
         Particles particles;
-        std::vector<Triangle> triangles;
-        for (int layer = 0; layer < 3; ++layer) {
-            ClothSheetSpec sheet;
-            sheet.columns = 16;
-            sheet.rows = 16;
-            sheet.width = 0.3;
-            sheet.depth = 0.3;
-            sheet.center = Vec3(0.004 * layer, 0.006 * layer, -0.003 * layer);
-            const Body body = makeClothSheet(particles, sheet, "sheet");
-            triangles.insert(triangles.end(), body.triangles.begin(), body.triangles.end());
-        }
+        const std::vector<Triangle> triangles =
+            stackedSheets(particles, 3, 16, 0.3, Vec3(0.004, 0.006, -0.003));
         std::mt19937 random(31);
         std::uniform_real_distribution<Real> noise(-0.006, 0.006);
         std::vector<Vec3> x = particles.positions;
@@ -482,17 +491,8 @@ private slots:
         // out of the hash (memory bounded by kMaxVertexCells entries a vertex), the triangles
         // at the far corner test every vertex, and every other contact is as it was.
         Particles particles;
-        std::vector<Triangle> triangles;
-        for (int layer = 0; layer < 2; ++layer) {
-            ClothSheetSpec sheet;
-            sheet.columns = 20;
-            sheet.rows = 20;
-            sheet.width = 0.4;
-            sheet.depth = 0.4;
-            sheet.center = Vec3(0.007 * layer, 0.003 * layer, 0.004 * layer);
-            const Body body = makeClothSheet(particles, sheet, "sheet");
-            triangles.insert(triangles.end(), body.triangles.begin(), body.triangles.end());
-        }
+        const std::vector<Triangle> triangles =
+            stackedSheets(particles, 2, 20, 0.4, Vec3(0.007, 0.003, 0.004));
         const std::vector<Vec3> x = particles.positions;
         const Real thickness = 0.005;
         const auto pairs = [](const std::vector<SelfContact>& contacts, Index skip) {
