@@ -184,7 +184,9 @@ PBD_KERNEL_INLINE void beginGrid(const std::vector<Triangle>& triangles, const s
     ws.table.clear();
     ws.wide.clear();
     ws.wideBoxes.clear();
-    ws.parts.resize(std::size_t(std::max(1, parts)));
+    // At most kMostGridParts parts: each has a count per bucket (a megabyte for cloth-xl), and
+    // placing the buckets goes through every part's counts on one thread.
+    ws.parts.resize(std::size_t(std::clamp(parts, 1, kMostGridParts)));
     ws.x = &x;
     ws.p = &p;
     if (triangles.empty() || !(thickness > 0)) {
@@ -221,6 +223,9 @@ PBD_KERNEL_INLINE void beginGrid(const std::vector<Triangle>& triangles, const s
 }
 
 PBD_KERNEL_INLINE void countGrid(int part, SelfCollisionWorkspace& ws) {
+    if (std::size_t(part) >= ws.parts.size()) {
+        return; // beyond kMostGridParts
+    }
     SelfCollisionWorkspace::Part& mine = ws.parts[std::size_t(part)];
     mine.wide.clear();
     mine.wideBoxes.clear();
@@ -269,7 +274,7 @@ void placeGrid(SelfCollisionWorkspace& ws) {
 }
 
 PBD_KERNEL_INLINE void fillGrid(int part, SelfCollisionWorkspace& ws) {
-    if (ws.vertices.empty()) {
+    if (ws.vertices.empty() || std::size_t(part) >= ws.parts.size()) {
         return;
     }
     const std::vector<Vec3>& x = *ws.x;

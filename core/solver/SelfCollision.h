@@ -63,7 +63,8 @@ void buildSelfCollisionGrid(const std::vector<Triangle>& triangles, const std::v
                             SelfCollisionWorkspace& workspace);
 // buildSelfCollisionGrid in `parts` parts, for the solver's threads: begin on one thread, then
 // count (every part, at once), place (one thread), fill (every part); the same hash as one
-// build. x and p must outlive the fill.
+// build. Parts from kMostGridParts on have nothing to do. x and p must outlive the fill.
+constexpr int kMostGridParts = 8;
 void beginSelfCollisionGrid(const std::vector<Triangle>& triangles, const std::vector<Vec3>& x,
                             const std::vector<Vec3>& p, Real thickness, int parts,
                             SelfCollisionWorkspace& workspace);
