@@ -514,7 +514,8 @@ void Solver::runSubstepPhases(Real h) {
     // The collider contacts each move their own particle only: where nothing in the serial
     // phase comes after them, each part projects those of its particles' range (their contacts
     // in the same order: the same bits), instead of one thread projecting all of them.
-    const bool contactsInParts = contacts && T > 1 && !coupled && !air && !recordConvergence_;
+    const bool contactsInParts =
+        !scene_.colliders.empty() && T > 1 && !coupled && !air && !recordConvergence_;
     if (air) {
         airInverted_.resize(std::size_t(T));
     }
