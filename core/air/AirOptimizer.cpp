@@ -1215,6 +1215,7 @@ AirOptimizationStatistics AirOptimizer::optimize(Scene& scene,
     // candidate after the last change, whatever the number of threads.
     const std::size_t batchSize = tbb::this_task_arena::max_concurrency() > 1 ? 512 : 0;
     std::vector<Impl::Tried> tried(batchSize);
+    tbb::enumerable_thread_specific<Impl::Search> searches; // each thread's, for the pass
     if (m.touched.size() < scene.particles.size()) {
         m.touched.assign(scene.particles.size(), 0);
     }
@@ -1222,7 +1223,6 @@ AirOptimizationStatistics AirOptimizer::optimize(Scene& scene,
         const std::size_t last =
             std::min(candidates.size(), first + std::max<std::size_t>(1, batchSize));
         if (batchSize > 0) {
-            tbb::enumerable_thread_specific<Impl::Search> searches;
             tbb::parallel_for(tbb::blocked_range<std::size_t>(first, last, 16),
                               [&](const tbb::blocked_range<std::size_t>& r) {
                                   Impl::Search& search = searches.local();
