@@ -103,6 +103,14 @@ struct AirOptimizer::Impl {
     std::vector<Real> failedQuality;
     std::vector<std::uint32_t> changedIn;
 
+    // Whether tet t (listed as a candidate at the pass's start) still is one: alive, below the
+    // quality threshold, and not so inverted that no change may remove it.
+    bool candidate(std::int32_t t) const {
+        const Real q = quality[std::size_t(t)];
+        return (*tets)[std::size_t(t)][0] != kDead && q < options.qualityThreshold &&
+               !(q < options.worstRemovable);
+    }
+
     // Whether candidate t is left for a later pass: it failed in an earlier one, nothing
     // around it changed since, its quality has not fallen by a tenth, and its retry is not due.
     bool deferred(std::int32_t t) const {
@@ -147,7 +155,7 @@ struct AirOptimizer::Impl {
         std::vector<std::uint32_t> visited; // per tet: the walk that last reached it
         std::uint32_t visit = 0;
     };
-    Search search; // the applying thread's
+    Search applying; // the search of the thread that applies the changes
 
     // Scratch of the changes' checks (one thread).
     std::vector<std::int32_t> star;
@@ -584,8 +592,7 @@ struct AirOptimizer::Impl {
     void tryAhead(Search& search, std::int32_t t, bool hasFreePoints, Tried& out) const {
         const Tetrahedron& tet = (*tets)[std::size_t(t)];
         out.made = false;
-        if (tet[0] == kDead || !(quality[std::size_t(t)] < options.qualityThreshold) ||
-            quality[std::size_t(t)] < options.worstRemovable || deferred(t)) {
+        if (!candidate(t) || deferred(t)) {
             return; // left to the pass, which decides again
         }
         for (int f = 0; f < 4; ++f) {
@@ -1238,20 +1245,18 @@ AirOptimizationStatistics AirOptimizer::optimize(Scene& scene,
         }
         for (std::size_t c = first; c < last; ++c) {
             const std::int32_t t = candidates[c];
-            if (T[std::size_t(t)][0] == kDead ||
-                !(m.quality[std::size_t(t)] < options.qualityThreshold) ||
-                m.quality[std::size_t(t)] < options.worstRemovable) {
+            if (!m.candidate(t)) {
                 continue;
             }
             if (m.deferred(t)) {
                 ++stats.deferred;
                 continue;
             }
-            Impl::Change& best = m.search.best;
+            Impl::Change& best = m.applying.best;
             if (batchSize > 0 && tried[c - first].made && !m.touches(tried[c - first].zone)) {
                 best = std::move(tried[c - first].best);
             } else {
-                m.tryAll(m.search, t, hasFreePoints);
+                m.tryAll(m.applying, t, hasFreePoints);
             }
             if (best.removed.empty()) {
                 m.failedIn[std::size_t(t)] = m.pass;

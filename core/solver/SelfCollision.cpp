@@ -127,6 +127,10 @@ struct GridCells {
     } // false for NaN
 };
 
+PBD_KERNEL_INLINE bool finiteBox(const Bounds& b) {
+    return b.min.allFinite() && b.max.allFinite();
+}
+
 PBD_KERNEL_INLINE Bounds sweptBox(const Vec3& x, const Vec3& p) {
     Bounds b;
     b.add(x);
@@ -170,7 +174,7 @@ void listVertices(const std::vector<Triangle>& triangles, SelfCollisionWorkspace
 // SSE4.1.
 
 PBD_KERNEL_INLINE bool hashable(const Bounds& b, const GridCells& grid) {
-    return b.min.allFinite() && b.max.allFinite() && grid.fits(b, kMaxVertexCells);
+    return finiteBox(b) && grid.fits(b, kMaxVertexCells);
 }
 
 std::pair<std::size_t, std::size_t> partOf(const SelfCollisionWorkspace& ws, int part) {
@@ -242,7 +246,7 @@ PBD_KERNEL_INLINE void countGrid(int part, SelfCollisionWorkspace& ws) {
         const Bounds b = sweptBox(x[v], p[v]);
         if (hashable(b, grid)) {
             grid.forEach(b, [&](std::uint64_t bucket) { ++mine.fill[bucket]; });
-        } else if (b.min.allFinite() && b.max.allFinite()) {
+        } else if (finiteBox(b)) {
             mine.wide.push_back(v);
             mine.wideBoxes.push_back(b);
         } // else no contact can be worked out for it: neither hashed nor tested
@@ -360,17 +364,13 @@ __attribute__((noinline)) bool selfContactBetween(Index q, const Triangle& tri,
 
 namespace {
 
-PBD_KERNEL_INLINE bool finiteBox(const Bounds& b) {
-    return b.min.allFinite() && b.max.allFinite();
-}
-
 // Whether a vertex's swept box overlaps a query box, without a branch.
 struct Overlap {
     Real lo[3], hi[3];
     explicit Overlap(const Bounds& b)
         : lo{b.min.x(), b.min.y(), b.min.z()}
         , hi{b.max.x(), b.max.y(), b.max.z()} {}
-    bool operator()(const Bounds& vb) const {
+    PBD_KERNEL_INLINE bool operator()(const Bounds& vb) const {
         return (vb.max.x() >= lo[0]) & (vb.max.y() >= lo[1]) & (vb.max.z() >= lo[2]) &
                (vb.min.x() <= hi[0]) & (vb.min.y() <= hi[1]) & (vb.min.z() <= hi[2]);
     }
@@ -426,10 +426,6 @@ PBD_KERNEL_INLINE std::size_t scanHash(const Bounds& box, const std::vector<Vec3
     }
     return kept;
 }
-
-} // namespace
-
-namespace {
 
 // querySelfContacts' work, compiled twice in a portable build (the scans and the plane test;
 // selfContactBetween is not inlined, so the pair test has the same bits on every CPU).
