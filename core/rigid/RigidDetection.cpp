@@ -293,11 +293,14 @@ void RigidSolver::detect(std::vector<RigidBody>& bodies, const std::vector<Rigid
     };
     // out: a copy of the old one (what it was made from, its impulses: the same features),
     // moved with its bodies.
+    // `out` may be `old` itself (written in place): then only what moves is written.
     const auto refreshInto = [&](const Candidate& c, const CachedManifold& old,
                                  CachedManifold& out) {
         const RigidBody &A = bodies[c.a], &B = bodies[c.b];
         const Quat turnA = A.q * old.madeQA.conjugate(), turnB = B.q * old.madeQB.conjugate();
-        out = old;
+        if (&out != &old) {
+            out = old;
+        }
         out.warm = std::uint8_t(0x10 | ((1u << old.made.count) - 1));
         out.xA = A.x;
         out.xB = B.x;
@@ -395,7 +398,23 @@ void RigidSolver::detect(std::vector<RigidBody>& bodies, const std::vector<Rigid
         stats_.reusedManifolds += reusedIn[std::size_t(part)];
         stats_.refreshedManifolds += refreshedIn[std::size_t(part)];
     }
-    found.resize(total);
+    // Where every body is awake and every pair of the last step is this step's at the same
+    // place (a scene at rest: the same pairs), each is written over its old self, in place: a
+    // carried manifold then writes only what moved, not its whole record into another array
+    // (pyramid-100: 10,000 records of 650 bytes). The same manifolds as written into the other
+    // array; no pair is left to find among the last step's (below), none to wake.
+    const bool anyAsleep = std::any_of(bodies.begin(), bodies.end(), [](const RigidBody& b) {
+        return b.isDynamic() && b.sleeping;
+    });
+    bool inPlace = !anyAsleep && total == previous_.size();
+    for (std::size_t i = 0; i < count && inPlace; ++i) {
+        inPlace = fates[i] == kSkip || olds[i] == previous_.data() + at[i];
+    }
+    if (inPlace) {
+        std::swap(found, previous_);
+    } else {
+        found.resize(total);
+    }
     inParts(team, count, kSmallest, [&](int part, std::size_t begin, std::size_t end) {
         auto next = made[std::size_t(part)].begin();
         for (std::size_t i = begin; i < end; ++i) {
@@ -406,7 +425,9 @@ void RigidSolver::detect(std::vector<RigidBody>& bodies, const std::vector<Rigid
                 // The same points, normal and lever arms; only the separations follow the
                 // bodies' small moves since, so the slop is kept.
                 const CachedManifold& old = *olds[i];
-                out = old;
+                if (&out != &old) {
+                    out = old;
+                }
                 const Vec3 moveA = bodies[c.a].x - old.xA, moveB = bodies[c.b].x - old.xB;
                 RigidManifold& m = out.manifold;
                 for (int k = 0; k < m.count; ++k) {
@@ -429,7 +450,7 @@ void RigidSolver::detect(std::vector<RigidBody>& bodies, const std::vector<Rigid
             }
         }
     });
-    for (std::size_t i = 0; i < candidates.size(); ++i) {
+    for (std::size_t i = 0; i < candidates.size() && !inPlace; ++i) {
         if (!done[i]) {
             if (const CachedManifold* old = cached(candidates[i].key)) {
                 found.push_back(*old);
@@ -437,8 +458,9 @@ void RigidSolver::detect(std::vector<RigidBody>& bodies, const std::vector<Rigid
             }
         }
     }
-    if (settings.sleeping) {
-        // Wake every island with an awake member: union over the touching pairs and joints.
+    if (settings.sleeping && anyAsleep) {
+        // Wake every island with an awake member: union over the touching pairs and joints
+        // (none to wake while every body is awake).
         UnionFind islands(bodies.size());
         for (const CachedManifold& m : found) {
             if (bodies[m.manifold.bodyA].isDynamic() && bodies[m.manifold.bodyB].isDynamic()) {

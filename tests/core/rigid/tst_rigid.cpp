@@ -532,26 +532,30 @@ private slots:
 
     void largePyramidStands() {
         // The benchmark, pyramid-100 (5,050 boxes), with its scene's settings (the soft step,
-        // 8 x (1 + 1) sweeps at 20 Hz): it settles under its load (soft contacts give) and
-        // stands for 15 s, at rest at the end.
+        // 4 x (2 + 1) sweeps at 20 Hz): it settles under its load (soft contacts give) and
+        // stands for 25 s without leaning out of its plane, at rest at the end (its top still
+        // sways out of the plane at 1.6 mm/s after 15 s).
         Result<Scene> made = makeScene("pyramid-100");
         QVERIFY(made.ok());
         Scene scene = *made;
         QCOMPARE(scene.rigidBodies.size(), std::size_t(5051));
-        QCOMPARE(scene.solver.rigid.substeps, 8);
+        QCOMPARE(scene.solver.rigid.substeps, 4);
         scene.solver.rigid.sleeping = false;
         const std::vector<Vec3> start = positionsOf(scene.rigidBodies);
-        const Real largest = standFor(scene, 15);
+        const Real largest = standFor(scene, 25);
         const Real fastest = fastestSpeed(scene.rigidBodies);
-        Real sag = 0;
+        Real sag = 0, lean = 0;
         for (std::size_t i = 0; i < start.size(); ++i) {
             sag = std::max(sag, start[i].y() - scene.rigidBodies[i].x.y());
+            lean = std::max(lean, std::abs(scene.rigidBodies[i].x.z() - start[i].z()));
         }
-        qInfo("pyramid-100, soft step, 15 s: largest displacement %.3f m, sag %.3f m, fastest "
-              "body %.1e m/s",
-              largest, sag, fastest);
+        qInfo("pyramid-100, soft step, 25 s: largest displacement %.3f m, sag %.3f m, out of "
+              "its plane %.4f m, fastest body %.1e m/s",
+              largest, sag, lean, fastest);
         QVERIFY(largest < 0.25);
         QVERIFY(sag < 0.2);
+        // The wall buckles out of its plane (z) where it would fall; standing, it leans 3 mm.
+        QVERIFY(lean < 0.02);
         QVERIFY(fastest < 1e-3);
     }
 
