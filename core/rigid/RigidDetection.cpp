@@ -4,6 +4,7 @@
 #include "core/rigid/RigidStep.h"
 
 #include <algorithm>
+#include <cassert>
 #include <climits>
 #include <cmath>
 #include <cstddef>
@@ -450,9 +451,13 @@ void RigidSolver::detect(std::vector<RigidBody>& bodies, const std::vector<Rigid
             }
         }
     });
+    // What the passes wrote is in key order (the candidates are); what is appended below
+    // may not be.
+    bool appended = false;
     for (std::size_t i = 0; i < candidates.size() && !inPlace; ++i) {
         if (!done[i]) {
             if (const CachedManifold* old = cached(candidates[i].key)) {
+                appended = true;
                 found.push_back(*old);
                 done[i] = 2;
             }
@@ -503,6 +508,7 @@ void RigidSolver::detect(std::vector<RigidBody>& bodies, const std::vector<Rigid
                 refreshed.push_back(std::move(m));
             }
             found = std::move(refreshed);
+            appended = true;
             for (std::size_t i = 0; i < candidates.size(); ++i) {
                 const Candidate& c = candidates[i];
                 if ((done[i] == 0 || done[i] == 3) && (active(c.a) || active(c.b))) {
@@ -520,7 +526,8 @@ void RigidSolver::detect(std::vector<RigidBody>& bodies, const std::vector<Rigid
     const auto byKey = [](const CachedManifold& x, const CachedManifold& y) {
         return x.key < y.key;
     };
-    if (!std::is_sorted(found.begin(), found.end(), byKey)) {
+    assert(appended || std::is_sorted(found.begin(), found.end(), byKey));
+    if (appended && !std::is_sorted(found.begin(), found.end(), byKey)) {
         std::sort(found.begin(), found.end(), byKey);
     }
 }
