@@ -8,7 +8,6 @@
 #include <climits>
 #include <cmath>
 #include <cstddef>
-#include <deque>
 
 namespace pbd {
 
@@ -556,7 +555,9 @@ void RigidSolver::computeHeights(const std::vector<RigidBody>& bodies) {
             neighbours[std::size_t(fill[std::size_t(m.manifold.bodyB)]++)] = m.manifold.bodyA;
         }
     }
-    std::deque<int> queue;
+    // Breadth first: each body enters the queue once, so the queue is an array read in order.
+    std::vector<int>& queue = heightQueue_;
+    queue.clear();
     for (int i = 0; i < n; ++i) {
         if (!bodies[i].isDynamic()) {
             heights_[i] = 0;
@@ -564,9 +565,8 @@ void RigidSolver::computeHeights(const std::vector<RigidBody>& bodies) {
         }
     }
     stats_.maxHeight = 0;
-    while (!queue.empty()) {
-        const int i = queue.front();
-        queue.pop_front();
+    for (std::size_t head = 0; head < queue.size(); ++head) {
+        const int i = queue[head];
         for (int k = first[std::size_t(i)]; k < first[std::size_t(i) + 1]; ++k) {
             const int j = neighbours[std::size_t(k)];
             if (heights_[j] == INT_MAX) {

@@ -52,11 +52,11 @@ std::size_t RigidSolver::memoryBytes() const {
            bytesOf(candidates_) + bytesOf(manifolds_) + bytesOf(previous_) +
            bytesOf(solverBodies_) + bytesOf(velocities_) + bytesOf(omegaBefore_) +
            bytesOf(inertiaBefore_) + bytesOf(heights_) + bytesOf(adjacencyFirst_) +
-           bytesOf(adjacency_) + bytesOf(solved_) + bytesOf(contacts_) + bytesOf(jointRows_) +
-           bytesOf(batches_) + bytesOf(sweepVelocities_) + bytesOf(sweepMoves_) + bytesOf(turns_) +
-           bytesOf(startOrientations_) + bytesOf(substepped_) + bytesOf(jointed_) +
-           bytesOf(pushVelocities_) + bytesOf(pushSaved_) + bytesOf(colours_) +
-           bytesOf(manifoldBodies_) + bytesOf(bodyFlags_);
+           bytesOf(adjacency_) + bytesOf(heightQueue_) + bytesOf(solved_) + bytesOf(contacts_) +
+           bytesOf(jointRows_) + bytesOf(batches_) + bytesOf(sweepVelocities_) +
+           bytesOf(sweepMoves_) + bytesOf(turns_) + bytesOf(startOrientations_) +
+           bytesOf(substepped_) + bytesOf(jointed_) + bytesOf(pushVelocities_) +
+           bytesOf(pushSaved_) + bytesOf(colours_) + bytesOf(manifoldBodies_) + bytesOf(bodyFlags_);
 }
 
 RigidSolver RigidSolver::warmStart() const {

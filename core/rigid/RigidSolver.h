@@ -200,6 +200,7 @@ private:
     std::vector<Mat3> inertiaBefore_;
     std::vector<int> heights_;
     std::vector<int> adjacencyFirst_, adjacency_; // the contact graph (computeHeights)
+    std::vector<int> heightQueue_;                // its breadth-first queue
     std::vector<std::uint8_t> solved_; // per manifold: solved in the last step (reported)
     int reportSubsteps_ = 1;
     mutable std::vector<RigidContact> contacts_; // made from the manifolds when asked for
