@@ -292,8 +292,8 @@ void RigidSolver::detect(std::vector<RigidBody>& bodies, const std::vector<Rigid
         return relative.vec().squaredNorm() <= half * half;
     };
     // out: a copy of the old one (what it was made from, its impulses: the same features),
-    // moved with its bodies.
-    // `out` may be `old` itself (written in place): then only what moves is written.
+    // moved with its bodies. `out` may be `old` itself (in place): then only what moves is
+    // written.
     const auto refreshInto = [&](const Candidate& c, const CachedManifold& old,
                                  CachedManifold& out) {
         const RigidBody &A = bodies[c.a], &B = bodies[c.b];

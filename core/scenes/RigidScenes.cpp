@@ -66,10 +66,10 @@ Scene makeRigidPyramid(int base) {
         // PGS's 20 sweeps hold pyramids up to base 60 (support climbs a few layers per sweep);
         // taller ones stand under the soft step: 4 substeps of two sweeps and one relax, 20 Hz
         // contacts, the lower body of a contact 1.3 times heavier, the friction impulses
-        // warm-started in full (without, it collapses). One sweep a substep is not enough at 4
-        // substeps (it needs 8), and the wall buckles out of its plane (z) when its contacts
-        // are softer or the weight amplification larger: it stands from 1.2 to 1.35 at 20 Hz
-        // and from 15 to 23 Hz at 1.3 (docs/performance.md, *Fewer substeps*).
+        // warm-started in full (without, it collapses). With one sweep a substep (at 4
+        // substeps; it stood at 8), or a larger amplification (1.4), the wall buckles out of
+        // its plane (z) and falls; it stands from 1.2 to 1.35 at 20 Hz and from 15 to 23 Hz at
+        // 1.3 (docs/performance.md, *`pyramid-100` at four substeps*).
         RigidSettings& r = scene.solver.rigid;
         r.substeps = 4;
         r.iterations = 2;
