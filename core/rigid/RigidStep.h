@@ -267,14 +267,15 @@ struct JointConstraint {
     Real motorImpulse = 0;
 };
 
-// run(part, begin, end) over [0, count) in parts of at least `smallest` (the same parts for the
-// same count), on the team's threads, or on this one without a team of several; returns the
-// number of parts.
 // The most parts inParts makes on this team: two per thread, at most 64 (runPhases claims them
 // by the bits of one word). Per-part tallies are sized by it.
 inline std::size_t mostParts(const ThreadTeam* team) {
     return std::min<std::size_t>(64, 2 * std::size_t(team ? team->count : 1));
 }
+
+// run(part, begin, end) over [0, count) in parts of at least `smallest` (the same parts for the
+// same count), on the team's threads, or on this one without a team of several; returns the
+// number of parts.
 template <class Run>
 int inParts(ThreadTeam* team, std::size_t count, std::size_t smallest, Run&& run) {
     const bool several = team && team->count > 1;
