@@ -273,6 +273,55 @@ private slots:
         QCOMPARE(airContactPairs(scene).size(), std::size_t(2));
     }
 
+    // The second pass holds a particle airContactDistance off a face only while the particle is
+    // over the face: 1 mm over its middle it is pushed out to the distance; as close beside the
+    // face, past an edge or past a corner, it is left where it is (other pairs hold it there).
+    // Until session 53 the pass's barycentric coordinates had the wrong sign: it left the
+    // particle over the middle and pushed the one past the face's first corner.
+    void theSecondPassHoldsAParticleOverItsFaceOnly() {
+        enum class Where { Middle, PastAnEdge, PastTheFirstCorner };
+        for (const Where where : {Where::Middle, Where::PastAnEdge, Where::PastTheFirstCorner}) {
+            Scene scene; // a fixed skin triangle facing up, a free particle 1 mm above its plane
+            addPointBody(scene, "skin", BodyKind::Collider,
+                         {Vec3(0, 0, 0), Vec3(0, 0, 1), Vec3(1, 0, 0)}, 0.0, {{0, 1, 2}});
+            addPointBody(scene, "cloth", BodyKind::Cloth, {Vec3(0.3, 0.001, 0.3)}, 1.0, {});
+            scene.air.firstParticle = 4;
+            scene.air.tets = {{0, 1, 2, 3}};
+            const std::vector<AirContactPair> pairs = airContactPairs(scene);
+            QCOMPARE(pairs.size(), std::size_t(1));
+            QCOMPARE(pairs[0].particle, Index(3));
+            auto& x = scene.particles.positions;
+            const Triangle& f = pairs[0].face;
+            const Vec3 centre = (x[f[0]] + x[f[1]] + x[f[2]]) / 3;
+            Vec3 p = centre;
+            if (where == Where::PastAnEdge) { // 10% past the edge (f1, f2)
+                p = x[f[0]] + 1.1 * ((x[f[1]] + x[f[2]]) / 2 - x[f[0]]);
+            } else if (where == Where::PastTheFirstCorner) {
+                p = x[f[0]] - 0.2 * (centre - x[f[0]]);
+            }
+            p.y() = 0.001;
+            x[3] = p;
+            QVERIFY(signedVolume(x[0], x[1], x[2], x[3]) > 0);
+            scene.solver.gravity = Vec3::Zero();
+            scene.solver.substeps = 1;
+            scene.solver.iterations = 1;
+            scene.solver.airIterations = 1;
+            scene.solver.airFriction = 0;
+            scene.solver.airOptimizationInterval = 0;
+            const Real epsilon = scene.solver.airContactDistance;
+            QVERIFY(epsilon > 0.0015);
+            Solver solver(scene);
+            solver.step();
+            const Real expected = where == Where::Middle ? epsilon : 0.001;
+            QVERIFY2(std::abs(x[3].y() - expected) < 1e-9,
+                     qPrintable(QString("case %1: %2 m above the face, expected %3")
+                                    .arg(int(where))
+                                    .arg(x[3].y())
+                                    .arg(expected)));
+            QVERIFY(std::abs(x[3].x() - p.x()) < 1e-12 && std::abs(x[3].z() - p.z()) < 1e-12);
+        }
+    }
+
     // The pass is Gauss-Seidel over the pairs: one that its turn finds too close acts, even when
     // it was clear at the pass's start and a pair before it pushed it there. The pairs that act
     // are found on every thread first; those a projection moves are checked again in turn.

@@ -600,12 +600,12 @@ private slots:
     void frictionSlowsASlidingBox() {
         const Real frictionless = slide(0, 100);
         const Real rough = slide(0.5, 100);
-        // 0.3 s at 1 m/s: about 0.3 m without friction; mu g = 4.9 m/s^2 stops it in 0.1 m.
+        // 100 steps of 5 ms at 1 m/s: 0.5 m without friction; mu g = 4.9 m/s^2 stops it in
+        // v^2 / (2 mu g) = 0.102 m. Session 53: 0.469 and 0.103 (0.122 without friction while
+        // the contact-distance pass counted a vertex 2 mm below the box's front face as over it).
         qInfo("slid %.3f m without friction, %.3f m with mu = 0.5", frictionless, rough);
-        QVERIFY2(frictionless > 0.2, qPrintable(QString::number(frictionless)));
-        QVERIFY2(rough < 0.6 * frictionless,
-                 qPrintable(QString("%1 vs %2").arg(rough).arg(frictionless)));
-        QVERIFY(rough > 0.02);
+        QVERIFY2(frictionless > 0.4, qPrintable(QString::number(frictionless)));
+        QVERIFY2(std::abs(rough - 0.102) < 0.02, qPrintable(QString::number(rough)));
     }
 
     void aPassOnManyThreadsMakesTheChangesOfOne() {
