@@ -88,6 +88,17 @@ std::vector<Real> bodyVolumes(const Scene& s) {
     return v;
 }
 
+// One substep of one iteration and one air projection, without gravity, friction or the
+// optimisation: what the contact-distance pass does on its own.
+void oneFrictionlessPass(SolverSettings& s) {
+    s.gravity = Vec3::Zero();
+    s.substeps = 1;
+    s.iterations = 1;
+    s.airIterations = 1;
+    s.airFriction = 0;
+    s.airOptimizationInterval = 0;
+}
+
 } // namespace
 
 class TestAir : public QObject {
@@ -302,12 +313,7 @@ private slots:
             p.y() = 0.001;
             x[3] = p;
             QVERIFY(signedVolume(x[0], x[1], x[2], x[3]) > 0);
-            scene.solver.gravity = Vec3::Zero();
-            scene.solver.substeps = 1;
-            scene.solver.iterations = 1;
-            scene.solver.airIterations = 1;
-            scene.solver.airFriction = 0;
-            scene.solver.airOptimizationInterval = 0;
+            oneFrictionlessPass(scene.solver);
             const Real epsilon = scene.solver.airContactDistance;
             QVERIFY(epsilon > 0.0015);
             Solver solver(scene);
@@ -374,12 +380,7 @@ private slots:
             for (const Tetrahedron& t : scene.air.tets) {
                 QVERIFY(signedVolume(x[t[0]], x[t[1]], x[t[2]], x[t[3]]) > 0);
             }
-            scene.solver.gravity = Vec3::Zero();
-            scene.solver.substeps = 1;
-            scene.solver.iterations = 1;
-            scene.solver.airIterations = 1;
-            scene.solver.airFriction = 0;
-            scene.solver.airOptimizationInterval = 0;
+            oneFrictionlessPass(scene.solver);
             scene.solver.threads = threads;
             const Real epsilon = scene.solver.airContactDistance;
             QVERIFY(epsilon > 0.0015); // the push takes the corner within it of the skin
