@@ -111,6 +111,12 @@ struct AirOptimizer::Impl {
                !(q < options.worstRemovable);
     }
 
+    // Candidate t failed in this pass, at its quality now (what deferred weighs later).
+    void fail(std::int32_t t) {
+        failedIn[std::size_t(t)] = pass;
+        failedQuality[std::size_t(t)] = quality[std::size_t(t)];
+    }
+
     // Whether candidate t is left for a later pass: it failed in an earlier one, nothing
     // around it changed since, its quality has not fallen by a tenth, and its retry is not due.
     bool deferred(std::int32_t t) const {
@@ -1259,14 +1265,12 @@ AirOptimizationStatistics AirOptimizer::optimize(Scene& scene,
                 m.tryAll(m.applying, t, hasFreePoints);
             }
             if (best.removed.empty()) {
-                m.failedIn[std::size_t(t)] = m.pass;
-                m.failedQuality[std::size_t(t)] = m.quality[std::size_t(t)];
+                m.fail(t);
                 continue;
             }
             m.touch(best); // before the change: the removed tets' corners
             if (!m.apply(best)) {
-                m.failedIn[std::size_t(t)] = m.pass;
-                m.failedQuality[std::size_t(t)] = m.quality[std::size_t(t)];
+                m.fail(t);
                 continue;
             }
             if (best.contraction) {

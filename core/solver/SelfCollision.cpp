@@ -490,6 +490,8 @@ PBD_KERNEL_INLINE bool queryRange(const std::vector<Triangle>& triangles,
             const auto distinct = std::unique(first, found);
             for (auto it = first; it != distinct; ++it) {
                 const Index q = *it;
+                // selfContactBetween refuses a corner too; its three corners are among every
+                // triangle's candidates, and this saves them the call.
                 if (tri[0] == q || tri[1] == q || tri[2] == q) {
                     continue;
                 }
