@@ -77,8 +77,9 @@ std::string advice(const PrepareReport& report) {
         nonManifold = nonManifold || !s.manifold();
     }
     crossing = report.surfaces.bodyIntersections() > 0;
-    // Crossing parts merge when one of them is closed; open ones (cloth) only when wrapped.
-    bool crossingSolid = false;
+    // Crossing parts merge when one of them is closed; open ones (cloth) only when wrapped. A
+    // body inside another is inside a closed one.
+    bool crossingSolid = !report.surfaces.nested.empty();
     for (const TriangleIntersection& i : report.surfaces.intersections) {
         crossingSolid =
             crossingSolid || (i.bodyA != i.bodyB && (report.surfaces.bodies[i.bodyA].closed() ||
@@ -306,10 +307,11 @@ PrepareResult prepareScene(const Scene& input, const PrepareOptions& options,
         report.surfaces = checkSurfaces(scene);
     }
     const bool meshing = tetrahedralize || options.air;
-    if (meshing && options.repair && report.surfaces.bodyIntersections() > 0) {
+    if (meshing && options.repair &&
+        (report.surfaces.bodyIntersections() > 0 || !report.surfaces.nested.empty())) {
         Stopwatch watch(report, "overlaps");
-        report.merged = mergeOverlaps(scene, report.surfaces.intersections, options.overlaps,
-                                      options.repairOptions);
+        report.merged =
+            mergeOverlaps(scene, report.surfaces, options.overlaps, options.repairOptions);
         if (!report.merged.empty()) {
             for (const MergedOverlap& m : report.merged) {
                 report.repairs.push_back(m.action);

@@ -1,5 +1,6 @@
 #include "meshing/SurfaceCheck.h"
 
+#include "core/solver/Colliders.h"
 #include "meshing/SurfaceTopology.h"
 
 #include <algorithm>
@@ -164,6 +165,73 @@ BodySurfaceReport checkBody(const Scene& scene, const Body& body,
     return r;
 }
 
+// The bodies wholly inside another closed body without crossing it (SurfaceReport::nested):
+// its bounds inside the outer's, no crossing pair between the two, and most of three of its
+// vertices inside the outer by the parity of a skewed ray's crossings (as the mesh colliders
+// tell inside from out); for each, the outer with the smallest bounds.
+std::vector<std::pair<std::size_t, std::size_t>>
+findNestedBodies(const Scene& scene, const std::vector<BodySurfaceReport>& reports,
+                 const std::vector<TriangleIntersection>& intersections) {
+    const std::size_t n = scene.bodies.size();
+    const auto& x = scene.particles.positions;
+    std::vector<Bounds> bounds(n);
+    for (std::size_t b = 0; b < n; ++b) {
+        for (const Triangle& t : scene.bodies[b].triangles) {
+            for (Index v : t) {
+                bounds[b].add(x[v]);
+            }
+        }
+    }
+    std::vector<std::pair<std::size_t, std::size_t>> crossing;
+    for (const TriangleIntersection& i : intersections) {
+        crossing.emplace_back(std::min(i.bodyA, i.bodyB), std::max(i.bodyA, i.bodyB));
+    }
+    std::sort(crossing.begin(), crossing.end());
+    const auto crosses = [&](std::size_t a, std::size_t b) {
+        return std::binary_search(crossing.begin(), crossing.end(),
+                                  std::pair{std::min(a, b), std::max(a, b)});
+    };
+    const auto within = [](const Bounds& inner, const Bounds& outer) {
+        return (inner.min.array() >= outer.min.array()).all() &&
+               (inner.max.array() <= outer.max.array()).all();
+    };
+    const Vec3 ray = Vec3(0.5773, 0.5774, 0.5771).normalized();
+    const auto insideOf = [&](const Vec3& q, const Body& outer) {
+        int crossings = 0;
+        for (const Triangle& t : outer.triangles) {
+            crossings += rayTriangle(q, ray, x[t[0]], x[t[1]], x[t[2]]) > 0 ? 1 : 0;
+        }
+        return crossings % 2 == 1;
+    };
+    std::vector<std::pair<std::size_t, std::size_t>> nested;
+    for (std::size_t a = 0; a < n; ++a) {
+        const std::vector<Triangle>& triangles = scene.bodies[a].triangles;
+        if (triangles.empty()) {
+            continue;
+        }
+        const Vec3 probes[3] = {x[triangles.front()[0]], x[triangles[triangles.size() / 2][1]],
+                                x[triangles.back()[2]]};
+        std::size_t best = n;
+        for (std::size_t b = 0; b < n; ++b) {
+            if (b == a || !reports[b].closed() || !within(bounds[a], bounds[b]) || crosses(a, b) ||
+                (best < n && !within(bounds[b], bounds[best]))) { // not inside the one found
+                continue;
+            }
+            int inside = 0;
+            for (const Vec3& q : probes) {
+                inside += insideOf(q, scene.bodies[b]) ? 1 : 0;
+            }
+            if (inside >= 2) {
+                best = b;
+            }
+        }
+        if (best < n) {
+            nested.emplace_back(a, best);
+        }
+    }
+    return nested;
+}
+
 } // namespace
 
 std::size_t SurfaceReport::bodyIntersections() const {
@@ -184,6 +252,7 @@ SurfaceReport checkSurfaces(const Scene& scene, bool intersections) {
     }
     if (intersections) {
         report.intersections = findIntersections(scene);
+        report.nested = findNestedBodies(scene, report.bodies, report.intersections);
     }
     // Group the crossing triangle pairs by the pair of bodies.
     std::map<std::pair<std::size_t, std::size_t>, std::vector<std::pair<std::size_t, std::size_t>>>
@@ -205,6 +274,12 @@ SurfaceReport checkSurfaces(const Scene& scene, bool intersections) {
                                       " pair(s) of triangles cross (triangles of '" + a +
                                       "' and '" + b + "': " + listPairs(pairs) + ")");
         }
+    }
+    for (const auto& [inner, outer] : report.nested) {
+        report.problems.push_back("body '" + scene.bodies[inner].name + "' lies inside body '" +
+                                  scene.bodies[outer].name +
+                                  "' without crossing it: no air can reach it, and "
+                                  "tetrahedralized the two would overlap");
     }
     return report;
 }

@@ -42,6 +42,10 @@ struct SurfaceReport {
     std::vector<TriangleIntersection> intersections; // within and between bodies
     std::vector<std::string> problems; // what stops tetrahedralization, naming body and element
     std::vector<std::string> warnings; // what is suspicious but can be meshed
+    // Bodies wholly inside a closed body that their surfaces do not cross, as (inner, outer),
+    // the innermost outer for each (found with the intersections): no air reaches them, and
+    // tetrahedralized they would overlap it. A problem for meshing, like crossing bodies.
+    std::vector<std::pair<std::size_t, std::size_t>> nested;
 
     // Pairs of different bodies that cross each other.
     std::size_t bodyIntersections() const;

@@ -263,6 +263,8 @@ std::string_view toString(SurfaceProblem::Kind kind) {
         return "self-intersection";
     case SurfaceProblem::Kind::BodiesCross:
         return "bodies cross";
+    case SurfaceProblem::Kind::BodyInside:
+        return "body inside another";
     }
     return "";
 }
@@ -302,6 +304,15 @@ std::vector<SurfaceProblem> locateSurfaceProblems(const Scene& scene, const Surf
                      std::to_string(i.triangleB) + " of '" + c.name + "'";
         }
         p.triangles = {ta, tc};
+        out.push_back(std::move(p));
+    }
+    for (const auto& [inner, outer] : report.nested) {
+        SurfaceProblem p;
+        p.kind = SurfaceProblem::Kind::BodyInside;
+        p.body = inner;
+        p.text = "body '" + scene.bodies[inner].name + "' lies inside body '" +
+                 scene.bodies[outer].name + "'";
+        p.triangles = scene.bodies[inner].triangles;
         out.push_back(std::move(p));
     }
     if (more > 0) {

@@ -23,6 +23,7 @@ struct SurfaceProblem {
         Degenerate,        // a triangle of zero area
         SelfIntersection,  // two triangles of one body that cross
         BodiesCross,       // two triangles of different bodies that cross
+        BodyInside,        // a body wholly inside another that it does not cross
     };
     Kind kind = Kind::Hole;
     std::size_t body = 0; // the scene's body (for crossings, the first of the two)
@@ -35,9 +36,9 @@ struct SurfaceProblem {
 
 std::string_view toString(SurfaceProblem::Kind kind);
 
-// The problems of the scene's surfaces; `report` is checkSurfaces(scene) (its intersections are
-// used). At most `limit` crossing pairs are listed one by one; the rest are counted in one more
-// entry that holds them all.
+// The problems of the scene's surfaces; `report` is checkSurfaces(scene) (its intersections and
+// nested bodies are used). At most `limit` crossing pairs are listed one by one; the rest are
+// counted in one more entry that holds them all.
 std::vector<SurfaceProblem> locateSurfaceProblems(const Scene& scene, const SurfaceReport& report,
                                                   std::size_t limit = 200);
 

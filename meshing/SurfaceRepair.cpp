@@ -656,27 +656,34 @@ RepairReport repairSurfaces(Scene& scene, const RepairOptions& options) {
     return report;
 }
 
-std::vector<MergedOverlap> mergeOverlaps(Scene& scene,
-                                         const std::vector<TriangleIntersection>& intersections,
+std::vector<MergedOverlap> mergeOverlaps(Scene& scene, const SurfaceReport& checks,
                                          OverlapMode mode, const RepairOptions& options) {
     std::vector<MergedOverlap> merged;
-    if (mode == OverlapMode::Keep || intersections.empty() ||
+    if (mode == OverlapMode::Keep || (checks.intersections.empty() && checks.nested.empty()) ||
         scene.constraints.elementCount() > 0 || !scene.air.empty()) {
         return merged;
     }
     const std::size_t n = scene.bodies.size();
     UnionFind groups(n);
     bool any = false;
-    for (const TriangleIntersection& i : intersections) {
+    std::vector<bool> crossed(n, false), inside(n, false); // how each joined its group
+    for (const TriangleIntersection& i : checks.intersections) {
         if (i.bodyA != i.bodyB && i.bodyA < n && i.bodyB < n) {
             groups.unite(i.bodyA, i.bodyB);
+            crossed[i.bodyA] = crossed[i.bodyB] = true;
+            any = true;
+        }
+    }
+    for (const auto& [inner, outer] : checks.nested) {
+        if (inner < n && outer < n) {
+            groups.unite(inner, outer);
+            inside[inner] = true;
             any = true;
         }
     }
     if (!any) {
         return merged;
     }
-    const SurfaceReport checks = checkSurfaces(scene, false);
     std::vector<std::vector<std::size_t>> members(n);
     for (std::size_t b = 0; b < n; ++b) {
         members[groups.find(b)].push_back(b);
@@ -740,8 +747,15 @@ std::vector<MergedOverlap> mergeOverlaps(Scene& scene,
         for (std::size_t k = 0; k < m.parts.size(); ++k) {
             names += (k ? (k + 1 == m.parts.size() ? " and '" : ", '") : "'") + m.parts[k] + "'";
         }
+        const bool anyCrossed =
+            std::any_of(group.begin(), group.end(), [&](std::size_t b) { return crossed[b]; });
+        const bool anyInside =
+            std::any_of(group.begin(), group.end(), [&](std::size_t b) { return inside[b]; });
+        const std::string why = anyCrossed && anyInside ? " cross or lie one inside another"
+                                : anyCrossed            ? " cross"
+                                                        : " lie one inside another";
         if (m.united) {
-            m.action = "bodies " + names + " cross: replaced by their union '" + m.body + "' (" +
+            m.action = "bodies " + names + why + ": replaced by their union '" + m.body + "' (" +
                        std::to_string(triangles.size()) + " triangles)";
         } else {
             points.clear();
@@ -757,7 +771,7 @@ std::vector<MergedOverlap> mergeOverlaps(Scene& scene,
                 continue;
             }
             m.action =
-                "bodies " + names + " cross: wrapped together into '" + m.body + "', " +
+                "bodies " + names + why + ": wrapped together into '" + m.body + "', " +
                 describeWrap(m.wrap) +
                 (mode == OverlapMode::Union ? " (not every part bounds a volume, so no union)"
                                             : "");

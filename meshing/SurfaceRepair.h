@@ -92,12 +92,12 @@ struct MergedOverlap {
     std::string action;             // one line naming the parts and what was done
 };
 
-// Merges each group of bodies that cross one another (`intersections` from checkSurfaces) and
-// that holds at least one closed body; crossings among open bodies (cloth) only are left to be
-// reported. The merged body takes the place of the group's first body; particles are
-// renumbered (the scene must have no constraints or air yet).
-std::vector<MergedOverlap> mergeOverlaps(Scene& scene,
-                                         const std::vector<TriangleIntersection>& intersections,
+// Merges each group of bodies that cross one another or lie one inside another (the
+// intersections and nested bodies of `checks`, from checkSurfaces) and that holds at least one
+// closed body; crossings among open bodies (cloth) only are left to be reported. The merged
+// body takes the place of the group's first body; particles are renumbered (the scene must have
+// no constraints or air yet).
+std::vector<MergedOverlap> mergeOverlaps(Scene& scene, const SurfaceReport& checks,
                                          OverlapMode mode, const RepairOptions& options = {});
 
 // Runs the ladder on every body with triangles and no tets. A body that gains or loses vertices

@@ -56,6 +56,7 @@ QColor problemColor(SurfaceProblem::Kind kind) {
         return QColor(60, 220, 255); // cyan
     case SurfaceProblem::Kind::SelfIntersection:
     case SurfaceProblem::Kind::BodiesCross:
+    case SurfaceProblem::Kind::BodyInside:
         return QColor(230, 30, 30); // red
     }
     return Qt::white;

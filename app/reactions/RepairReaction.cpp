@@ -129,9 +129,10 @@ bool RepairReaction::repair(const RepairOptions& options, OverlapMode overlaps, 
                         progress(0.2, "repairing");
                         repaired = repairSurfaces(after, options);
                         SurfaceReport report = checkSurfaces(after);
-                        if (overlaps != OverlapMode::Keep && report.bodyIntersections() > 0) {
+                        if (overlaps != OverlapMode::Keep &&
+                            (report.bodyIntersections() > 0 || !report.nested.empty())) {
                             progress(0.7, "merging crossing bodies");
-                            merged = mergeOverlaps(after, report.intersections, overlaps, options);
+                            merged = mergeOverlaps(after, report, overlaps, options);
                             report = checkSurfaces(after);
                         }
                         progress(0.9, "checking again");

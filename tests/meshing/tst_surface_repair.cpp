@@ -398,6 +398,63 @@ private slots:
         QCOMPARE(prepared.report.surfaces.bodies[1].triangles, std::size_t(48));
     }
 
+    void aBodyInsideAnotherIsFoundAndMerged() {
+        // A small box inside a larger one (their surfaces apart: no crossing pair), a box inside
+        // that small one, and a box beside them: the inner two are found inside their innermost
+        // outer, the one beside is not. Meshing refuses them with the overlaps kept (no air
+        // could reach the inner ones, their tets would overlap the outer's), and merges them
+        // into the outer by default (Wuson.off's eyes inside its wrapped head).
+        Scene scene;
+        addBoxSurface(scene, Vec3(0, 0, 0), Vec3(2, 2, 2), "head", 3);
+        addBoxSurface(scene, Vec3(0.3, 0.2, 0.1), Vec3(0.6, 0.6, 0.6), "eye", 2);
+        addBoxSurface(scene, Vec3(0.35, 0.25, 0.15), Vec3(0.2, 0.2, 0.2), "pupil", 2);
+        addBoxSurface(scene, Vec3(4, 0, 0), Vec3(1, 1, 1), "apart", 2);
+        const SurfaceReport report = checkSurfaces(scene);
+        QCOMPARE(report.bodyIntersections(), std::size_t(0));
+        using Nested = std::vector<std::pair<std::size_t, std::size_t>>;
+        QCOMPARE(report.nested, (Nested{{1, 0}, {2, 1}}));
+        QCOMPARE(report.problems.size(), std::size_t(2));
+        QVERIFY2(report.problems[0] == "body 'eye' lies inside body 'head' without crossing it: "
+                                       "no air can reach it, and tetrahedralized the two would "
+                                       "overlap",
+                 report.problems[0].c_str());
+        const std::vector<SurfaceProblem> located = locateSurfaceProblems(scene, report);
+        QCOMPARE(located.size(), std::size_t(2));
+        QVERIFY(located[0].kind == SurfaceProblem::Kind::BodyInside);
+        QCOMPARE(located[0].body, std::size_t(1));
+        QCOMPARE(located[0].triangles.size(), scene.bodies[1].triangles.size());
+        // Without a check for crossings, nothing is looked for.
+        QVERIFY(checkSurfaces(scene, false).nested.empty());
+
+        PrepareOptions options;
+        options.air = true;
+        options.overlaps = OverlapMode::Keep;
+        PrepareResult prepared = prepareScene(scene, options);
+        QVERIFY(!prepared.report.ok());
+        QVERIFY2(prepared.report.error.find("body 'eye' lies inside body 'head'") == 0,
+                 prepared.report.error.c_str());
+        QVERIFY2(prepared.report.error.find("--overlaps wrap or union") != std::string::npos,
+                 prepared.report.error.c_str());
+
+        options.overlaps = OverlapMode::Wrap; // the default
+        prepared = prepareScene(scene, options);
+        QVERIFY2(prepared.report.ok(), prepared.report.error.c_str());
+        QCOMPARE(prepared.report.merged.size(), std::size_t(1));
+        QCOMPARE(prepared.report.merged[0].parts,
+                 (std::vector<std::string>{"head", "eye", "pupil"}));
+        QVERIFY2(prepared.report.merged[0].action.find("bodies 'head', 'eye' and 'pupil' lie "
+                                                       "one inside another: wrapped together "
+                                                       "into 'head'") == 0,
+                 prepared.report.merged[0].action.c_str());
+        QCOMPARE(prepared.scene.bodies.size(), std::size_t(2));
+        QVERIFY(prepared.report.surfaces.nested.empty());
+        const BodySurfaceReport head = prepared.report.surfaces.bodies[0];
+        QVERIFY(head.outward() && head.manifold());
+        QVERIFY2(std::abs(head.signedVolume / 8 - 1) < 0.05,
+                 std::to_string(head.signedVolume).c_str()); // the head's volume, no more
+        QVERIFY(!prepared.scene.air.tets.empty());
+    }
+
     void wrapReportsItsDistanceAndVolume() {
         Scene scene;
         addCylinder(scene, "can", true);
