@@ -135,7 +135,7 @@ private:
 
     // Detection (RigidDetection.cpp).
     void broadphase(const std::vector<RigidBody>& bodies, const std::vector<RigidJoint>& joints,
-                    const RigidSettings& settings);
+                    const RigidSettings& settings, ThreadTeam* team);
     void repairProxies();
     void detect(std::vector<RigidBody>& bodies, const std::vector<RigidJoint>& joints,
                 const RigidSettings& settings, ThreadTeam* team);
@@ -186,7 +186,9 @@ private:
     std::vector<std::uint8_t> reproxied_;
     std::vector<ProxyPair> proxyPairs_; // by key: the shapes whose enlarged bounds overlap
     bool proxyPairsValid_ = false;
+    std::vector<std::uint32_t> proxyFirst_; // per body, its first proxy (then the count)
     std::vector<Candidate> candidates_;
+    std::vector<std::vector<Candidate>> partCandidates_; // the broadphase's, per part
     // Per candidate, in detection: what it becomes, the last step's manifold of its pair, and
     // its place among this step's manifolds.
     std::vector<std::uint8_t> candidateFates_;
