@@ -71,7 +71,9 @@ void RigidSolver::colourManifolds(Step& st) {
     std::vector<std::uint32_t>& overflow = st.overflow;
     std::vector<std::uint32_t>& jointOrder = st.jointOrder;
     const auto awake = [&](int i) { return st.awake(i); };
-    const auto movable = [&](int i) { return solverBodies_[std::size_t(i)].inverseMass > 0; };
+    // What the bodies' records will say (prepareBodies; the colours are made before them): an
+    // awake body of mass moves.
+    const auto movable = [&](int i) { return awake(i) && st.bodies[i].inverseMass > 0; };
     // The order the constraints are swept in, drawn once per step (source 004, Permutation:
     // the rows are permuted, then the solver starts): the manifolds and joints in a random
     // order (the order they take their colours in, and the joints' order), and each batch's

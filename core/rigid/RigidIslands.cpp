@@ -9,6 +9,26 @@ namespace pbd {
 
 using namespace rigid;
 
+// The islands: the dynamic bodies joined by a manifold or a joint (the manifolds are this
+// step's; made before the sweeps, beside the colouring, and read by sleepIslands at the end).
+void RigidSolver::uniteIslands(Step& st) {
+    const std::vector<RigidBody>& bodies = st.bodies;
+    UnionFind islands(std::size_t(st.n));
+    for (const CachedManifold& cm : manifolds_) {
+        const int a = cm.manifold.bodyA, b = cm.manifold.bodyB;
+        if (bodies[a].isDynamic() && bodies[b].isDynamic()) {
+            islands.unite(a, b);
+        }
+    }
+    for (const RigidJoint& j : st.joints) {
+        if (j.bodyA >= 0 && j.bodyB >= 0 && bodies[j.bodyA].isDynamic() &&
+            bodies[j.bodyB].isDynamic()) {
+            islands.unite(j.bodyA, j.bodyB);
+        }
+    }
+    islandParents_ = std::move(islands.parent);
+}
+
 void RigidSolver::sleepIslands(Step& st) {
     std::vector<RigidBody>& bodies = st.bodies;
     const std::vector<RigidJoint>& joints = st.joints;
@@ -41,18 +61,8 @@ void RigidSolver::sleepIslands(Step& st) {
             deep[k] = deeper;
         }
     });
-    UnionFind islands(n);
-    for (const auto& [a, b] : pairs) {
-        if (motion[std::size_t(a)] == 1 && motion[std::size_t(b)] == 1) {
-            islands.unite(a, b);
-        }
-    }
-    for (const RigidJoint& j : joints) {
-        if (j.bodyA >= 0 && j.bodyB >= 0 && bodies[j.bodyA].isDynamic() &&
-            bodies[j.bodyB].isDynamic()) {
-            islands.unite(j.bodyA, j.bodyB);
-        }
-    }
+    UnionFind islands(0);
+    islands.parent.swap(islandParents_);
     std::vector<char> tooDeep(n, 0);
     for (std::size_t k = 0; k < pairs.size(); ++k) {
         if (deep[k]) {

@@ -180,7 +180,8 @@ private:
     void takeVelocities(Step& st);
     void turnThroughL(Step& st, RigidBody& b, int i);
     std::pair<Vec3, Quat> poseAfterSubsteps(int i) const;
-    void sleepIslands(Step& st); // RigidIslands.cpp
+    void uniteIslands(Step& st); // RigidIslands.cpp
+    void sleepIslands(Step& st);
 
     std::vector<BroadProxy> proxies_;
     std::vector<std::uint8_t> reproxied_;
@@ -202,6 +203,7 @@ private:
     std::vector<Mat3> inertiaBefore_;
     std::vector<int> heights_;
     std::vector<int> adjacencyFirst_, adjacency_; // the contact graph (computeHeights)
+    std::vector<int> islandParents_;              // the islands' union-find (uniteIslands)
     std::vector<int> heightQueue_;                // its breadth-first queue
     std::vector<std::uint8_t> solved_; // per manifold: solved in the last step (reported)
     int reportSubsteps_ = 1;

@@ -745,7 +745,7 @@ private slots:
                     shapes.push_back({b, i});
                 }
             }
-            std::size_t count = 0;
+            std::size_t overlapping = 0;
             for (std::size_t i = 0; i < shapes.size(); ++i) {
                 for (std::size_t j = i + 1; j < shapes.size(); ++j) {
                     const auto& [a, ia] = shapes[i];
@@ -756,11 +756,11 @@ private slots:
                     if (ia != ib && !apart && !jointed &&
                         (scene.rigidBodies[std::size_t(ia)].isDynamic() ||
                          scene.rigidBodies[std::size_t(ib)].isDynamic())) {
-                        ++count;
+                        ++overlapping;
                     }
                 }
             }
-            return count;
+            return overlapping;
         };
         int incremental = 0, few = 0, quiet = 0;
         for (int step = 0; step < steps; ++step) {
