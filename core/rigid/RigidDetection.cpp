@@ -1,6 +1,7 @@
 // Contact detection for the rigid step: the broadphase's kept pairs, the narrowphase with the
 // manifold cache (warm start by feature, the refresh of resting pairs, aggressive sleep), and
 // the bodies' heights in the contact graph for stack stabilisation.
+#include "core/base/InstructionSets.h"
 #include "core/rigid/RigidStep.h"
 
 #include <algorithm>
@@ -298,7 +299,8 @@ void RigidSolver::detect(std::vector<RigidBody>& bodies, const std::vector<Rigid
     };
     // The last step's impulses of the points with the same features (source 004: warm
     // starting by feature IDs), taken along now so that building the rows need not look back.
-    const auto carryImpulses = [](const CachedManifold& old, CachedManifold& out) {
+    const auto carryImpulses = [](const CachedManifold& old,
+                                  CachedManifold& out) PBD_INLINE_LAMBDA {
         out.warm = 0x10;
         out.frictionImpulse = old.frictionImpulse;
         const RigidManifold &m = out.manifold, &om = old.manifold;
@@ -337,7 +339,7 @@ void RigidSolver::detect(std::vector<RigidBody>& bodies, const std::vector<Rigid
     // normal (turned with A), and its position their midpoint. refreshable says whether the
     // pair is still within the tolerances; refreshInto writes the carried manifold.
     const Real half = std::sin(0.5 * settings.refreshAngle);
-    const auto refreshable = [&](const Candidate& c, const CachedManifold& old) {
+    const auto refreshable = [&](const Candidate& c, const CachedManifold& old) PBD_INLINE_LAMBDA {
         if (settings.refreshDistance <= 0 || settings.refreshAngle <= 0) {
             return false;
         }
@@ -354,7 +356,7 @@ void RigidSolver::detect(std::vector<RigidBody>& bodies, const std::vector<Rigid
     // moved with its bodies. `out` may be `old` itself (in place): then only what moves is
     // written.
     const auto refreshInto = [&](const Candidate& c, const CachedManifold& old,
-                                 CachedManifold& out) {
+                                 CachedManifold& out) PBD_INLINE_LAMBDA {
         const RigidBody &A = bodies[c.a], &B = bodies[c.b];
         const Quat turnA = A.q * old.madeQA.conjugate(), turnB = B.q * old.madeQB.conjugate();
         if (&out != &old) {
@@ -399,51 +401,55 @@ void RigidSolver::detect(std::vector<RigidBody>& bodies, const std::vector<Rigid
     const std::size_t most = mostParts(team);
     std::vector<std::vector<std::pair<std::size_t, CachedManifold>>> made(most);
     std::vector<std::size_t> reusedIn(most, 0), refreshedIn(most, 0);
+    // Each pass compiled twice in a portable build (core/base/InstructionSets.h): the carried
+    // manifolds' rotations are most of the detection in a scene at rest.
+    const auto passOne = [&](int part, std::size_t begin, std::size_t end) PBD_INLINE_LAMBDA {
+        if (begin == end) {
+            return;
+        }
+        // The last step's manifolds of these keys, walked along in key order.
+        std::size_t walk = std::size_t(
+            std::lower_bound(previous_.begin(), previous_.end(), candidates[begin].key,
+                             [](const CachedManifold& m, std::uint64_t k) { return m.key < k; }) -
+            previous_.begin());
+        const auto cachedNext = [&](std::uint64_t key) -> const CachedManifold* {
+            while (walk < previous_.size() && previous_[walk].key < key) {
+                ++walk;
+            }
+            return walk < previous_.size() && previous_[walk].key == key ? &previous_[walk]
+                                                                         : nullptr;
+        };
+        for (std::size_t i = begin; i < end; ++i) {
+            const Candidate& c = candidates[i];
+            if (!active(c.a) && !active(c.b)) {
+                continue;
+            }
+            done[i] = 1;
+            const CachedManifold* old = cachedNext(c.key);
+            olds[i] = old;
+            if (old && settings.aggressiveSleep && resting(c.a) && resting(c.b)) {
+                fates[i] = kReused;
+                ++reusedIn[std::size_t(part)];
+                continue;
+            }
+            if (old && refreshable(c, *old)) {
+                fates[i] = kRefreshed;
+                ++refreshedIn[std::size_t(part)];
+                continue;
+            }
+            CachedManifold m;
+            if (narrow(c, m)) {
+                if (old) {
+                    carryImpulses(*old, m);
+                }
+                fates[i] = kMade;
+                made[std::size_t(part)].emplace_back(i, std::move(m));
+            }
+        }
+    };
     const int parts =
         inParts(team, count, kSmallest, [&](int part, std::size_t begin, std::size_t end) {
-            if (begin == end) {
-                return;
-            }
-            // The last step's manifolds of these keys, walked along in key order.
-            std::size_t walk = std::size_t(
-                std::lower_bound(
-                    previous_.begin(), previous_.end(), candidates[begin].key,
-                    [](const CachedManifold& m, std::uint64_t k) { return m.key < k; }) -
-                previous_.begin());
-            const auto cachedNext = [&](std::uint64_t key) -> const CachedManifold* {
-                while (walk < previous_.size() && previous_[walk].key < key) {
-                    ++walk;
-                }
-                return walk < previous_.size() && previous_[walk].key == key ? &previous_[walk]
-                                                                             : nullptr;
-            };
-            for (std::size_t i = begin; i < end; ++i) {
-                const Candidate& c = candidates[i];
-                if (!active(c.a) && !active(c.b)) {
-                    continue;
-                }
-                done[i] = 1;
-                const CachedManifold* old = cachedNext(c.key);
-                olds[i] = old;
-                if (old && settings.aggressiveSleep && resting(c.a) && resting(c.b)) {
-                    fates[i] = kReused;
-                    ++reusedIn[std::size_t(part)];
-                    continue;
-                }
-                if (old && refreshable(c, *old)) {
-                    fates[i] = kRefreshed;
-                    ++refreshedIn[std::size_t(part)];
-                    continue;
-                }
-                CachedManifold m;
-                if (narrow(c, m)) {
-                    if (old) {
-                        carryImpulses(*old, m);
-                    }
-                    fates[i] = kMade;
-                    made[std::size_t(part)].emplace_back(i, std::move(m));
-                }
-            }
+            PBDLAB_WIDE_PATH(passOne(part, begin, end));
         });
     // Where each goes.
     std::vector<std::uint32_t>& at = candidatePlaces_;
@@ -474,7 +480,7 @@ void RigidSolver::detect(std::vector<RigidBody>& bodies, const std::vector<Rigid
     } else {
         found.resize(total);
     }
-    inParts(team, count, kSmallest, [&](int part, std::size_t begin, std::size_t end) {
+    const auto passTwo = [&](int part, std::size_t begin, std::size_t end) PBD_INLINE_LAMBDA {
         auto next = made[std::size_t(part)].begin();
         for (std::size_t i = begin; i < end; ++i) {
             const Candidate& c = candidates[i];
@@ -508,6 +514,9 @@ void RigidSolver::detect(std::vector<RigidBody>& bodies, const std::vector<Rigid
                 break;
             }
         }
+    };
+    inParts(team, count, kSmallest, [&](int part, std::size_t begin, std::size_t end) {
+        PBDLAB_WIDE_PATH(passTwo(part, begin, end));
     });
     // What the passes wrote is in key order (the candidates are); what is appended below
     // may not be.
