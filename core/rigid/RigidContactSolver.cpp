@@ -168,9 +168,13 @@ void RigidSolver::buildBatches(Step& st) {
     batches_.resize(batchPlan_.size());
     const std::size_t count = batches_.size();
     std::vector<BuildCounts> counts(mostParts(st.team));
+    // Each part counts into its own variables, stored once (not bumped in a shared array,
+    // whose cache line the parts would pass back and forth).
     inParts(st.shock ? nullptr : st.team, count, 64,
             [&](int part, std::size_t begin, std::size_t end) {
-                PBDLAB_WIDEST_PATH(buildLaneBatches(st, begin, end, counts[std::size_t(part)]));
+                BuildCounts own;
+                PBDLAB_WIDEST_PATH(buildLaneBatches(st, begin, end, own));
+                counts[std::size_t(part)] = own;
             });
     for (const BuildCounts& c : counts) {
         stats_.manifolds += c.manifolds;

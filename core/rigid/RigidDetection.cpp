@@ -112,7 +112,10 @@ void RigidSolver::broadphase(const std::vector<RigidBody>& bodies,
     partCandidates.resize(mostParts(team));
     const int parts =
         inParts(team, proxyPairs_.size(), 2048, [&](int part, std::size_t begin, std::size_t end) {
-            std::vector<Candidate>& out = partCandidates[std::size_t(part)];
+            // The part's own vector while it grows (its record beside the other parts' would
+            // pass its cache line back and forth), its storage kept from step to step.
+            std::vector<Candidate> out;
+            out.swap(partCandidates[std::size_t(part)]);
             out.clear();
             for (std::size_t k = begin; k < end; ++k) {
                 const ProxyPair& pair = proxyPairs_[k];
@@ -132,6 +135,7 @@ void RigidSolver::broadphase(const std::vector<RigidBody>& bodies,
                 }
                 out.push_back(c);
             }
+            out.swap(partCandidates[std::size_t(part)]);
         });
     candidates_.clear();
     for (int part = 0; part < parts; ++part) {
@@ -407,6 +411,10 @@ void RigidSolver::detect(std::vector<RigidBody>& bodies, const std::vector<Rigid
         if (begin == end) {
             return;
         }
+        // Counted and listed in the part's own variables, stored at the end (bumped in the
+        // shared arrays, the parts passed their cache lines back and forth).
+        std::size_t reused = 0, refreshed = 0;
+        std::vector<std::pair<std::size_t, CachedManifold>> fresh;
         // The last step's manifolds of these keys, walked along in key order.
         std::size_t walk = std::size_t(
             std::lower_bound(previous_.begin(), previous_.end(), candidates[begin].key,
@@ -429,12 +437,12 @@ void RigidSolver::detect(std::vector<RigidBody>& bodies, const std::vector<Rigid
             olds[i] = old;
             if (old && settings.aggressiveSleep && resting(c.a) && resting(c.b)) {
                 fates[i] = kReused;
-                ++reusedIn[std::size_t(part)];
+                ++reused;
                 continue;
             }
             if (old && refreshable(c, *old)) {
                 fates[i] = kRefreshed;
-                ++refreshedIn[std::size_t(part)];
+                ++refreshed;
                 continue;
             }
             CachedManifold m;
@@ -443,9 +451,12 @@ void RigidSolver::detect(std::vector<RigidBody>& bodies, const std::vector<Rigid
                     carryImpulses(*old, m);
                 }
                 fates[i] = kMade;
-                made[std::size_t(part)].emplace_back(i, std::move(m));
+                fresh.emplace_back(i, std::move(m));
             }
         }
+        reusedIn[std::size_t(part)] = reused;
+        refreshedIn[std::size_t(part)] = refreshed;
+        made[std::size_t(part)] = std::move(fresh);
     };
     const int parts =
         inParts(team, count, kSmallest, [&](int part, std::size_t begin, std::size_t end) {

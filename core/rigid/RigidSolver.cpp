@@ -497,9 +497,12 @@ void RigidSolver::prepareBodies(Step& st) {
     std::vector<Mat3>& inertiaBefore = inertiaBefore_;
     omegaBefore.resize(std::size_t(n));
     inertiaBefore.resize(std::size_t(n));
-    // Each body its own; the counts per part, added after.
+    // Each body its own; the counts per part, added after. Counted in the part's own variables
+    // and stored once: a count per part in a shared array, bumped per body, made the parts
+    // pass its cache line back and forth (pyramid-100: 0.12 ms on two threads as on one).
     std::vector<std::size_t> awakeIn(mostParts(st.team), 0), sleepingIn(mostParts(st.team), 0);
     st.inParts(std::size_t(n), 512, [&](int part, std::size_t begin, std::size_t end) {
+        std::size_t awake = 0, sleeping = 0;
         for (int i = int(begin); i < int(end); ++i) {
             RigidBody& b = bodies[i];
             SolverBody& s = solverBodies_[i];
@@ -518,7 +521,7 @@ void RigidSolver::prepareBodies(Step& st) {
                 b.omega = s.inverseInertia * b.L;
                 u = {b.v, b.omega};
                 s.inverseMass = b.inverseMass;
-                ++awakeIn[std::size_t(part)];
+                ++awake;
             } else {
                 inertiaBefore[i].setZero();
                 if (b.motion == RigidMotion::Kinematic) {
@@ -527,9 +530,11 @@ void RigidSolver::prepareBodies(Step& st) {
             }
             omegaBefore[i] = u.w;
             if (b.isDynamic() && b.sleeping) {
-                ++sleepingIn[std::size_t(part)];
+                ++sleeping;
             }
         }
+        awakeIn[std::size_t(part)] = awake;
+        sleepingIn[std::size_t(part)] = sleeping;
     });
     for (std::size_t k = 0; k < awakeIn.size(); ++k) {
         stats_.awakeBodies += awakeIn[k];
