@@ -102,7 +102,10 @@ void Solver::checkAir(int part, int parts) {
     const std::size_t n = scene_.air.size();
     const std::size_t begin = n * std::size_t(part) / std::size_t(parts);
     const std::size_t end = n * std::size_t(part + 1) / std::size_t(parts);
-    std::vector<std::uint32_t>& inverted = airInverted_[std::size_t(part)];
+    // The part's own list while it grows (its size beside the other parts' in airInverted_
+    // would pass that cache line between the threads at every tet found), then put back.
+    std::vector<std::uint32_t> inverted;
+    inverted.swap(airInverted_[std::size_t(part)]);
     inverted.clear();
     // No prefetch: the air tets and their own points are numbered along a space-filling curve
     // (tessellateAir), so a tet's corners are mostly where the tets before it left them in the
@@ -120,6 +123,7 @@ void Solver::checkAir(int part, int parts) {
             inverted.push_back(std::uint32_t(t));
         }
     }
+    inverted.swap(airInverted_[std::size_t(part)]);
 }
 
 void Solver::endAirRound() {
@@ -573,7 +577,9 @@ PBD_KERNEL_INLINE void markAirPairsNear(const SolverParticle* P, const AirContac
 // iteration: checked one by one between projections, the pass was 66 of its 390 ms a step on
 // two threads).
 void Solver::findAirPairsNear(int part, int parts) {
-    std::vector<std::uint32_t>& near = airPairsNear_[std::size_t(part)];
+    // The part's own list while it grows, then put back (as checkAir's).
+    std::vector<std::uint32_t> near;
+    near.swap(airPairsNear_[std::size_t(part)]);
     near.clear();
     const Real epsilon = scene_.solver.airContactDistance;
     const SolverParticle* P = predicted_.data();
@@ -608,6 +614,7 @@ void Solver::findAirPairsNear(int part, int parts) {
             }
         }
     }
+    near.swap(airPairsNear_[std::size_t(part)]);
 }
 
 void Solver::refreshAirPairIncidence() {

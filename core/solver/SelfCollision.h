@@ -38,8 +38,9 @@ struct SelfCollisionWorkspace {
     Real cell = 0;
     std::uint64_t mask = 0;
     // The build in parts: each part's share of `vertices`, its entries per bucket (then where
-    // it writes them) and its wide vertices.
-    struct Part {
+    // it writes them) and its wide vertices. A cache line each: the parts grow their own lists
+    // at once, and lists side by side would pass the line back and forth.
+    struct alignas(64) Part {
         std::vector<Index> fill, wide;
         std::vector<Bounds> wideBoxes;
     };

@@ -182,7 +182,9 @@ private:
     std::vector<SelfContact> selfContacts_;
     SelfCollisionWorkspace selfCollisionWorkspace_;
     std::vector<Triangle> contactTriangles_; // cloth and soft-body surfaces
-    struct ContactPart {
+    // A cache line each: the parts grow their lists at once (a list's size beside another
+    // part's would pass the line between the threads at every contact).
+    struct alignas(64) ContactPart {
         std::vector<Contact> contacts;
         std::vector<SelfContact> selfContacts;
         std::vector<Index> candidates;
