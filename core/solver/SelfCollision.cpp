@@ -3,8 +3,11 @@
 #include "core/base/InstructionSets.h"
 
 #include <algorithm>
+#include <array>
 #include <cmath>
 #include <cstdint>
+#include <immintrin.h>
+#include <limits>
 
 namespace pbd {
 
@@ -130,6 +133,24 @@ struct GridCells {
 PBD_KERNEL_INLINE bool finiteBox(const Bounds& b) {
     return b.min.allFinite() && b.max.allFinite();
 }
+
+// A box in floats that holds the box in doubles: each bound moved outwards by four units in
+// its last place of the float (a float is within half a unit of the double) and by the
+// smallest normal float (bounds near zero), without a library call; a bound beyond the floats'
+// range becomes the largest float or infinity on its own side.
+struct FloatBox {
+    float bound[6]; // lower x, y, z, upper x, y, z
+    PBD_KERNEL_INLINE explicit FloatBox(const Bounds& b) {
+        constexpr double kMost = std::numeric_limits<float>::max();
+        constexpr float kUlps = 0x1p-21f, kTiny = std::numeric_limits<float>::min();
+        for (int k = 0; k < 3; ++k) {
+            const float lo = float(std::clamp(b.min[k], -kMost, kMost));
+            const float hi = float(std::clamp(b.max[k], -kMost, kMost));
+            bound[k] = lo - (std::abs(lo) * kUlps + kTiny);
+            bound[3 + k] = hi + (std::abs(hi) * kUlps + kTiny);
+        }
+    }
+};
 
 PBD_KERNEL_INLINE Bounds sweptBox(const Vec3& x, const Vec3& p) {
     Bounds b;
@@ -270,7 +291,9 @@ void placeGrid(SelfCollisionWorkspace& ws) {
     }
     ws.start[buckets] = placed;
     ws.table.resize(placed);
-    ws.tableBoxes.resize(placed);
+    for (std::vector<float>& bound : ws.tableBoxes) {
+        bound.resize(placed);
+    }
     for (const SelfCollisionWorkspace::Part& part : ws.parts) {
         ws.wide.insert(ws.wide.end(), part.wide.begin(), part.wide.end());
         ws.wideBoxes.insert(ws.wideBoxes.end(), part.wideBoxes.begin(), part.wideBoxes.end());
@@ -292,9 +315,13 @@ PBD_KERNEL_INLINE void fillGrid(int part, SelfCollisionWorkspace& ws) {
         if (!hashable(b, grid)) {
             continue;
         }
+        const FloatBox fb(b);
         grid.forEach(b, [&](std::uint64_t bucket) {
-            ws.tableBoxes[fill[bucket]] = b;
-            ws.table[fill[bucket]++] = v;
+            const Index at = fill[bucket]++;
+            for (int k = 0; k < 6; ++k) {
+                ws.tableBoxes[std::size_t(k)][at] = fb.bound[k];
+            }
+            ws.table[at] = v;
         });
     }
 }
@@ -385,6 +412,62 @@ PBD_KERNEL_INLINE bool shareEdge(const Triangle& a, const Triangle& b) {
     return shared >= 2;
 }
 
+// Whether table entry i's box overlaps the query's (both in floats, rounded outwards).
+PBD_KERNEL_INLINE bool overlapsFloat(const SelfCollisionWorkspace& ws, const FloatBox& q, Index i) {
+    const auto& b = ws.tableBoxes;
+    return (b[3][i] >= q.bound[0]) & (b[4][i] >= q.bound[1]) & (b[5][i] >= q.bound[2]) &
+           (b[0][i] <= q.bound[3]) & (b[1][i] <= q.bound[4]) & (b[2][i] <= q.bound[5]);
+}
+
+constexpr Index kScanLanes = 8;
+
+// Entries [i, last) eight at a time while eight remain, with AVX2 (the caller checks the CPU has
+// it): each group's overlapping entries written to candidates[kept...] in order (a permutation
+// of the eight looked up by the mask; up to eight slots past the kept ones are written).
+// Returns the new count; i is left at the first entry not scanned.
+__attribute__((target("avx2,popcnt"))) std::size_t scanEight(const SelfCollisionWorkspace& ws,
+                                                             const FloatBox& q, Index& i,
+                                                             Index last, Index* candidates,
+                                                             std::size_t kept) {
+    // The lanes to keep for each 8-bit mask, in order, four bits each.
+    static const auto order = [] {
+        std::array<std::uint32_t, 256> table{};
+        for (unsigned mask = 0; mask < 256; ++mask) {
+            std::uint32_t packed = 0;
+            int slot = 0;
+            for (unsigned lane = 0; lane < 8; ++lane) {
+                if (mask & (1u << lane)) {
+                    packed |= lane << (4 * slot++);
+                }
+            }
+            table[mask] = packed;
+        }
+        return table;
+    }();
+    const auto& b = ws.tableBoxes;
+    const __m256 loX = _mm256_set1_ps(q.bound[0]), loY = _mm256_set1_ps(q.bound[1]),
+                 loZ = _mm256_set1_ps(q.bound[2]), hiX = _mm256_set1_ps(q.bound[3]),
+                 hiY = _mm256_set1_ps(q.bound[4]), hiZ = _mm256_set1_ps(q.bound[5]);
+    const __m256i nibbles = _mm256_setr_epi32(0, 4, 8, 12, 16, 20, 24, 28);
+    for (; i + kScanLanes <= last; i += kScanLanes) {
+        __m256 in = _mm256_cmp_ps(_mm256_loadu_ps(&b[3][i]), loX, _CMP_GE_OQ);
+        in = _mm256_and_ps(in, _mm256_cmp_ps(_mm256_loadu_ps(&b[4][i]), loY, _CMP_GE_OQ));
+        in = _mm256_and_ps(in, _mm256_cmp_ps(_mm256_loadu_ps(&b[5][i]), loZ, _CMP_GE_OQ));
+        in = _mm256_and_ps(in, _mm256_cmp_ps(_mm256_loadu_ps(&b[0][i]), hiX, _CMP_LE_OQ));
+        in = _mm256_and_ps(in, _mm256_cmp_ps(_mm256_loadu_ps(&b[1][i]), hiY, _CMP_LE_OQ));
+        in = _mm256_and_ps(in, _mm256_cmp_ps(_mm256_loadu_ps(&b[2][i]), hiZ, _CMP_LE_OQ));
+        const unsigned mask = unsigned(_mm256_movemask_ps(in));
+        const __m256i lanes = _mm256_and_si256(
+            _mm256_srlv_epi32(_mm256_set1_epi32(int(order[mask])), nibbles), _mm256_set1_epi32(15));
+        const __m256i entries =
+            _mm256_loadu_si256(reinterpret_cast<const __m256i*>(ws.table.data() + i));
+        _mm256_storeu_si256(reinterpret_cast<__m256i*>(candidates + kept),
+                            _mm256_permutevar8x32_epi32(entries, lanes));
+        kept += std::size_t(_mm_popcnt_u32(mask));
+    }
+    return kept;
+}
+
 // The vertices whose swept boxes overlap `box`, written to candidates[0, returned): from the
 // hash's buckets under the box (or every vertex, for a box spanning too many cells) and the
 // wide vertices. A vertex may come twice (in two of the buckets). Each entry is written and kept
@@ -408,14 +491,20 @@ PBD_KERNEL_INLINE std::size_t scanHash(const Bounds& box, const std::vector<Vec3
             kept += overlapping(sweptBox(x[v], p[v])) ? 1 : 0;
         }
     } else {
+        const FloatBox query(box);
+        const bool eight = isa::activeLevel() >= isa::Level::Avx2;
         grid.forEachRun(box, [&](std::uint64_t firstBucket, std::uint64_t lastBucket) {
             const Index first = ws.start[firstBucket], last = ws.start[lastBucket + 1];
-            makeRoom(kept + (last - first));
-            // Another cell may share the bucket: keep only vertices whose swept box really
-            // overlaps (stored with the entry: no gather).
-            for (Index i = first; i < last; ++i) {
+            makeRoom(kept + (last - first) + kScanLanes);
+            // Another cell may share the bucket: keep only vertices whose swept box may overlap
+            // (stored with the entry: no gather), eight at a time where the CPU has AVX2.
+            Index i = first;
+            if (eight) {
+                kept = scanEight(ws, query, i, last, candidates.data(), kept);
+            }
+            for (; i < last; ++i) {
                 candidates[kept] = ws.table[i];
-                kept += overlapping(ws.tableBoxes[i]) ? 1 : 0;
+                kept += overlapsFloat(ws, query, i) ? 1 : 0;
             }
         });
     }
