@@ -236,7 +236,9 @@ void sortByColour(ConstraintSet& set);
 // to the boundary (class `regions`) when they lie in more than one. Each batch is reordered by
 // class, then colour, so a class's colours are contiguous and classes do not share cache lines.
 // Regions share no particle, so a thread sweeps all colours of its region without waiting for
-// the others; the boundary runs afterwards. With one region this is the plain colour order.
+// the others; the boundary runs afterwards. With one region this is the plain colour order,
+// which the solver uses, sharing each colour out among its threads (Solver::runSubstepPhases):
+// the sweep order, and so the result, is then the same on any number of threads.
 struct ColourRegions {
     int regions = 0; // 0 until partitioned
     int colours = 0;

@@ -8,8 +8,11 @@
 
 #include "core/base/LinearAlgebra.h"
 
+#include <algorithm>
+#include <cstdint>
 #include <string>
 #include <string_view>
+#include <utility>
 #include <vector>
 
 namespace pbd {
@@ -22,7 +25,7 @@ namespace kernels {
 
 // What a sweep needs besides the batch: 1/h^2 for alpha~ = alpha / h^2, and whether this is the
 // substep's first sweep, when lambda restarts from 0 (XPBD Alg. 1 line 4) -- done here rather
-// than in a pass of its own so each thread touches only its own region's lambdas.
+// than in a pass of its own so each part touches only its own elements' lambdas.
 // With `start` (the particles' positions at the start of the substep), distance constraints
 // project along the edge as it was then (SHAKE) instead of as it is now; see the distance solve.
 struct Sweep {
@@ -34,14 +37,29 @@ struct Sweep {
 struct KernelPath {
     std::string_view name; // "sse2", "avx2", "avx512" or "native"
     int lanes;             // constraints per SIMD vector
-    // Every colour of class k of `regions` (k == regions.regions: the boundary), in colour
-    // order, batch after batch within a colour; XPBD, or PBD with the stiffness scales.
-    void (*sweepClass)(ConstraintSet& set, const ColourRegions& regions, SolverParticle* P, int k,
-                       const Sweep& sweep, bool xpbd);
+    // Part `part` of `parts` of one colour of class 0 (colourPart's share of each batch's
+    // range), batch after batch. The elements of a colour share no particle: any split of it
+    // gives the same bits as the whole.
+    void (*sweepColourPart)(ConstraintSet& set, const ColourRegions& regions, SolverParticle* P,
+                            int colour, int part, int parts, const Sweep& sweep, bool xpbd);
     // The elements [begin, end) of one colour of batch `batch` (forEachBatch's order), XPBD.
     void (*solveRange)(ConstraintSet& set, int batch, SolverParticle* P, Index begin, Index end,
                        const Sweep& sweep);
 };
+
+// Part `part` of `parts` of the elements [begin, end): equal shares cut at multiples of 8 (the
+// widest lanes), so a part has at most one partly filled group of lanes.
+inline std::pair<Index, Index> colourPart(Index begin, Index end, int part, int parts) {
+    const auto cut = [&](int k) {
+        if (k >= parts) {
+            return end;
+        }
+        const std::uint64_t share =
+            std::uint64_t(end - begin) * std::uint64_t(k) / std::uint64_t(parts);
+        return std::min(end, Index(begin + (share & ~std::uint64_t(7))));
+    };
+    return {cut(part), cut(part + 1)};
+}
 
 // The paths this build has that this CPU can run, fastest first.
 std::vector<const KernelPath*> kernelPaths();

@@ -16,28 +16,26 @@ namespace pbd::kernels::PBDLAB_KERNEL_ISA {
 namespace {
 
 template <bool Xpbd>
-void sweepClassOf(ConstraintSet& set, const ColourRegions& regions, SolverParticle* P, int k,
-                  const Sweep& sweep) {
-    for (int c = 0; c < set.colourCount; ++c) {
-        int batch = 0;
-        forEachBatch(set, [&](auto& b) {
-            const int index = batch++;
-            if (b.size() == 0) {
-                return;
-            }
-            const Index begin = regions.begin(index, k, c);
-            const Index end = regions.end(index, k, c);
-            if (begin < end) {
-                solve<Xpbd>(b, P, begin, end, sweep);
-            }
-        });
-    }
+void sweepColourPartOf(ConstraintSet& set, const ColourRegions& regions, SolverParticle* P,
+                       int colour, int part, int parts, const Sweep& sweep) {
+    int batch = 0;
+    forEachBatch(set, [&](auto& b) {
+        const int index = batch++;
+        if (b.size() == 0) {
+            return;
+        }
+        const auto [begin, end] =
+            colourPart(regions.begin(index, 0, colour), regions.end(index, 0, colour), part, parts);
+        if (begin < end) {
+            solve<Xpbd>(b, P, begin, end, sweep);
+        }
+    });
 }
 
-void sweepClass(ConstraintSet& set, const ColourRegions& regions, SolverParticle* P, int k,
-                const Sweep& sweep, bool xpbd) {
-    xpbd ? sweepClassOf<true>(set, regions, P, k, sweep)
-         : sweepClassOf<false>(set, regions, P, k, sweep);
+void sweepColourPart(ConstraintSet& set, const ColourRegions& regions, SolverParticle* P,
+                     int colour, int part, int parts, const Sweep& sweep, bool xpbd) {
+    xpbd ? sweepColourPartOf<true>(set, regions, P, colour, part, parts, sweep)
+         : sweepColourPartOf<false>(set, regions, P, colour, part, parts, sweep);
 }
 
 void solveRange(ConstraintSet& set, int batch, SolverParticle* P, Index begin, Index end,
@@ -52,6 +50,7 @@ void solveRange(ConstraintSet& set, int batch, SolverParticle* P, Index begin, I
 
 } // namespace
 
-extern const KernelPath path{PBDLAB_STRINGIFY(PBDLAB_KERNEL_ISA), kLanes, &sweepClass, &solveRange};
+extern const KernelPath path{PBDLAB_STRINGIFY(PBDLAB_KERNEL_ISA), kLanes, &sweepColourPart,
+                             &solveRange};
 
 } // namespace pbd::kernels::PBDLAB_KERNEL_ISA

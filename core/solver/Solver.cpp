@@ -371,8 +371,10 @@ void Solver::substep(Real h) {
         c.lambda = 0;
     }
     Threads& th = *threads_;
-    if (th.regions.regions != th.count || th.regions.colours != set.colourCount) {
-        th.regions = partitionColours(set, particles.size(), th.count);
+    // One region: the sweeps go colour by colour in the plain colour order, each colour shared
+    // out among the threads (runSubstepPhases), so any number of threads gives the same bits.
+    if (th.regions.regions != 1 || th.regions.colours != set.colourCount) {
+        th.regions = partitionColours(set, particles.size(), 1);
     }
     convergence_.clear();
     if (!scene_.characters.empty()) {
@@ -443,12 +445,12 @@ void Solver::animateCharacters(Real h) {
         std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
 }
 
-// A substep as phases: predict (by region), then on one thread pin the attachments and find the
-// contacts, then per iteration the regions' sweeps (by region) and the boundary with the serial
-// constraints (one thread), and last the velocity update (by region). A parallel phase has one
-// part per region, so each thread keeps its particles, constraints and lambdas in its cache;
-// a serial phase has one part (core/base/PhaseRunner.h runs them). Results depend on the
-// thread count (the sweep order does) but not on which thread ran which part.
+// A substep as phases: predict (by thread), then on one thread pin the attachments and find the
+// contacts, then per iteration each colour's sweep (shared out: a colour's elements share no
+// particle) and the serial constraints (one thread), and last the velocity update (by thread).
+// A serial phase has one part (core/base/PhaseRunner.h runs them). What a part does to a
+// particle never depends on the other parts, and the sweeps follow the plain colour order
+// whatever the threads: the same bits on any number of threads.
 void Solver::runSubstepPhases(Real h) {
     Particles& particles = scene_.particles;
     ConstraintSet& set = scene_.constraints;
@@ -491,6 +493,7 @@ void Solver::runSubstepPhases(Real h) {
         Kind kind;
         int parts;
         int iteration;
+        int colours = 0; // a sweep's run of colours (colourRuns)
     };
     std::vector<Phase> phases;
     phases.push_back({Kind::Predict, T, 0});
@@ -531,8 +534,40 @@ void Solver::runSubstepPhases(Real h) {
     if (splitAirPairs) {
         airPairsNear_.resize(std::size_t(T)); // each part writes its own
     }
+    // The colours' sweeps as phases: a colour with work enough for several threads (its
+    // elements by their rough cost, core/solver: ns per projection on one core) shared out in
+    // parts of about kPartNs; the colours between them, each too small to share, swept one after
+    // another in one part (a phase costs its threads about a microsecond to start and end, and
+    // more where they pass the particles' cache lines back and forth: cloth's 27 colours of
+    // about 530 elements each, shared, made its step slower on two threads than on one).
+    // Costs only decide the parts; the order is the plain colour order whatever they say.
+    struct ColourRun {
+        int first, last, parts;
+    };
+    std::vector<ColourRun> colourRuns;
+    {
+        constexpr double kNs[7] = {4, 10, 20, 50, 8, 9, 5}; // forEachBatch's order
+        constexpr double kPartNs = 10000;
+        for (int c = 0; c < set.colourCount; ++c) {
+            double ns = 0;
+            for (int batch = 0; batch < 7; ++batch) {
+                if (!th.regions.offsets[std::size_t(batch)].empty()) {
+                    ns += kNs[batch] *
+                          double(th.regions.end(batch, 0, c) - th.regions.begin(batch, 0, c));
+                }
+            }
+            const int parts = int(std::clamp(ns / kPartNs, 1.0, double(T)));
+            if (parts == 1 && !colourRuns.empty() && colourRuns.back().parts == 1) {
+                colourRuns.back().last = c + 1;
+            } else {
+                colourRuns.push_back({c, c + 1, parts});
+            }
+        }
+    }
     for (int it = 0; it < iterations; ++it) {
-        phases.push_back({Kind::Sweep, T, it});
+        for (std::size_t r = 0; r < colourRuns.size(); ++r) {
+            phases.push_back({Kind::Sweep, colourRuns[r].parts, it, int(r)});
+        }
         phases.push_back({Kind::Serial, 1, it});
         if (contactsInParts) {
             phases.push_back({Kind::ContactSolve, T, it});
@@ -621,15 +656,16 @@ void Solver::runSubstepPhases(Real h) {
             break;
         case Kind::Sweep: {
             const kernels::Sweep sweep{invH2, phase.iteration == 0, start};
-            kernelPath.sweepClass(set, th.regions, P, part, sweep, xpbd);
+            const ColourRun& colours = colourRuns[std::size_t(phase.colours)];
+            for (int c = colours.first; c < colours.last; ++c) {
+                kernelPath.sweepColourPart(set, th.regions, P, c, part, phase.parts, sweep, xpbd);
+            }
             break;
         }
         case Kind::Serial: {
             if (contacts && phase.iteration == 0) {
                 mergeContacts();
             }
-            const kernels::Sweep sweep{invH2, phase.iteration == 0, start};
-            kernelPath.sweepClass(set, th.regions, P, th.regions.regions, sweep, xpbd);
             solveAttachments(set.attachments, P, targetTime, invH2, xpbd);
             solvePressure(set.pressure, P, invH2, xpbd, iterations, scratchGradient_);
             solveSelfContacts();

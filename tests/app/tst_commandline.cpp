@@ -653,6 +653,28 @@ private slots:
         }
     }
 
+    // The sweeps follow the scene's regions, not the threads, and the air is checked in parts
+    // and projected in order: an air scene written after one and after two threads is the
+    // same to the bit, its air statistics too (the timings aside).
+    void simulateGivesTheSameBitsOnOneAndTwoThreads() {
+        for (const char* scene : {"air-boxes", "bremen"}) {
+            nlohmann::json runs[2];
+            for (const int threads : {1, 2}) {
+                const QString out = dir_.filePath(QString("%1-%2.json").arg(scene).arg(threads));
+                const auto r = run(cli_, {"simulate", scene, "--steps", "40", "--threads",
+                                          QString::number(threads), "--out", out});
+                QVERIFY2(r.exitCode == 0, qPrintable(r.err));
+                QFile f(out);
+                QVERIFY(f.open(QIODevice::ReadOnly));
+                runs[threads - 1] = nlohmann::json::parse(f.readAll().toStdString());
+            }
+            QVERIFY(runs[0]["positions"].size() > 100);
+            QVERIFY2(runs[0]["positions"] == runs[1]["positions"], scene);
+            QVERIFY(runs[0]["air"]["projections"] == runs[1]["air"]["projections"]);
+            QVERIFY(runs[0]["air"]["min_volume"] == runs[1]["air"]["min_volume"]);
+        }
+    }
+
     void simulateCountsCrossingTriangles() {
         // Two sheets that cross: every check finds the pairs, names the bodies; a cloth on its
         // own has none.
