@@ -36,6 +36,19 @@ def test_the_issue_script_works_as_written():
     assert numpy.isfinite(p).all()
 
 
+@pytest.mark.parametrize("scene,steps", [("drape", 40), ("cloth-on-rigid", 30), ("air-boxes", 10)])
+def test_the_threads_change_only_the_speed(scene, steps):
+    # Since session 54 the sweeps go in the plain colour order whatever the threads.
+    runs = []
+    for threads in (1, 2, 3):
+        s = pbdlab.generate(scene)
+        s.step(steps, threads=threads)
+        runs.append(s.positions)
+    assert not numpy.array_equal(runs[0], pbdlab.generate(scene).positions)
+    assert numpy.array_equal(runs[0], runs[1])
+    assert numpy.array_equal(runs[0], runs[2])
+
+
 @pytest.mark.parametrize("scene,steps,threads", [
     ("cloth", 20, 1),
     ("cloth", 20, 2),
