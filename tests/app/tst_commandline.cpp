@@ -657,7 +657,7 @@ private slots:
     // and projected in order: an air scene written after one and after two threads is the
     // same to the bit, its air statistics too (the timings aside).
     void simulateGivesTheSameBitsOnOneAndTwoThreads() {
-        for (const char* scene : {"air-boxes", "bremen"}) {
+        for (const char* scene : {"layered-cloth", "bremen"}) {
             nlohmann::json runs[2];
             for (const int threads : {1, 2}) {
                 const QString out = dir_.filePath(QString("%1-%2.json").arg(scene).arg(threads));
