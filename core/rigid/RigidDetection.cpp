@@ -94,7 +94,7 @@ void RigidSolver::broadphase(const std::vector<RigidBody>& bodies,
         proxyPairs_.clear();
     }
     proxyPairsValid_ = true;
-    if (anyMoved || !same) {
+    if (anyMoved) { // every proxy when they are not the same
         repairProxies();
     }
     stats_.reproxied =

@@ -468,14 +468,15 @@ __attribute__((target("avx2,popcnt"))) std::size_t scanEight(const SelfCollision
     return kept;
 }
 
-// The vertices whose swept boxes overlap `box`, written to candidates[0, returned): from the
+// The vertices whose swept boxes overlap `box` (with `eight`, scanned by scanEight), written
+// to candidates[0, returned): from the
 // hash's buckets under the box (or every vertex, for a box spanning too many cells) and the
 // wide vertices. A vertex may come twice (in two of the buckets). Each entry is written and kept
 // when its box overlaps, without a branch; `candidates` only grows, with room for a bucket made
 // before it is scanned.
 PBD_KERNEL_INLINE std::size_t scanHash(const Bounds& box, const std::vector<Vec3>& x,
                                        const std::vector<Vec3>& p, const SelfCollisionWorkspace& ws,
-                                       std::vector<Index>& candidates) {
+                                       std::vector<Index>& candidates, bool eight) {
     const GridCells grid{ws.cell, ws.mask};
     const Overlap overlapping(box);
     const auto makeRoom = [&](std::size_t needed) {
@@ -492,7 +493,6 @@ PBD_KERNEL_INLINE std::size_t scanHash(const Bounds& box, const std::vector<Vec3
         }
     } else {
         const FloatBox query(box);
-        const bool eight = isa::activeLevel() >= isa::Level::Avx2;
         grid.forEachRun(box, [&](std::uint64_t firstBucket, std::uint64_t lastBucket) {
             const Index first = ws.start[firstBucket], last = ws.start[lastBucket + 1];
             makeRoom(kept + (last - first) + kScanLanes);
@@ -525,6 +525,8 @@ PBD_KERNEL_INLINE bool queryRange(const std::vector<Triangle>& triangles,
                                   std::vector<Index>& candidates,
                                   std::vector<SelfContact>& contacts, std::size_t limit) {
     lastTriangle = std::min(lastTriangle, triangles.size());
+    // The hash's scan eight entries at a time (scanEight) where the CPU has AVX2.
+    const bool eight = isa::activeLevel() >= isa::Level::Avx2;
     for (std::size_t t = firstTriangle; t < lastTriangle;) {
         Bounds boxes[2] = {grownBox(triangles[t], x, p, thickness), {}};
         if (!finiteBox(boxes[0])) {
@@ -545,7 +547,7 @@ PBD_KERNEL_INLINE bool queryRange(const std::vector<Triangle>& triangles,
             }
         }
         const std::size_t begin = t;
-        const std::size_t pooled = scanHash(box, x, p, ws, candidates);
+        const std::size_t pooled = scanHash(box, x, p, ws, candidates, eight);
         if (candidates.size() < 2 * pooled) { // the second half for each triangle's own list
             candidates.resize(2 * pooled);
         }
