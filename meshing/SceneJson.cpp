@@ -655,6 +655,7 @@ void charactersToJson(const Scene& scene, json& j) {
                        {"clip", c.clip},
                        {"start", c.start},
                        {"speed", c.speed},
+                       {"end", c.end},
                        {"wrap", c.wrap == ClipWrap::Loop ? "loop" : "clamp"},
                        {"collider", c.collider},
                        {"body", c.body},
@@ -727,6 +728,7 @@ void charactersFromJson(const json& j, Scene& scene, const std::string& w) {
         c.clip = get<int>(e, "clip", cw);
         c.start = get<Real>(e, "start", cw);
         c.speed = get<Real>(e, "speed", cw);
+        c.end = getOr<Real>(e, "end", 0, cw); // projects before session 55 have none
         const std::string wrap = get<std::string>(e, "wrap", cw);
         if (wrap != "loop" && wrap != "clamp") {
             throw FormatError{cw + ".wrap: expected 'loop' or 'clamp', not '" + wrap + "'"};

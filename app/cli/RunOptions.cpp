@@ -10,6 +10,7 @@
 
 #include <algorithm>
 #include <cstdio>
+#include <filesystem>
 #include <iostream>
 
 namespace pbd::cli {
@@ -112,8 +113,9 @@ void addRunOptions(CLI::App& c, RunOptions& o) {
     c.add_option("--character", o.characters,
                  "Add an animated character (glTF, FBX, Collada, DirectX .x, ...) as a moving "
                  "collider: the file, then clip (name, index or none), up (x, y, z, -x, -y, -z), "
-                 "scale, position ('x y z'), start, speed (clip seconds per second), wrap "
-                 "(loop|clamp), friction; e.g. 'dancer.x,up=z,clip=0,position=0 0.9 0'")
+                 "scale, position ('x y z'), start, speed (clip seconds per second), end (the "
+                 "clip time it stops at), wrap (loop|clamp), friction; e.g. "
+                 "'dancer.x,up=z,clip=0,position=0 0.9 0'")
         ->type_name("FILE[,KEY=VALUE,...]")
         ->allow_extra_args(false);
     c.add_option("--skirt", o.skirts,
@@ -234,7 +236,15 @@ std::optional<Scene> sceneToRun(const RunOptions& o, RestFrames* rest) {
     Result<Scene> made =
         o.scene.ends_with(".json") ? loadSceneFile(o.scene) : makeAnyScene(o.scene);
     if (!made) {
-        if (!o.scene.ends_with(".json") && o.scene.find_first_of("./") != std::string::npos) {
+        std::error_code missing;
+        if (o.scene.find_first_of("./") != std::string::npos &&
+            !std::filesystem::exists(o.scene, missing)) {
+            // A path, not a scene's name: say so rather than what a mesh would need.
+            inputProblem("'" + o.scene +
+                         "': no such file (and no generated scene of that name; 'pbdlab-cli "
+                         "scenes' lists them)");
+        } else if (!o.scene.ends_with(".json") &&
+                   o.scene.find_first_of("./") != std::string::npos) {
             // A mesh file has no constraints until it is prepared.
             inputProblem(
                 "'" + o.scene + "' looks like a mesh file; prepare it first ('pbdlab-cli prepare " +

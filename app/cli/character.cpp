@@ -109,7 +109,7 @@ void addCharacterCommand(CLI::App& cli, int& status) {
                      "Collada, DirectX .x, ...), as simulate --character reads it.");
     c->add_option("file", o->spec,
                   "FILE[,KEY=VALUE...]: the file, then clip (name, index or none), up (x, y, z, "
-                  "-x, -y, -z), scale, position ('x y z'), start, speed, wrap (loop|clamp), "
+                  "-x, -y, -z), scale, position ('x y z'), start, speed, end, wrap (loop|clamp), "
                   "friction")
         ->required();
     c->add_flag("--json", o->json, "Write the report as JSON");

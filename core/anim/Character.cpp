@@ -29,7 +29,8 @@ Real Character::clipTime(Real t) const {
     if (clip < 0 || clip >= int(clips.size())) {
         return 0;
     }
-    const Real duration = clips[std::size_t(clip)].duration;
+    const Real whole = clips[std::size_t(clip)].duration;
+    const Real duration = end > 0 ? std::min(end, whole) : whole;
     const Real time = start + speed * t;
     if (!(duration > 0)) {
         return 0;
@@ -219,6 +220,9 @@ std::string checkCharacter(const Character& c) {
     if (!std::isfinite(c.start) || !std::isfinite(c.speed)) {
         return who + ": the clip's start and speed must be finite";
     }
+    if (!std::isfinite(c.end) || c.end < 0) {
+        return who + ": the clip's end must be a time of 0 or more (0: the clip's own end)";
+    }
     if (c.clip < -1 || c.clip >= int(c.clips.size())) {
         return who + ": clip " + std::to_string(c.clip) + " does not exist (it has " +
                std::to_string(c.clips.size()) + ")";
@@ -405,6 +409,14 @@ std::string editCharacter(Character& c, const std::string& edits) {
                 return bad + " (a number)";
             }
             (key == "start" ? edited.start : edited.speed) = x;
+        } else if (key == "end") {
+            if (value == "none") {
+                edited.end = 0;
+            } else if (!parseReal(value, x) || !(x > 0)) {
+                return bad + " (a clip time in seconds, above 0, or 'none' for the clip's end)";
+            } else {
+                edited.end = x;
+            }
         } else if (key == "wrap") {
             if (value != "loop" && value != "clamp") {
                 return bad + " (loop or clamp)";
@@ -412,7 +424,7 @@ std::string editCharacter(Character& c, const std::string& edits) {
             edited.wrap = value == "loop" ? ClipWrap::Loop : ClipWrap::Clamp;
         } else {
             return "character '" + c.name + "' has no '" + key +
-                   "'; keys: clip, up, scale, position, start, speed, wrap";
+                   "'; keys: clip, up, scale, position, start, speed, end, wrap";
         }
     }
     if (placed) {

@@ -93,10 +93,13 @@ struct Character {
     // Where the file's space goes in the scene: up axis, unit scale, position.
     Affine3 placement = Affine3::Identity();
     // The clip played (-1: the rest pose), and how the simulation's time maps to the clip's:
-    // clip time = start + speed * simulation time, looped or held at the ends.
+    // clip time = start + speed * simulation time, looped or held at the ends. `end` (> 0) cuts
+    // the clip short: it loops over [0, end) or holds end's pose, as a clip of that length
+    // would (0: the clip's own end).
     int clip = 0;
     Real start = 0;
     Real speed = 1;
+    Real end = 0;
     ClipWrap wrap = ClipWrap::Loop;
     // The scene collider (a mesh) the character moves; -1 until it is added to a scene.
     int collider = -1;
@@ -132,7 +135,8 @@ std::vector<Triangle> characterTriangles(const Character& character);
 // empty when it is fine.
 std::string checkCharacter(const Character& character);
 
-// "clip=NAME|INDEX|none,up=y|z|-z|x|-x,scale=S,position=X Y Z,start=S,speed=S,wrap=loop|clamp":
+// "clip=NAME|INDEX|none,up=y|z|-z|x|-x,scale=S,position=X Y Z,start=S,speed=S,end=S|none,
+// wrap=loop|clamp":
 // edits the clip choice, time mapping and placement (the placement's rotation takes the file's
 // up axis to +y, then scales, then moves). An unknown key or bad value is refused, naming it.
 std::string editCharacter(Character& character, const std::string& edits);

@@ -231,6 +231,13 @@ private slots:
         r = run(cli_, {"simulate", "/usr/share/assimp/models/OFF/Cube.off"});
         QCOMPARE(r.exitCode, 1);
         QVERIFY(r.err.contains("looks like a mesh file"));
+        r = run(cli_, {"simulate", "/nonexistent/dress.obj"});
+        QCOMPARE(r.exitCode, 1);
+        QVERIFY2(r.err.contains("'/nonexistent/dress.obj': no such file"), qPrintable(r.err));
+        QVERIFY(!r.err.contains("prepare it first"));
+        r = run(cli_, {"simulate", "/nonexistent/project.json"});
+        QCOMPARE(r.exitCode, 1);
+        QVERIFY2(r.err.contains("no such file"), qPrintable(r.err));
         r = run(cli_, {"simulate", "nosuchscene"});
         QCOMPARE(r.exitCode, 1);
         QVERIFY(r.err.contains("unknown scene 'nosuchscene'"));

@@ -161,6 +161,19 @@ private slots:
         c.speed = 0.5;
         QCOMPARE(c.clipTime(1.0), 1.0);
         QVERIFY(near(skinCharacter(c, 1.0)[4], Vec3(1, 1, 0)));
+        // An end cuts the clip short: held at 0.5 s (the arm half bent), or looped over
+        // [0, 0.5).
+        c.start = 0;
+        c.speed = 1;
+        c.end = 0.5;
+        QCOMPARE(c.clipTime(0.25), 0.25);
+        QCOMPARE(c.clipTime(4.0), 0.5);
+        QVERIFY(near(skinCharacter(c, 4.0)[4], Vec3(1 + std::sqrt(0.5), std::sqrt(0.5), 0)));
+        c.wrap = ClipWrap::Loop;
+        QCOMPARE(c.clipTime(1.25), 0.25);
+        QCOMPARE(c.clipTime(-0.125), 0.375);
+        c.end = 9; // past the clip's own end: the clip's end
+        QCOMPARE(c.clipTime(2.25), 0.25);
         // No clip: the rest pose at any time.
         c.clip = -1;
         QVERIFY(near(skinCharacter(c, 1.0)[4], Vec3(2, 0, 0)));
@@ -193,6 +206,10 @@ private slots:
         QCOMPARE(editCharacter(c, " speed = 3 , wrap=loop "), std::string());
         QCOMPARE(c.speed, 3.0);
         QCOMPARE(c.wrap, ClipWrap::Loop);
+        QCOMPARE(editCharacter(c, "end=1.5"), std::string());
+        QCOMPARE(c.end, 1.5);
+        QCOMPARE(editCharacter(c, "end=none"), std::string());
+        QCOMPARE(c.end, 0.0);
         QCOMPARE(editCharacter(c, "speed=2,wrap=clamp"), std::string());
         const Character before = c;
         std::string problem = editCharacter(c, "clip=dance");
@@ -201,6 +218,8 @@ private slots:
         QVERIFY2(problem.find("up") != std::string::npos, problem.c_str());
         problem = editCharacter(c, "colour=red");
         QVERIFY2(problem.find("keys: clip") != std::string::npos, problem.c_str());
+        problem = editCharacter(c, "end=-1");
+        QVERIFY2(problem.find("above 0") != std::string::npos, problem.c_str());
         problem = editCharacter(c, "scale=-1");
         QVERIFY2(problem.find("positive") != std::string::npos, problem.c_str());
         QCOMPARE(c.speed, before.speed); // a refused edit changes nothing
