@@ -39,7 +39,11 @@ struct DancerSpec {
     // (addSkinBody), less the triangles that cross others (TetGen needs facets that do not
     // cross: the thighs overlap). The air is tessellated around it and the layers and kept
     // inside the outer layer's outline (continued straight down below the hem and straight up
-    // above the waist), between the bodies and not inside the skin.
+    // above the waist), between the bodies and not inside the skin. With no `airMeshes` the
+    // air is between the layers only (outside the inner layer's outline, inside the outer
+    // one's) and the skin meets the inner layer as a collider alone: the full `dancer`, whose
+    // legs fold through themselves at the hips and knees in the leap, inverting the air that
+    // rides on them (docs/characters.md, session 55).
     bool air = true;
     std::vector<std::string> airMeshes = {"Legs"};
     Real airBelowWaist = -1.0;

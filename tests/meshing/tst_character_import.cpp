@@ -357,10 +357,11 @@ private slots:
     // The paper's size (Air Meshes, Fig. 1 and Table 1), a generated scene like any other: its
     // skirt of three layers and 47,616 triangles kept apart by the air alone (no cloth
     // self-collision, as in the paper), 20 iterations and 40 of the air, the optimisation every
-    // step, the dance played once. Its first 20 steps (0.33 s, before the leap) are calm: no air
-    // inverted in the first four, a few dozen tets at most after that (a fold of the inner
-    // layers: 48 at step 8 in session 48) and a few at step 20, nothing faster than 3 m/s, and a
-    // few pairs of triangles crossing at most. The scene steps on one thread (the window's and
+    // step, the dance played once; since session 55 the air is between the layers only (the
+    // skin meets the inner layer as a collider: the legs fold through themselves in the leap,
+    // and air riding on them was inverted by the skinning). Its first 20 steps (0.33 s, before
+    // the leap) are calm: hardly any air inverted after a step, nothing faster than 2 m/s, and
+    // hardly a pair of triangles crossing. The scene steps on one thread (the window's and
     // simulate's default); since session 54 two give the same bits, and the test uses two
     // (until then two threads took another sweep order, rougher: 45 tets inverted at step 20,
     // a cloth particle at 3.7 m/s at step 16, and ran away in the leap; docs/characters.md).
@@ -380,8 +381,16 @@ private slots:
         }
         QCOMPARE(layers, std::size_t(3));
         QVERIFY2(clothTriangles >= 47000, qPrintable(QString::number(clothTriangles)));
-        QVERIFY2(scene.air.tets.size() > 100000,
-                 qPrintable(QString::number(scene.air.tets.size())));
+        QVERIFY2(scene.air.tets.size() > 90000, qPrintable(QString::number(scene.air.tets.size())));
+        // No body rides on the skin: the air's corners are the layers' (and free air points).
+        QCOMPARE(scene.bodies.size(), std::size_t(3));
+        QCOMPARE(scene.characters.at(0).body, -1);
+        for (const Tetrahedron& t : scene.air.tets) {
+            for (const Index v : t) {
+                QVERIFY(v < scene.bodies.back().firstParticle + scene.bodies.back().particleCount ||
+                        v >= scene.air.firstParticle);
+            }
+        }
         QVERIFY(!scene.solver.selfCollision);
         QCOMPARE(scene.solver.iterations, 20);
         QCOMPARE(scene.solver.airIterations, 40);
@@ -453,13 +462,17 @@ private slots:
                      qPrintable(QString("step %1: %2 air tets inverted").arg(i).arg(inverted)));
             mostInverted = std::max(mostInverted, inverted);
         }
-        QVERIFY2(mostInverted <= 100, qPrintable(QString::number(mostInverted)));
-        QVERIFY2(solver.airStatistics().invertedAfter <= 10,
+        qInfo("the first 20 steps: at most %zu air tets inverted after a step, %zu at step 20, "
+              "%.3f m/s at most",
+              mostInverted, solver.airStatistics().invertedAfter, double(fastest));
+        // Session 55: none inverted, 1.36 m/s at most, no pair crossing (with the air on the
+        // legs: 48 tets inverted at step 8, 3 m/s, a few pairs).
+        QVERIFY2(mostInverted <= 10, qPrintable(QString::number(mostInverted)));
+        QVERIFY2(solver.airStatistics().invertedAfter <= 2,
                  qPrintable(QString::number(solver.airStatistics().invertedAfter)));
-        QVERIFY2(fastest < 3, qPrintable(QString::number(fastest))); // the skin: 3.2 m/s at most
+        QVERIFY2(fastest < 2, qPrintable(QString::number(fastest))); // the skin: 3.2 m/s at most
         const std::size_t crossing = findIntersections(scene, true).size();
-        QVERIFY2(crossing <= 10,
-                 qPrintable(QString("%1 pairs cross after 20 steps").arg(crossing)));
+        QVERIFY2(crossing <= 2, qPrintable(QString("%1 pairs cross after 20 steps").arg(crossing)));
     }
 
     // Air Meshes Fig. 10: the air turned off for a while (and self-collision with it), the
