@@ -24,8 +24,9 @@ struct DancerSpec {
     // and holds until the leap with 20 (docs/characters.md).
     int iterations = 10;
     // The air's projections per substep (SolverSettings::airIterations; -1: as `iterations`).
-    // The full size on its air alone takes twice its 20 constraint iterations, as the paper's
-    // dancer does (20 to 10): with 20 it ran away on one thread in the clip's second second.
+    // The full size takes 20, the paper's dancer's count (its air between the layers; with the
+    // air on the legs too it took 40, and ran away with 20 on one thread in the clip's second
+    // second).
     int airIterations = -1;
     // Cloth self-collision (PBD §4.3) besides the air. The full size runs on the air alone, as
     // the paper's dancer does: with self-collision too it ran away in the leap in every setting
