@@ -46,8 +46,8 @@ DancerSpec dancerSpec(std::string_view name) {
     spec.airIterations = 20;
     // The air between the layers only: the air that rode on the legs' skin was inverted by the
     // skinning where the legs fold through themselves (the hip crease, the knees) in the leap,
-    // and tore the layers through each other (at most 6,460 crossing pairs against 1,982, 702
-    // air tets inverted after a step against 20; docs/characters.md).
+    // and tore the layers through each other (with 40 air iterations: at most 6,460 crossing
+    // pairs against 1,982, 702 air tets inverted after a step against 20; docs/characters.md).
     spec.airMeshes.clear();
     spec.selfCollision = false;
     // The dance once, then a pose held: looping, the air inverted by the thousand at the loop's
@@ -279,7 +279,7 @@ Result<Scene> makeDancer(const DancerSpec& spec, const std::string& name) {
 const std::vector<SceneInfo>& characterSceneCatalogue() {
     static const std::vector<SceneInfo> scenes = {
         {"dancer", "A dancing character in a skirt of three layers, 47,616 triangles, pinned at "
-                   "the waist, with about 93,000 air tets between the layers and no other "
+                   "the waist, with about 96,000 air tets between the layers and no other "
                    "self-collision (Air Meshes, Fig. 1; needs assimp-testmodels; the layers "
                    "cross while it leaps)"},
         {"dancer-small", "A dancing character (assimp-testmodels' BCN_Epileptic) in a skirt of two "

@@ -623,7 +623,8 @@ PYBIND11_MODULE(_pbdlab, m) {
             py::arg("spec"),
             "Adds an animated character and the moving collider of its skin, as pbdlab-cli's "
             "--character does: 'FILE[,KEY=VALUE,...]' with clip, up, scale, position, start, "
-            "speed, end, wrap, friction. Returns its index; raises ValueError with the CLI's message.")
+            "speed, end, wrap, friction. Returns its index; raises ValueError with the CLI's "
+            "message.")
         .def(
             "add_skirt",
             [](PyScene& s, const std::string& spec) {

@@ -133,7 +133,9 @@ json charactersJson(const Scene& scene, Real time) {
                {"collider", c.collider},
                {"clip", c.clip >= 0 ? json(c.clips[std::size_t(c.clip)].name) : json()},
                {"clip_time", c.clipTime(time)},
+               {"start", c.start},
                {"speed", c.speed},
+               {"end", c.end > 0 ? json(c.end) : json()},
                {"wrap", c.wrap == ClipWrap::Loop ? "loop" : "clamp"}};
         out.push_back(j);
     }

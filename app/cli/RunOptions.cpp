@@ -236,15 +236,14 @@ std::optional<Scene> sceneToRun(const RunOptions& o, RestFrames* rest) {
     Result<Scene> made =
         o.scene.ends_with(".json") ? loadSceneFile(o.scene) : makeAnyScene(o.scene);
     if (!made) {
-        std::error_code missing;
-        if (o.scene.find_first_of("./") != std::string::npos &&
-            !std::filesystem::exists(o.scene, missing)) {
+        const bool path = o.scene.find_first_of("./") != std::string::npos;
+        std::error_code unreadable; // a folder that cannot be read: the loader's own message
+        if (path && !std::filesystem::exists(o.scene, unreadable) && !unreadable) {
             // A path, not a scene's name: say so rather than what a mesh would need.
             inputProblem("'" + o.scene +
                          "': no such file (and no generated scene of that name; 'pbdlab-cli "
                          "scenes' lists them)");
-        } else if (!o.scene.ends_with(".json") &&
-                   o.scene.find_first_of("./") != std::string::npos) {
+        } else if (path && !o.scene.ends_with(".json")) {
             // A mesh file has no constraints until it is prepared.
             inputProblem(
                 "'" + o.scene + "' looks like a mesh file; prepare it first ('pbdlab-cli prepare " +

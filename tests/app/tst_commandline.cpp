@@ -754,6 +754,8 @@ private slots:
         QCOMPARE(c["name"].get<std::string>(), std::string("BCN_Epileptic"));
         QCOMPARE(c["collider"].get<int>(), 0);
         QVERIFY(std::abs(c["clip_time"].get<double>() - 0.5 * report["time"].get<double>()) < 1e-9);
+        QCOMPARE(c["start"].get<double>(), 0.0);
+        QVERIFY(c["end"].is_null()); // the clip's own end
         QCOMPARE(report["colliders"][0]["shape"].get<std::string>(), std::string("mesh"));
         // Crossing triangles count the character's skin too: the dancer's chest through the
         // sheet, named; its own meshes overlapping at the waist and neck are not counted.

@@ -399,6 +399,14 @@ def test_a_character_moves_the_cloth_as_the_clis_does(cli, tmp_path):
     assert c["clip_time"] == pytest.approx(0.5 * s.time)
     with pytest.raises(ValueError, match="'Epileptisch'"):
         s.add_character(dancer + ",clip=waltz")
+    # A clip stopped at a time holds that pose, and says so.
+    held = pbdlab.generate("cloth")
+    held.add_character(dancer + ",end=0.05,wrap=clamp")
+    held.step(30, threads=1)
+    assert held.characters[0]["end"] == 0.05
+    assert held.characters[0]["clip_time"] == pytest.approx(0.05)
+    with pytest.raises(ValueError, match="end cannot be"):
+        held.add_character(dancer + ",end=soon")
     # Pins on the skin (the cloth's corner, particle 0, is pinned already).
     assert s.pin_to_character([1, 2]) == 2
     with pytest.raises(ValueError, match="attached already"):
