@@ -597,6 +597,37 @@ PYBIND11_MODULE(_pbdlab, m) {
             "colliders", [](PyScene& s) { return python::toPython(cli::collidersJson(s.scene())); },
             "The colliders (shape, position, size, friction, ...), as pbdlab-cli reports them.")
         .def(
+            "collider_surface",
+            [](PyScene& s, int index) {
+                const std::vector<Collider>& colliders = s.scene().colliders;
+                if (index < 0 || std::size_t(index) >= colliders.size()) {
+                    throw py::index_error("no collider " + std::to_string(index) +
+                                          ": the scene has " + std::to_string(colliders.size()));
+                }
+                const Collider& c = colliders[std::size_t(index)];
+                if (c.shape != ColliderShape::Mesh) {
+                    throw py::value_error("collider " + std::to_string(index) + " (" + c.name +
+                                          ") is a " + std::string(toString(c.shape)) +
+                                          ", not a mesh");
+                }
+                py::array_t<double> vertices({py::ssize_t(c.vertices.size()), py::ssize_t(3)});
+                auto out = vertices.mutable_unchecked<2>();
+                for (std::size_t i = 0; i < c.vertices.size(); ++i) {
+                    for (int k = 0; k < 3; ++k) {
+                        out(py::ssize_t(i), k) = c.vertices[i][k];
+                    }
+                }
+                py::dict d;
+                d["name"] = c.name;
+                d["vertices"] = vertices;
+                d["triangles"] = python::elementsArray(c.triangles);
+                return d;
+            },
+            py::arg("index"),
+            "A mesh collider's surface as it is now (an animated character's skin posed at the "
+            "scene's time): a dict of name, vertices (V, 3) float64 and triangles (T, 3) (copies). "
+            "Raises IndexError for no such collider and ValueError for one that is not a mesh.")
+        .def(
             "add_collider",
             [](PyScene& s, const std::string& spec) {
                 Result<Collider> c = colliderFromCommandSpec(spec, s.scene().bounds());

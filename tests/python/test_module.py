@@ -399,6 +399,21 @@ def test_a_character_moves_the_cloth_as_the_clis_does(cli, tmp_path):
     assert c["clip_time"] == pytest.approx(0.5 * s.time)
     with pytest.raises(ValueError, match="'Epileptisch'"):
         s.add_character(dancer + ",clip=waltz")
+    # The skin as posed now: the character's triangles, moving as the clip plays.
+    skin = s.collider_surface(c["collider"])
+    assert skin["name"] == "BCN_Epileptic"
+    assert skin["triangles"].shape == (c["triangles"], 3)
+    assert skin["vertices"].shape[1] == 3
+    assert skin["triangles"].max() < len(skin["vertices"])
+    s.step(1, threads=1)
+    later = s.collider_surface(c["collider"])["vertices"]
+    assert later.shape == skin["vertices"].shape
+    assert numpy.abs(later - skin["vertices"]).max() > 1e-4  # a copy, and the dance goes on
+    with pytest.raises(IndexError, match="no collider 5"):
+        s.collider_surface(5)
+    drape = pbdlab.generate("drape")
+    with pytest.raises(ValueError, match="is a sphere, not a mesh"):
+        drape.collider_surface(1)
     # A clip stopped at a time holds that pose, and says so.
     held = pbdlab.generate("cloth")
     held.add_character(dancer + ",end=0.05,wrap=clamp")
