@@ -239,7 +239,7 @@ bool MovingMeshCollider::closest(const Vec3& x, Real reach, SurfacePoint& s, Vec
 }
 
 bool MovingMeshCollider::contact(const Vec3& x, const Vec3& p, Real margin, Vec3& q, Vec3& n,
-                                 Vec3& velocity) const {
+                                 Vec3& velocity, Real* clearance) const {
     // As contactFor: where x starts near the surface (or inside, up to the reach), the closest
     // point; where the path enters through a front face, the entry; where p ends near it, its
     // closest point. "Near" is the margin plus as much again or the path's length: the
@@ -249,7 +249,11 @@ bool MovingMeshCollider::contact(const Vec3& x, const Vec3& p, Real margin, Vec3
     const Real d0 = (p - x).norm();
     const Real near = margin + std::max(margin, d0);
     SurfacePoint s;
-    if (closest(x, near + reach_, s, velocity) && s.distance < near) {
+    const bool found = closest(x, near + reach_, s, velocity);
+    if (clearance != nullptr) {
+        *clearance = !found ? -(near + reach_) : s.distance > 0 ? s.distance : 0;
+    }
+    if (found && s.distance < near) {
         q = s.point;
         n = s.normal;
         return true;

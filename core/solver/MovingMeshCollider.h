@@ -27,8 +27,11 @@ public:
     Real reach() const { return reach_; }
 
     // As contactFor (Colliders.h) for the particle moving x -> p, with the surface's velocity
-    // at the contact point (zero when the collider has no vertex velocities).
-    bool contact(const Vec3& x, const Vec3& p, Real margin, Vec3& q, Vec3& n, Vec3& velocity) const;
+    // at the contact point (zero when the collider has no vertex velocities). `clearance`, if
+    // given, says what the search of x saw: its distance outside the surface (> 0), nothing
+    // within minus the distance searched (< 0), or 0 (inside, or on it).
+    bool contact(const Vec3& x, const Vec3& p, Real margin, Vec3& q, Vec3& n, Vec3& velocity,
+                 Real* clearance = nullptr) const;
     // The signed distance of x to the surface within the reach (false beyond it).
     bool closest(const Vec3& x, Real reach, SurfacePoint& s, Vec3& velocity) const;
 

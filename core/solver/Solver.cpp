@@ -315,6 +315,7 @@ std::shared_ptr<const SolverState> Solver::coldState(Real time, std::size_t step
 }
 
 void Solver::restore(const SolverState& state) {
+    skinClearance_.clear();
     time_ = state.time;
     steps_ = state.steps;
     rigid_ = state.rigid;
@@ -424,12 +425,17 @@ void Solver::animateCharacters(Real h) {
         Collider& c = scene_.colliders[std::size_t(character.collider)];
         if (characterTime_ != time_ || characterStart_[k].size() != character.vertexCount()) {
             skinCharacter(character, time_, characterStart_[k], characterScratch_);
+            skinClearance_.clear(); // a skin posed afresh: what was remembered is not known
         }
         skinCharacter(character, end, c.vertices, characterScratch_);
         c.velocities.resize(c.vertices.size());
+        Real largest = 0;
         for (std::size_t i = 0; i < c.vertices.size(); ++i) {
-            c.velocities[i] = (c.vertices[i] - characterStart_[k][i]) / h;
+            const Vec3 move = c.vertices[i] - characterStart_[k][i];
+            largest = std::max(largest, move.squaredNorm());
+            c.velocities[i] = move / h;
         }
+        skinTravel_ += std::sqrt(largest);
         characterStart_[k] = c.vertices; // the next substep starts here
         Attachments& a = scene_.constraints.attachments;
         for (const CharacterPin& pin : character.pins) {

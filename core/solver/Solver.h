@@ -115,6 +115,10 @@ public:
     const Scene& scene() const { return scene_; }
     // Contacts with colliders in the last substep.
     const std::vector<Contact>& contacts() const { return contacts_; }
+    // Of the last substep: particles searched against the moving meshes (characters' skins),
+    // and those whose search was skipped, remembered too far from them to touch them.
+    std::size_t skinSearches() const { return skinSearched_; }
+    std::size_t skinSearchesSkipped() const { return skinSkipped_; }
     // Convergence record: with it on, the largest constraint error |C + alpha~ lambda| (|C| for
     // PBD) over all batch constraints after each iteration of the last substep. It costs an
     // extra evaluation of every constraint per iteration, so it is off by default.
@@ -173,6 +177,20 @@ private:
     // the search structures of the colliders they move (indexed by collider).
     void animateCharacters(Real h);
     std::vector<MovingMeshCollider> movingColliders_;
+    // The skins' searches remembered (findContacts): a particle's clearance from every moving
+    // mesh when last searched, where it was and the skins' travel until then. While it cannot
+    // have come within its contact distance since (the skins' travel and its own path), the
+    // search is skipped: no contact either way.
+    struct SkinClearance {
+        Vec3 from = Vec3::Zero();
+        Real outside = -1; // the nearest skin found: outside by this much (< 0: not known)
+        Real bound = 0;    // the skins' searches that found nothing: nothing within this
+        Real travel = 0;   // skinTravel_ when measured
+    };
+    std::vector<SkinClearance> skinClearance_;
+    Real skinTravel_ = 0; // the skins' largest vertex moves, summed over the substeps
+    Real skinReach_ = 0;  // the moving meshes' largest search reach, this substep
+    std::size_t skinSearched_ = 0, skinSkipped_ = 0;
     std::vector<std::vector<Vec3>> characterStart_; // skin at characterTime_, per character
     Real characterTime_ = -1;
     std::vector<Affine3> characterScratch_;
@@ -188,6 +206,7 @@ private:
         std::vector<Contact> contacts;
         std::vector<SelfContact> selfContacts;
         std::vector<Index> candidates;
+        std::size_t skinSearched = 0, skinSkipped = 0; // particles, this substep
         bool selfContactsCut = false; // the runaway limit stopped the query
     };
     bool selfContactsCut_ = false;

@@ -6,6 +6,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <limits>
 #include <new>
 
 namespace pbd {
@@ -31,9 +32,14 @@ void Solver::prepareContacts(int parts) {
     }
     // Moving meshes (characters' skins): their search grid and bounds at the substep's end.
     movingColliders_.resize(colliders.size());
+    skinReach_ = 0;
+    if (skinClearance_.size() != predicted_.size()) {
+        skinClearance_.assign(predicted_.size(), SkinClearance{});
+    }
     for (std::size_t c = 0; c < colliders.size(); ++c) {
         if (colliders[c].shape == ColliderShape::Mesh && !colliders[c].velocities.empty()) {
             movingColliders_[c].build(colliders[c]);
+            skinReach_ = std::max(skinReach_, movingColliders_[c].reach());
             colliderBounds_[c] = movingColliders_[c].bounds();
             colliderBounds_[c].min.array() -= movingColliders_[c].reach();
             colliderBounds_[c].max.array() += movingColliders_[c].reach();
@@ -70,6 +76,7 @@ void Solver::findContacts(int k, int T) {
     ContactPart& part = contactParts_[static_cast<std::size_t>(k)];
     part.contacts.clear();
     part.selfContacts.clear();
+    part.skinSearched = part.skinSkipped = 0;
     const auto& colliders = scene_.colliders;
     const Particles& particles = scene_.particles;
     const Real margin = scene_.solver.collisionMargin;
@@ -81,24 +88,67 @@ void Solver::findContacts(int k, int T) {
         }
         const Vec3& x = particles.positions[i];
         const Vec3 p(q.x, q.y, q.z);
+        // The skins: skipped while the particle cannot have come within its contact distance
+        // of any of them since it was last searched (MovingMeshCollider::contact: the margin
+        // and as much again or its path, beyond its path), outside them all: not by the skins'
+        // largest vertex moves since and its own. Where a search found nothing within its
+        // reach (the particle may have been deeper inside), not within the reach either.
+        SkinClearance& remembered = skinClearance_[i];
+        const Real path = (p - x).norm();
+        const Real near = margin + std::max(margin, path) + path;
+        const Real moved = (x - remembered.from).norm() + (skinTravel_ - remembered.travel);
+        const bool skipSkins = remembered.outside >= 0 && remembered.outside - moved > near &&
+                               remembered.bound - moved > near + skinReach_;
+        bool searched = false;
+        Real outside = std::numeric_limits<Real>::infinity();
+        Real bound = std::numeric_limits<Real>::infinity();
+        bool inside = false;
         for (std::size_t c = 0; c < colliders.size(); ++c) {
             const Bounds& b = colliderBounds_[c];
+            const MovingMeshCollider& moving = movingColliders_[c];
             if (!b.empty() && ((x.cwiseMin(p).array() > b.max.array() + margin).any() ||
                                (x.cwiseMax(p).array() < b.min.array() - margin).any())) {
+                if (!moving.empty() && !skipSkins) {
+                    searched = true;
+                    bound = 0; // far from this skin now, but not remembered how far
+                }
                 continue;
             }
+            if (!moving.empty()) {
+                if (skipSkins) {
+                    continue;
+                }
+                searched = true;
+            }
             Contact contact;
-            const MovingMeshCollider& moving = movingColliders_[c];
+            Real clearance = 0;
             if (moving.empty()
                     ? contactFor(colliders[c], x, p, margin, contact.point, contact.normal)
                     : moving.contact(x, p, margin, contact.point, contact.normal,
-                                     contact.surfaceVelocity)) {
+                                     contact.surfaceVelocity, &clearance)) {
                 contact.particle = static_cast<Index>(i);
                 contact.collider = static_cast<Index>(c);
                 contact.approachSpeed =
                     (particles.velocities[i] - contact.surfaceVelocity).dot(contact.normal);
                 part.contacts.push_back(contact);
             }
+            if (!moving.empty()) {
+                if (clearance > 0) {
+                    outside = std::min(outside, clearance);
+                } else if (clearance < 0) {
+                    bound = std::min(bound, -clearance);
+                } else {
+                    inside = true;
+                }
+            }
+        }
+        part.skinSkipped += skipSkins ? 1 : 0;
+        if (searched) {
+            ++part.skinSearched;
+            remembered.from = x;
+            remembered.travel = skinTravel_;
+            remembered.outside = inside ? -1 : outside;
+            remembered.bound = bound;
         }
     }
     part.selfContactsCut = false;
@@ -117,7 +167,10 @@ void Solver::mergeContacts() {
     contacts_.clear();
     selfContacts_.clear();
     contactPartBegins_.clear();
+    skinSearched_ = skinSkipped_ = 0;
     for (const ContactPart& part : contactParts_) {
+        skinSearched_ += part.skinSearched;
+        skinSkipped_ += part.skinSkipped;
         contactPartBegins_.push_back(contacts_.size());
         selfContactsCut_ = selfContactsCut_ || part.selfContactsCut;
         contacts_.insert(contacts_.end(), part.contacts.begin(), part.contacts.end());
