@@ -97,6 +97,20 @@ Character movingBox(const Vec3& half, const Vec3& from, const Vec3& to, Real sec
     return c;
 }
 
+// A 1 m sheet of cloth, 16 x 16 quads, 0.5 m up, with its edges' distances.
+Scene clothSheet() {
+    Scene scene;
+    ClothSheetSpec spec;
+    spec.width = 1.0;
+    spec.depth = 1.0;
+    spec.columns = 16;
+    spec.rows = 16;
+    spec.center = Vec3(0, 0.5, 0);
+    scene.bodies.push_back(makeClothSheet(scene.particles, spec, "cloth"));
+    addEdgeDistances(scene.constraints, scene.particles, scene.bodies.back(), 0.0);
+    return scene;
+}
+
 Scene particleAt(const Vec3& x) {
     Scene s;
     Body body;
@@ -366,15 +380,7 @@ private slots:
     // A cloth dropped on a box that sweeps sideways into it: no cloth particle ends inside the
     // box at any step, and a solver restored at step 30 ends bit for bit where the first did.
     void clothMeetsASweepingBoxAndResumesBitForBit() {
-        Scene scene;
-        ClothSheetSpec spec;
-        spec.width = 1.0;
-        spec.depth = 1.0;
-        spec.columns = 16;
-        spec.rows = 16;
-        spec.center = Vec3(0, 0.5, 0);
-        scene.bodies.push_back(makeClothSheet(scene.particles, spec, "cloth"));
-        addEdgeDistances(scene.constraints, scene.particles, scene.bodies.back(), 0.0);
+        Scene scene = clothSheet();
         addDihedralBending(scene.constraints, scene.particles, scene.bodies.back(), 10.0);
         scene.solver.timeStep = 1.0 / 60;
         scene.solver.substeps = 2;
@@ -418,15 +424,7 @@ private slots:
     // remembers nothing does: one restored from its own state every step (which forgets) moves
     // every particle to the same bits, step after step.
     void skinSearchesSkippedFromMemoryChangeNothing() {
-        Scene scene;
-        ClothSheetSpec spec;
-        spec.width = 1.0;
-        spec.depth = 1.0;
-        spec.columns = 16;
-        spec.rows = 16;
-        spec.center = Vec3(0, 0.5, 0);
-        scene.bodies.push_back(makeClothSheet(scene.particles, spec, "cloth"));
-        addEdgeDistances(scene.constraints, scene.particles, scene.bodies.back(), 0.0);
+        Scene scene = clothSheet();
         // One substep a step: the forgetful solver starts each step, and so each search, with
         // nothing remembered.
         scene.solver.timeStep = 1.0 / 120;
