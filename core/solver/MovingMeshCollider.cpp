@@ -196,6 +196,12 @@ bool MovingMeshCollider::closest(const Vec3& x, Real reach, SurfacePoint& s, Vec
             return;
         }
         const Triangle& t = (*triangles_)[f];
+        // No nearer than its plane either (a little slack: the plane's distance is rounded
+        // otherwise than the point's, and a tie must still be seen).
+        const Real plane = (x - vx[t[0]]).dot(faceNormals_[f]);
+        if (plane * plane > best * (1 + 1e-9) + 1e-30) {
+            return;
+        }
         const Vec3 w = closestBarycentric(x, vx[t[0]], vx[t[1]], vx[t[2]]);
         const Vec3 q = w[0] * vx[t[0]] + w[1] * vx[t[1]] + w[2] * vx[t[2]];
         const Real d = (x - q).squaredNorm();
