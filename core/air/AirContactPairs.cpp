@@ -28,42 +28,19 @@ std::vector<AirContactPair> airContactPairs(const Scene& scene,
     }
     const std::vector<std::int32_t>& neighbours = *adjacency;
     // Every body's triangles (a cloth's, a soft body's boundary, a skin riding on a character),
-    // and which of them are cloth: a cloth triangle is a face with air on both sides. Each is
-    // listed under its lowest corner with its other two (a scan of a few, not a search of all).
-    struct Listed {
-        Index b, c;
-        bool cloth;
-    };
-    const std::size_t n = scene.particles.size();
-    std::vector<std::uint32_t> listStart(n + 1, 0);
+    // and which of them are cloth: a cloth triangle is a face with air on both sides.
+    std::vector<Triangle> cloth, surfaces;
     for (const Body& body : scene.bodies) {
         for (const Triangle& t : body.triangles) {
-            ++listStart[faceKey(t[0], t[1], t[2])[0] + 1];
-        }
-    }
-    for (std::size_t i = 0; i < n; ++i) {
-        listStart[i + 1] += listStart[i];
-    }
-    std::vector<Listed> listed(listStart[n]);
-    {
-        std::vector<std::uint32_t> fill(listStart.begin(), listStart.end() - 1);
-        for (const Body& body : scene.bodies) {
-            for (const Triangle& t : body.triangles) {
-                const Triangle key = faceKey(t[0], t[1], t[2]);
-                listed[fill[key[0]]++] = {key[1], key[2], body.kind == BodyKind::Cloth};
+            surfaces.push_back(faceKey(t[0], t[1], t[2]));
+            if (body.kind == BodyKind::Cloth) {
+                cloth.push_back(surfaces.back());
             }
         }
     }
-    // 0: no body's triangle; 1: a body's surface; 2: a cloth's triangle.
-    const auto kindOf = [&](const Triangle& key) {
-        int kind = 0;
-        for (std::uint32_t k = listStart[key[0]]; k < listStart[key[0] + 1]; ++k) {
-            if (listed[k].b == key[1] && listed[k].c == key[2]) {
-                kind = std::max(kind, listed[k].cloth ? 2 : 1);
-            }
-        }
-        return kind;
-    };
+    air::FaceSet clothFaces, surfaceFaces;
+    clothFaces.build(cloth, scene.particles.size());
+    surfaceFaces.build(surfaces, scene.particles.size());
     const Index airBegin = scene.air.firstParticle;
     const Index airEnd = airBegin + scene.air.particleCount;
     const auto solid = [&](Index v) {
@@ -104,11 +81,12 @@ std::vector<AirContactPair> airContactPairs(const Scene& scene,
                 // the inside of the legs) ends in faces of no surface too: planes through the
                 // air, and held off them, the full dancer's hem went from 1.6 to 380 m/s in one
                 // step at 3.85 s (and stayed calm with the pass off).
-                const int kind = kindOf(faceKey(face[0], face[1], face[2]));
+                const Triangle key = faceKey(face[0], face[1], face[2]);
                 const bool boundary = neighbours[4 * t + std::size_t(i)] == kNone;
                 const bool surface =
-                    boundary && (std::all_of(face.begin(), face.end(), containerPoint) || kind > 0);
-                if (surface || kind == 2) {
+                    boundary && (std::all_of(face.begin(), face.end(), containerPoint) ||
+                                 surfaceFaces.contains(key));
+                if (surface || clothFaces.contains(key)) {
                     found.push_back({p, face});
                 }
             }

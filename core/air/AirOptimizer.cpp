@@ -81,9 +81,9 @@ struct AirOptimizer::Impl {
     // ranges in fixedStart, the other ends (edges) and the other two corners (faces), sorted.
     // A scan of a few neighbours in one place: a binary search over all of them was a fifth of
     // the edge removals' time, waiting on memory (the full dancer's 80,000 edges).
-    std::vector<std::uint32_t> fixedEdgeStart, fixedFaceStart;
+    std::vector<std::uint32_t> fixedEdgeStart;
     std::vector<Index> fixedEdgeTo;
-    std::vector<std::array<Index, 2>> fixedFaceWith;
+    FaceSet fixedFaces;
     std::size_t builtFor = std::numeric_limits<std::size_t>::max();
 
     // State of the pass.
@@ -195,15 +195,9 @@ struct AirOptimizer::Impl {
             ++fixedEdgeStart[std::size_t(e >> 32) + 1];
             fixedEdgeTo.push_back(Index(e & 0xffffffffu));
         }
-        fixedFaceStart.assign(n + 1, 0);
-        fixedFaceWith.clear();
-        for (const Triangle& f : faces) {
-            ++fixedFaceStart[std::size_t(f[0]) + 1];
-            fixedFaceWith.push_back({f[1], f[2]});
-        }
+        fixedFaces.build(faces, n);
         for (std::size_t v = 0; v < n; ++v) {
             fixedEdgeStart[v + 1] += fixedEdgeStart[v];
-            fixedFaceStart[v + 1] += fixedFaceStart[v];
         }
         builtFor = scene.air.tets.size();
         failedIn.assign(builtFor, 0); // another air: nothing is known to have failed
@@ -226,17 +220,7 @@ struct AirOptimizer::Impl {
         return false;
     }
     bool fixedFace(Index a, Index b, Index c) const {
-        const Triangle f = faceKey(a, b, c);
-        const std::array<Index, 2> rest{f[1], f[2]};
-        if (std::size_t(f[0]) + 1 >= fixedFaceStart.size()) {
-            return false;
-        }
-        for (std::uint32_t k = fixedFaceStart[f[0]]; k < fixedFaceStart[f[0] + 1]; ++k) {
-            if (fixedFaceWith[k] == rest) {
-                return true;
-            }
-        }
-        return false;
+        return fixedFaces.contains(faceKey(a, b, c));
     }
 
     Real q(Index a, Index b, Index c, Index d) const {

@@ -207,7 +207,7 @@ private:
         std::vector<SelfContact> selfContacts;
         std::vector<Index> candidates;
         std::size_t skinSearched = 0, skinSkipped = 0; // particles, this substep
-        bool selfContactsCut = false; // the runaway limit stopped the query
+        bool selfContactsCut = false;                  // the runaway limit stopped the query
     };
     bool selfContactsCut_ = false;
     std::vector<ContactPart> contactParts_;

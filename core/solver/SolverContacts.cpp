@@ -33,9 +33,6 @@ void Solver::prepareContacts(int parts) {
     // Moving meshes (characters' skins): their search grid and bounds at the substep's end.
     movingColliders_.resize(colliders.size());
     skinReach_ = 0;
-    if (skinClearance_.size() != predicted_.size()) {
-        skinClearance_.assign(predicted_.size(), SkinClearance{});
-    }
     for (std::size_t c = 0; c < colliders.size(); ++c) {
         if (colliders[c].shape == ColliderShape::Mesh && !colliders[c].velocities.empty()) {
             movingColliders_[c].build(colliders[c]);
@@ -43,6 +40,9 @@ void Solver::prepareContacts(int parts) {
             colliderBounds_[c] = movingColliders_[c].bounds();
             colliderBounds_[c].min.array() -= movingColliders_[c].reach();
             colliderBounds_[c].max.array() += movingColliders_[c].reach();
+            if (skinClearance_.size() != predicted_.size()) {
+                skinClearance_.assign(predicted_.size(), SkinClearance{});
+            }
         } else {
             movingColliders_[c] = MovingMeshCollider{};
         }
@@ -81,6 +81,7 @@ void Solver::findContacts(int k, int T) {
     const Particles& particles = scene_.particles;
     const Real margin = scene_.solver.collisionMargin;
     const auto [begin, end] = particleRange(k, T, particles.size());
+    const bool skins = skinReach_ > 0; // a moving mesh: its searches remembered
     for (std::size_t i = colliders.empty() ? end : begin; i < end; ++i) {
         const SolverParticle& q = predicted_[i];
         if (!(q.w > 0)) {
@@ -93,12 +94,15 @@ void Solver::findContacts(int k, int T) {
         // and as much again or its path, beyond its path), outside them all: not by the skins'
         // largest vertex moves since and its own. Where a search found nothing within its
         // reach (the particle may have been deeper inside), not within the reach either.
-        SkinClearance& remembered = skinClearance_[i];
-        const Real path = (p - x).norm();
-        const Real near = margin + std::max(margin, path) + path;
-        const Real moved = (x - remembered.from).norm() + (skinTravel_ - remembered.travel);
-        const bool skipSkins = remembered.outside >= 0 && remembered.outside - moved > near &&
-                               remembered.bound - moved > near + skinReach_;
+        bool skipSkins = false;
+        if (skins) {
+            const SkinClearance& remembered = skinClearance_[i];
+            const Real path = (p - x).norm();
+            const Real near = margin + std::max(margin, path) + path;
+            const Real moved = (x - remembered.from).norm() + (skinTravel_ - remembered.travel);
+            skipSkins = remembered.outside >= 0 && remembered.outside - moved > near &&
+                        remembered.bound - moved > near + skinReach_;
+        }
         bool searched = false;
         Real outside = std::numeric_limits<Real>::infinity();
         Real bound = std::numeric_limits<Real>::infinity();
@@ -145,6 +149,7 @@ void Solver::findContacts(int k, int T) {
         part.skinSkipped += skipSkins ? 1 : 0;
         if (searched) {
             ++part.skinSearched;
+            SkinClearance& remembered = skinClearance_[i];
             remembered.from = x;
             remembered.travel = skinTravel_;
             remembered.outside = inside ? -1 : outside;
