@@ -307,6 +307,7 @@ std::string encodeCharacter(const Character& c) {
     w.put(c.speed);
     w.put(c.end);
     w.value(std::int32_t(c.wrap == ClipWrap::Loop ? 0 : 1));
+    w.put(c.subdivisions);
     w.put(c.collider);
     return std::move(w.out);
 }
@@ -364,13 +365,14 @@ Result<Character> decodeCharacter(const std::string& bytes) {
     }
     std::int32_t wrap = 0;
     if (!r.get(c.placement) || !r.get(c.clip) || !r.get(c.start) || !r.get(c.speed) ||
-        !r.get(c.end) || !r.value(wrap) || !r.get(c.collider)) {
+        !r.get(c.end) || !r.value(wrap) || !r.get(c.subdivisions) || !r.get(c.collider)) {
         return truncated;
     }
     c.wrap = wrap == 0 ? ClipWrap::Loop : ClipWrap::Clamp;
     if (std::string problem = checkCharacter(c); !problem.empty()) {
         return Error{problem};
     }
+    refineCharacter(c);
     return c;
 }
 

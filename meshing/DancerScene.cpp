@@ -156,7 +156,8 @@ Result<AirReport> addDancerAir(Scene& scene, int character, const DancerSpec& sp
     for (const CharacterMesh& mesh : ch.meshes) {
         const bool chosen = std::find(spec.airMeshes.begin(), spec.airMeshes.end(), mesh.name) !=
                             spec.airMeshes.end();
-        for (Index t = first; chosen && t < first + mesh.triangles.size(); ++t) {
+        const Index count = Index(mesh.triangles.size() * ch.trianglesPerMeshTriangle());
+        for (Index t = first; chosen && t < first + count; ++t) {
             const Triangle& tri = skin.triangles[t];
             if (std::all_of(tri.begin(), tri.end(), [&](Index v) {
                     return skin.vertices[v].y() >= low && skin.vertices[v].y() <= high;
@@ -164,7 +165,7 @@ Result<AirReport> addDancerAir(Scene& scene, int character, const DancerSpec& sp
                 band.push_back(t);
             }
         }
-        first += Index(mesh.triangles.size());
+        first += count;
     }
     Result<std::size_t> legs = addSkinBody(scene, character, band, ch.name + " skin");
     if (!legs) {

@@ -657,6 +657,7 @@ void charactersToJson(const Scene& scene, json& j) {
                        {"speed", c.speed},
                        {"end", c.end},
                        {"wrap", c.wrap == ClipWrap::Loop ? "loop" : "clamp"},
+                       {"subdivisions", c.subdivisions},
                        {"collider", c.collider},
                        {"body", c.body},
                        {"pins", pinsJson(c.pins)}});
@@ -734,6 +735,7 @@ void charactersFromJson(const json& j, Scene& scene, const std::string& w) {
             throw FormatError{cw + ".wrap: expected 'loop' or 'clamp', not '" + wrap + "'"};
         }
         c.wrap = wrap == "loop" ? ClipWrap::Loop : ClipWrap::Clamp;
+        c.subdivisions = getOr<int>(e, "subdivisions", 0, cw); // none before session 57
         c.collider = get<int>(e, "collider", cw);
         c.body = getOr<int>(e, "body", -1, cw);
         if (c.body < -1 || c.body >= int(scene.bodies.size())) {
@@ -751,6 +753,7 @@ void charactersFromJson(const json& j, Scene& scene, const std::string& w) {
         if (std::string problem = checkCharacter(c); !problem.empty()) {
             throw FormatError{cw + ": " + problem};
         }
+        refineCharacter(c);
         scene.characters.push_back(std::move(c));
     }
     if (std::string problem = connectCharacters(scene); !problem.empty()) {

@@ -641,8 +641,8 @@ PYBIND11_MODULE(_pbdlab, m) {
         .def_property_readonly(
             "characters",
             [](PyScene& s) { return python::toPython(cli::charactersJson(s.scene(), s.time())); },
-            "The animated characters (name, file, triangles, collider, clip, clip_time, speed, "
-            "wrap), as pbdlab-cli simulate reports them.")
+            "The animated characters (name, file, triangles, subdivisions, collider, clip, "
+            "clip_time, speed, wrap), as pbdlab-cli simulate reports them.")
         .def(
             "add_character",
             [](PyScene& s, const std::string& spec) {
@@ -654,7 +654,8 @@ PYBIND11_MODULE(_pbdlab, m) {
             py::arg("spec"),
             "Adds an animated character and the moving collider of its skin, as pbdlab-cli's "
             "--character does: 'FILE[,KEY=VALUE,...]' with clip, up, scale, position, start, "
-            "speed, end, wrap, friction. Returns its index; raises ValueError with the CLI's "
+            "speed, end, wrap, subdivide (levels of Loop subdivision of the skin, 0-3), friction. "
+            "Returns its index; raises ValueError with the CLI's "
             "message.")
         .def(
             "add_skirt",

@@ -130,6 +130,7 @@ json charactersJson(const Scene& scene, Real time) {
         json j{{"name", c.name},
                {"file", c.source},
                {"triangles", c.triangleCount()},
+               {"subdivisions", c.subdivisions},
                {"collider", c.collider},
                {"clip", c.clip >= 0 ? json(c.clips[std::size_t(c.clip)].name) : json()},
                {"clip_time", c.clipTime(time)},

@@ -114,7 +114,8 @@ void addRunOptions(CLI::App& c, RunOptions& o) {
                  "Add an animated character (glTF, FBX, Collada, DirectX .x, ...) as a moving "
                  "collider: the file, then clip (name, index or none), up (x, y, z, -x, -y, -z), "
                  "scale, position ('x y z'), start, speed (clip seconds per second), end (the "
-                 "clip time it stops at), wrap (loop|clamp), friction; e.g. "
+                 "clip time it stops at), wrap (loop|clamp), subdivide (levels of Loop subdivision "
+                 "of the skin for its collider, 0-3), friction; e.g. "
                  "'dancer.x,up=z,clip=0,position=0 0.9 0'")
         ->type_name("FILE[,KEY=VALUE,...]")
         ->allow_extra_args(false);

@@ -73,6 +73,7 @@ int character(const CharacterOptions& o) {
                                    {"bones", bones},
                                    {"vertices", c.vertexCount()},
                                    {"triangles", c.triangleCount()},
+                                   {"subdivisions", c.subdivisions},
                                    {"meshes", meshes},
                                    {"clips", clips},
                                    {"clip", c.clip >= 0

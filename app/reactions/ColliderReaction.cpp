@@ -65,7 +65,8 @@ ColliderReaction::ColliderReaction(Workbench& bench, const PreferencesReaction* 
         const QString edits = QInputDialog::getText(
             bench_.window, tr("Add Character"),
             tr("Placement and clip, optional (clip=NAME|INDEX|none, up=y|z|-z|x|-x, scale=S,\n"
-               "position=X Y Z, start=S, speed=S, end=S, wrap=loop|clamp, friction=MU):"),
+               "position=X Y Z, start=S, speed=S, end=S, wrap=loop|clamp, subdivide=0-3,\n"
+               "friction=MU):"),
             QLineEdit::Normal, QString(), &ok);
         if (!ok) {
             return;

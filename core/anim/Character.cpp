@@ -9,7 +9,7 @@
 
 namespace pbd {
 
-std::size_t Character::vertexCount() const {
+std::size_t Character::meshVertexCount() const {
     std::size_t n = 0;
     for (const CharacterMesh& m : meshes) {
         n += m.vertices.size();
@@ -17,12 +17,61 @@ std::size_t Character::vertexCount() const {
     return n;
 }
 
-std::size_t Character::triangleCount() const {
+std::size_t Character::meshTriangleCount() const {
     std::size_t n = 0;
     for (const CharacterMesh& m : meshes) {
         n += m.triangles.size();
     }
     return n;
+}
+
+std::size_t Character::trianglesPerMeshTriangle() const {
+    return std::size_t(1) << (2 * std::clamp(subdivisions, 0, kMostSubdivisions));
+}
+
+namespace {
+
+// The character's surface levels: its own where they fit its meshes and subdivisions, else
+// made in `scratch` (a character edited without refineCharacter).
+const std::vector<LoopLevel>& levelsOf(const Character& c, std::vector<LoopLevel>& scratch) {
+    const std::size_t levels = std::size_t(std::clamp(c.subdivisions, 0, kMostSubdivisions));
+    const auto fits = [&](const std::vector<LoopLevel>& l) {
+        return l.size() == levels &&
+               (levels == 0 || (l[0].coarseVertices == c.meshVertexCount() &&
+                                l[0].coarseTriangles == c.meshTriangleCount()));
+    };
+    if (fits(c.surfaceLevels)) {
+        return c.surfaceLevels;
+    }
+    scratch.clear();
+    std::vector<Triangle> triangles = meshTriangles(c);
+    std::size_t vertices = c.meshVertexCount();
+    for (std::size_t k = 0; k < levels; ++k) {
+        scratch.push_back(loopSubdivide(triangles, vertices));
+        triangles = scratch.back().triangles;
+        vertices = scratch.back().vertexCount();
+    }
+    return scratch;
+}
+
+} // namespace
+
+void refineCharacter(Character& character) {
+    character.surfaceLevels.clear();
+    std::vector<LoopLevel> levels;
+    character.surfaceLevels = levelsOf(character, levels);
+}
+
+std::size_t Character::vertexCount() const {
+    if (subdivisions <= 0) {
+        return meshVertexCount();
+    }
+    std::vector<LoopLevel> scratch;
+    return levelsOf(*this, scratch).back().vertexCount();
+}
+
+std::size_t Character::triangleCount() const {
+    return meshTriangleCount() * trianglesPerMeshTriangle();
 }
 
 Real Character::clipTime(Real t) const {
@@ -111,10 +160,17 @@ void poseNodes(const Character& character, Real t, std::vector<Affine3>& globals
     }
 }
 
-void skinCharacter(const Character& character, Real t, std::vector<Vec3>& vertices,
+void skinCharacter(const Character& character, Real t, std::vector<Vec3>& surface,
                    std::vector<Affine3>& globals) {
     poseNodes(character, t, globals);
-    vertices.resize(character.vertexCount());
+    // The meshes' vertices, into the surface's vector when it is the meshes' own, else into
+    // scratch that the levels then subdivide (into the surface at the last).
+    thread_local std::vector<Vec3> posed, between;
+    std::vector<LoopLevel> levelScratch;
+    const std::vector<LoopLevel>& levels =
+        character.subdivisions > 0 ? levelsOf(character, levelScratch) : character.surfaceLevels;
+    std::vector<Vec3>& vertices = character.subdivisions > 0 ? posed : surface;
+    vertices.resize(character.meshVertexCount());
     std::size_t out = 0;
     std::vector<Affine3> skin;
     for (const CharacterMesh& mesh : character.meshes) {
@@ -137,6 +193,13 @@ void skinCharacter(const Character& character, Real t, std::vector<Vec3>& vertic
             }
             // Weights that do not add up to one (files round them) are normalised.
             vertices[out] = total > 0 ? Vec3(sum / total) : Vec3(carrier * x);
+        }
+    }
+    if (character.subdivisions > 0) {
+        for (std::size_t k = 0; k < levels.size(); ++k) {
+            const std::vector<Vec3>& from = k % 2 == 0 ? posed : between;
+            std::vector<Vec3>& to = k + 1 == levels.size() ? surface : k % 2 == 0 ? between : posed;
+            levels[k].apply(from, to);
         }
     }
 }
@@ -172,8 +235,16 @@ Mat3 pinFrame(const Vec3& a, const Vec3& b, const Vec3& c) {
 }
 
 std::vector<Triangle> characterTriangles(const Character& character) {
+    if (character.subdivisions > 0) {
+        std::vector<LoopLevel> scratch;
+        return levelsOf(character, scratch).back().triangles;
+    }
+    return meshTriangles(character);
+}
+
+std::vector<Triangle> meshTriangles(const Character& character) {
     std::vector<Triangle> triangles;
-    triangles.reserve(character.triangleCount());
+    triangles.reserve(character.meshTriangleCount());
     Index offset = 0;
     for (const CharacterMesh& mesh : character.meshes) {
         for (const Triangle& t : mesh.triangles) {
@@ -222,6 +293,10 @@ std::string checkCharacter(const Character& c) {
     }
     if (!std::isfinite(c.end) || c.end < 0) {
         return who + ": the clip's end must be a time of 0 or more (0: the clip's own end)";
+    }
+    if (c.subdivisions < 0 || c.subdivisions > kMostSubdivisions) {
+        return who + ": " + std::to_string(c.subdivisions) + " levels of subdivision (0 to " +
+               std::to_string(kMostSubdivisions) + ")";
     }
     if (c.clip < -1 || c.clip >= int(c.clips.size())) {
         return who + ": clip " + std::to_string(c.clip) + " does not exist (it has " +
@@ -422,9 +497,15 @@ std::string editCharacter(Character& c, const std::string& edits) {
                 return bad + " (loop or clamp)";
             }
             edited.wrap = value == "loop" ? ClipWrap::Loop : ClipWrap::Clamp;
+        } else if (key == "subdivide") {
+            if (!parseReal(value, x) || x != std::floor(x) || x < 0 || x > kMostSubdivisions) {
+                return bad + " (levels of subdivision, 0 to " + std::to_string(kMostSubdivisions) +
+                       ")";
+            }
+            edited.subdivisions = int(x);
         } else {
             return "character '" + c.name + "' has no '" + key +
-                   "'; keys: clip, up, scale, position, start, speed, end, wrap";
+                   "'; keys: clip, up, scale, position, start, speed, end, wrap, subdivide";
         }
     }
     if (placed) {
@@ -436,6 +517,7 @@ std::string editCharacter(Character& c, const std::string& edits) {
     if (std::string problem = checkCharacter(edited); !problem.empty()) {
         return problem;
     }
+    refineCharacter(edited);
     c = std::move(edited);
     return {};
 }

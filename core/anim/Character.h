@@ -11,6 +11,7 @@
 // and an unskinned mesh (or a vertex no bone weighs) follows its node: x = G(node) v. At the
 // rest pose, G(bone) offset = G(mesh node), so both agree with the file's mesh.
 
+#include "core/anim/LoopSubdivision.h"
 #include "core/base/LinearAlgebra.h"
 
 #include <string>
@@ -83,6 +84,8 @@ Mat3 pinFrame(const Vec3& a, const Vec3& b, const Vec3& c);
 Vec3 pinTarget(const CharacterPin& pin, const std::vector<Vec3>& skin,
                const std::vector<Triangle>& triangles);
 
+inline constexpr int kMostSubdivisions = 3;
+
 struct Character {
     std::string name;
     std::string source; // the file it was read from, for messages
@@ -108,9 +111,23 @@ struct Character {
     // The scene body whose particles ride on the skin (addSkinBody: the air's boundary at the
     // legs); -1 when there is none.
     int body = -1;
+    // Levels of Loop subdivision of the meshes' surface (core/anim/LoopSubdivision.h), 0 to
+    // kMostSubdivisions: the skin the collider, the pins and the window use. 0 is the file's
+    // mesh; each level has four times the triangles, and turns its ridges by about half.
+    int subdivisions = 0;
+    // The levels' maps for the meshes and `subdivisions` as they are (refineCharacter makes
+    // them; skinCharacter makes its own where they do not fit).
+    std::vector<LoopLevel> surfaceLevels;
 
+    // The skin's vertices and triangles (subdivided, when it is).
     std::size_t vertexCount() const;
     std::size_t triangleCount() const;
+    // The meshes' own, as the file gives them.
+    std::size_t meshVertexCount() const;
+    std::size_t meshTriangleCount() const;
+    // The skin's triangles made from each of a mesh's: mesh triangle t's are
+    // [t * this, (t + 1) * this) of characterTriangles, the meshes' one after another.
+    std::size_t trianglesPerMeshTriangle() const;
     // The clip time at simulation time `t`.
     Real clipTime(Real t) const;
 };
@@ -122,13 +139,19 @@ void poseNodes(const Character& character, Real t, std::vector<Affine3>& globals
 // last key).
 Affine3 trackTransform(const NodeTrack& track, const Affine3& rest, Real time);
 
-// The skinned vertices of all meshes, one after another in mesh order, at simulation time `t`.
-// `globals` is scratch (the posed nodes).
+// Makes character.surfaceLevels for its meshes and subdivisions (after either changes).
+void refineCharacter(Character& character);
+
+// The skinned vertices of all meshes, one after another in mesh order, at simulation time `t`,
+// then subdivided as character.subdivisions says (the meshes' vertices first, moved by Loop's
+// rule, then the edges'). `globals` is scratch (the posed nodes).
 void skinCharacter(const Character& character, Real t, std::vector<Vec3>& vertices,
                    std::vector<Affine3>& globals);
 std::vector<Vec3> skinCharacter(const Character& character, Real t);
-// The meshes' triangles, indexing the vertices skinCharacter writes.
+// The skin's triangles, indexing the vertices skinCharacter writes.
 std::vector<Triangle> characterTriangles(const Character& character);
+// The meshes' own triangles, one mesh after another, indexing their vertices in that order.
+std::vector<Triangle> meshTriangles(const Character& character);
 
 // What is wrong with a character's data (a parent after its child, an index out of range, keys
 // out of order, a non-finite value, weights that do not add up), naming the node, mesh or clip;
@@ -136,7 +159,7 @@ std::vector<Triangle> characterTriangles(const Character& character);
 std::string checkCharacter(const Character& character);
 
 // "clip=NAME|INDEX|none,up=y|z|-z|x|-x,scale=S,position=X Y Z,start=S,speed=S,end=S|none,
-// wrap=loop|clamp":
+// wrap=loop|clamp,subdivide=N":
 // edits the clip choice, time mapping and placement (the placement's rotation takes the file's
 // up axis to +y, then scales, then moves). An unknown key or bad value is refused, naming it.
 std::string editCharacter(Character& character, const std::string& edits);

@@ -101,6 +101,7 @@ bool carriesEmbedded(const Scene& scene, std::size_t body) {
 }
 
 int addCharacter(Scene& scene, Character character, Real friction, Real time) {
+    refineCharacter(character);
     Collider collider =
         Collider::mesh(skinCharacter(character, time), characterTriangles(character));
     collider.name = character.name;
@@ -122,7 +123,8 @@ std::string connectCharacters(Scene& scene, Real time) {
                    " triangles";
         }
     }
-    for (const Character& c : scene.characters) {
+    for (Character& c : scene.characters) {
+        refineCharacter(c); // the levels are not saved: made from the meshes
         Collider& collider = scene.colliders[std::size_t(c.collider)];
         collider.triangles = characterTriangles(c);
         collider.velocities.assign(c.vertexCount(), Vec3::Zero());

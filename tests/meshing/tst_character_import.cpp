@@ -153,10 +153,13 @@ private slots:
         Scene scene;
         Result<int> added = addCharacterFromSpec(
             scene, model("X/BCN_Epileptic.X") +
-                       ",speed=0.5,end=2.5,wrap=clamp,position=0 1 0,friction=0.7");
+                       ",speed=0.5,end=2.5,wrap=clamp,position=0 1 0,subdivide=1,friction=0.7");
         QVERIFY2(added.ok(), added ? "" : added.error().c_str());
         QCOMPARE(scene.colliders[0].friction, 0.7);
         QCOMPARE(scene.characters[0].end, 2.5); // through the reading child and back
+        // The skin subdivided once: the collider has four triangles for each of the file's.
+        QCOMPARE(scene.characters[0].subdivisions, 1);
+        QCOMPARE(scene.colliders[0].triangles.size(), std::size_t(4 * 5126));
         const std::string text = projectToJson(scene);
         Result<Scene> loaded = projectFromJson(text, "project");
         QVERIFY2(loaded.ok(), loaded ? "" : loaded.error().c_str());
@@ -165,6 +168,7 @@ private slots:
         QCOMPARE(c.speed, 0.5);
         QCOMPARE(c.end, 2.5);
         QCOMPARE(c.wrap, ClipWrap::Clamp);
+        QCOMPARE(c.subdivisions, 1);
         QCOMPARE(c.collider, 0);
         QCOMPARE(loaded->colliders[0].velocities.size(), loaded->colliders[0].vertices.size());
         const std::vector<Vec3> a = skinCharacter(scene.characters[0], 0.7);
@@ -177,6 +181,12 @@ private slots:
         loaded = projectFromJson(j.dump(), "project");
         QVERIFY(!loaded.ok());
         QVERIFY2(loaded.error().find("character 'BCN_Epileptic'") != std::string::npos,
+                 loaded.error().c_str());
+        j = nlohmann::json::parse(text);
+        j["characters"][0]["subdivisions"] = 4;
+        loaded = projectFromJson(j.dump(), "project");
+        QVERIFY(!loaded.ok());
+        QVERIFY2(loaded.error().find("4 levels of subdivision (0 to 3)") != std::string::npos,
                  loaded.error().c_str());
         j = nlohmann::json::parse(text);
         j["characters"][0]["nodes"][3]["parent"] = 40;

@@ -422,6 +422,19 @@ def test_a_character_moves_the_cloth_as_the_clis_does(cli, tmp_path):
     assert held.characters[0]["clip_time"] == pytest.approx(0.05)
     with pytest.raises(ValueError, match="end cannot be"):
         held.add_character(dancer + ",end=soon")
+    # The skin subdivided once (Loop): four triangles for each of the file's, its vertices
+    # moved off the file's mesh (inside it where it is convex), and the CLI's run to the bit.
+    smooth = pbdlab.generate("cloth")
+    smooth.add_character(dancer + ",subdivide=1")
+    sc = smooth.characters[0]
+    assert sc["subdivisions"] == 1 and sc["triangles"] == 4 * c["triangles"]
+    assert smooth.collider_surface(sc["collider"])["triangles"].shape == (4 * c["triangles"], 3)
+    smooth.step(10, threads=1)
+    theirs = cli_positions(cli, tmp_path, "cloth", "--steps", "10", "--threads", "1",
+                           "--character", dancer + ",subdivide=1")
+    assert numpy.array_equal(smooth.positions, theirs)
+    with pytest.raises(ValueError, match="0 to 3"):
+        held.add_character(dancer + ",subdivide=5")
     # Pins on the skin (the cloth's corner, particle 0, is pinned already).
     assert s.pin_to_character([1, 2]) == 2
     with pytest.raises(ValueError, match="attached already"):

@@ -12,6 +12,7 @@
 #include <QTest>
 
 #include <cmath>
+#include <map>
 #include <numbers>
 
 using namespace pbd;
@@ -238,6 +239,146 @@ private slots:
         QVERIFY2(problem.find("positive") != std::string::npos, problem.c_str());
         QCOMPARE(c.speed, before.speed); // a refused edit changes nothing
         QCOMPARE(c.clip, before.clip);
+    }
+
+    // One level of Loop subdivision of an octahedron, against the rules worked by hand: a
+    // vertex of four neighbours keeps 1 - 4 beta = 132/256 of itself (beta = 31/256), an edge
+    // gets 3/8 of each end and 1/8 of each opposite corner. Closed and outward as the coarse
+    // mesh, every row's weights adding up to one.
+    void loopSubdivisionFollowsLoopsRules() {
+        const std::vector<Vec3> x = {{1, 0, 0},  {-1, 0, 0}, {0, 1, 0},
+                                     {0, -1, 0}, {0, 0, 1},  {0, 0, -1}};
+        const std::vector<Triangle> octahedron = {{0, 2, 4}, {2, 1, 4}, {1, 3, 4}, {3, 0, 4},
+                                                  {2, 0, 5}, {1, 2, 5}, {3, 1, 5}, {0, 3, 5}};
+        const LoopLevel level = loopSubdivide(octahedron, x.size());
+        QCOMPARE(level.vertexCount(), std::size_t(6 + 12));
+        QCOMPARE(level.triangles.size(), std::size_t(32));
+        for (std::size_t v = 0; v < level.vertexCount(); ++v) {
+            Real sum = 0;
+            for (Index k = level.rowStart[v]; k < level.rowStart[v + 1]; ++k) {
+                sum += level.weight[k];
+            }
+            QVERIFY(std::abs(sum - 1) < 1e-12);
+        }
+        std::vector<Vec3> fine;
+        level.apply(x, fine);
+        QVERIFY(near(fine[0], Vec3(132.0 / 256, 0, 0), 1e-15));
+        QVERIFY(near(fine[5], Vec3(0, 0, -132.0 / 256), 1e-15));
+        // The edge (0, 2) is the first edge of the first triangle: its vertex is ab of the
+        // first triangle's four.
+        QVERIFY(near(fine[level.triangles[0][1]], Vec3(0.375, 0.375, 0), 1e-15));
+        // Closed: each directed edge once, its reverse once; outward: each face's normal
+        // points away from the middle of the (convex) surface.
+        std::map<std::pair<Index, Index>, int> directed;
+        for (const Triangle& t : level.triangles) {
+            for (int k = 0; k < 3; ++k) {
+                ++directed[{t[std::size_t(k)], t[std::size_t(k + 1) % 3]}];
+            }
+            const Vec3 n = (fine[t[1]] - fine[t[0]]).cross(fine[t[2]] - fine[t[0]]);
+            QVERIFY(n.dot(fine[t[0]] + fine[t[1]] + fine[t[2]]) > 0);
+        }
+        QCOMPARE(directed.size(), std::size_t(3 * 32));
+        for (const auto& [edge, count] : directed) {
+            QCOMPARE(count, 1);
+            QVERIFY(directed.count({edge.second, edge.first}) == 1);
+        }
+        // Inside the coarse surface (|x| + |y| + |z| = 1), as Loop's surface is where convex.
+        for (const Vec3& v : fine) {
+            QVERIFY(v.cwiseAbs().sum() < 1);
+        }
+    }
+
+    // A flat sheet stays flat; its rim follows the rim rule (a vertex between two rim edges
+    // keeps 3/4 of itself, a rim edge gets its midpoint), and a vertex inside a regular grid
+    // stays where it is.
+    void loopSubdivisionKeepsASheetFlatAndItsRim() {
+        std::vector<Vec3> x;
+        std::vector<Triangle> triangles;
+        for (int j = 0; j <= 3; ++j) {
+            for (int i = 0; i <= 3; ++i) {
+                x.emplace_back(i, j, 0);
+            }
+        }
+        for (int j = 0; j < 3; ++j) {
+            for (int i = 0; i < 3; ++i) {
+                const Index a = Index(4 * j + i);
+                triangles.push_back({a, a + 1, a + 5});
+                triangles.push_back({a, a + 5, a + 4});
+            }
+        }
+        const LoopLevel level = loopSubdivide(triangles, x.size());
+        std::vector<Vec3> fine;
+        level.apply(x, fine);
+        QCOMPARE(fine.size(), std::size_t(16 + 33));
+        for (const Vec3& v : fine) {
+            QCOMPARE(v.z(), 0.0);
+        }
+        QVERIFY(near(fine[1], Vec3(1, 0, 0)));         // on the rim, between (0, 0) and (2, 0)
+        QVERIFY(near(fine[0], Vec3(0.125, 0.125, 0))); // a corner is on two rim edges too
+        QVERIFY(near(fine[5], Vec3(1, 1, 0)));         // inside: six neighbours in balance
+        QVERIFY(near(fine[level.triangles[0][1]], Vec3(0.5, 0, 0))); // rim edge (0, 1)
+        // A non-manifold edge (a third triangle on edge 5-6) keeps its midpoint and its ends.
+        triangles.push_back({5, 6, 16});
+        x.emplace_back(1.5, 1.5, 1);
+        const LoopLevel fin = loopSubdivide(triangles, x.size());
+        fin.apply(x, fine);
+        QVERIFY(near(fine[5], Vec3(1, 1, 0)));
+        QVERIFY(near(fine[6], Vec3(2, 1, 0)));
+        QVERIFY(near(fine[fin.triangles[4 * 18][1]], Vec3(1.5, 1, 0)));
+    }
+
+    // A subdivided character: its skin is Loop's surface of the posed mesh at every time (the
+    // levels' maps applied to linear blend skinning), its collider and pins use it, and the
+    // levels follow edits; out of range is refused.
+    void aSubdividedSkinIsLoopsSurfaceOfThePose() {
+        Character c = movingBox(Vec3(0.2, 0.1, 0.3), Vec3(0, 0, 0), Vec3(1, 0, 0), 1.0);
+        c.clips[0].tracks[0].rotationTimes = {0, 1};
+        c.clips[0].tracks[0].rotations = {aboutZ(0), aboutZ(kQuarter)};
+        const Character coarse = c;
+        QCOMPARE(editCharacter(c, "subdivide=1"), std::string());
+        QCOMPARE(c.vertexCount(), std::size_t(8 + 18));
+        QCOMPARE(c.triangleCount(), std::size_t(48));
+        QCOMPARE(c.meshTriangleCount(), std::size_t(12));
+        const LoopLevel one = loopSubdivide(meshTriangles(coarse), 8);
+        QVERIFY(characterTriangles(c) == one.triangles);
+        for (Real t : {0.0, 0.4, 1.3}) {
+            std::vector<Vec3> expected;
+            one.apply(skinCharacter(coarse, t), expected);
+            QVERIFY(skinCharacter(c, t) == expected);
+        }
+        QCOMPARE(editCharacter(c, "subdivide=2"), std::string());
+        QCOMPARE(c.vertexCount(), std::size_t(26 + 72));
+        QCOMPARE(c.triangleCount(), std::size_t(192));
+        std::vector<Vec3> once, twice;
+        one.apply(skinCharacter(coarse, 0.4), once);
+        loopSubdivide(one.triangles, one.vertexCount()).apply(once, twice);
+        QVERIFY(skinCharacter(c, 0.4) == twice);
+        // Levels set without refineCharacter are made on the spot: the same skin.
+        Character unrefined = coarse;
+        unrefined.subdivisions = 2;
+        QVERIFY(unrefined.surfaceLevels.empty());
+        QVERIFY(skinCharacter(unrefined, 0.4) == twice);
+        // Refused: named, with the range; nothing changed.
+        std::string problem = editCharacter(c, "subdivide=4");
+        QVERIFY2(problem.find("0 to 3") != std::string::npos, problem.c_str());
+        problem = editCharacter(c, "subdivide=1.5");
+        QVERIFY2(problem.find("subdivide") != std::string::npos, problem.c_str());
+        QCOMPARE(c.subdivisions, 2);
+        c.subdivisions = -1;
+        QVERIFY(checkCharacter(c).find("levels of subdivision") != std::string::npos);
+        // In a scene: the collider is the subdivided skin, moved by the solver.
+        QCOMPARE(editCharacter(c, "subdivide=2"), std::string());
+        Scene scene = particleAt(Vec3(5, 5, 5));
+        const int k = addCharacter(scene, c);
+        const Collider& collider = scene.colliders[std::size_t(scene.characters[k].collider)];
+        QCOMPARE(collider.triangles.size(), std::size_t(192));
+        QVERIFY(validateScene(scene).empty());
+        Solver solver(scene);
+        for (int step = 0; step < 30; ++step) {
+            solver.step();
+        }
+        QVERIFY(solver.scene().colliders[0].vertices ==
+                skinCharacter(solver.scene().characters[0], solver.time()));
     }
 
     void checksNameWhatIsWrong() {
