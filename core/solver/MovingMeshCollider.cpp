@@ -176,7 +176,8 @@ Vec3 MovingMeshCollider::velocityAt(const Triangle& t, const Vec3& w) const {
     return w[0] * v[t[0]] + w[1] * v[t[1]] + w[2] * v[t[2]];
 }
 
-bool MovingMeshCollider::closest(const Vec3& x, Real reach, SurfacePoint& s, Vec3& velocity) const {
+bool MovingMeshCollider::closest(const Vec3& x, Real reach, SurfacePoint& s, Vec3& velocity,
+                                 Real deepest) const {
     if (empty()) {
         return false;
     }
@@ -237,7 +238,7 @@ bool MovingMeshCollider::closest(const Vec3& x, Real reach, SurfacePoint& s, Vec
     }
     const Vec3 offset = x - s.point;
     const Real d = offset.norm();
-    const bool inside = !rim && offset.dot(pseudo) < 0;
+    const bool inside = !rim && offset.dot(pseudo) < 0 && d <= deepest;
     s.distance = inside ? -d : d;
     s.normal = d > 1e-12 ? Vec3((inside ? -1.0 : 1.0) * offset / d) : pseudo;
     velocity = velocityAt(t, bestW);
@@ -245,7 +246,7 @@ bool MovingMeshCollider::closest(const Vec3& x, Real reach, SurfacePoint& s, Vec
 }
 
 bool MovingMeshCollider::contact(const Vec3& x, const Vec3& p, Real margin, Vec3& q, Vec3& n,
-                                 Vec3& velocity, Real* clearance) const {
+                                 Vec3& velocity, Real* clearance, Real deepest) const {
     // As contactFor: where x starts near the surface (or inside, up to the reach), the closest
     // point; where the path enters through a front face, the entry; where p ends near it, its
     // closest point. "Near" is the margin plus as much again or the path's length: the
@@ -255,7 +256,7 @@ bool MovingMeshCollider::contact(const Vec3& x, const Vec3& p, Real margin, Vec3
     const Real d0 = (p - x).norm();
     const Real near = margin + std::max(margin, d0);
     SurfacePoint s;
-    const bool found = closest(x, near + reach_, s, velocity);
+    const bool found = closest(x, near + reach_, s, velocity, deepest);
     if (clearance != nullptr) {
         *clearance = !found ? -(near + reach_) : s.distance > 0 ? s.distance : 0;
     }
@@ -291,7 +292,7 @@ bool MovingMeshCollider::contact(const Vec3& x, const Vec3& p, Real margin, Vec3
         velocity = velocityAt((*triangles_)[hitTriangle], hitW);
         return true;
     }
-    if (closest(p, near + reach_, s, velocity) && s.distance < near) {
+    if (closest(p, near + reach_, s, velocity, deepest) && s.distance < near) {
         q = s.point;
         n = s.normal;
         return true;

@@ -8,11 +8,15 @@
 // reaches only `reach` beyond the margin: a particle the skin swallowed deeper than that is
 // given up, not pulled through the body to a far side. A point whose closest feature is on an
 // opening's rim (a character's separate torso ends at the hips) is outside: no side can be told
-// there, and taking it for inside pushes cloth into the body.
-
+// there, and taking it for inside pushes cloth into the body. Nor is a point inside deeper than
+// the caller says it can have come (`deepest`: a particle seen outside a substep before, plus its
+// path and the skin's travel since): near an opening the pseudo-normals' side is not continuous,
+// and a particle that came round a rim behind a face would be taken for centimetres deep and
+// pushed through the surface.
 #include "core/base/LinearAlgebra.h"
 #include "core/solver/Colliders.h"
 
+#include <limits>
 #include <vector>
 
 namespace pbd {
@@ -26,14 +30,18 @@ public:
     const Bounds& bounds() const { return bounds_; }
     Real reach() const { return reach_; }
 
+    static constexpr Real kAnyDepth = std::numeric_limits<Real>::infinity();
     // As contactFor (Colliders.h) for the particle moving x -> p, with the surface's velocity
     // at the contact point (zero when the collider has no vertex velocities). `clearance`, if
     // given, says what the search of x saw: its distance outside the surface (> 0), nothing
-    // within minus the distance searched (< 0), or 0 (inside, or on it).
+    // within minus the distance searched (< 0), or 0 (inside, or on it). Neither x nor p is
+    // inside deeper than `deepest`.
     bool contact(const Vec3& x, const Vec3& p, Real margin, Vec3& q, Vec3& n, Vec3& velocity,
-                 Real* clearance = nullptr) const;
-    // The signed distance of x to the surface within the reach (false beyond it).
-    bool closest(const Vec3& x, Real reach, SurfacePoint& s, Vec3& velocity) const;
+                 Real* clearance = nullptr, Real deepest = kAnyDepth) const;
+    // The signed distance of x to the surface within the reach (false beyond it); a point
+    // deeper than `deepest` behind the closest feature counts as outside.
+    bool closest(const Vec3& x, Real reach, SurfacePoint& s, Vec3& velocity,
+                 Real deepest = kAnyDepth) const;
 
 private:
     template <class F> void visit(const Bounds& box, F&& f) const;

@@ -94,7 +94,12 @@ void Solver::findContacts(int k, int T) {
         // and as much again or its path, beyond its path), outside them all: not by the skins'
         // largest vertex moves since and its own. Where a search found nothing within its
         // reach (the particle may have been deeper inside), not within the reach either.
+        // Seen outside them, it can be no deeper inside one now than it and the skins moved
+        // since, less how far out it was (the signed distance changes no faster than either
+        // moves; with the margin as slack): deeper, the pseudo-normals' side is wrong (an
+        // opening's rim came between), and the search takes the point for outside.
         bool skipSkins = false;
+        Real deepest = MovingMeshCollider::kAnyDepth;
         if (skins) {
             const SkinClearance& remembered = skinClearance_[i];
             const Real path = (p - x).norm();
@@ -102,6 +107,9 @@ void Solver::findContacts(int k, int T) {
             const Real moved = (x - remembered.from).norm() + (skinTravel_ - remembered.travel);
             skipSkins = remembered.outside >= 0 && remembered.outside - moved > near &&
                         remembered.bound - moved > near + skinReach_;
+            if (remembered.outside > 0 && std::isfinite(remembered.outside)) {
+                deepest = std::max<Real>(0, moved + path - remembered.outside) + margin;
+            }
         }
         bool searched = false;
         Real outside = std::numeric_limits<Real>::infinity();
@@ -129,7 +137,7 @@ void Solver::findContacts(int k, int T) {
             if (moving.empty()
                     ? contactFor(colliders[c], x, p, margin, contact.point, contact.normal)
                     : moving.contact(x, p, margin, contact.point, contact.normal,
-                                     contact.surfaceVelocity, &clearance)) {
+                                     contact.surfaceVelocity, &clearance, deepest)) {
                 contact.particle = static_cast<Index>(i);
                 contact.collider = static_cast<Index>(c);
                 contact.approachSpeed =
