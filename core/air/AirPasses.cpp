@@ -534,36 +534,44 @@ bool airPairActs(const SolverParticle* P, const AirContactPair& pair, Real epsil
     return out.b.minCoeff() >= -kOverFace; // else beside the face: other pairs hold it
 }
 
-// Which of `count` pairs may act (airPairActs decides): not those well clear of their face's
-// plane, C >= 0 told without a root or a division ((p - f0) . n <= -epsilon |n| with n the
-// face's unnormalised normal), nor those well beside it (planeBarycentric's numerators against
-// its margin). Without branches, compiled twice in a portable build (core/base/
-// InstructionSets.h): with AVX2 it gathers the points of four pairs at once. Its margins hold
-// whatever the rounding of either copy.
+// The filter's epsilon squared, with a margin for its rounding.
+PBD_KERNEL_INLINE Real airPairEpsilon2(Real epsilon) {
+    return 1.0001 * epsilon * epsilon;
+}
+
+// Whether a pair may act (airPairActs decides): not when well clear of its face's plane, C >= 0
+// told without a root or a division ((p - f0) . n <= -epsilon |n| with n the face's
+// unnormalised normal), nor when well beside it (planeBarycentric's numerators against its
+// margin). Without branches; markAirPairsNear's is compiled twice in a portable build (core/
+// base/InstructionSets.h), and with AVX2 it gathers the points of four pairs at once. Its
+// margins hold whatever the rounding of either copy.
+PBD_KERNEL_INLINE bool airPairMayAct(const SolverParticle* P, const AirContactPair& pair,
+                                     Real epsilon2) {
+    const SolverParticle& q = P[pair.particle];
+    const SolverParticle& a = P[pair.face[0]];
+    const SolverParticle& b = P[pair.face[1]];
+    const SolverParticle& c = P[pair.face[2]];
+    const Real px = q.x - a.x, py = q.y - a.y, pz = q.z - a.z; // p - f0
+    const Real ux = b.x - a.x, uy = b.y - a.y, uz = b.z - a.z; // f1 - f0
+    const Real vx = c.x - a.x, vy = c.y - a.y, vz = c.z - a.z; // f2 - f0
+    const Real nx = uy * vz - uz * vy, ny = uz * vx - ux * vz, nz = ux * vy - uy * vx;
+    const Real n2 = nx * nx + ny * ny + nz * nz;
+    const Real d = px * nx + py * ny + pz * nz;
+    const bool clear = (d < 0) & (d * d > epsilon2 * n2);
+    // planeBarycentric's numerators: b1 = ((p - f0) x v) . n and b2 = (u x (p - f0)) . n.
+    const Real b1 = (py * vz - pz * vy) * nx + (pz * vx - px * vz) * ny + (px * vy - py * vx) * nz;
+    const Real b2 = (uy * pz - uz * py) * nx + (uz * px - ux * pz) * ny + (ux * py - uy * px) * nz;
+    const Real beside = -(kOverFace + 1e-6) * n2 - 1e-9 * (std::abs(b1) + std::abs(b2));
+    const bool away = (b1 < beside) | (b2 < beside) | (n2 - b1 - b2 < beside);
+    return !(clear | away);
+}
+
+// The same for `count` pairs, a byte each.
 PBD_KERNEL_INLINE void markAirPairsNear(const SolverParticle* P, const AirContactPair* pairs,
                                         std::size_t count, Real epsilon, std::uint8_t* maybe) {
-    const Real epsilon2 = 1.0001 * epsilon * epsilon;
+    const Real epsilon2 = airPairEpsilon2(epsilon);
     for (std::size_t i = 0; i < count; ++i) {
-        const AirContactPair& pair = pairs[i];
-        const SolverParticle& q = P[pair.particle];
-        const SolverParticle& a = P[pair.face[0]];
-        const SolverParticle& b = P[pair.face[1]];
-        const SolverParticle& c = P[pair.face[2]];
-        const Real px = q.x - a.x, py = q.y - a.y, pz = q.z - a.z; // p - f0
-        const Real ux = b.x - a.x, uy = b.y - a.y, uz = b.z - a.z; // f1 - f0
-        const Real vx = c.x - a.x, vy = c.y - a.y, vz = c.z - a.z; // f2 - f0
-        const Real nx = uy * vz - uz * vy, ny = uz * vx - ux * vz, nz = ux * vy - uy * vx;
-        const Real n2 = nx * nx + ny * ny + nz * nz;
-        const Real d = px * nx + py * ny + pz * nz;
-        const bool clear = (d < 0) & (d * d > epsilon2 * n2);
-        // planeBarycentric's numerators: b1 = ((p - f0) x v) . n and b2 = (u x (p - f0)) . n.
-        const Real b1 =
-            (py * vz - pz * vy) * nx + (pz * vx - px * vz) * ny + (px * vy - py * vx) * nz;
-        const Real b2 =
-            (uy * pz - uz * py) * nx + (uz * px - ux * pz) * ny + (ux * py - uy * px) * nz;
-        const Real beside = -(kOverFace + 1e-6) * n2 - 1e-9 * (std::abs(b1) + std::abs(b2));
-        const bool away = (b1 < beside) | (b2 < beside) | (n2 - b1 - b2 < beside);
-        maybe[i] = std::uint8_t(!(clear | away));
+        maybe[i] = std::uint8_t(airPairMayAct(P, pairs[i], epsilon2));
     }
 }
 } // namespace
@@ -657,6 +665,12 @@ void Solver::keepAirDistance() {
             pending[k / 64] |= std::uint64_t(1) << (k % 64);
         }
     }
+    // The pairs found act nearly all; the rest, set again by a projection, seldom (the full
+    // dancer: 43 of 52 million checks a run act not): those go through the filter the search
+    // uses first (markAirPairsNear's, no root or division; it passes every pair that acts).
+    std::vector<std::uint64_t>& found = airPairFound_;
+    found = pending;
+    const Real epsilon2 = airPairEpsilon2(epsilon);
     const auto recheckAfter = [&](std::uint32_t k, Index v) {
         for (std::uint32_t i = airPairIncidenceStart_[v]; i < airPairIncidenceStart_[v + 1]; ++i) {
             const std::uint32_t j = airPairIncidence_[i];
@@ -672,6 +686,7 @@ void Solver::keepAirDistance() {
             const std::uint32_t k = std::uint32_t(word * 64 + std::size_t(bit));
             const AirContactPair& pair = airPairs_[k];
             if ((airWalls_ && particleOwner_[pair.particle] == kContainer) ||
+                (((found[word] >> bit) & 1) == 0 && !airPairMayAct(P, pair, epsilon2)) ||
                 !airPairActs(P, pair, epsilon, state)) {
                 continue;
             }

@@ -233,7 +233,7 @@ private:
     void refreshAirPairIncidence(); // particle -> its pairs, whenever airPairs_ is made
     std::vector<std::vector<std::uint32_t>> airPairsNear_;
     std::vector<std::uint32_t> airPairIncidenceStart_, airPairIncidence_;
-    std::vector<std::uint64_t> airPairPending_;
+    std::vector<std::uint64_t> airPairPending_, airPairFound_;
     std::size_t applyAirFriction(); // returns the contacts that acted
     // The container's walls, when it is a box (every immovable air point on the faces of
     // their bounding box): body particles are kept airContactDistance inside them, with
