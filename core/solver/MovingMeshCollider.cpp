@@ -292,6 +292,12 @@ bool MovingMeshCollider::contact(const Vec3& x, const Vec3& p, Real margin, Vec3
         velocity = velocityAt((*triangles_)[hitTriangle], hitW);
         return true;
     }
+    // p is no nearer the surface than x less the path: beyond the contact distance and the
+    // depth it may be inside, its search cannot find a contact (the same answer without it;
+    // a little slack for the distances' rounding).
+    if (found && s.distance > 0 && s.distance - d0 > std::max(deepest, near) * (1 + 1e-9) + 1e-12) {
+        return false;
+    }
     if (closest(p, near + reach_, s, velocity, deepest) && s.distance < near) {
         q = s.point;
         n = s.normal;
