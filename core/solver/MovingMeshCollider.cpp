@@ -3,22 +3,46 @@
 #include "core/solver/SelfCollision.h"
 
 #include <algorithm>
+#include <atomic>
 #include <cmath>
 
 namespace pbd {
+
+namespace {
+
+// floor(v) as an int, for v within the int range (the grid's cells: v is clamped first); without
+// SSE4.1 std::floor is a library call, and a build made 12 per triangle.
+inline int floorToInt(Real v) {
+    const int i = static_cast<int>(v);
+    return i - (v < static_cast<Real>(i) ? 1 : 0);
+}
+
+// The cell of coordinate v (from the grid's corner) along an axis of `cells` cells, clamped
+// into the grid: clamp(floor(v / cell), 0, cells - 1), v / cell as v times its inverse (the
+// triangles' cells and a search's are worked out alike, and any rounding that keeps the order
+// of coordinates finds the same triangles).
+inline int cellOf(Real v, Real inverseCell, int cells) {
+    const Real at = v * inverseCell;
+    if (!(at > 0)) {
+        return 0; // and NaN
+    }
+    return std::min(floorToInt(std::min(at, Real(cells))), cells - 1);
+}
+
+std::atomic<std::uint64_t> buildCount{0};
+
+} // namespace
 
 void MovingMeshCollider::build(const Collider& c, Real reach) {
     vertices_ = &c.vertices;
     triangles_ = &c.triangles;
     velocities_ = c.velocities.size() == c.vertices.size() ? &c.velocities : nullptr;
+    generation_ = ++buildCount;
     const auto& x = c.vertices;
     bounds_ = Bounds{};
     for (const Vec3& v : x) {
         bounds_.add(v);
     }
-    // Angle-weighted vertex normals: the pseudo-normals that give a point near a corner or an
-    // edge its side.
-    vertexNormals_.assign(x.size(), Vec3::Zero());
     faceNormals_.resize(c.triangles.size());
     faceMin_.resize(c.triangles.size());
     faceMax_.resize(c.triangles.size());
@@ -31,21 +55,28 @@ void MovingMeshCollider::build(const Collider& c, Real reach) {
         faceMin_[f] = x[t[0]].cwiseMin(x[t[1]]).cwiseMin(x[t[2]]);
         faceMax_[f] = x[t[0]].cwiseMax(x[t[1]]).cwiseMax(x[t[2]]);
         for (int k = 0; k < 3; ++k) {
-            const Vec3 e1 = x[t[(k + 1) % 3]] - x[t[k]], e2 = x[t[(k + 2) % 3]] - x[t[k]];
-            const Real l1 = e1.norm(), l2 = e2.norm();
-            edges += l1;
-            if (l1 > 0 && l2 > 0) {
-                const Real angle = std::acos(std::clamp(e1.dot(e2) / (l1 * l2), Real(-1), Real(1)));
-                vertexNormals_[t[k]] += angle * faceNormals_[f];
-            }
+            edges += (x[t[(k + 1) % 3]] - x[t[k]]).norm();
         }
-    }
-    for (Vec3& n : vertexNormals_) {
-        const Real len = n.norm();
-        n = len > 0 ? Vec3(n / len) : Vec3::Zero();
     }
     // Rims: edges of one triangle. The topology is the same every substep; found once.
     if (border_.size() != x.size() || borderTriangles_ != c.triangles.size()) {
+        // Each vertex's corners, triangle by triangle: the order its normal sums them in.
+        cornerStart_.assign(x.size() + 1, 0);
+        for (const Triangle& t : c.triangles) {
+            for (const Index v : t) {
+                ++cornerStart_[v + 1];
+            }
+        }
+        for (std::size_t v = 0; v < x.size(); ++v) {
+            cornerStart_[v + 1] += cornerStart_[v];
+        }
+        cornerOf_.resize(cornerStart_[x.size()]);
+        std::vector<Index> fill(cornerStart_.begin(), cornerStart_.end() - 1);
+        for (std::size_t f = 0; f < c.triangles.size(); ++f) {
+            for (int k = 0; k < 3; ++k) {
+                cornerOf_[fill[c.triangles[f][std::size_t(k)]]++] = Index(3 * f + std::size_t(k));
+            }
+        }
         std::vector<std::pair<Index, Index>> rimEdges;
         rimEdges.reserve(3 * c.triangles.size());
         for (const Triangle& t : c.triangles) {
@@ -86,12 +117,13 @@ void MovingMeshCollider::build(const Collider& c, Real reach) {
     }
     const std::size_t cells = std::size_t(dims_.x()) * dims_.y() * dims_.z();
     cellStart_.assign(cells + 1, 0);
-    const auto cellRange = [&](const Triangle& t, Eigen::Vector3i& lo, Eigen::Vector3i& hi) {
-        const Vec3 mn = x[t[0]].cwiseMin(x[t[1]]).cwiseMin(x[t[2]]) - bounds_.min;
-        const Vec3 mx = x[t[0]].cwiseMax(x[t[1]]).cwiseMax(x[t[2]]) - bounds_.min;
+    inverseCell_ = 1 / cell_;
+    const auto cellRange = [&](std::size_t f, Eigen::Vector3i& lo, Eigen::Vector3i& hi) {
+        const Vec3 mn = faceMin_[f] - bounds_.min;
+        const Vec3 mx = faceMax_[f] - bounds_.min;
         for (int a = 0; a < 3; ++a) {
-            lo[a] = std::clamp(int(std::floor(mn[a] / cell_)), 0, dims_[a] - 1);
-            hi[a] = std::clamp(int(std::floor(mx[a] / cell_)), 0, dims_[a] - 1);
+            lo[a] = cellOf(mn[a], inverseCell_, dims_[a]);
+            hi[a] = cellOf(mx[a], inverseCell_, dims_[a]);
         }
     };
     Eigen::Vector3i lo, hi;
@@ -105,7 +137,7 @@ void MovingMeshCollider::build(const Collider& c, Real reach) {
             fill.assign(cellStart_.begin(), cellStart_.end() - 1);
         }
         for (std::size_t f = 0; f < c.triangles.size(); ++f) {
-            cellRange(c.triangles[f], lo, hi);
+            cellRange(f, lo, hi);
             for (int k = lo.z(); k <= hi.z(); ++k) {
                 for (int j = lo.y(); j <= hi.y(); ++j) {
                     for (int i = lo.x(); i <= hi.x(); ++i) {
@@ -131,8 +163,8 @@ template <class F> void MovingMeshCollider::visit(const Bounds& box, F&& f) cons
     }
     Eigen::Vector3i lo, hi;
     for (int a = 0; a < 3; ++a) {
-        lo[a] = std::clamp(int(std::floor((box.min[a] - bounds_.min[a]) / cell_)), 0, dims_[a] - 1);
-        hi[a] = std::clamp(int(std::floor((box.max[a] - bounds_.min[a]) / cell_)), 0, dims_[a] - 1);
+        lo[a] = cellOf(box.min[a] - bounds_.min[a], inverseCell_, dims_[a]);
+        hi[a] = cellOf(box.max[a] - bounds_.min[a], inverseCell_, dims_[a]);
     }
     // A triangle in several cells is visited once: each visit stamps the triangles it saw
     // (a thread's stamps, a new stamp per visit). The callers break ties by triangle index, so
@@ -166,6 +198,65 @@ template <class F> void MovingMeshCollider::visit(const Bounds& box, F&& f) cons
             }
         }
     }
+}
+
+Vec3 MovingMeshCollider::vertexNormal(Index v) const {
+    // This thread's normals of this build so far: a cache per collider it searched lately (at
+    // most four; the one least lately built gives way to another).
+    struct Cache {
+        const MovingMeshCollider* owner = nullptr;
+        std::uint64_t generation = 0;    // of the owner's build it last served
+        std::vector<std::uint64_t> made; // per vertex: the build its normal is of
+        std::vector<Vec3> normal;
+    };
+    constexpr std::size_t kCaches = 4;
+    thread_local std::vector<Cache> caches;
+    Cache* cache = nullptr;
+    for (Cache& candidate : caches) {
+        if (candidate.owner == this) {
+            cache = &candidate;
+        }
+    }
+    if (cache == nullptr) {
+        if (caches.size() < kCaches) {
+            cache = &caches.emplace_back();
+        } else {
+            cache = &*std::min_element(
+                caches.begin(), caches.end(),
+                [](const Cache& a, const Cache& b) { return a.generation < b.generation; });
+        }
+        cache->owner = this;
+        cache->made.clear();
+    }
+    cache->generation = generation_;
+    const std::size_t n = vertices_->size();
+    if (cache->made.size() != n) {
+        cache->made.assign(n, 0);
+        cache->normal.resize(n);
+    }
+    if (cache->made[v] == generation_) {
+        return cache->normal[v];
+    }
+    // The corners' angles times their faces' normals, summed face by face: as every vertex's
+    // normal was made in the build before.
+    const auto& x = *vertices_;
+    Vec3 sum = Vec3::Zero();
+    for (Index i = cornerStart_[v]; i < cornerStart_[v + 1]; ++i) {
+        const Index f = cornerOf_[i] / 3;
+        const int k = int(cornerOf_[i] % 3);
+        const Triangle& t = (*triangles_)[f];
+        const Vec3 e1 = x[t[(k + 1) % 3]] - x[t[k]], e2 = x[t[(k + 2) % 3]] - x[t[k]];
+        const Real l1 = e1.norm(), l2 = e2.norm();
+        if (l1 > 0 && l2 > 0) {
+            const Real angle = std::acos(std::clamp(e1.dot(e2) / (l1 * l2), Real(-1), Real(1)));
+            sum += angle * faceNormals_[f];
+        }
+    }
+    const Real len = sum.norm();
+    const Vec3 normal = len > 0 ? Vec3(sum / len) : Vec3::Zero();
+    cache->made[v] = generation_;
+    cache->normal[v] = normal;
+    return normal;
 }
 
 Vec3 MovingMeshCollider::velocityAt(const Triangle& t, const Vec3& w) const {
@@ -224,8 +315,8 @@ bool MovingMeshCollider::closest(const Vec3& x, Real reach, SurfacePoint& s, Vec
     const Real inner = 1e-9;
     Vec3 pseudo = faceNormals_[bestTriangle];
     if (bestW.minCoeff() <= inner) {
-        const Vec3 blend = bestW[0] * vertexNormals_[t[0]] + bestW[1] * vertexNormals_[t[1]] +
-                           bestW[2] * vertexNormals_[t[2]];
+        const Vec3 blend = bestW[0] * vertexNormal(t[0]) + bestW[1] * vertexNormal(t[1]) +
+                           bestW[2] * vertexNormal(t[2]);
         if (blend.squaredNorm() > 0) {
             pseudo = blend.normalized();
         }

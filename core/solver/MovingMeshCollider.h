@@ -16,6 +16,7 @@
 #include "core/base/LinearAlgebra.h"
 #include "core/solver/Colliders.h"
 
+#include <cstdint>
 #include <limits>
 #include <vector>
 
@@ -46,11 +47,16 @@ public:
 private:
     template <class F> void visit(const Bounds& box, F&& f) const;
     Vec3 velocityAt(const Triangle& t, const Vec3& w) const;
+    // Vertex v's angle-weighted normal, made when a search first needs it after a build (few
+    // searches end on an edge or a corner; the acos of every corner of a subdivided skin was
+    // most of a build): each thread keeps those it made, the same bits whichever makes them.
+    Vec3 vertexNormal(Index v) const;
 
     const std::vector<Vec3>* vertices_ = nullptr;
     const std::vector<Triangle>* triangles_ = nullptr;
     const std::vector<Vec3>* velocities_ = nullptr;
-    std::vector<Vec3> vertexNormals_;
+    std::uint64_t generation_ = 0;              // this build's, unique in the program
+    std::vector<Index> cornerStart_, cornerOf_; // vertex -> its corners 3 f + k, f ascending
     std::vector<char> border_; // per vertex: on an edge of one triangle only (an opening)
     std::size_t borderTriangles_ = 0;
     std::vector<Vec3> faceNormals_;
@@ -58,6 +64,7 @@ private:
     std::vector<Vec3> faceMin_, faceMax_;
     Bounds bounds_;
     Real cell_ = 1;
+    Real inverseCell_ = 1;
     Real reach_ = 0;
     Eigen::Vector3i dims_ = Eigen::Vector3i::Ones();
     std::vector<Index> cellStart_; // CSR: the triangles of cell c are [cellStart_[c], [c + 1])

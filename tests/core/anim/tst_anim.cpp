@@ -7,6 +7,7 @@
 #include "core/constraints/Attaching.h"
 #include "core/constraints/ConstraintBuilders.h"
 #include "core/scenes/PrimitiveMeshes.h"
+#include "core/solver/MovingMeshCollider.h"
 #include "core/solver/Solver.h"
 
 #include <QTest>
@@ -542,6 +543,37 @@ private slots:
                                     .arg(scene.particles.positions[1].z())));
         }
         QVERIFY(scene.particles.positions[0].x() < 0.9); // well behind the face by now
+    }
+
+    // The side of a point whose closest feature is an edge or a corner comes from the vertex
+    // normals (angle-weighted: a cube's corner (1, 1, 1)/sqrt(3) whatever its triangulation),
+    // made when first needed after each build: turned half round, the cube's edges are judged
+    // by the normals of the new pose (with the old ones, a point outside an edge is inside).
+    void theSkinsSideAtEdgesFollowsItsPose() {
+        Character box = movingBox(Vec3(1, 1, 1), Vec3::Zero(), Vec3::Zero(), 1.0);
+        Collider skin = Collider::mesh(skinCharacter(box, 0), characterTriangles(box));
+        skin.velocities.assign(skin.vertices.size(), Vec3::Zero());
+        MovingMeshCollider collider;
+        collider.build(skin);
+        SurfacePoint s;
+        Vec3 velocity;
+        const auto side = [&](const Vec3& q) {
+            return collider.closest(q, 1.0, s, velocity) ? s.distance : 99.0;
+        };
+        QVERIFY(side(Vec3(1.1, 1.1, 0.9)) > 0);   // beside an edge, outside
+        QVERIFY(side(Vec3(0.95, 0.95, 0.9)) < 0); // inside
+        QVERIFY(side(Vec3(1.1, 1.1, 1.1)) > 0);   // beyond a corner
+        QVERIFY(near(s.normal, Vec3(1, 1, 1).normalized(), 1e-12));
+        QVERIFY(side(Vec3(-1.1, -1.1, 0.9)) > 0);
+        for (Vec3& v : skin.vertices) {
+            v = Vec3(-v.x(), -v.y(), v.z()); // half a turn about z: the same cube, each vertex
+        }                                    // where its opposite was
+        collider.build(skin);
+        QVERIFY(side(Vec3(-1.1, -1.1, 0.9)) > 0);
+        QVERIFY(side(Vec3(-0.95, -0.95, 0.9)) < 0);
+        QVERIFY(side(Vec3(1.1, 1.1, 0.9)) > 0);
+        QVERIFY(side(Vec3(1.1, 1.1, 1.1)) > 0);
+        QVERIFY(near(s.normal, Vec3(1, 1, 1).normalized(), 1e-12));
     }
 
     // Friction acts on the velocity relative to the surface: a particle resting on a platform
