@@ -346,10 +346,16 @@ bool MovingMeshCollider::contact(const Vec3& x, const Vec3& p, Real margin, Vec3
     // through the surface after the search.
     const Real d0 = (p - x).norm();
     const Real near = margin + std::max(margin, d0);
+    // How far to search: the reach, or, where the particle can be no deeper inside than
+    // `deepest`, only as far as that and the contact distance (a little slack for rounding):
+    // nothing farther can be a contact, nor be inside. Found nothing there, the point is outside
+    // by more than that.
+    const Real reach = near + reach_;
+    const Real radius = std::min(reach, std::max(near, deepest) * (1 + 1e-9) + 1e-12);
     SurfacePoint s;
-    const bool found = closest(x, near + reach_, s, velocity, deepest);
+    const bool found = closest(x, radius, s, velocity, deepest);
     if (clearance != nullptr) {
-        *clearance = !found ? -(near + reach_) : s.distance > 0 ? s.distance : 0;
+        *clearance = found ? (s.distance > 0 ? s.distance : 0) : radius < reach ? radius : -reach;
     }
     if (found && s.distance < near) {
         q = s.point;
@@ -386,10 +392,11 @@ bool MovingMeshCollider::contact(const Vec3& x, const Vec3& p, Real margin, Vec3
     // p is no nearer the surface than x less the path: beyond the contact distance and the
     // depth it may be inside, its search cannot find a contact (the same answer without it;
     // a little slack for the distances' rounding).
-    if (found && s.distance > 0 && s.distance - d0 > std::max(deepest, near) * (1 + 1e-9) + 1e-12) {
+    const Real atLeast = found ? (s.distance > 0 ? s.distance : 0) : radius < reach ? radius : 0;
+    if (atLeast - d0 > std::max(deepest, near) * (1 + 1e-9) + 1e-12) {
         return false;
     }
-    if (closest(p, near + reach_, s, velocity, deepest) && s.distance < near) {
+    if (closest(p, radius, s, velocity, deepest) && s.distance < near) {
         q = s.point;
         n = s.normal;
         return true;
