@@ -29,7 +29,13 @@ LoopLevel loopSubdivide(const std::vector<Triangle>& triangles, std::size_t vert
     };
     std::vector<Side> sides;
     sides.reserve(3 * triangles.size());
+    const auto valid = [&](const Triangle& t) {
+        return t[0] < vertexCount && t[1] < vertexCount && t[2] < vertexCount;
+    };
     for (std::size_t t = 0; t < triangles.size(); ++t) {
+        if (!valid(triangles[t])) {
+            continue;
+        }
         for (int k = 0; k < 3; ++k) {
             const Index u = triangles[t][std::size_t(k)], v = triangles[t][std::size_t(k + 1) % 3];
             sides.push_back({std::min(u, v), std::max(u, v), triangles[t][std::size_t(k + 2) % 3],
@@ -144,6 +150,11 @@ LoopLevel loopSubdivide(const std::vector<Triangle>& triangles, std::size_t vert
     const Index base = Index(vertexCount);
     for (std::size_t t = 0; t < triangles.size(); ++t) {
         const Triangle& c = triangles[t];
+        if (!valid(c)) {
+            // Four collapsed children, to keep 4 t's place: checkCharacter refuses such a mesh.
+            level.triangles.insert(level.triangles.end(), 4, Triangle{0, 0, 0});
+            continue;
+        }
         const Index ab = base + edgeOf[3 * t], bc = base + edgeOf[3 * t + 1],
                     ca = base + edgeOf[3 * t + 2];
         level.triangles.push_back({c[0], ab, ca});

@@ -40,8 +40,8 @@ struct LoopLevel {
     void apply(const std::vector<Vec3>& coarse, std::vector<Vec3>& fine) const;
 };
 
-// One level of Loop subdivision of `triangles` on `vertexCount` vertices (indices out of range
-// are the caller's to refuse).
+// One level of Loop subdivision of `triangles` on `vertexCount` vertices. A triangle with an
+// index out of range (the caller's to refuse) has no edges, and four collapsed children.
 LoopLevel loopSubdivide(const std::vector<Triangle>& triangles, std::size_t vertexCount);
 
 } // namespace pbd

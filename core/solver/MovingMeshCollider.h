@@ -13,6 +13,7 @@
 // path and the skin's travel since): near an opening the pseudo-normals' side is not continuous,
 // and a particle that came round a rim behind a face would be taken for centimetres deep and
 // pushed through the surface.
+
 #include "core/base/LinearAlgebra.h"
 #include "core/solver/Colliders.h"
 
@@ -33,10 +34,11 @@ public:
 
     static constexpr Real kAnyDepth = std::numeric_limits<Real>::infinity();
     // As contactFor (Colliders.h) for the particle moving x -> p, with the surface's velocity
-    // at the contact point (zero when the collider has no vertex velocities). `clearance`, if
-    // given, says what the search of x saw: its distance outside the surface (> 0), nothing
-    // within minus the distance searched (< 0), or 0 (inside, or on it). Neither x nor p is
-    // inside deeper than `deepest`.
+    // at the contact point (zero when the collider has no vertex velocities). Neither x nor p
+    // is inside deeper than `deepest`; where that is finite, the searches reach only as far as
+    // it or the contact distance. `clearance`, if given, says what the search of x saw: its
+    // distance outside the surface, or at least that far outside where a bounded search found
+    // nothing (> 0); nothing within minus the distance searched (< 0); or 0 (inside, or on it).
     bool contact(const Vec3& x, const Vec3& p, Real margin, Vec3& q, Vec3& n, Vec3& velocity,
                  Real* clearance = nullptr, Real deepest = kAnyDepth) const;
     // The signed distance of x to the surface within the reach (false beyond it); a point

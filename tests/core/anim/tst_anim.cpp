@@ -326,6 +326,10 @@ private slots:
         QVERIFY(near(fine[5], Vec3(1, 1, 0)));
         QVERIFY(near(fine[6], Vec3(2, 1, 0)));
         QVERIFY(near(fine[fin.triangles[4 * 18][1]], Vec3(1.5, 1, 0)));
+        // An index out of range is passed over, not read.
+        const LoopLevel bad = loopSubdivide({{0, 1, 2}, {0, 1, 99}}, 3);
+        QCOMPARE(bad.triangles.size(), std::size_t(8));
+        QCOMPARE(bad.vertexCount(), std::size_t(3 + 3));
     }
 
     // A subdivided character: its skin is Loop's surface of the posed mesh at every time (the
