@@ -529,8 +529,11 @@ std::string describeCharacter(const Character& c) {
     }
     std::ostringstream out;
     out << "'" << c.name << "': " << c.nodes.size() << " nodes, " << bones << " bones, "
-        << c.meshes.size() << " meshes, " << c.triangleCount() << " triangles, " << c.clips.size()
-        << " clip(s)";
+        << c.meshes.size() << " meshes, " << c.triangleCount() << " triangles";
+    if (c.subdivisions > 0) {
+        out << " (" << c.meshTriangleCount() << " subdivided " << c.subdivisions << "x)";
+    }
+    out << ", " << c.clips.size() << " clip(s)";
     for (std::size_t i = 0; i < c.clips.size(); ++i) {
         out << (i == 0 ? ": " : ", ") << "'" << c.clips[i].name << "' " << c.clips[i].duration
             << " s";

@@ -354,8 +354,11 @@ bool MovingMeshCollider::contact(const Vec3& x, const Vec3& p, Real margin, Vec3
     const Real radius = std::min(reach, std::max(near, deepest) * (1 + 1e-9) + 1e-12);
     SurfacePoint s;
     const bool found = closest(x, radius, s, velocity, deepest);
+    // What the search of x saw (as `clearance` says): outside by this much (a bounded search
+    // that found nothing: at least the radius), inside or on it (0), nothing within the reach.
+    const Real seen = found ? std::max<Real>(s.distance, 0) : radius < reach ? radius : -reach;
     if (clearance != nullptr) {
-        *clearance = found ? (s.distance > 0 ? s.distance : 0) : radius < reach ? radius : -reach;
+        *clearance = seen;
     }
     if (found && s.distance < near) {
         q = s.point;
@@ -392,8 +395,7 @@ bool MovingMeshCollider::contact(const Vec3& x, const Vec3& p, Real margin, Vec3
     // p is no nearer the surface than x less the path: beyond the contact distance and the
     // depth it may be inside, its search cannot find a contact (the same answer without it;
     // a little slack for the distances' rounding).
-    const Real atLeast = found ? (s.distance > 0 ? s.distance : 0) : radius < reach ? radius : 0;
-    if (atLeast - d0 > std::max(deepest, near) * (1 + 1e-9) + 1e-12) {
+    if (seen - d0 > std::max(deepest, near) * (1 + 1e-9) + 1e-12) {
         return false;
     }
     if (closest(p, radius, s, velocity, deepest) && s.distance < near) {
