@@ -149,6 +149,7 @@ void SceneDocument::applySolverSettings(const SolverSettings& settings) {
                             settings.airIterations);
     worker_->setRigidSettings(settings.rigid);
     worker_->setExactAngularMomentum(settings.exactAngularMomentum);
+    worker_->setContinuousCollision(settings.continuousCollision);
     worker_->setSelfCollision(settings.selfCollision, settings.clothThickness);
     emit solverSettingsChanged();
 }

@@ -240,6 +240,15 @@ void SimulationWorker::setExactAngularMomentum(bool on) {
     wake_.notify_all();
 }
 
+void SimulationWorker::setContinuousCollision(bool on) {
+    {
+        std::lock_guard lock(mutex_);
+        newSettings_.continuousCollision = on;
+        settingsChanged_ = true;
+    }
+    wake_.notify_all();
+}
+
 void SimulationWorker::setSelfCollision(bool on, Real thickness) {
     {
         std::lock_guard lock(mutex_);

@@ -149,6 +149,8 @@ public:
     void setRigidSettings(const RigidSettings& rigid);
     // Distances along their start-of-substep edges (SHAKE), from the next step.
     void setExactAngularMomentum(bool on);
+    // Continuous collision (SolverSettings::continuousCollision), from the next step.
+    void setContinuousCollision(bool on);
     // Cloth self-collision and the thickness cloth keeps from itself, from the next step.
     void setSelfCollision(bool on, Real thickness);
     SolverSettings settings() const;

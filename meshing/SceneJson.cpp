@@ -281,6 +281,7 @@ json solverToJson(const SolverSettings& s) {
                 {"collisionMargin", s.collisionMargin},
                 {"exactAngularMomentum", s.exactAngularMomentum},
                 {"selfCollision", s.selfCollision},
+                {"continuousCollision", s.continuousCollision},
                 {"clothThickness", s.clothThickness},
                 {"tearingStretch", s.tearingStretch},
                 {"maxTearsPerStep", s.maxTearsPerStep},
@@ -305,6 +306,7 @@ SolverSettings solverFromJson(const json& j, const std::string& w) {
     s.collisionMargin = getOr<Real>(j, "collisionMargin", s.collisionMargin, w);
     s.exactAngularMomentum = getOr<bool>(j, "exactAngularMomentum", s.exactAngularMomentum, w);
     s.selfCollision = getOr<bool>(j, "selfCollision", s.selfCollision, w);
+    s.continuousCollision = getOr<bool>(j, "continuousCollision", s.continuousCollision, w);
     s.clothThickness = getOr<Real>(j, "clothThickness", s.clothThickness, w);
     s.tearingStretch = getOr<Real>(j, "tearingStretch", s.tearingStretch, w);
     s.maxTearsPerStep = getOr<int>(j, "maxTearsPerStep", s.maxTearsPerStep, w);

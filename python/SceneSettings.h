@@ -76,6 +76,8 @@ inline void setSetting(SolverSettings& s, const std::string& key, const py::hand
         s.airFriction = atLeastZero("a friction coefficient >= 0");
     } else if (key == "self_collision") {
         s.selfCollision = value.cast<bool>();
+    } else if (key == "continuous_collision") {
+        s.continuousCollision = value.cast<bool>();
     } else if (key == "cloth_thickness") {
         s.clothThickness = atLeastZero("a thickness >= 0, m");
     } else if (key == "collision_margin") {
@@ -99,7 +101,7 @@ inline void setSetting(SolverSettings& s, const std::string& key, const py::hand
             "unknown setting '" + key +
             "' (settings: iterations, substeps, dt, threads, method, gravity, air_optimization, "
             "air_iterations, air_threshold, air_distance, air_friction, self_collision, "
-            "cloth_thickness, "
+            "continuous_collision, cloth_thickness, "
             "collision_margin, global_damping, constraint_damping, tearing, "
             "exact_angular_momentum, rigid_iterations, rigid_substeps, sleeping)");
     }

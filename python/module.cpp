@@ -574,8 +574,9 @@ PYBIND11_MODULE(_pbdlab, m) {
             },
             "Sets solver settings by name, as pbdlab-cli's options: iterations, substeps, dt, "
             "threads, method ('xpbd'|'pbd'), gravity, air_optimization, air_threshold, "
-            "air_distance, air_friction, self_collision, cloth_thickness, collision_margin, "
-            "global_damping, constraint_damping, tearing, exact_angular_momentum, "
+            "air_distance, air_friction, self_collision, continuous_collision, cloth_thickness, "
+            "collision_margin, global_damping, constraint_damping, tearing, "
+            "exact_angular_momentum, "
             "rigid_iterations, rigid_substeps, sleeping. Raises KeyError for an unknown name and "
             "ValueError for a value out of range; nothing is set then.")
         .def_property_readonly(

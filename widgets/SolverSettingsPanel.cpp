@@ -45,8 +45,15 @@ SolverSettingsPanel::SolverSettingsPanel(QWidget* parent)
         tr("Project distance constraints along their edge at the start of the substep (SHAKE) "
            "instead of as it is now (PBD): spinning cloth and ropes, and cloth on rigid "
            "bodies, then keep their angular momentum exactly"));
+    continuousCollision_ = new QCheckBox(tr("Continuous collision"), panel);
+    continuousCollision_->setObjectName(QStringLiteral("continuousCollision"));
+    continuousCollision_->setToolTip(
+        tr("Follow cloth and soft-body surfaces through each substep, and keep at its start "
+           "every particle whose move would make two of them cross: surfaces that start apart "
+           "never pass through each other (costs about as much again as a step)"));
     form->addRow(tr("Iterations"), iterations_);
     form->addRow(exactAngularMomentum_);
+    form->addRow(continuousCollision_);
     form->addRow(tr("Threads"), threads_);
     // Rigid bodies (§5): the projected Gauss-Seidel solve and its stabilisation, each switch
     // taking effect at the next step, so its effect on a stack can be watched.
@@ -195,6 +202,7 @@ SolverSettingsPanel::SolverSettingsPanel(QWidget* parent)
     connect(threads_, &QSpinBox::valueChanged, this, &SolverSettingsPanel::threadsChanged);
     connect(timeStep_, &QDoubleSpinBox::valueChanged, this, &SolverSettingsPanel::settingsEdited);
     connect(exactAngularMomentum_, &QCheckBox::toggled, this, &SolverSettingsPanel::settingsEdited);
+    connect(continuousCollision_, &QCheckBox::toggled, this, &SolverSettingsPanel::settingsEdited);
     // Before any scene: the defaults a new scene gets, not the boxes' minimums (it read 0.010 ms
     // and 1 iteration).
     showSettings(SolverSettings{}, false, false);
@@ -213,6 +221,7 @@ SolverSettings SolverSettingsPanel::settings(const SolverSettings& scene) const 
     s.substeps = substeps_->value();
     s.iterations = iterations_->value();
     s.exactAngularMomentum = exactAngularMomentum_->isChecked();
+    s.continuousCollision = continuousCollision_->isChecked();
     s.airIterations = airIterations_->value();
     s.airOptimizationInterval = airInterval_->value();
     take(airThreshold_, s.airQualityThreshold, 1);
@@ -232,16 +241,17 @@ SolverSettings SolverSettingsPanel::settings(const SolverSettings& scene) const 
 
 void SolverSettingsPanel::showSettings(const SolverSettings& settings, bool hasRigidBodies,
                                        bool hasAir) {
-    for (QWidget* w : std::initializer_list<QWidget*>{timeStep_, substeps_, iterations_,
-                                                      exactAngularMomentum_}) {
+    for (QWidget* w : std::initializer_list<QWidget*>{
+             timeStep_, substeps_, iterations_, exactAngularMomentum_, continuousCollision_}) {
         w->blockSignals(true);
     }
     timeStep_->setValue(settings.timeStep * 1000.0);
     substeps_->setValue(settings.substeps);
     iterations_->setValue(settings.iterations);
     exactAngularMomentum_->setChecked(settings.exactAngularMomentum);
-    for (QWidget* w : std::initializer_list<QWidget*>{timeStep_, substeps_, iterations_,
-                                                      exactAngularMomentum_}) {
+    continuousCollision_->setChecked(settings.continuousCollision);
+    for (QWidget* w : std::initializer_list<QWidget*>{
+             timeStep_, substeps_, iterations_, exactAngularMomentum_, continuousCollision_}) {
         w->blockSignals(false);
     }
     for (QWidget* w : std::initializer_list<QWidget*>{airIterations_, airInterval_, airThreshold_,

@@ -43,6 +43,7 @@ private:
     QSpinBox* substeps_ = nullptr;
     QSpinBox* iterations_ = nullptr;
     QCheckBox* exactAngularMomentum_ = nullptr;
+    QCheckBox* continuousCollision_ = nullptr;
     QSpinBox* threads_ = nullptr;
     QGroupBox* rigidSettings_ = nullptr;
     QSpinBox* rigidIterations_ = nullptr;

@@ -98,7 +98,8 @@ json settingsJson(const SolverSettings& s) {
             {"threads", s.threads},
             {"gravity", {s.gravity.x(), s.gravity.y(), s.gravity.z()}},
             {"global_damping", s.globalDamping},
-            {"exact_angular_momentum", s.exactAngularMomentum}};
+            {"exact_angular_momentum", s.exactAngularMomentum},
+            {"continuous_collision", s.continuousCollision}};
 }
 
 json collidersJson(const Scene& scene) {

@@ -89,6 +89,9 @@ void addRunOptions(CLI::App& c, RunOptions& o) {
            {"off", "shock-propagation", "weight-amplification"});
     onOff(c.add_option("--exact-angular-momentum", o.exactAngularMomentum,
                        "Project distances along their edges at the start of the substep (SHAKE)"));
+    onOff(c.add_option("--continuous-collision", o.continuousCollision,
+                       "Cloth and soft-body surfaces followed through each substep: particles "
+                       "whose moves would make two of them cross keep their start"));
     c.add_option("--group", o.groups,
                  "Edit a constraint group first (see 'info'): KEY is enabled (on|off), modulus or "
                  "compliance, a component (stretch_u, stretch_v, shear_uv, stretch_x..., a number "
@@ -184,6 +187,9 @@ void applyRunOptions(const RunOptions& o, SolverSettings& s) {
     }
     if (!o.exactAngularMomentum.empty()) {
         s.exactAngularMomentum = o.exactAngularMomentum == "on";
+    }
+    if (!o.continuousCollision.empty()) {
+        s.continuousCollision = o.continuousCollision == "on";
     }
     if (!o.stabilisation.empty()) {
         s.rigid.stabilisation = o.stabilisation == "off" ? StackStabilisation::Off

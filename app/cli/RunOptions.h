@@ -43,6 +43,7 @@ struct RunOptions {
     std::string stabilisation;           // off | shock-propagation | weight-amplification
     std::string sleeping;                // on | off
     std::string exactAngularMomentum;    // on | off
+    std::string continuousCollision;     // on | off
     std::vector<std::string> groups;     // NAME:KEY=VALUE,... (core editConstraintGroup)
     std::vector<std::string> colliders;  // SHAPE[:KEY=VALUE,...] (core colliderFromSpec)
     std::vector<std::string> characters; // FILE[,KEY=VALUE,...] (meshing addCharacterFromSpec)

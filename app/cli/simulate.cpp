@@ -173,7 +173,7 @@ void traceHeader(std::ostream& out) {
     out << "step,time,ms,air_inverted_before,air_inverted_after,air_min_volume,air_projections,"
            "air_optimisation_ms,air_optimisation_changes,air_min_quality_after,air_tets,"
            "body_min_volume_ratio,particles_outside,max_speed,fastest_particle,contacts,"
-           "self_contacts\n";
+           "self_contacts,held,touching\n";
 }
 void traceStep(std::ostream& out, const Scene& scene, const Solver& solver, const AirRun* air,
                int step) {
@@ -189,15 +189,16 @@ void traceStep(std::ostream& out, const Scene& scene, const Solver& solver, cons
             fastest = i;
         }
     }
-    char line[480];
-    std::snprintf(line, sizeof line,
-                  "%d,%.6f,%.3f,%zu,%zu,%.6g,%zu,%.3f,%zu,%.6g,%zu,%.6f,%zu,%.6g,%zu,%zu,%zu\n",
-                  step, double(solver.time()), solver.lastStepMilliseconds(), a.invertedBefore,
-                  a.invertedAfter, double(a.minVolume), a.projections, o.milliseconds, o.changes(),
-                  double(o.minQualityAfter), scene.air.tets.size(),
-                  air ? double(air->stepVolumeRatio()) : 1.0, air ? air->stepOutside() : 0,
-                  double(std::sqrt(maxSpeed2)), fastest, solver.contacts().size(),
-                  solver.selfContacts().size());
+    const ContinuousCollisionStatistics& c = solver.continuousCollision();
+    char line[520];
+    std::snprintf(
+        line, sizeof line,
+        "%d,%.6f,%.3f,%zu,%zu,%.6g,%zu,%.3f,%zu,%.6g,%zu,%.6f,%zu,%.6g,%zu,%zu,%zu,%zu,%zu\n", step,
+        double(solver.time()), solver.lastStepMilliseconds(), a.invertedBefore, a.invertedAfter,
+        double(a.minVolume), a.projections, o.milliseconds, o.changes(), double(o.minQualityAfter),
+        scene.air.tets.size(), air ? double(air->stepVolumeRatio()) : 1.0,
+        air ? air->stepOutside() : 0, double(std::sqrt(maxSpeed2)), fastest,
+        solver.contacts().size(), solver.selfContacts().size(), c.held, c.touching);
     out << line << std::flush; // a run stopped midway keeps its lines
 }
 
@@ -241,6 +242,8 @@ int simulate(const RunOptions& o) {
         traceHeader(trace);
     }
     double totalMs = 0;
+    ContinuousCollisionStatistics continuous; // summed over the steps; rounds: the most
+    std::size_t heldMost = 0;
     IntersectionRun intersections;
     std::string ranAway;
     for (int i = 0; i < steps; ++i) {
@@ -251,6 +254,16 @@ int simulate(const RunOptions& o) {
             break;
         }
         totalMs += solver.lastStepMilliseconds();
+        if (const ContinuousCollisionStatistics& c = solver.continuousCollision(); c.rounds > 0) {
+            continuous.pairs += c.pairs;
+            continuous.touching += c.touching;
+            continuous.held += c.held;
+            continuous.unresolved += c.unresolved;
+            continuous.rounds = std::max(continuous.rounds, c.rounds);
+            continuous.lists += c.lists;
+            continuous.milliseconds += c.milliseconds;
+            heldMost = std::max(heldMost, c.held);
+        }
         if (o.intersectionsEvery > 0 && (i + 1) % o.intersectionsEvery == 0 && i + 1 < steps) {
             intersections.check(scene, i + 1);
         }
@@ -395,6 +408,17 @@ int simulate(const RunOptions& o) {
         result["cache"] = cacheJson;
     }
     result["intersections"] = intersections.toJson(scene, o.intersectionsEvery);
+    if (scene.solver.continuousCollision) {
+        const double run = std::max(1, steps);
+        result["continuous_collision"] = {{"pairs_per_step", double(continuous.pairs) / run},
+                                          {"touching_per_step", double(continuous.touching) / run},
+                                          {"held", continuous.held},
+                                          {"held_most_in_a_step", heldMost},
+                                          {"unresolved", continuous.unresolved},
+                                          {"most_rounds", continuous.rounds},
+                                          {"lists", continuous.lists},
+                                          {"ms_per_step", continuous.milliseconds / run}};
+    }
     if (o.out.empty()) {
         std::cout << sceneio::dumpJson(result) << '\n';
         return 0;

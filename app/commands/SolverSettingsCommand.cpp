@@ -23,6 +23,9 @@ std::pair<QString, QString> describeSettingsEdit(const SolverSettings& a, const 
     if (a.iterations != b.iterations) {
         return {"iterations", QObject::tr("Set iterations to %1").arg(b.iterations)};
     }
+    if (a.continuousCollision != b.continuousCollision) {
+        return {"continuous", onOff(b.continuousCollision, QObject::tr("continuous collision"))};
+    }
     if (a.exactAngularMomentum != b.exactAngularMomentum) {
         return {"exact", onOff(b.exactAngularMomentum, QObject::tr("exact angular momentum"))};
     }

@@ -150,6 +150,7 @@ void Solver::step() {
     }
     const Real h = s.timeStep / substeps;
     airStatistics_ = AirStatistics{};
+    continuousStats_ = ContinuousCollisionStatistics{};
     skinningMs_ = 0;
     if (!scene_.air.empty()) {
         // What the air's passes read of its connectivity, again after the optimisation changed
@@ -594,7 +595,11 @@ void Solver::runSubstepPhases(Real h) {
         phases.push_back({Kind::AirRecheck, T, airIterations - 1});
         phases.push_back({Kind::AirFinish, 1, airIterations - 1});
     }
-    phases.push_back({Kind::Velocity, T, 0});
+    // With continuous collision the velocity update waits for it (holdParticles).
+    const bool continuous = s.continuousCollision;
+    if (!continuous) {
+        phases.push_back({Kind::Velocity, T, 0});
+    }
 
     // airRoundStart_ and airFinishing_ are written by one-part phases only (Serial,
     // AirProject), and read by those after them. Members, not locals: whichever thread runs a
@@ -746,6 +751,83 @@ void Solver::runSubstepPhases(Real h) {
     };
 
     runPhases(th.arena, T, phases, run);
+    if (continuous) {
+        holdParticles();
+        th.arena.execute([&] {
+            tbb::parallel_for(tbb::blocked_range<std::size_t>(0, n, 4096), [&](const auto& r) {
+                for (std::size_t i = r.begin(); i < r.end(); ++i) {
+                    const Vec3 p(P[i].x, P[i].y, P[i].z);
+                    particles.velocities[i] = (p - particles.positions[i]) * invH;
+                    particles.positions[i] = p;
+                }
+            });
+        });
+    }
+}
+
+// Continuous collision after the substep's projections: the particles whose moves would make
+// two surfaces touch keep their start (core/solver/ContinuousCollision.h). Holding a particle
+// the air had moved inverts the air between it and its neighbours, so with air the held
+// particles stay put (w = 0) while the air is mended around them (the rounds after the last
+// iteration, finishAir), and what the mending moved is followed again: up to kMostHoldCycles
+// times, the last cycle's holds standing whatever they leave of the air (the next substep's
+// projections take it up).
+void Solver::holdParticles() {
+    constexpr int kMostHoldCycles = 4;
+    const std::size_t n = predicted_.size();
+    continuousTriangles_.clear();
+    for (const Body& body : scene_.bodies) {
+        if (takesPartInSelfCollision(body)) {
+            continuousTriangles_.insert(continuousTriangles_.end(), body.triangles.begin(),
+                                        body.triangles.end());
+        }
+    }
+    continuous_.setTriangles(continuousTriangles_);
+    continuousEnd_.resize(n);
+    holdable_.resize(n);
+    for (std::size_t i = 0; i < n; ++i) {
+        const SolverParticle& p = predicted_[i];
+        continuousEnd_[i] = Vec3(p.x, p.y, p.z);
+        holdable_[i] = p.w > 0;
+    }
+    const bool mend = !scene_.air.empty() && scene_.solver.airIterations != 0;
+    heldParticles_.clear();
+    for (int cycle = 0; cycle < kMostHoldCycles; ++cycle) {
+        const ContinuousCollisionStatistics c = threads_->arena.execute([&] {
+            return continuous_.apply(scene_.particles.positions, continuousEnd_, holdable_);
+        });
+        continuousStats_.pairs += c.pairs;
+        continuousStats_.touching += c.touching;
+        continuousStats_.held += c.held;
+        continuousStats_.unresolved += c.unresolved;
+        continuousStats_.rounds = std::max(continuousStats_.rounds, c.rounds);
+        continuousStats_.lists += c.lists;
+        continuousStats_.milliseconds += c.milliseconds;
+        const std::vector<std::uint8_t>& held = continuous_.held();
+        for (std::size_t i = 0; i < held.size() && i < n; ++i) {
+            if (held[i]) {
+                heldParticles_.push_back(Index(i));
+                holdable_[i] = 0; // at its start now, and unmovable
+                predicted_[i] = {continuousEnd_[i].x(), continuousEnd_[i].y(),
+                                 continuousEnd_[i].z(), 0.0};
+            }
+        }
+        if (c.held == 0 || !mend || cycle + 1 == kMostHoldCycles) {
+            break;
+        }
+        for (auto& list : airInverted_) {
+            list.clear();
+        }
+        checkAir(0, 1);
+        finishAir();
+        for (std::size_t i = 0; i < n; ++i) {
+            const SolverParticle& p = predicted_[i];
+            continuousEnd_[i] = Vec3(p.x, p.y, p.z);
+        }
+    }
+    for (Index i : heldParticles_) {
+        predicted_[i].w = scene_.particles.inverseMasses[i];
+    }
 }
 
 std::vector<KernelCost> Solver::measureKernels(int sweeps) const {

@@ -13,6 +13,7 @@
 #include "core/rigid/RigidCoupling.h"
 #include "core/rigid/RigidSolver.h"
 #include "core/scene/Scene.h"
+#include "core/solver/ContinuousCollision.h"
 #include "core/solver/MovingMeshCollider.h"
 #include "core/solver/SelfCollision.h"
 #include "core/solver/Tearing.h"
@@ -130,6 +131,9 @@ public:
     // The tears of the last step (PBD §5).
     const std::vector<TearEvent>& tears() const { return tears_; }
     const AirStatistics& airStatistics() const { return airStatistics_; }
+    // Continuous collision (SolverSettings::continuousCollision) over the last step's
+    // substeps, summed (zero with it off).
+    const ContinuousCollisionStatistics& continuousCollision() const { return continuousStats_; }
     // The air-mesh optimisation: the last pass (all zero if none ran in the last step), the
     // passes so far and their total wall time, and a counter that changes whenever a pass
     // changed the air tets (views redraw the air when it moves).
@@ -157,6 +161,7 @@ private:
     void substep(Real h);
     void refreshPbdScales();
     void runSubstepPhases(Real h);
+    void holdParticles();
 
     Scene& scene_;
     RigidSolver rigid_;
@@ -200,6 +205,12 @@ private:
     std::vector<SelfContact> selfContacts_;
     SelfCollisionWorkspace selfCollisionWorkspace_;
     std::vector<Triangle> contactTriangles_; // cloth and soft-body surfaces
+    ContinuousCollision continuous_;
+    ContinuousCollisionStatistics continuousStats_;
+    std::vector<Triangle> continuousTriangles_;
+    std::vector<Vec3> continuousEnd_;
+    std::vector<std::uint8_t> holdable_;
+    std::vector<Index> heldParticles_; // by the last substep's continuous collision
     // A cache line each: the parts grow their lists at once (a list's size beside another
     // part's would pass the line between the threads at every contact).
     struct alignas(64) ContactPart {

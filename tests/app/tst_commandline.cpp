@@ -718,6 +718,41 @@ private slots:
         QCOMPARE(y["checked_steps"].get<int>(), 1);
     }
 
+    void continuousCollisionKeepsTheDrapeUncrossed() {
+        // The drape (cloth on a sphere, self-collision) leaves triangles crossed after its fall;
+        // with --continuous-collision on, none at any check, and the report says what it held.
+        const QString out = dir_.filePath("drape-cc.json");
+        auto crossings = [&](const QString& on, nlohmann::json& report) {
+            Run r = run(cli_, {"simulate", "drape", "--steps", "200", "--threads", "2",
+                               "--intersections-every", "20", "--continuous-collision", on, "--out",
+                               out});
+            if (r.exitCode != 0) {
+                qWarning() << r.err;
+                return -1;
+            }
+            QFile f(out);
+            if (!f.open(QIODevice::ReadOnly)) {
+                return -1;
+            }
+            report = nlohmann::json::parse(f.readAll().toStdString());
+            return report["intersections"]["max"].get<int>();
+        };
+        nlohmann::json off, on;
+        QVERIFY(crossings("off", off) > 0);
+        QVERIFY(!off.contains("continuous_collision"));
+        QVERIFY(!off["settings"]["continuous_collision"].get<bool>());
+        QCOMPARE(crossings("on", on), 0);
+        QVERIFY(on["settings"]["continuous_collision"].get<bool>());
+        const nlohmann::json& c = on["continuous_collision"];
+        QVERIFY(c["held"].get<int>() > 0);
+        QVERIFY(c["held_most_in_a_step"].get<int>() <= c["held"].get<int>());
+        QVERIFY(c["pairs_per_step"].get<double>() > 0);
+        QCOMPARE(c["unresolved"].get<int>(), 0);
+        QVERIFY(c["ms_per_step"].get<double>() > 0);
+        Run bad = run(cli_, {"simulate", "drape", "--continuous-collision", "maybe"});
+        QVERIFY(bad.exitCode != 0);
+    }
+
     void charactersAreShownAndDriveTheRun() {
         const QString dancer = "/usr/share/assimp/models/X/BCN_Epileptic.X";
         Run r = run(cli_, {"character", dancer});
@@ -801,7 +836,8 @@ private slots:
         const QStringList lines = QString::fromUtf8(file.readAll()).trimmed().split('\n');
         QCOMPARE(lines.size(), 41);
         const QStringList header = lines[0].split(',');
-        QCOMPARE(header.size(), 17);
+        QCOMPARE(header.size(), 19);
+        QCOMPARE(header.mid(17), QStringList({"held", "touching"})); // continuous collision
         const int after = int(header.indexOf("air_inverted_after"));
         const int speed = int(header.indexOf("max_speed"));
         const int fastest = int(header.indexOf("fastest_particle"));
@@ -814,8 +850,10 @@ private slots:
         double previous = 0;
         for (int step = 1; step <= 40; ++step) {
             const QStringList cells = lines[step].split(',');
-            QCOMPARE(cells.size(), 17);
+            QCOMPARE(cells.size(), 19);
             QCOMPARE(cells[0].toInt(), step);
+            QCOMPARE(cells[17].toInt(), 0); // continuous collision off: nothing held
+            QCOMPARE(cells[18].toInt(), 0);
             // Falling boxes: a few m/s at most, by a particle of the scene; no cloth.
             QVERIFY(cells[speed].toDouble() > 0 && cells[speed].toDouble() < 5);
             QVERIFY(cells[fastest].toInt() >= 0);

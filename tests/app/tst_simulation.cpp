@@ -727,6 +727,18 @@ private slots:
         QVERIFY(w->scene().solver.exactAngularMomentum);
         QVERIFY(w->simulation()->settings().exactAngularMomentum);
         QVERIFY(w->simulateSteps(2));
+        // Continuous collision: the box, the scene, the worker, and undone as one edit.
+        auto* continuous = w->findChild<QCheckBox*>("continuousCollision");
+        QVERIFY(continuous && !continuous->isChecked());
+        continuous->setChecked(true);
+        QVERIFY(w->scene().solver.continuousCollision);
+        QVERIFY(w->simulation()->settings().continuousCollision);
+        QVERIFY(w->simulateSteps(2));
+        QVERIFY(w->undoStack()->undoText().contains("continuous collision"));
+        w->undoStack()->undo();
+        QVERIFY(!w->scene().solver.continuousCollision);
+        QVERIFY(!continuous->isChecked());
+        QVERIFY(!w->simulation()->settings().continuousCollision);
         QVERIFY(!w->findChild<QGroupBox*>("airSettings")->isEnabled());
 
         // The chain: joint frames at every anchor (three axes and the gap line each).

@@ -336,6 +336,7 @@ private slots:
         s.solver.rigid.aggressiveSleep = true;
         s.solver.rigid.separatePush = false;
         s.solver.exactAngularMomentum = true;
+        s.solver.continuousCollision = true;
         Result<Scene> back = projectFromJson(projectToJson(s));
         QVERIFY2(back.ok(), back.error().c_str());
         QCOMPARE(back->rigidBodies.size(), s.rigidBodies.size());
@@ -345,6 +346,7 @@ private slots:
         QVERIFY(back->solver.rigid.aggressiveSleep);
         QVERIFY(!back->solver.rigid.separatePush);
         QVERIFY(back->solver.exactAngularMomentum);
+        QVERIFY(back->solver.continuousCollision);
         QVERIFY(back->solver.rigid.stabilisation == StackStabilisation::ShockPropagation);
         QVERIFY(back->rigidJoints[3].limit);
         QCOMPARE(back->rigidBodies.back().shapes[0].polyhedron->faces.size(), std::size_t(6));

@@ -99,6 +99,27 @@ def test_steps_split_across_calls_and_settings_match_the_cli(cli, tmp_path):
     assert s.settings["iterations"] == 3 and s.settings["dt"] == 0.01
 
 
+def test_continuous_collision_is_the_clis_on_any_threads(cli, tmp_path):
+    # The drape with continuous collision: the same bits from Python on one and two threads as
+    # from pbdlab-cli, and the setting reported.
+    runs = []
+    for threads in (1, 2):
+        s = pbdlab.generate("drape")
+        s.set(continuous_collision=True)
+        assert s.settings["continuous_collision"] is True
+        s.step(60, threads=threads)
+        runs.append(s.positions)
+    assert numpy.array_equal(runs[0], runs[1])
+    theirs = cli_positions(cli, tmp_path, "drape", "--steps", "60", "--threads", "1",
+                           "--continuous-collision", "on")
+    assert numpy.array_equal(runs[0], theirs)
+    plain = pbdlab.generate("drape")
+    plain.step(60, threads=1)
+    assert not numpy.array_equal(runs[0], plain.positions)  # it held something
+    with pytest.raises((RuntimeError, TypeError, ValueError)):
+        pbdlab.generate("drape").set(continuous_collision="yes please")
+
+
 def test_group_edits_and_colliders_are_the_clis(cli, tmp_path):
     s = pbdlab.generate("cloth")
     s.edit_group("cloth stretch:compliance=1e-4")

@@ -1,0 +1,807 @@
+#include "core/solver/ContinuousCollision.h"
+
+#include "core/solver/SelfCollision.h"
+
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+#include <limits>
+#include <tbb/blocked_range.h>
+#include <tbb/enumerable_thread_specific.h>
+#include <tbb/parallel_for.h>
+#include <unordered_map>
+
+namespace pbd {
+
+namespace {
+
+// The distance from p to triangle (a, b, c): NaN for a triangle gone degenerate, which the
+// callers take as touching.
+Real triangleDistance(const Vec3& p, const Vec3& a, const Vec3& b, const Vec3& c) {
+    const Vec3 w = closestBarycentric(p, a, b, c);
+    return (p - (w[0] * a + w[1] * b + w[2] * c)).norm();
+}
+
+// Conservative advancement of a distance d(t), t in [0, 1], that changes no faster than
+// `bound`: true when it comes within kTouch (or its steps do not clear the move).
+template <class Distance> bool touches(Real bound, Distance&& distance) {
+    if (!(bound > 0)) {
+        return false; // neither primitive moves relative to the other: the start is apart
+    }
+    Real t = 0;
+    for (int step = 0; step < kMostAdvances; ++step) {
+        const Real d = distance(t);
+        if (!(d > kTouch)) {
+            return true;
+        }
+        t += d / bound;
+        if (t >= 1) {
+            return false;
+        }
+    }
+    return true;
+}
+
+} // namespace
+
+bool vertexTriangleTouch(const Vec3& p0, const Vec3& p1, const Vec3& a0, const Vec3& a1,
+                         const Vec3& b0, const Vec3& b1, const Vec3& c0, const Vec3& c1) {
+    const Vec3 dp = p1 - p0, da = a1 - a0, db = b1 - b0, dc = c1 - c0;
+    // For fixed barycentric weights the distance changes at |dp - sum w_i d_i|, at most the
+    // largest of |dp - d_i|; so does its minimum over the weights.
+    const Real bound = std::max({(dp - da).norm(), (dp - db).norm(), (dp - dc).norm()});
+    return touches(bound, [&](Real t) {
+        return triangleDistance(p0 + t * dp, a0 + t * da, b0 + t * db, c0 + t * dc);
+    });
+}
+
+bool edgeEdgeTouch(const Vec3& a0, const Vec3& a1, const Vec3& b0, const Vec3& b1, const Vec3& c0,
+                   const Vec3& c1, const Vec3& d0, const Vec3& d1) {
+    const Vec3 da = a1 - a0, db = b1 - b0, dc = c1 - c0, dd = d1 - d0;
+    const Real bound =
+        std::max({(da - dc).norm(), (da - dd).norm(), (db - dc).norm(), (db - dd).norm()});
+    return touches(bound, [&](Real t) {
+        return segmentDistance(a0 + t * da, b0 + t * db, c0 + t * dc, d0 + t * dd);
+    });
+}
+
+Real segmentDistance(const Vec3& a, const Vec3& b, const Vec3& c, const Vec3& d) {
+    // Ericson, Real-Time Collision Detection §5.1.9, with its degenerate cases.
+    const Vec3 u = b - a, v = d - c, r = a - c;
+    const Real uu = u.squaredNorm(), vv = v.squaredNorm(), vr = v.dot(r);
+    constexpr Real kTiny = 1e-30;
+    Real s = 0, t = 0;
+    if (uu <= kTiny && vv <= kTiny) {
+        return r.norm();
+    }
+    if (uu <= kTiny) {
+        t = std::clamp(vr / vv, Real(0), Real(1));
+    } else {
+        const Real ur = u.dot(r);
+        if (vv <= kTiny) {
+            s = std::clamp(-ur / uu, Real(0), Real(1));
+        } else {
+            const Real uv = u.dot(v), denominator = uu * vv - uv * uv;
+            s = denominator > 0 ? std::clamp((uv * vr - ur * vv) / denominator, Real(0), Real(1))
+                                : 0;
+            t = (uv * s + vr) / vv;
+            if (t < 0) {
+                t = 0;
+                s = std::clamp(-ur / uu, Real(0), Real(1));
+            } else if (t > 1) {
+                t = 1;
+                s = std::clamp((uv - ur) / uu, Real(0), Real(1));
+            }
+        }
+    }
+    return ((a + s * u) - (c + t * v)).norm();
+}
+
+namespace {
+
+// A float box that holds the double one (rounded outwards by a relative step, cheaper than
+// nextafter and never less).
+ContinuousCollision::Box outwardBox(const Vec3& lo, const Vec3& hi) {
+    ContinuousCollision::Box b;
+    if (!lo.allFinite() || !hi.allFinite()) { // empty: in no pair (a run gone non-finite)
+        constexpr float kInf = std::numeric_limits<float>::infinity();
+        return {{kInf, kInf, kInf}, {-kInf, -kInf, -kInf}};
+    }
+    for (int k = 0; k < 3; ++k) {
+        const float l = float(lo[k]), h = float(hi[k]);
+        b.lo[k] = l - (std::abs(l) * 1.2e-7f + 1e-30f);
+        b.hi[k] = h + (std::abs(h) * 1.2e-7f + 1e-30f);
+    }
+    return b;
+}
+
+ContinuousCollision::Box merged(const ContinuousCollision::Box& a,
+                                const ContinuousCollision::Box& b) {
+    ContinuousCollision::Box m;
+    for (int k = 0; k < 3; ++k) {
+        m.lo[k] = std::min(a.lo[k], b.lo[k]);
+        m.hi[k] = std::max(a.hi[k], b.hi[k]);
+    }
+    return m;
+}
+
+bool overlap(const ContinuousCollision::Box& a, const ContinuousCollision::Box& b) {
+    return a.lo[0] <= b.hi[0] && b.lo[0] <= a.hi[0] && a.lo[1] <= b.hi[1] && b.lo[1] <= a.hi[1] &&
+           a.lo[2] <= b.hi[2] && b.lo[2] <= a.hi[2];
+}
+
+} // namespace
+
+void ContinuousCollision::setTriangles(const std::vector<Triangle>& triangles) {
+    if (triangles == triangles_) {
+        return;
+    }
+    triangles_ = triangles;
+    ordered_ = false; // put in order at the next apply, from the positions then
+}
+
+// The triangles in the order of their centres along a Morton curve (at x0), the surface's
+// vertices numbered in the order the triangles first name them, and a tree over that order:
+// the tree's nodes are halves of ranges, so it is refitted, never rebuilt, as the surface moves,
+// and the vertices and triangles a pair of nodes names lie close together in memory.
+void ContinuousCollision::order(const std::vector<Vec3>& x0) {
+    const std::size_t m = triangles_.size();
+    Bounds all;
+    std::vector<Vec3> centres(m);
+    for (std::size_t f = 0; f < m; ++f) {
+        const Triangle& t = triangles_[f];
+        centres[f] = (x0[t[0]] + x0[t[1]] + x0[t[2]]) / 3;
+        if (centres[f].allFinite()) {
+            all.add(centres[f]);
+        }
+    }
+    const Vec3 size = all.empty() ? Vec3::Ones() : Vec3(all.size().cwiseMax(1e-12));
+    auto spread = [](std::uint64_t v) { // 21 bits to every third of 63
+        v &= 0x1FFFFF;
+        v = (v | v << 32) & 0x1F00000000FFFFull;
+        v = (v | v << 16) & 0x1F0000FF0000FFull;
+        v = (v | v << 8) & 0x100F00F00F00F00Full;
+        v = (v | v << 4) & 0x10C30C30C30C30C3ull;
+        v = (v | v << 2) & 0x1249249249249249ull;
+        return v;
+    };
+    std::vector<std::pair<std::uint64_t, Index>> keys(m);
+    for (std::size_t f = 0; f < m; ++f) {
+        std::uint64_t code = 0;
+        if (centres[f].allFinite() && !all.empty()) {
+            const Vec3 u = ((centres[f] - all.min).array() / size.array()).cwiseMax(0).cwiseMin(1);
+            code = spread(std::uint64_t(u.x() * 2097151)) |
+                   spread(std::uint64_t(u.y() * 2097151)) << 1 |
+                   spread(std::uint64_t(u.z() * 2097151)) << 2;
+        }
+        keys[f] = {code, Index(f)};
+    }
+    std::sort(keys.begin(), keys.end());
+    // Local vertices and triangles.
+    std::unordered_map<Index, Index> localOf;
+    localOf.reserve(m);
+    global_.clear();
+    local_.assign(m, {});
+    for (std::size_t k = 0; k < m; ++k) {
+        const Triangle& t = triangles_[keys[k].second];
+        for (int c = 0; c < 3; ++c) {
+            auto [it, added] = localOf.emplace(t[std::size_t(c)], Index(global_.size()));
+            if (added) {
+                global_.push_back(t[std::size_t(c)]);
+            }
+            local_[k][std::size_t(c)] = it->second;
+        }
+    }
+    const std::size_t n = global_.size();
+    // Each vertex and edge to the first triangle that holds it.
+    owns_.assign(m, 0);
+    std::vector<std::uint8_t> vertexTaken(n, 0);
+    std::unordered_map<std::uint64_t, bool> edgeTaken;
+    edgeTaken.reserve(2 * m);
+    vertexTriangleStart_.assign(n + 1, 0);
+    for (std::size_t f = 0; f < m; ++f) {
+        const Triangle& t = local_[f];
+        for (int k = 0; k < 3; ++k) {
+            const Index v = t[std::size_t(k)];
+            ++vertexTriangleStart_[v + 1];
+            if (!vertexTaken[v]) {
+                vertexTaken[v] = 1;
+                owns_[f] |= std::uint8_t(1u << k);
+            }
+            const Index w = t[std::size_t((k + 1) % 3)];
+            const std::uint64_t edge = std::uint64_t(std::min(v, w)) << 32 | std::max(v, w);
+            if (edgeTaken.emplace(edge, true).second) {
+                owns_[f] |= std::uint8_t(8u << k);
+            }
+        }
+    }
+    for (std::size_t i = 0; i < n; ++i) {
+        vertexTriangleStart_[i + 1] += vertexTriangleStart_[i];
+    }
+    vertexTriangles_.assign(vertexTriangleStart_.back(), 0);
+    std::vector<Index> fill(vertexTriangleStart_.begin(), vertexTriangleStart_.end() - 1);
+    for (std::size_t f = 0; f < m; ++f) {
+        for (Index v : local_[f]) {
+            vertexTriangles_[fill[v]++] = Index(f);
+        }
+    }
+    // Pairs of triangles that share a corner, and the pairs of their primitives that share
+    // none (a vertex and a triangle, two edges): always near, so tested from this fixed list,
+    // most by a sphere's bound alone (a fold through a neighbour takes more than a substep's
+    // moves). The pairs of all other triangles come from the tree.
+    adjacentStart_.assign(m + 1, 0);
+    adjacentOf_.clear();
+    adjacentVF_.clear();
+    adjacentEE_.clear();
+    {
+        std::vector<Index> near;
+        for (std::size_t a = 0; a < m; ++a) {
+            near.clear();
+            for (Index v : local_[a]) {
+                for (Index k = vertexTriangleStart_[v]; k < vertexTriangleStart_[v + 1]; ++k) {
+                    if (vertexTriangles_[k] != a) {
+                        near.push_back(vertexTriangles_[k]);
+                    }
+                }
+            }
+            std::sort(near.begin(), near.end());
+            near.erase(std::unique(near.begin(), near.end()), near.end());
+            adjacentOf_.insert(adjacentOf_.end(), near.begin(), near.end());
+            adjacentStart_[a + 1] = Index(adjacentOf_.size());
+            for (Index b : near) {
+                if (b > a) {
+                    forEachPrimitivePair(
+                        Index(a), b,
+                        [&](Index p, Index f) {
+                            adjacentVF_.push_back({p, f});
+                        },
+                        [&](Index e0, Index e1, Index f0, Index f1) {
+                            adjacentEE_.push_back({e0, e1, f0, f1});
+                        });
+                }
+            }
+        }
+    }
+    Real edges = 0;
+    for (const Triangle& t : local_) {
+        edges += (x0[global_[t[0]]] - x0[global_[t[1]]]).norm() +
+                 (x0[global_[t[1]]] - x0[global_[t[2]]]).norm() +
+                 (x0[global_[t[2]]] - x0[global_[t[0]]]).norm();
+    }
+    meanEdge_ = m > 0 && std::isfinite(edges) ? edges / Real(3 * m) : 0;
+    built_ = false;
+    // The tree: node 0 the root, each node's children after it.
+    nodes_.clear();
+    struct Range {
+        Index begin, end, node;
+    };
+    std::vector<Range> todo;
+    if (m > 0) {
+        nodes_.push_back({});
+        todo.push_back({0, Index(m), 0});
+    }
+    while (!todo.empty()) {
+        const Range r = todo.back();
+        todo.pop_back();
+        Node& node = nodes_[r.node];
+        node.begin = r.begin;
+        node.end = r.end;
+        if (r.end - r.begin <= kLeafSize) {
+            node.left = 0; // a leaf
+            continue;
+        }
+        const Index mid = r.begin + (r.end - r.begin) / 2;
+        const Index left = Index(nodes_.size());
+        nodes_.push_back({});
+        nodes_.push_back({});
+        nodes_[r.node].left = left;
+        todo.push_back({r.begin, mid, left});
+        todo.push_back({mid, r.end, left + 1});
+    }
+    ordered_ = true;
+}
+
+template <class VertexTriangle, class EdgeEdge>
+void ContinuousCollision::forEachPrimitivePair(Index a, Index b, VertexTriangle&& vertexTriangle,
+                                               EdgeEdge&& edgeEdge) const {
+    const Triangle& A = local_[a];
+    const Triangle& B = local_[b];
+    const std::uint8_t ownsA = owns_[a], ownsB = owns_[b];
+    auto in = [](Index v, const Triangle& t) { return v == t[0] || v == t[1] || v == t[2]; };
+    for (int i = 0; i < 3; ++i) {
+        if ((ownsA & (1u << i)) && !in(A[std::size_t(i)], B)) {
+            vertexTriangle(A[std::size_t(i)], b);
+        }
+        if ((ownsB & (1u << i)) && !in(B[std::size_t(i)], A)) {
+            vertexTriangle(B[std::size_t(i)], a);
+        }
+    }
+    if (!(ownsA & 0x38) || !(ownsB & 0x38)) {
+        return;
+    }
+    for (int i = 0; i < 3; ++i) {
+        if (!(ownsA & (8u << i))) {
+            continue;
+        }
+        const Index e0 = A[std::size_t(i)], e1 = A[std::size_t((i + 1) % 3)];
+        for (int j = 0; j < 3; ++j) {
+            if (!(ownsB & (8u << j))) {
+                continue;
+            }
+            const Index f0 = B[std::size_t(j)], f1 = B[std::size_t((j + 1) % 3)];
+            if (f0 != e0 && f0 != e1 && f1 != e0 && f1 != e1) {
+                edgeEdge(e0, e1, f0, f1);
+            }
+        }
+    }
+}
+
+void ContinuousCollision::refit(const std::vector<Vec3>& x0, const std::vector<Vec3>& x1) {
+    const std::size_t n = global_.size(), m = local_.size();
+    x0_.resize(n);
+    x1_.resize(n);
+    vertexBoxes_.resize(n);
+    moves_.resize(n);
+    travel_.resize(n);
+    packed_.resize(n);
+    tbb::parallel_for(tbb::blocked_range<std::size_t>(0, n, 2048), [&](const auto& r) {
+        for (std::size_t i = r.begin(); i < r.end(); ++i) {
+            const Vec3& a = x0[global_[i]];
+            const Vec3& b = x1[global_[i]];
+            x0_[i] = a;
+            x1_[i] = b;
+            vertexBoxes_[i] =
+                outwardBox(a.cwiseMin(b).array() - kTouch, a.cwiseMax(b).array() + kTouch);
+            moves_[i] = a != b;
+            travel_[i] = (b - a).norm();
+            packed_[i] = {float(a.x()), float(a.y()), float(a.z()), float(travel_[i])};
+        }
+    });
+    boxes_.resize(m);
+    spheres_.resize(m);
+    packedSpheres_.resize(m);
+    tbb::parallel_for(tbb::blocked_range<std::size_t>(0, m, 2048), [&](const auto& r) {
+        for (std::size_t f = r.begin(); f < r.end(); ++f) {
+            const Triangle& t = local_[f];
+            boxes_[f] = merged(merged(vertexBoxes_[t[0]], vertexBoxes_[t[1]]), vertexBoxes_[t[2]]);
+            // The sphere round the start: a lower bound of a point's distance, cheaper than the
+            // distance itself (most pairs are neighbours too far apart for their moves).
+            const Vec3 c = (x0_[t[0]] + x0_[t[1]] + x0_[t[2]]) / 3;
+            spheres_[f] = {
+                c,
+                std::sqrt(std::max({(x0_[t[0]] - c).squaredNorm(), (x0_[t[1]] - c).squaredNorm(),
+                                    (x0_[t[2]] - c).squaredNorm()})),
+                std::max({travel_[t[0]], travel_[t[1]], travel_[t[2]]})};
+            packedSpheres_[f] = {float(c.x()), float(c.y()), float(c.z()),
+                                 float(spheres_[f].radius + spheres_[f].travel)};
+        }
+    });
+    // What the floats' rounding may take off a distance they bound: a few of their units of
+    // the largest coordinate.
+    Real largest = 0;
+    for (std::size_t i = 0; i < n; ++i) {
+        if (x0_[i].allFinite()) {
+            largest = std::max(largest, x0_[i].cwiseAbs().maxCoeff());
+        }
+    }
+    floatSlack_ = float(1e-6 * (1 + largest));
+}
+
+// The tree's boxes refitted to `boxes` (children after their parents: the nodes in reverse).
+void ContinuousCollision::refitTree(const std::vector<Box>& boxes) {
+    for (std::size_t k = nodes_.size(); k-- > 0;) {
+        Node& node = nodes_[k];
+        if (node.left == 0) {
+            Box b = boxes[node.begin];
+            for (Index f = node.begin + 1; f < node.end; ++f) {
+                b = merged(b, boxes[f]);
+            }
+            node.box = b;
+        } else {
+            node.box = merged(nodes_[node.left].box, nodes_[node.left + 1].box);
+        }
+    }
+}
+
+// The pairs of triangles that share no corner and may touch: those whose swept boxes, grown by
+// half the margin, overlapped when the list was made (at xb_). A pair of triangles whose
+// vertices all stay within half the margin of where they were then, less the surface's mean
+// move since (a cloth falling as one keeps its list), is on it if its swept boxes overlap now.
+// The triangles with a vertex farther (escaped_) find their pairs in the tree afresh.
+// Returns false when the list should be made anew: none yet, or an eighth of the triangles
+// escaped.
+bool ContinuousCollision::candidatesHold() {
+    const std::size_t n = global_.size(), m = local_.size();
+    if (!built_ || xb_.size() != n) {
+        return false;
+    }
+    Vec3 mean = Vec3::Zero();
+    for (std::size_t i = 0; i < n; ++i) {
+        mean += (x0_[i] - xb_[i]) + (x1_[i] - xb_[i]);
+    }
+    mean /= Real(2 * std::max<std::size_t>(n, 1));
+    if (!mean.allFinite()) {
+        return false;
+    }
+    const Real reach = margin_ / 2;
+    std::vector<std::uint8_t> far(n);
+    for (std::size_t i = 0; i < n; ++i) {
+        far[i] = !((x0_[i] - xb_[i] - mean).cwiseAbs().maxCoeff() <= reach &&
+                   (x1_[i] - xb_[i] - mean).cwiseAbs().maxCoeff() <= reach);
+    }
+    escaped_.assign(m, 0);
+    escapedList_.clear();
+    for (std::size_t f = 0; f < m; ++f) {
+        const Triangle& t = local_[f];
+        if (far[t[0]] | far[t[1]] | far[t[2]]) {
+            escaped_[f] = 1;
+            escapedList_.push_back(Index(f));
+        }
+    }
+    return escapedList_.size() <= m / 8;
+}
+
+void ContinuousCollision::listCandidates() {
+    const std::size_t m = local_.size();
+    // The margin: half an edge; none for the next 8 lists where a list with it held for no more
+    // than its own substep (a surface that turns as it moves, as a skirt on a dancer does: a
+    // mean move does not take out a turn, and the grown boxes' pairs cost more than the
+    // searches they would save).
+    if (margin_ > 0 && appliesSinceList_ <= 1) {
+        listsWithoutMargin_ = 8;
+    }
+    margin_ = listsWithoutMargin_ > 0 ? 0 : meanEdge_ / 2;
+    listsWithoutMargin_ = std::max(0, listsWithoutMargin_ - 1);
+    appliesSinceList_ = 0;
+    xb_ = x0_;
+    escaped_.assign(m, 0);
+    escapedList_.clear();
+    // The tree's boxes: each triangle's swept box grown by half the margin.
+    std::vector<Box> grown(m);
+    const float half = float(margin_ / 2) * (1 + 1e-6f);
+    for (std::size_t f = 0; f < m; ++f) {
+        grown[f] = boxes_[f];
+        for (int k = 0; k < 3; ++k) {
+            grown[f].lo[k] -= half;
+            grown[f].hi[k] += half;
+        }
+    }
+    refitTree(grown);
+    // The tree against itself, its top levels as tasks.
+    std::vector<std::pair<Index, Index>> tasks;
+    {
+        std::vector<std::pair<Index, int>> self;
+        if (!nodes_.empty()) {
+            self.push_back({0, 0});
+        }
+        while (!self.empty()) {
+            const auto [node, depth] = self.back();
+            self.pop_back();
+            const Node& nd = nodes_[node];
+            if (nd.left == 0 || depth == kTaskDepth) {
+                tasks.push_back({node, node});
+                continue;
+            }
+            tasks.push_back({nd.left, nd.left + 1});
+            self.push_back({nd.left, depth + 1});
+            self.push_back({nd.left + 1, depth + 1});
+        }
+    }
+    tbb::enumerable_thread_specific<std::vector<std::pair<Index, Index>>> found;
+    tbb::parallel_for(tbb::blocked_range<std::size_t>(0, tasks.size(), 1), [&](const auto& r) {
+        auto& list = found.local();
+        auto visit = [&](Index a, Index b) {
+            if (!neighbours(a, b)) {
+                list.push_back({std::min(a, b), std::max(a, b)});
+            }
+        };
+        for (std::size_t k = r.begin(); k < r.end(); ++k) {
+            if (tasks[k].first == tasks[k].second) {
+                selfPairs(tasks[k].first, grown, visit);
+            } else {
+                crossPairs(tasks[k].first, tasks[k].second, grown, visit);
+            }
+        }
+    });
+    candidates_.clear();
+    for (const auto& list : found) {
+        candidates_.insert(candidates_.end(), list.begin(), list.end());
+    }
+    built_ = true;
+}
+
+template <class Visit> void ContinuousCollision::partners(Index f, Visit&& visit) const {
+    Index stack[128];
+    int top = 0;
+    stack[top++] = 0;
+    const Box& box = boxes_[f];
+    while (top > 0) {
+        const Node& n = nodes_[stack[--top]];
+        if (!overlap(n.box, box)) {
+            continue;
+        }
+        if (n.left == 0) {
+            for (Index g = n.begin; g < n.end; ++g) {
+                if (g != f && overlap(boxes_[g], box) && !neighbours(f, g)) {
+                    visit(g);
+                }
+            }
+        } else {
+            stack[top++] = n.left;
+            stack[top++] = n.left + 1;
+        }
+    }
+}
+
+template <class Visit>
+void ContinuousCollision::selfPairs(Index node, const std::vector<Box>& boxes,
+                                    Visit&& visit) const {
+    const Node& n = nodes_[node];
+    if (n.left == 0) {
+        for (Index a = n.begin; a < n.end; ++a) {
+            for (Index b = a + 1; b < n.end; ++b) {
+                if (overlap(boxes[a], boxes[b])) {
+                    visit(a, b);
+                }
+            }
+        }
+        return;
+    }
+    selfPairs(n.left, boxes, visit);
+    selfPairs(n.left + 1, boxes, visit);
+    crossPairs(n.left, n.left + 1, boxes, visit);
+}
+
+template <class Visit>
+void ContinuousCollision::crossPairs(Index p, Index q, const std::vector<Box>& boxes,
+                                     Visit&& visit) const {
+    const Node& a = nodes_[p];
+    const Node& b = nodes_[q];
+    if (!overlap(a.box, b.box)) {
+        return;
+    }
+
+    if (a.left == 0 && b.left == 0) {
+        for (Index f = a.begin; f < a.end; ++f) {
+            if (!overlap(boxes[f], b.box)) {
+                continue;
+            }
+            for (Index g = b.begin; g < b.end; ++g) {
+                if (overlap(boxes[f], boxes[g])) {
+                    visit(f, g);
+                }
+            }
+        }
+        return;
+    }
+    // Down the larger (or the one that is not a leaf).
+    if (b.left == 0 || (a.left != 0 && a.end - a.begin >= b.end - b.begin)) {
+        crossPairs(a.left, q, boxes, visit);
+        crossPairs(a.left + 1, q, boxes, visit);
+    } else {
+        crossPairs(p, b.left, boxes, visit);
+        crossPairs(p, b.left + 1, boxes, visit);
+    }
+}
+
+ContinuousCollisionStatistics
+ContinuousCollision::apply(const std::vector<Vec3>& x0, std::vector<Vec3>& x1,
+                           const std::vector<std::uint8_t>& holdable) {
+    const auto began = std::chrono::steady_clock::now();
+    ContinuousCollisionStatistics stats;
+    held_.assign(x1.size(), 0);
+    const std::size_t m = triangles_.size();
+    Index most = 0;
+    for (const Triangle& t : triangles_) {
+        most = std::max({most, t[0], t[1], t[2]});
+    }
+    if (m == 0 || x0.size() <= most || x1.size() <= most || holdable.size() <= most) {
+        return stats;
+    }
+    if (!ordered_) {
+        order(x0);
+    }
+    refit(x0, x1);
+    ++appliesSinceList_;
+    if (!candidatesHold()) {
+        listCandidates();
+        stats.lists = 1;
+    }
+    refitTree(boxes_); // for the fresh searches: the swept boxes of this substep
+    struct Local {
+        std::vector<Index> touching; // local vertices
+        std::size_t pairs = 0, touchingPairs = 0, unresolved = 0;
+    };
+    tbb::enumerable_thread_specific<Local> locals;
+    const std::vector<Vec3>& X0 = x0_;
+    const std::vector<Vec3>& X1 = x1_;
+    auto touched = [&](Local& local, Index p, Index q, Index u, Index v) {
+        ++local.touchingPairs;
+        bool any = false;
+        for (Index i : {p, q, u, v}) {
+            if (moves_[i] && holdable[global_[i]]) {
+                local.touching.push_back(i);
+                any = true;
+            }
+        }
+        local.unresolved += !any;
+    };
+    auto vertexTriangle = [&](Local& local, Index p, Index f) {
+        const Triangle& t = local_[f];
+        if (!(moves_[p] | moves_[t[0]] | moves_[t[1]] | moves_[t[2]])) {
+            return;
+        }
+        const Sphere& sphere = spheres_[f];
+        if ((X0[p] - sphere.centre).norm() - sphere.radius > travel_[p] + sphere.travel + kTouch ||
+            !overlap(vertexBoxes_[p], boxes_[f])) {
+            return; // too far to touch for the moves
+        }
+        ++local.pairs;
+        if (vertexTriangleTouch(X0[p], X1[p], X0[t[0]], X1[t[0]], X0[t[1]], X1[t[1]], X0[t[2]],
+                                X1[t[2]])) {
+            touched(local, p, t[0], t[1], t[2]);
+        }
+    };
+    auto edgeEdge = [&](Local& local, Index e0, Index e1, Index f0, Index f1) {
+        if (!(moves_[e0] | moves_[e1] | moves_[f0] | moves_[f1])) {
+            return;
+        }
+        // The segments' spheres apart by more than their moves close.
+        if ((X0[e0] + X0[e1] - X0[f0] - X0[f1]).norm() / 2 - (X0[e0] - X0[e1]).norm() / 2 -
+                    (X0[f0] - X0[f1]).norm() / 2 >
+                std::max(travel_[e0], travel_[e1]) + std::max(travel_[f0], travel_[f1]) + kTouch ||
+            !overlap(merged(vertexBoxes_[e0], vertexBoxes_[e1]),
+                     merged(vertexBoxes_[f0], vertexBoxes_[f1]))) {
+            return;
+        }
+        ++local.pairs;
+        if (edgeEdgeTouch(X0[e0], X1[e0], X0[e1], X1[e1], X0[f0], X1[f0], X0[f1], X1[f1])) {
+            touched(local, e0, e1, f0, f1);
+        }
+    };
+    auto testPair = [&](Local& local, Index a, Index b) {
+        if (!overlap(boxes_[a], boxes_[b])) {
+            return;
+        }
+        forEachPrimitivePair(
+            a, b, [&](Index p, Index f) { vertexTriangle(local, p, f); },
+            [&](Index e0, Index e1, Index f0, Index f1) { edgeEdge(local, e0, e1, f0, f1); });
+    };
+    // The first round: the neighbours' primitives, then the other triangles' candidates.
+    // The neighbours' pairs, most of them far apart for their moves: a first bound in floats
+    // (rounded by at most floatSlack_) before anything else is read.
+    const float slack = floatSlack_ + float(kTouch);
+    tbb::parallel_for(tbb::blocked_range<std::size_t>(0, adjacentVF_.size(), 4096),
+                      [&](const auto& r) {
+                          Local& local = locals.local();
+                          for (std::size_t k = r.begin(); k < r.end(); ++k) {
+                              const Index p = adjacentVF_[k][0], f = adjacentVF_[k][1];
+                              const Packed& v = packed_[p];
+                              const Packed& c = packedSpheres_[f];
+                              const float dx = v.x - c.x, dy = v.y - c.y, dz = v.z - c.z;
+                              const float reach = c.w + v.w + slack;
+                              if (dx * dx + dy * dy + dz * dz > reach * reach) {
+                                  continue;
+                              }
+                              vertexTriangle(local, p, f);
+                          }
+                      });
+    tbb::parallel_for(
+        tbb::blocked_range<std::size_t>(0, adjacentEE_.size(), 4096), [&](const auto& r) {
+            Local& local = locals.local();
+            for (std::size_t k = r.begin(); k < r.end(); ++k) {
+                const auto& e = adjacentEE_[k];
+                const Packed& a = packed_[e[0]];
+                const Packed& b = packed_[e[1]];
+                const Packed& c = packed_[e[2]];
+                const Packed& d = packed_[e[3]];
+                // Twice the distance of the midpoints, against the sum of the
+                // lengths and twice the moves.
+                const float dx = a.x + b.x - c.x - d.x, dy = a.y + b.y - c.y - d.y,
+                            dz = a.z + b.z - c.z - d.z;
+                auto length = [](const Packed& p, const Packed& q) {
+                    return std::sqrt((p.x - q.x) * (p.x - q.x) + (p.y - q.y) * (p.y - q.y) +
+                                     (p.z - q.z) * (p.z - q.z));
+                };
+                const float reach = length(a, b) + length(c, d) +
+                                    2 * (std::max(a.w, b.w) + std::max(c.w, d.w)) + 4 * slack;
+                if (dx * dx + dy * dy + dz * dz > reach * reach) {
+                    continue;
+                }
+                edgeEdge(local, e[0], e[1], e[2], e[3]);
+            }
+        });
+    tbb::parallel_for(tbb::blocked_range<std::size_t>(0, candidates_.size(), 1024),
+                      [&](const auto& r) {
+                          Local& local = locals.local();
+                          for (std::size_t k = r.begin(); k < r.end(); ++k) {
+                              const auto [a, b] = candidates_[k];
+                              if (!(escaped_[a] | escaped_[b])) {
+                                  testPair(local, a, b);
+                              }
+                          }
+                      });
+    tbb::parallel_for(tbb::blocked_range<std::size_t>(0, escapedList_.size(), 16),
+                      [&](const auto& r) {
+                          Local& local = locals.local();
+                          for (std::size_t k = r.begin(); k < r.end(); ++k) {
+                              const Index a = escapedList_[k];
+                              partners(a, [&](Index b) {
+                                  if (!escaped_[b] || a < b) {
+                                      testPair(local, std::min(a, b), std::max(a, b));
+                                  }
+                              });
+                          }
+                      });
+    queried_.assign(m, 0);
+    std::vector<Index> query;
+    std::vector<std::uint8_t> heldLocal(global_.size(), 0);
+    while (true) {
+        ++stats.rounds;
+        // Hold every particle of a touching pair; their triangles are tested again.
+        std::vector<Index> heldNow;
+        for (Local& l : locals) {
+            for (Index i : l.touching) {
+                if (!heldLocal[i]) {
+                    heldLocal[i] = 1;
+                    heldNow.push_back(i);
+                }
+            }
+            l.touching.clear();
+            stats.pairs += l.pairs;
+            stats.touching += l.touchingPairs;
+            stats.unresolved += l.unresolved;
+            l.pairs = l.touchingPairs = l.unresolved = 0;
+        }
+        for (Index f : query) {
+            queried_[f] = 0;
+        }
+        query.clear();
+        for (Index i : heldNow) {
+            x1_[i] = x0_[i];
+            x1[global_[i]] = x0[global_[i]];
+            held_[global_[i]] = 1;
+            moves_[i] = 0;
+            travel_[i] = 0;
+            vertexBoxes_[i] = outwardBox(x0_[i].array() - kTouch, x0_[i].array() + kTouch);
+            for (Index k = vertexTriangleStart_[i]; k < vertexTriangleStart_[i + 1]; ++k) {
+                const Index f = vertexTriangles_[k];
+                if (!queried_[f]) {
+                    queried_[f] = 1;
+                    query.push_back(f);
+                }
+            }
+        }
+        stats.held += heldNow.size();
+        if (query.empty()) {
+            break;
+        }
+        // The triangles of the particles just held with their neighbours and candidates: each
+        // pair once, by its lower triangle when both are queried.
+        for (Index f : query) {
+            const Triangle& t = local_[f];
+            spheres_[f].travel = std::max({travel_[t[0]], travel_[t[1]], travel_[t[2]]});
+            boxes_[f] = merged(merged(vertexBoxes_[t[0]], vertexBoxes_[t[1]]), vertexBoxes_[t[2]]);
+        }
+        tbb::parallel_for(tbb::blocked_range<std::size_t>(0, query.size(), 16), [&](const auto& r) {
+            Local& local = locals.local();
+            for (std::size_t k = r.begin(); k < r.end(); ++k) {
+                const Index a = query[k];
+                auto partner = [&](Index b) {
+                    if (!queried_[b] || a < b) {
+                        testPair(local, std::min(a, b), std::max(a, b));
+                    }
+                };
+                for (Index j = adjacentStart_[a]; j < adjacentStart_[a + 1]; ++j) {
+                    partner(adjacentOf_[j]);
+                }
+                partners(a, partner);
+            }
+        });
+    }
+    stats.milliseconds =
+        std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - began).count();
+    return stats;
+}
+
+} // namespace pbd

@@ -1,0 +1,170 @@
+#pragma once
+// Continuous collision as a guarantee: surfaces that start a substep without crossing each other
+// end it without crossing. Two triangle meshes can only come to cross where a vertex touches a
+// triangle or an edge touches an edge on the way, so every such pair is followed along the
+// straight moves from the substep's start to its end (conservative advancement: the pair's
+// distance can close no faster than the primitives' largest relative move, so the test steps
+// through time by distance / that bound, and a pair that comes within kTouch, or does not clear
+// the substep in kMostAdvances steps, counts as touching). The particles of a touching pair keep
+// their start positions (a fail-safe in the manner of Bridson, Fedkiw and Anderson 2002's impact
+// zones, with the zone held still), and the pairs of the particles so held are followed again,
+// round after round, until no pair touches: held particles cannot make a pair touch, since
+// everything began apart.
+//
+// The pairs: those of triangles that share a corner from a list made once (most dismissed by a
+// bound in floats: a fold through a neighbour takes more than a substep's moves); the others
+// from a tree over the triangles in Morton order, refitted, searched with the swept boxes grown
+// by a margin, and the list kept while the vertices stay within half the margin of where they
+// were (less the surface's mean move), the triangles of those that strayed searched afresh.
+//
+// What it does not do: untangle what already crosses (a pair crossing at the start that moves
+// apart touches on the way, and is held), or keep a surface off a moving collider (those move
+// whatever the particles do; the contacts keep cloth off them).
+
+#include "core/base/LinearAlgebra.h"
+
+#include <array>
+#include <cstdint>
+#include <vector>
+
+namespace pbd {
+
+struct ContinuousCollisionStatistics {
+    std::size_t pairs = 0;      // primitive pairs whose swept boxes overlap, followed in time
+    std::size_t touching = 0;   // of them, the pairs that would touch (over every round)
+    std::size_t held = 0;       // particles kept at their start
+    std::size_t unresolved = 0; // touching pairs no particle that can be held moves in
+    int rounds = 0;
+    std::size_t lists = 0; // times the candidate pairs were listed anew (the tree's search)
+    double milliseconds = 0;
+};
+
+// Closer than this a vertex touches a triangle, an edge an edge, m.
+constexpr Real kTouch = 1e-7;
+// A pair that has not cleared the substep after this many steps of conservative advancement
+// counts as touching (one that grazes without touching takes many).
+constexpr int kMostAdvances = 64;
+
+// Whether point p, moving from p0 to p1, touches triangle (a, b, c), whose corners move from
+// a0.. to a1.., within the move (all straight, at constant speed).
+bool vertexTriangleTouch(const Vec3& p0, const Vec3& p1, const Vec3& a0, const Vec3& a1,
+                         const Vec3& b0, const Vec3& b1, const Vec3& c0, const Vec3& c1);
+// Whether segment (a, b) touches segment (c, d) within the move.
+bool edgeEdgeTouch(const Vec3& a0, const Vec3& a1, const Vec3& b0, const Vec3& b1, const Vec3& c0,
+                   const Vec3& c1, const Vec3& d0, const Vec3& d1);
+// The closest distance between two segments.
+Real segmentDistance(const Vec3& a, const Vec3& b, const Vec3& c, const Vec3& d);
+
+class ContinuousCollision {
+public:
+    // The surfaces to keep apart (global particle indices; any number of bodies, one list).
+    // Their order, tree and edges are worked out again (at the next apply) only when the list
+    // changes.
+    void setTriangles(const std::vector<Triangle>& triangles);
+    const std::vector<Triangle>& triangles() const { return triangles_; }
+
+    // The particles move from x0 (where no two of the triangles cross) to x1. Every particle
+    // of a pair that would touch on the way, and that `holdable` allows (its inverse mass > 0
+    // for the substep), is put back at x0 in x1, until no pair touches. Runs its tests with TBB
+    // in the calling arena; the result does not depend on the threads.
+    ContinuousCollisionStatistics apply(const std::vector<Vec3>& x0, std::vector<Vec3>& x1,
+                                        const std::vector<std::uint8_t>& holdable);
+
+    // Per particle, whether the last apply held it (sized to the particles).
+    const std::vector<std::uint8_t>& held() const { return held_; }
+    // The pairs of triangles sharing no corner listed as candidates now.
+    std::size_t candidateCount() const { return candidates_.size(); }
+
+    // A box in floats, rounded outwards from the doubles it holds.
+    struct Box {
+        float lo[3], hi[3];
+    };
+
+private:
+    // Triangles per leaf of the tree, and the depth to which its first levels are tasks.
+    static constexpr Index kLeafSize = 4;
+    static constexpr int kTaskDepth = 9;
+    struct Node {
+        Box box;
+        Index begin = 0, end = 0; // its triangles
+        Index left = 0;           // its children (left, left + 1); 0 for a leaf
+    };
+    struct Sphere {
+        Vec3 centre;         // of a triangle at the start
+        Real radius, travel; // its corners' farthest from the centre, and farthest move
+    };
+    void order(const std::vector<Vec3>& x0);
+    void refit(const std::vector<Vec3>& x0, const std::vector<Vec3>& x1);
+    bool candidatesHold();
+    void listCandidates();
+    void refitTree(const std::vector<Box>& boxes);
+    bool neighbours(Index a, Index b) const {
+        const Triangle& A = local_[a];
+        const Triangle& B = local_[b];
+        for (Index v : A) {
+            if (v == B[0] || v == B[1] || v == B[2]) {
+                return true;
+            }
+        }
+        return false;
+    }
+    // visit(g) for every triangle g whose box overlaps f's and that shares no corner with it.
+    template <class Visit> void partners(Index f, Visit&& visit) const;
+    // visit(a, b), a < b, for every pair of triangles under `node` whose `boxes` overlap; and
+    // for every pair of one under p and one under q (the nodes' boxes refitted to `boxes`).
+    template <class Visit>
+    void selfPairs(Index node, const std::vector<Box>& boxes, Visit&& visit) const;
+    template <class Visit>
+    void crossPairs(Index p, Index q, const std::vector<Box>& boxes, Visit&& visit) const;
+    // The primitive pairs triangles a and b test: vertexTriangle(vertex, triangle) and
+    // edgeEdge(e0, e1, f0, f1), those of the vertices and edges each owns that share no corner.
+    template <class VertexTriangle, class EdgeEdge>
+    void forEachPrimitivePair(Index a, Index b, VertexTriangle&& vertexTriangle,
+                              EdgeEdge&& edgeEdge) const;
+
+    std::vector<Triangle> triangles_; // as given (global particle indices)
+    bool ordered_ = false;
+    // Local numbering (order): the surface's vertices (global_: their particles) and triangles.
+    std::vector<Index> global_;
+    std::vector<Triangle> local_;
+    // Per triangle, which of its corners (bits 0-2) and edges (bits 3-5, edge k from corner k to
+    // k + 1) it tests: each vertex and edge belongs to one triangle of those that hold it, so
+    // a pair of primitives is tested once, by the pair of their triangles (whose swept boxes
+    // overlap whenever the primitives' do).
+    std::vector<std::uint8_t> owns_;
+    std::vector<Index> vertexTriangleStart_, vertexTriangles_; // per vertex, its triangles
+    std::vector<Node> nodes_;
+    // Triangles sharing a corner: per triangle, and their primitive pairs.
+    std::vector<Index> adjacentStart_, adjacentOf_;
+    std::vector<std::array<Index, 2>> adjacentVF_; // (vertex, triangle)
+    std::vector<std::array<Index, 4>> adjacentEE_; // (e0, e1, f0, f1)
+    Real meanEdge_ = 0;
+    // The other pairs that may touch (listCandidates), per triangle too, and what they hold for.
+    std::vector<std::pair<Index, Index>> candidates_;
+    std::vector<Vec3> xb_; // where the vertices were when listed
+    Real margin_ = 0;
+    bool built_ = false;
+    int appliesSinceList_ = 2, listsWithoutMargin_ = 0;
+    std::vector<std::uint8_t> escaped_; // per triangle: a vertex beyond the list's reach
+    std::vector<Index> escapedList_;
+
+    // Per apply, by local index.
+    std::vector<Vec3> x0_, x1_;
+    std::vector<Box> vertexBoxes_; // each vertex's swept box, grown by kTouch
+    std::vector<std::uint8_t> moves_;
+    std::vector<Real> travel_; // how far each vertex moves
+    std::vector<Box> boxes_;   // each triangle's: its corners' boxes
+    std::vector<Sphere> spheres_;
+    // The same in floats for the first test of the neighbours' pairs: per vertex its start and
+    // move (w), per triangle its centre and radius plus move (w); floatSlack_ bounds their
+    // rounding.
+    struct Packed {
+        float x, y, z, w;
+    };
+    std::vector<Packed> packed_, packedSpheres_;
+    float floatSlack_ = 0;
+    std::vector<std::uint8_t> queried_;
+    std::vector<std::uint8_t> held_; // by particle
+};
+
+} // namespace pbd
