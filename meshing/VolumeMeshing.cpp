@@ -1,5 +1,6 @@
 #include "meshing/VolumeMeshing.h"
 
+#include "core/base/Morton.h"
 #include "core/scene/Topology.h"
 #include "meshing/TriangleGrid.h"
 
@@ -19,18 +20,8 @@ namespace pbd {
 
 namespace {
 
-// Spreads the low 21 bits of v to every third bit (a 63-bit Morton code's share of one axis).
-std::uint64_t spreadBits(std::uint64_t v) {
-    v &= 0x1fffff;
-    v = (v | v << 32) & 0x1f00000000ffffULL;
-    v = (v | v << 16) & 0x1f0000ff0000ffULL;
-    v = (v | v << 8) & 0x100f00f00f00f00fULL;
-    v = (v | v << 4) & 0x10c30c30c30c30c3ULL;
-    v = (v | v << 2) & 0x1249249249249249ULL;
-    return v;
-}
-
-// The tets' indices in the Morton order of their centroids (ties by index).
+// The tets' indices in the Morton order of their centroids (ties by index), in the box of the
+// points.
 std::vector<std::size_t> mortonOrder(const std::vector<Tetrahedron>& tets,
                                      const std::vector<Vec3>& points) {
     Vec3 low = Vec3::Constant(std::numeric_limits<Real>::infinity());
@@ -39,22 +30,12 @@ std::vector<std::size_t> mortonOrder(const std::vector<Tetrahedron>& tets,
         low = low.cwiseMin(p);
         high = high.cwiseMax(p);
     }
-    const Vec3 scale = ((1 << 21) - 1) / (high - low).cwiseMax(Vec3::Constant(1e-300)).array();
-    std::vector<std::pair<std::uint64_t, std::size_t>> keys(tets.size());
+    std::vector<Vec3> centroids(tets.size());
     for (std::size_t t = 0; t < tets.size(); ++t) {
         const Tetrahedron& c = tets[t];
-        const Vec3 centroid = (points[c[0]] + points[c[1]] + points[c[2]] + points[c[3]]) / 4.0;
-        const Vec3 q = (centroid - low).cwiseProduct(scale);
-        keys[t] = {spreadBits(std::uint64_t(q.x())) | spreadBits(std::uint64_t(q.y())) << 1 |
-                       spreadBits(std::uint64_t(q.z())) << 2,
-                   t};
+        centroids[t] = (points[c[0]] + points[c[1]] + points[c[2]] + points[c[3]]) / 4.0;
     }
-    std::sort(keys.begin(), keys.end());
-    std::vector<std::size_t> order(tets.size());
-    for (std::size_t t = 0; t < tets.size(); ++t) {
-        order[t] = keys[t].second;
-    }
-    return order;
+    return pbd::mortonOrder(centroids, low, high);
 }
 
 double secondsSince(std::chrono::steady_clock::time_point start) {

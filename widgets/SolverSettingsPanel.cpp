@@ -50,7 +50,7 @@ SolverSettingsPanel::SolverSettingsPanel(QWidget* parent)
     continuousCollision_->setToolTip(
         tr("Follow cloth and soft-body surfaces through each substep, and keep at its start "
            "every particle whose move would make two of them cross: surfaces that start apart "
-           "never pass through each other (costs about as much again as a step)"));
+           "never pass through each other (costs one to three steps again)"));
     form->addRow(tr("Iterations"), iterations_);
     form->addRow(exactAngularMomentum_);
     form->addRow(continuousCollision_);

@@ -255,13 +255,7 @@ int simulate(const RunOptions& o) {
         }
         totalMs += solver.lastStepMilliseconds();
         if (const ContinuousCollisionStatistics& c = solver.continuousCollision(); c.rounds > 0) {
-            continuous.pairs += c.pairs;
-            continuous.touching += c.touching;
-            continuous.held += c.held;
-            continuous.unresolved += c.unresolved;
-            continuous.rounds = std::max(continuous.rounds, c.rounds);
-            continuous.lists += c.lists;
-            continuous.milliseconds += c.milliseconds;
+            continuous.add(c);
             heldMost = std::max(heldMost, c.held);
         }
         if (o.intersectionsEvery > 0 && (i + 1) % o.intersectionsEvery == 0 && i + 1 < steps) {

@@ -1,5 +1,6 @@
 #include "core/solver/ContinuousCollision.h"
 
+#include "core/base/Morton.h"
 #include "core/solver/SelfCollision.h"
 
 #include <algorithm>
@@ -155,35 +156,15 @@ void ContinuousCollision::order(const std::vector<Vec3>& x0) {
             all.add(centres[f]);
         }
     }
-    const Vec3 size = all.empty() ? Vec3::Ones() : Vec3(all.size().cwiseMax(1e-12));
-    auto spread = [](std::uint64_t v) { // 21 bits to every third of 63
-        v &= 0x1FFFFF;
-        v = (v | v << 32) & 0x1F00000000FFFFull;
-        v = (v | v << 16) & 0x1F0000FF0000FFull;
-        v = (v | v << 8) & 0x100F00F00F00F00Full;
-        v = (v | v << 4) & 0x10C30C30C30C30C3ull;
-        v = (v | v << 2) & 0x1249249249249249ull;
-        return v;
-    };
-    std::vector<std::pair<std::uint64_t, Index>> keys(m);
-    for (std::size_t f = 0; f < m; ++f) {
-        std::uint64_t code = 0;
-        if (centres[f].allFinite() && !all.empty()) {
-            const Vec3 u = ((centres[f] - all.min).array() / size.array()).cwiseMax(0).cwiseMin(1);
-            code = spread(std::uint64_t(u.x() * 2097151)) |
-                   spread(std::uint64_t(u.y() * 2097151)) << 1 |
-                   spread(std::uint64_t(u.z() * 2097151)) << 2;
-        }
-        keys[f] = {code, Index(f)};
-    }
-    std::sort(keys.begin(), keys.end());
+    const std::vector<std::size_t> sorted =
+        all.empty() ? std::vector<std::size_t>() : mortonOrder(centres, all.min, all.max);
     // Local vertices and triangles.
     std::unordered_map<Index, Index> localOf;
     localOf.reserve(m);
     global_.clear();
     local_.assign(m, {});
     for (std::size_t k = 0; k < m; ++k) {
-        const Triangle& t = triangles_[keys[k].second];
+        const Triangle& t = triangles_[all.empty() ? k : sorted[k]];
         for (int c = 0; c < 3; ++c) {
             auto [it, added] = localOf.emplace(t[std::size_t(c)], Index(global_.size()));
             if (added) {

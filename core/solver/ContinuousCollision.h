@@ -37,6 +37,17 @@ struct ContinuousCollisionStatistics {
     int rounds = 0;
     std::size_t lists = 0; // times the candidate pairs were listed anew (the tree's search)
     double milliseconds = 0;
+
+    // Another's counts and time added, the most rounds kept.
+    void add(const ContinuousCollisionStatistics& o) {
+        pairs += o.pairs;
+        touching += o.touching;
+        held += o.held;
+        unresolved += o.unresolved;
+        rounds = rounds > o.rounds ? rounds : o.rounds;
+        lists += o.lists;
+        milliseconds += o.milliseconds;
+    }
 };
 
 // Closer than this a vertex touches a triangle, an edge an edge, m.

@@ -796,13 +796,7 @@ void Solver::holdParticles() {
         const ContinuousCollisionStatistics c = threads_->arena.execute([&] {
             return continuous_.apply(scene_.particles.positions, continuousEnd_, holdable_);
         });
-        continuousStats_.pairs += c.pairs;
-        continuousStats_.touching += c.touching;
-        continuousStats_.held += c.held;
-        continuousStats_.unresolved += c.unresolved;
-        continuousStats_.rounds = std::max(continuousStats_.rounds, c.rounds);
-        continuousStats_.lists += c.lists;
-        continuousStats_.milliseconds += c.milliseconds;
+        continuousStats_.add(c);
         const std::vector<std::uint8_t>& held = continuous_.held();
         for (std::size_t i = 0; i < held.size() && i < n; ++i) {
             if (held[i]) {
