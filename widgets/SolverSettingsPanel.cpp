@@ -48,9 +48,10 @@ SolverSettingsPanel::SolverSettingsPanel(QWidget* parent)
     continuousCollision_ = new QCheckBox(tr("Continuous collision"), panel);
     continuousCollision_->setObjectName(QStringLiteral("continuousCollision"));
     continuousCollision_->setToolTip(
-        tr("Follow cloth and soft-body surfaces through each substep, and keep at its start "
-           "every particle whose move would make two of them cross: surfaces that start apart "
-           "never pass through each other (costs one to three steps again)"));
+        tr("Follow cloth and soft-body surfaces through each substep, and move the particles "
+           "whose moves would make two of them cross together with what they would cross: "
+           "surfaces that start apart never pass through each other (costs one to three steps "
+           "again)"));
     form->addRow(tr("Iterations"), iterations_);
     form->addRow(exactAngularMomentum_);
     form->addRow(continuousCollision_);

@@ -91,7 +91,8 @@ void addRunOptions(CLI::App& c, RunOptions& o) {
                        "Project distances along their edges at the start of the substep (SHAKE)"));
     onOff(c.add_option("--continuous-collision", o.continuousCollision,
                        "Cloth and soft-body surfaces followed through each substep: particles "
-                       "whose moves would make two of them cross keep their start"));
+                       "whose moves would make two of them cross move with what they would "
+                       "cross (impact zones)"));
     c.add_option("--group", o.groups,
                  "Edit a constraint group first (see 'info'): KEY is enabled (on|off), modulus or "
                  "compliance, a component (stretch_u, stretch_v, shear_uv, stretch_x..., a number "

@@ -565,9 +565,10 @@ void ContinuousCollision::crossPairs(Index p, Index q, const std::vector<Box>& b
     }
 }
 
-ContinuousCollisionStatistics
-ContinuousCollision::apply(const std::vector<Vec3>& x0, std::vector<Vec3>& x1,
-                           const std::vector<std::uint8_t>& holdable) {
+ContinuousCollisionStatistics ContinuousCollision::apply(const std::vector<Vec3>& x0,
+                                                         std::vector<Vec3>& x1,
+                                                         const std::vector<std::uint8_t>& holdable,
+                                                         const std::vector<Real>* weights) {
     const auto began = std::chrono::steady_clock::now();
     ContinuousCollisionStatistics stats;
     held_.assign(x1.size(), 0);
@@ -591,8 +592,15 @@ ContinuousCollision::apply(const std::vector<Vec3>& x0, std::vector<Vec3>& x1,
     refitTree(boxes_); // for the fresh searches: the swept boxes of this substep
     struct Local {
         std::vector<Index> touching; // local vertices
+        std::vector<Index> pairsTouching;
         std::size_t pairs = 0, touchingPairs = 0, unresolved = 0;
     };
+    zone_.resize(global_.size());
+    for (std::size_t i = 0; i < zone_.size(); ++i) {
+        zone_[i] = Index(i);
+    }
+    zoned_.assign(global_.size(), 0);
+    wanted_ = x1_;
     tbb::enumerable_thread_specific<Local> locals;
     const std::vector<Vec3>& X0 = x0_;
     const std::vector<Vec3>& X1 = x1_;
@@ -606,6 +614,7 @@ ContinuousCollision::apply(const std::vector<Vec3>& x0, std::vector<Vec3>& x1,
             }
         }
         local.unresolved += !any;
+        local.pairsTouching.insert(local.pairsTouching.end(), {p, q, u, v});
     };
     auto vertexTriangle = [&](Local& local, Index p, Index f) {
         const Triangle& t = local_[f];
@@ -728,6 +737,25 @@ ContinuousCollision::apply(const std::vector<Vec3>& x0, std::vector<Vec3>& x1,
                     heldNow.push_back(i);
                 }
             }
+            // The particles of a touching pair join one zone (union by lower root).
+            for (std::size_t k = 0; k + 3 < l.pairsTouching.size(); k += 4) {
+                for (int j = 0; j < 4; ++j) {
+                    zoned_[l.pairsTouching[k + std::size_t(j)]] = 1;
+                }
+                for (int j = 1; j < 4; ++j) {
+                    Index ra = l.pairsTouching[k], rb = l.pairsTouching[k + std::size_t(j)];
+                    while (zone_[ra] != ra) {
+                        ra = zone_[ra];
+                    }
+                    while (zone_[rb] != rb) {
+                        rb = zone_[rb];
+                    }
+                    if (ra != rb) {
+                        zone_[std::max(ra, rb)] = std::min(ra, rb);
+                    }
+                }
+            }
+            l.pairsTouching.clear();
             l.touching.clear();
             stats.pairs += l.pairs;
             stats.touching += l.touchingPairs;
@@ -738,6 +766,72 @@ ContinuousCollision::apply(const std::vector<Vec3>& x0, std::vector<Vec3>& x1,
             queried_[f] = 0;
         }
         query.clear();
+        if (!heldNow.empty() && stats.rounds < kMostZoneRounds) {
+            // Every zone moves by its members' weighted mean wanted move: a translation, so
+            // nothing within it touches; what it moves into joins it in the next round. A zone
+            // with a member that moves and cannot be held stays where it started.
+            const std::size_t n = global_.size();
+            std::vector<Vec3> sum(n, Vec3::Zero());
+            std::vector<Real> weight(n, 0);
+            std::vector<std::uint8_t> stuck(n, 0);
+            std::vector<Index> members;
+            for (std::size_t i = 0; i < n; ++i) {
+                if (!zoned_[i]) {
+                    continue;
+                }
+                Index r = Index(i);
+                while (zone_[r] != r) {
+                    r = zone_[r];
+                }
+                zone_[i] = r;
+                members.push_back(Index(i));
+                const Real w = weights ? (*weights)[global_[i]] : 1.0;
+                sum[r] += w * (wanted_[i] - x0_[i]);
+                weight[r] += w;
+                stuck[r] |= !holdable[global_[i]] && wanted_[i] != x0_[i];
+            }
+            heldNow.clear();
+            for (Index i : members) {
+                const Index r = zone_[i];
+                const Vec3 target = stuck[r] || !(weight[r] > 0) || !sum[r].allFinite()
+                                        ? x0_[i]
+                                        : Vec3(x0_[i] + sum[r] / weight[r]);
+                if (!holdable[global_[i]] || target == x1_[i]) {
+                    continue;
+                }
+                heldNow.push_back(i);
+                x1_[i] = target;
+                x1[global_[i]] = target;
+                held_[global_[i]] = 1;
+                moves_[i] = target != x0_[i];
+                travel_[i] = (target - x0_[i]).norm();
+                vertexBoxes_[i] = outwardBox(x0_[i].cwiseMin(target).array() - kTouch,
+                                             x0_[i].cwiseMax(target).array() + kTouch);
+            }
+            for (Index i : heldNow) {
+                for (Index k = vertexTriangleStart_[i]; k < vertexTriangleStart_[i + 1]; ++k) {
+                    const Index f = vertexTriangles_[k];
+                    if (!queried_[f]) {
+                        queried_[f] = 1;
+                        query.push_back(f);
+                    }
+                }
+            }
+            for (Index f : query) {
+                const Triangle& t = local_[f];
+                spheres_[f].travel = std::max({travel_[t[0]], travel_[t[1]], travel_[t[2]]});
+                boxes_[f] =
+                    merged(merged(vertexBoxes_[t[0]], vertexBoxes_[t[1]]), vertexBoxes_[t[2]]);
+            }
+            refitTree(boxes_); // a zone's move may leave its particles' first boxes
+            stats.held += heldNow.size();
+            if (query.empty()) {
+                break;
+            }
+            heldNow.clear();
+        }
+        // After kMostZoneRounds, the fail-safe: the particles of pairs still touching stay
+        // where they started.
         for (Index i : heldNow) {
             x1_[i] = x0_[i];
             x1[global_[i]] = x0[global_[i]];
@@ -751,6 +845,13 @@ ContinuousCollision::apply(const std::vector<Vec3>& x0, std::vector<Vec3>& x1,
                     queried_[f] = 1;
                     query.push_back(f);
                 }
+            }
+        }
+        if (!heldNow.empty()) {
+            for (Index f : query) {
+                const Triangle& t = local_[f];
+                boxes_[f] =
+                    merged(merged(vertexBoxes_[t[0]], vertexBoxes_[t[1]]), vertexBoxes_[t[2]]);
             }
         }
         stats.held += heldNow.size();

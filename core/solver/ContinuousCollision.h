@@ -5,11 +5,13 @@
 // straight moves from the substep's start to its end (conservative advancement: the pair's
 // distance can close no faster than the primitives' largest relative move, so the test steps
 // through time by distance / that bound, and a pair that comes within kTouch, or does not clear
-// the substep in kMostAdvances steps, counts as touching). The particles of a touching pair keep
-// their start positions (a fail-safe in the manner of Bridson, Fedkiw and Anderson 2002's impact
-// zones, with the zone held still), and the pairs of the particles so held are followed again,
-// round after round, until no pair touches: held particles cannot make a pair touch, since
-// everything began apart.
+// the substep in kMostAdvances steps, counts as touching). The particles of touching pairs are
+// joined in impact zones (Bridson, Fedkiw and Anderson 2002; Harmon et al. 2008), and each zone
+// moves as one, by its members' weighted mean move: a translation, within which nothing can
+// touch, since everything began apart. What a zone moves into joins it, round after round, until
+// no pair touches; as the fail-safe, particles of pairs still touching after kMostZoneRounds
+// keep their start positions. The solver weighs a particle in contact with a moving collider
+// (a character's skin) kSkinWeight times its mass, so a zone a knee pushes moves with the knee.
 //
 // The pairs: those of triangles that share a corner from a list made once (most dismissed by a
 // bound in floats: a fold through a neighbour takes more than a substep's moves); the others
@@ -18,8 +20,8 @@
 // were (less the surface's mean move), the triangles of those that strayed searched afresh.
 //
 // What it does not do: untangle what already crosses (a pair crossing at the start that moves
-// apart touches on the way, and is held), or keep a surface off a moving collider (those move
-// whatever the particles do; the contacts keep cloth off them).
+// apart touches on the way, and its zone keeps it), or keep a surface off a moving collider (those
+// move whatever the particles do; the contacts keep cloth off them).
 
 #include "core/base/LinearAlgebra.h"
 
@@ -32,7 +34,7 @@ namespace pbd {
 struct ContinuousCollisionStatistics {
     std::size_t pairs = 0;      // primitive pairs whose swept boxes overlap, followed in time
     std::size_t touching = 0;   // of them, the pairs that would touch (over every round)
-    std::size_t held = 0;       // particles kept at their start
+    std::size_t held = 0;       // particles held back from their own move (moved with a zone)
     std::size_t unresolved = 0; // touching pairs no particle that can be held moves in
     int rounds = 0;
     std::size_t lists = 0; // times the candidate pairs were listed anew (the tree's search)
@@ -50,8 +52,12 @@ struct ContinuousCollisionStatistics {
     }
 };
 
+// How much more a particle in contact with a moving collider weighs in its zone's mean.
+constexpr Real kSkinWeight = 20;
 // Closer than this a vertex touches a triangle, an edge an edge, m.
 constexpr Real kTouch = 1e-7;
+// Rounds of zones before the fail-safe holds what still touches.
+constexpr int kMostZoneRounds = 64;
 // A pair that has not cleared the substep after this many steps of conservative advancement
 // counts as touching (one that grazes without touching takes many).
 constexpr int kMostAdvances = 64;
@@ -74,12 +80,16 @@ public:
     void setTriangles(const std::vector<Triangle>& triangles);
     const std::vector<Triangle>& triangles() const { return triangles_; }
 
-    // The particles move from x0 (where no two of the triangles cross) to x1. Every particle
-    // of a pair that would touch on the way, and that `holdable` allows (its inverse mass > 0
-    // for the substep), is put back at x0 in x1, until no pair touches. Runs its tests with TBB
-    // in the calling arena; the result does not depend on the threads.
+    // The particles move from x0 (where no two of the triangles cross) to x1. The particles of
+    // pairs that would touch on the way are joined in zones, and each zone moves by its
+    // members' mean wanted move, weighted by `weights` (per particle; equal without), round
+    // after round as zones meet, until no pair touches; after kMostZoneRounds the particles of
+    // pairs still touching are put back at x0. Only particles `holdable` allows (inverse mass
+    // > 0 for the substep) are moved; a zone with one that moves and is not stays at x0. Runs
+    // its tests with TBB in the calling arena; the result does not depend on the threads.
     ContinuousCollisionStatistics apply(const std::vector<Vec3>& x0, std::vector<Vec3>& x1,
-                                        const std::vector<std::uint8_t>& holdable);
+                                        const std::vector<std::uint8_t>& holdable,
+                                        const std::vector<Real>* weights = nullptr);
 
     // Per particle, whether the last apply held it (sized to the particles).
     const std::vector<std::uint8_t>& held() const { return held_; }
@@ -176,6 +186,10 @@ private:
     float floatSlack_ = 0;
     std::vector<std::uint8_t> queried_;
     std::vector<std::uint8_t> held_; // by particle
+    // Zones of the current apply (union-find over local vertices) and the moves wanted.
+    std::vector<Index> zone_;
+    std::vector<std::uint8_t> zoned_;
+    std::vector<Vec3> wanted_;
 };
 
 } // namespace pbd

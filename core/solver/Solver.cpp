@@ -766,12 +766,12 @@ void Solver::runSubstepPhases(Real h) {
 }
 
 // Continuous collision after the substep's projections: the particles whose moves would make
-// two surfaces touch keep their start (core/solver/ContinuousCollision.h). Holding a particle
-// the air had moved inverts the air between it and its neighbours, so with air the held
-// particles stay put (w = 0) while the air is mended around them (the rounds after the last
-// iteration, finishAir), and what the mending moved is followed again: up to kMostHoldCycles
-// times, the last cycle's holds standing whatever they leave of the air (the next substep's
-// projections take it up).
+// two surfaces touch move with their impact zones instead (core/solver/ContinuousCollision.h).
+// Moving a particle other than the air had it inverts the air between it and its neighbours,
+// so with air those particles stay put (w = 0) while the air is mended around them (the rounds
+// after the last iteration, finishAir), and what the mending moved is followed again (the
+// zones' particles may move again): up to kMostHoldCycles times, the last cycle's moves
+// standing whatever they leave of the air (the next substep's projections take it up).
 void Solver::holdParticles() {
     constexpr int kMostHoldCycles = 4;
     const std::size_t n = predicted_.size();
@@ -791,17 +791,31 @@ void Solver::holdParticles() {
         holdable_[i] = p.w > 0;
     }
     const bool mend = !scene_.air.empty() && scene_.solver.airIterations != 0;
+    // Each particle's weight in its zone: its mass, kSkinWeight times over where a moving
+    // collider (a character's skin) touches it this substep.
+    zoneWeights_.resize(n);
+    for (std::size_t i = 0; i < n; ++i) {
+        const Real w = scene_.particles.inverseMasses[i];
+        zoneWeights_[i] = w > 0 ? 1 / w : 0;
+    }
+    for (const Contact& c : contacts_) {
+        if (c.particle < n && c.collider < scene_.colliders.size() &&
+            !scene_.colliders[c.collider].velocities.empty()) {
+            const Real w = scene_.particles.inverseMasses[c.particle];
+            zoneWeights_[c.particle] = w > 0 ? kSkinWeight / w : 0;
+        }
+    }
     heldParticles_.clear();
     for (int cycle = 0; cycle < kMostHoldCycles; ++cycle) {
         const ContinuousCollisionStatistics c = threads_->arena.execute([&] {
-            return continuous_.apply(scene_.particles.positions, continuousEnd_, holdable_);
+            return continuous_.apply(scene_.particles.positions, continuousEnd_, holdable_,
+                                     &zoneWeights_);
         });
         continuousStats_.add(c);
         const std::vector<std::uint8_t>& held = continuous_.held();
         for (std::size_t i = 0; i < held.size() && i < n; ++i) {
             if (held[i]) {
                 heldParticles_.push_back(Index(i));
-                holdable_[i] = 0; // at its start now, and unmovable
                 predicted_[i] = {continuousEnd_[i].x(), continuousEnd_[i].y(),
                                  continuousEnd_[i].z(), 0.0};
             }

@@ -211,6 +211,7 @@ private:
     std::vector<Vec3> continuousEnd_;
     std::vector<std::uint8_t> holdable_;
     std::vector<Index> heldParticles_; // by the last substep's continuous collision
+    std::vector<Real> zoneWeights_;
     // A cache line each: the parts grow their lists at once (a list's size beside another
     // part's would pass the line between the threads at every contact).
     struct alignas(64) ContactPart {

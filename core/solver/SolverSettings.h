@@ -37,10 +37,10 @@ struct SolverSettings {
     bool selfCollision = false;
     Real clothThickness = 0.005;
     // Continuous collision (core/solver/ContinuousCollision.h): the same surfaces as
-    // self-collision, followed from the substep's start to its end, and every particle of a
-    // vertex-triangle or edge-edge pair that would touch on the way kept where it started; so
-    // surfaces that start apart never cross. Independent of selfCollision (which keeps the
-    // thickness; this keeps the order).
+    // self-collision, followed from the substep's start to its end, the particles of every
+    // vertex-triangle or edge-edge pair that would touch on the way moved together as an impact
+    // zone; so surfaces that start apart never cross. Independent of selfCollision (which keeps
+    // the thickness; this keeps the order).
     bool continuousCollision = false;
     // Tearing (PBD §5): a cloth edge stretched beyond this ratio of its rest length splits a
     // vertex, at most maxTearsPerStep per step; 0 = off.
