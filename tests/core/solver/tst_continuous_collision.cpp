@@ -76,6 +76,36 @@ void addSheet(int n, Real size, Real y, std::vector<Vec3>& x, std::vector<Triang
     }
 }
 
+// Two n x n sheets of `size`, the upper `gap` above the lower and shifted by `shift`, with a
+// guard over both and every particle holdable.
+struct TwoSheets {
+    TwoSheets(int n, Real size, Real gap, Real shift)
+        : side(std::size_t(n) + 1) {
+        addSheet(n, size, 0, x0, triangles);
+        upper = x0.size();
+        addSheet(n, size, gap, x0, triangles, shift);
+        holdable.assign(x0.size(), 1);
+        guard.setTriangles(triangles);
+    }
+    // Particle (i, j) of the sheet whose particles start at `first`.
+    std::size_t at(std::size_t first, int i, int j) const {
+        return first + std::size_t(i) * side + std::size_t(j);
+    }
+    // Moves the 3 x 3 patch of particles round (i, j) of a sheet by dy.
+    void raisePatch(std::vector<Vec3>& x, std::size_t first, int i, int j, Real dy) const {
+        for (int a = i - 1; a <= i + 1; ++a) {
+            for (int b = j - 1; b <= j + 1; ++b) {
+                x[at(first, a, b)].y() += dy;
+            }
+        }
+    }
+    std::size_t side, upper = 0;
+    std::vector<Vec3> x0;
+    std::vector<Triangle> triangles;
+    std::vector<std::uint8_t> holdable;
+    ContinuousCollision guard;
+};
+
 } // namespace
 
 class TestContinuousCollision : public QObject {
@@ -166,67 +196,47 @@ private slots:
         // One guard over substeps: the first lists its pairs with a margin of half an edge; in
         // the second, all but a small patch barely move (the list holds), and the patch, moved
         // 4 cm through the other sheet, is searched for afresh.
-        std::vector<Vec3> x0;
-        std::vector<Triangle> triangles;
-        addSheet(16, 0.5, 0, x0, triangles);
-        const std::size_t upper = x0.size();
-        addSheet(16, 0.5, 0.01, x0, triangles, 0.0041);
-        std::vector<std::uint8_t> holdable(x0.size(), 1);
-        ContinuousCollision guard;
-        guard.setTriangles(triangles);
-        std::vector<Vec3> x1 = x0;
+        TwoSheets t(16, 0.5, 0.01, 0.0041);
+        std::vector<Vec3> x0 = t.x0, x1 = t.x0;
         for (Vec3& p : x1) {
             p.x() += 1e-4;
         }
-        ContinuousCollisionStatistics s = guard.apply(x0, x1, holdable);
+        ContinuousCollisionStatistics s = t.guard.apply(x0, x1, t.holdable);
         QCOMPARE(s.lists, std::size_t(1));
         QCOMPARE(s.held, std::size_t(0));
         x0 = x1;
         for (Vec3& p : x1) {
             p.x() += 1e-4;
         }
-        for (int i = 6; i <= 8; ++i) {
-            for (int j = 6; j <= 8; ++j) {
-                x1[upper + std::size_t(i * 17 + j)].y() -= 0.04;
-            }
-        }
-        QVERIFY(crossingPairs(triangles, x1) > 0);
-        s = guard.apply(x0, x1, holdable);
+        t.raisePatch(x1, t.upper, 7, 7, -0.04);
+        QVERIFY(crossingPairs(t.triangles, x1) > 0);
+        s = t.guard.apply(x0, x1, t.holdable);
         QCOMPARE(s.lists, std::size_t(0)); // the list held for all but the patch
         QVERIFY(s.held > 0);
-        QCOMPARE(crossingPairs(triangles, x1), std::size_t(0));
+        QCOMPARE(crossingPairs(t.triangles, x1), std::size_t(0));
     }
 
     void aZonePushesWhatItMovesInto() {
         // A 3 x 3 patch of the lower sheet rises 3 cm through the upper sheet, 1 cm above it,
         // weighing 20 times the rest (as a skin's contact does): the upper sheet's particles in
         // its way join its zone and are pushed up with it, instead of stopping it.
-        std::vector<Vec3> x0;
-        std::vector<Triangle> triangles;
-        addSheet(16, 0.5, 0, x0, triangles);
-        const std::size_t upper = x0.size();
-        addSheet(16, 0.5, 0.01, x0, triangles, 0.0041);
-        std::vector<Vec3> x1 = x0;
-        std::vector<Real> weights(x0.size(), 1.0);
-        for (int i = 7; i <= 9; ++i) {
-            for (int j = 7; j <= 9; ++j) {
-                x1[std::size_t(i * 17 + j)].y() += 0.03;
-                weights[std::size_t(i * 17 + j)] = 20;
-            }
+        TwoSheets t(16, 0.5, 0.01, 0.0041);
+        std::vector<Vec3> x1 = t.x0;
+        t.raisePatch(x1, 0, 8, 8, 0.03);
+        std::vector<Real> weights(x1.size(), 1.0);
+        for (std::size_t i = 0; i < x1.size(); ++i) {
+            weights[i] = x1[i] != t.x0[i] ? 20 : 1;
         }
-        QVERIFY(crossingPairs(triangles, x1) > 0);
-        std::vector<std::uint8_t> holdable(x0.size(), 1);
-        ContinuousCollision guard;
-        guard.setTriangles(triangles);
-        const ContinuousCollisionStatistics s = guard.apply(x0, x1, holdable, &weights);
-        QCOMPARE(crossingPairs(triangles, x1), std::size_t(0));
+        QVERIFY(crossingPairs(t.triangles, x1) > 0);
+        const ContinuousCollisionStatistics s = t.guard.apply(t.x0, x1, t.holdable, &weights);
+        QCOMPARE(crossingPairs(t.triangles, x1), std::size_t(0));
         QVERIFY(s.held > 0);
         // The patch's middle still rose most of the way, and the upper sheet over it went up.
-        QVERIFY(x1[8 * 17 + 8].y() > 0.015);
-        QVERIFY(x1[upper + 8 * 17 + 8].y() > 0.02);
+        QVERIFY(x1[t.at(0, 8, 8)].y() > 0.015);
+        QVERIFY(x1[t.at(t.upper, 8, 8)].y() > 0.02);
         // The far corners of both sheets moved as told (not at all).
         QCOMPARE(x1[0].y(), 0.0);
-        QCOMPARE(x1[upper].y(), 0.01);
+        QCOMPARE(x1[t.upper].y(), 0.01);
     }
 
     void onlyWhatWouldCrossIsHeld() {
@@ -234,24 +244,18 @@ private slots:
         // (a 3 x 3 patch of the lower one lifted into it), is in the way; the rest of both
         // sheets keep their moves. A particle that cannot be held (a pin) is not, and the pair
         // it alone moves in counts as unresolved.
-        std::vector<Vec3> x0;
-        std::vector<Triangle> triangles;
-        addSheet(16, 1.0, 0, x0, triangles);
-        const std::size_t lower = x0.size();
-        addSheet(16, 1.0, 0.05, x0, triangles, 0.0137);
+        TwoSheets t(16, 1.0, 0.05, 0.0137);
+        const std::vector<Vec3>& x0 = t.x0;
+        const std::vector<Triangle>& triangles = t.triangles;
+        const std::size_t lower = t.upper; // the upper sheet's first particle
+        ContinuousCollision& guard = t.guard;
+        std::vector<std::uint8_t>& holdable = t.holdable;
         std::vector<Vec3> x1 = x0;
         for (std::size_t i = lower; i < x0.size(); ++i) {
             x1[i].y() -= 0.02; // all of the upper sheet, to 3 cm
         }
-        for (int i = 7; i <= 9; ++i) {
-            for (int j = 7; j <= 9; ++j) {
-                x1[std::size_t(i * 17 + j)].y() += 0.06; // the lower sheet's middle, to 6 cm
-            }
-        }
+        t.raisePatch(x1, 0, 8, 8, 0.06); // the lower sheet's middle, to 6 cm
         QVERIFY(crossingPairs(triangles, x1) > 0);
-        std::vector<std::uint8_t> holdable(x0.size(), 1);
-        ContinuousCollision guard;
-        guard.setTriangles(triangles);
         const ContinuousCollisionStatistics s = guard.apply(x0, x1, holdable);
         QCOMPARE(crossingPairs(triangles, x1), std::size_t(0));
         QVERIFY(s.held > 0 && s.held < 80);
@@ -267,20 +271,15 @@ private slots:
         for (std::size_t i = lower; i < x0.size(); ++i) {
             y1[i].y() -= 0.02;
         }
-        for (int i = 7; i <= 9; ++i) {
-            for (int j = 7; j <= 9; ++j) {
-                y1[std::size_t(i * 17 + j)].y() += 0.06;
-                holdable[std::size_t(i * 17 + j)] = 0;
-            }
+        t.raisePatch(y1, 0, 8, 8, 0.06);
+        for (std::size_t i = 0; i < lower; ++i) {
+            holdable[i] = y1[i] == x0[i] ? 1 : 0; // the patch pinned
         }
         const ContinuousCollisionStatistics pinned = guard.apply(x0, y1, holdable);
         QVERIFY(pinned.unresolved > 0);
-        for (int i = 7; i <= 9; ++i) {
-            for (int j = 7; j <= 9; ++j) {
-                QCOMPARE(y1[std::size_t(i * 17 + j)].y(), 0.06); // moved as told
-            }
-        }
-        QVERIFY(guard.held()[lower + 8 * 17 + 8]);
+        QCOMPARE(y1[t.at(0, 8, 8)].y(), 0.06); // moved as told
+        QCOMPARE(y1[t.at(0, 7, 9)].y(), 0.06);
+        QVERIFY(guard.held()[t.at(lower, 8, 8)]);
     }
 
     void aDrapingClothNeverCrossesItself() {
