@@ -1,5 +1,7 @@
 #include "core/rigid/RigidCollision.h"
 
+#include "core/base/ClosestPoints.h"
+
 #include <algorithm>
 #include <cmath>
 #include <limits>
@@ -19,40 +21,6 @@ std::uint32_t mixFeature(std::uint32_t a, std::uint32_t b, std::uint32_t c) {
     h ^= b + 0x7F4A7C15u + (h << 6) + (h >> 2);
     h ^= c + 0x94D049BBu + (h << 6) + (h >> 2);
     return h;
-}
-
-// Closest points of the segments p0-p1 and q0-q1: parameters s on the first and t on the
-// second (Ericson, Real-Time Collision Detection §5.1.9).
-void closestSegmentParameters(const Vec3& p0, const Vec3& p1, const Vec3& q0, const Vec3& q1,
-                              Real& s, Real& t) {
-    const Vec3 d1 = p1 - p0, d2 = q1 - q0, r = p0 - q0;
-    const Real a = d1.squaredNorm(), e = d2.squaredNorm(), f = d2.dot(r);
-    constexpr Real eps = 1e-14;
-    if (a <= eps && e <= eps) {
-        s = t = 0;
-        return;
-    }
-    if (a <= eps) {
-        s = 0;
-        t = std::clamp(f / e, Real(0), Real(1));
-        return;
-    }
-    const Real c = d1.dot(r);
-    if (e <= eps) {
-        t = 0;
-        s = std::clamp(-c / a, Real(0), Real(1));
-        return;
-    }
-    const Real b = d1.dot(d2), denom = a * e - b * b;
-    s = denom > eps * a * e ? std::clamp((b * f - c * e) / denom, Real(0), Real(1)) : 0;
-    t = (b * s + f) / e;
-    if (t < 0) {
-        t = 0;
-        s = std::clamp(-c / a, Real(0), Real(1));
-    } else if (t > 1) {
-        t = 1;
-        s = std::clamp((b - c) / a, Real(0), Real(1));
-    }
 }
 
 Vec3 closestOnSegment(const Vec3& a, const Vec3& b, const Vec3& p) {

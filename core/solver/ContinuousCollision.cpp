@@ -1,5 +1,6 @@
 #include "core/solver/ContinuousCollision.h"
 
+#include "core/base/ClosestPoints.h"
 #include "core/base/Morton.h"
 #include "core/solver/SelfCollision.h"
 
@@ -66,38 +67,6 @@ bool edgeEdgeTouch(const Vec3& a0, const Vec3& a1, const Vec3& b0, const Vec3& b
     });
 }
 
-Real segmentDistance(const Vec3& a, const Vec3& b, const Vec3& c, const Vec3& d) {
-    // Ericson, Real-Time Collision Detection §5.1.9, with its degenerate cases.
-    const Vec3 u = b - a, v = d - c, r = a - c;
-    const Real uu = u.squaredNorm(), vv = v.squaredNorm(), vr = v.dot(r);
-    constexpr Real kTiny = 1e-30;
-    Real s = 0, t = 0;
-    if (uu <= kTiny && vv <= kTiny) {
-        return r.norm();
-    }
-    if (uu <= kTiny) {
-        t = std::clamp(vr / vv, Real(0), Real(1));
-    } else {
-        const Real ur = u.dot(r);
-        if (vv <= kTiny) {
-            s = std::clamp(-ur / uu, Real(0), Real(1));
-        } else {
-            const Real uv = u.dot(v), denominator = uu * vv - uv * uv;
-            s = denominator > 0 ? std::clamp((uv * vr - ur * vv) / denominator, Real(0), Real(1))
-                                : 0;
-            t = (uv * s + vr) / vv;
-            if (t < 0) {
-                t = 0;
-                s = std::clamp(-ur / uu, Real(0), Real(1));
-            } else if (t > 1) {
-                t = 1;
-                s = std::clamp((uv - ur) / uu, Real(0), Real(1));
-            }
-        }
-    }
-    return ((a + s * u) - (c + t * v)).norm();
-}
-
 namespace {
 
 // A float box that holds the double one (rounded outwards by a relative step, cheaper than
@@ -138,6 +107,10 @@ void ContinuousCollision::setTriangles(const std::vector<Triangle>& triangles) {
         return;
     }
     triangles_ = triangles;
+    mostParticle_ = 0;
+    for (const Triangle& t : triangles_) {
+        mostParticle_ = std::max({mostParticle_, t[0], t[1], t[2]});
+    }
     ordered_ = false; // put in order at the next apply, from the positions then
 }
 
@@ -573,11 +546,8 @@ ContinuousCollisionStatistics ContinuousCollision::apply(const std::vector<Vec3>
     ContinuousCollisionStatistics stats;
     held_.assign(x1.size(), 0);
     const std::size_t m = triangles_.size();
-    Index most = 0;
-    for (const Triangle& t : triangles_) {
-        most = std::max({most, t[0], t[1], t[2]});
-    }
-    if (m == 0 || x0.size() <= most || x1.size() <= most || holdable.size() <= most) {
+    if (m == 0 || x0.size() <= mostParticle_ || x1.size() <= mostParticle_ ||
+        holdable.size() <= mostParticle_) {
         return stats;
     }
     if (!ordered_) {
@@ -600,6 +570,10 @@ ContinuousCollisionStatistics ContinuousCollision::apply(const std::vector<Vec3>
         zone_[i] = Index(i);
     }
     zoned_.assign(global_.size(), 0);
+    zoneSum_.resize(global_.size());
+    zoneWeight_.resize(global_.size());
+    zoneStuck_.resize(global_.size());
+    std::vector<Index> members; // the zones' particles
     wanted_ = x1_;
     tbb::enumerable_thread_specific<Local> locals;
     const std::vector<Vec3>& X0 = x0_;
@@ -740,7 +714,11 @@ ContinuousCollisionStatistics ContinuousCollision::apply(const std::vector<Vec3>
             // The particles of a touching pair join one zone (union by lower root).
             for (std::size_t k = 0; k + 3 < l.pairsTouching.size(); k += 4) {
                 for (int j = 0; j < 4; ++j) {
-                    zoned_[l.pairsTouching[k + std::size_t(j)]] = 1;
+                    const Index i = l.pairsTouching[k + std::size_t(j)];
+                    if (!zoned_[i]) {
+                        zoned_[i] = 1;
+                        members.push_back(i);
+                    }
                 }
                 for (int j = 1; j < 4; ++j) {
                     Index ra = l.pairsTouching[k], rb = l.pairsTouching[k + std::size_t(j)];
@@ -770,32 +748,32 @@ ContinuousCollisionStatistics ContinuousCollision::apply(const std::vector<Vec3>
             // Every zone moves by its members' weighted mean wanted move: a translation, so
             // nothing within it touches; what it moves into joins it in the next round. A zone
             // with a member that moves and cannot be held stays where it started.
-            const std::size_t n = global_.size();
-            std::vector<Vec3> sum(n, Vec3::Zero());
-            std::vector<Real> weight(n, 0);
-            std::vector<std::uint8_t> stuck(n, 0);
-            std::vector<Index> members;
-            for (std::size_t i = 0; i < n; ++i) {
-                if (!zoned_[i]) {
-                    continue;
-                }
-                Index r = Index(i);
+            // In the particles' order, whatever the threads listed them in: the same sums.
+            std::sort(members.begin(), members.end());
+            for (Index i : members) {
+                Index r = i;
                 while (zone_[r] != r) {
                     r = zone_[r];
                 }
                 zone_[i] = r;
-                members.push_back(Index(i));
+                zoneSum_[r].setZero();
+                zoneWeight_[r] = 0;
+                zoneStuck_[r] = 0;
+            }
+            for (Index i : members) {
+                const Index r = zone_[i];
                 const Real w = weights ? (*weights)[global_[i]] : 1.0;
-                sum[r] += w * (wanted_[i] - x0_[i]);
-                weight[r] += w;
-                stuck[r] |= !holdable[global_[i]] && wanted_[i] != x0_[i];
+                zoneSum_[r] += w * (wanted_[i] - x0_[i]);
+                zoneWeight_[r] += w;
+                zoneStuck_[r] |= !holdable[global_[i]] && wanted_[i] != x0_[i];
             }
             heldNow.clear();
             for (Index i : members) {
                 const Index r = zone_[i];
-                const Vec3 target = stuck[r] || !(weight[r] > 0) || !sum[r].allFinite()
-                                        ? x0_[i]
-                                        : Vec3(x0_[i] + sum[r] / weight[r]);
+                const Vec3 target =
+                    zoneStuck_[r] || !(zoneWeight_[r] > 0) || !zoneSum_[r].allFinite()
+                        ? x0_[i]
+                        : Vec3(x0_[i] + zoneSum_[r] / zoneWeight_[r]);
                 if (!holdable[global_[i]] || target == x1_[i]) {
                     continue;
                 }

@@ -23,6 +23,7 @@
 // apart touches on the way, and its zone keeps it), or keep a surface off a moving collider (those
 // move whatever the particles do; the contacts keep cloth off them).
 
+#include "core/base/ClosestPoints.h"
 #include "core/base/LinearAlgebra.h"
 
 #include <array>
@@ -69,8 +70,6 @@ bool vertexTriangleTouch(const Vec3& p0, const Vec3& p1, const Vec3& a0, const V
 // Whether segment (a, b) touches segment (c, d) within the move.
 bool edgeEdgeTouch(const Vec3& a0, const Vec3& a1, const Vec3& b0, const Vec3& b1, const Vec3& c0,
                    const Vec3& c1, const Vec3& d0, const Vec3& d1);
-// The closest distance between two segments.
-Real segmentDistance(const Vec3& a, const Vec3& b, const Vec3& c, const Vec3& d);
 
 class ContinuousCollision {
 public:
@@ -78,7 +77,6 @@ public:
     // Their order, tree and edges are worked out again (at the next apply) only when the list
     // changes.
     void setTriangles(const std::vector<Triangle>& triangles);
-    const std::vector<Triangle>& triangles() const { return triangles_; }
 
     // The particles move from x0 (where no two of the triangles cross) to x1. The particles of
     // pairs that would touch on the way are joined in zones, and each zone moves by its
@@ -93,8 +91,6 @@ public:
 
     // Per particle, whether the last apply held it (sized to the particles).
     const std::vector<std::uint8_t>& held() const { return held_; }
-    // The pairs of triangles sharing no corner listed as candidates now.
-    std::size_t candidateCount() const { return candidates_.size(); }
 
     // A box in floats, rounded outwards from the doubles it holds.
     struct Box {
@@ -144,6 +140,7 @@ private:
                               EdgeEdge&& edgeEdge) const;
 
     std::vector<Triangle> triangles_; // as given (global particle indices)
+    Index mostParticle_ = 0;          // the largest index they name
     bool ordered_ = false;
     // Local numbering (order): the surface's vertices (global_: their particles) and triangles.
     std::vector<Index> global_;
@@ -189,7 +186,9 @@ private:
     // Zones of the current apply (union-find over local vertices) and the moves wanted.
     std::vector<Index> zone_;
     std::vector<std::uint8_t> zoned_;
-    std::vector<Vec3> wanted_;
+    std::vector<Vec3> wanted_, zoneSum_; // by a zone's root: its members' weighted moves
+    std::vector<Real> zoneWeight_;
+    std::vector<std::uint8_t> zoneStuck_; // a member moves that cannot be held
 };
 
 } // namespace pbd

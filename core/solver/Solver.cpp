@@ -775,14 +775,11 @@ void Solver::runSubstepPhases(Real h) {
 void Solver::holdParticles() {
     constexpr int kMostHoldCycles = 4;
     const std::size_t n = predicted_.size();
-    continuousTriangles_.clear();
-    for (const Body& body : scene_.bodies) {
-        if (takesPartInSelfCollision(body)) {
-            continuousTriangles_.insert(continuousTriangles_.end(), body.triangles.begin(),
-                                        body.triangles.end());
-        }
+    // The self-collision's surfaces, listed for this substep by prepareContacts when it is on.
+    if (!scene_.solver.selfCollision) {
+        collectSurfaceTriangles(contactTriangles_);
     }
-    continuous_.setTriangles(continuousTriangles_);
+    continuous_.setTriangles(contactTriangles_);
     continuousEnd_.resize(n);
     holdable_.resize(n);
     for (std::size_t i = 0; i < n; ++i) {

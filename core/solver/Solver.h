@@ -162,6 +162,7 @@ private:
     void refreshPbdScales();
     void runSubstepPhases(Real h);
     void holdParticles();
+    void collectSurfaceTriangles(std::vector<Triangle>& triangles) const;
 
     Scene& scene_;
     RigidSolver rigid_;
@@ -204,10 +205,9 @@ private:
     std::vector<Real> scratchInverseMasses_;
     std::vector<SelfContact> selfContacts_;
     SelfCollisionWorkspace selfCollisionWorkspace_;
-    std::vector<Triangle> contactTriangles_; // cloth and soft-body surfaces
+    std::vector<Triangle> contactTriangles_; // cloth and soft-body surfaces (this substep's)
     ContinuousCollision continuous_;
     ContinuousCollisionStatistics continuousStats_;
-    std::vector<Triangle> continuousTriangles_;
     std::vector<Vec3> continuousEnd_;
     std::vector<std::uint8_t> holdable_;
     std::vector<Index> heldParticles_; // by the last substep's continuous collision

@@ -11,6 +11,17 @@
 
 namespace pbd {
 
+// The triangles self-collision and continuous collision keep apart: every cloth body's and
+// the 3D soft bodies' boundary surfaces (takesPartInSelfCollision).
+void Solver::collectSurfaceTriangles(std::vector<Triangle>& triangles) const {
+    triangles.clear();
+    for (const Body& body : scene_.bodies) {
+        if (takesPartInSelfCollision(body)) {
+            triangles.insert(triangles.end(), body.triangles.begin(), body.triangles.end());
+        }
+    }
+}
+
 // Serial part of the contact search: collider bounds, the cloth and soft-body surface triangles
 // and their hash.
 void Solver::prepareContacts(int parts) {
@@ -51,13 +62,7 @@ void Solver::prepareContacts(int parts) {
         selfCollisionWorkspace_.vertices.clear();
         return;
     }
-    contactTriangles_.clear();
-    for (const Body& body : scene_.bodies) {
-        if (takesPartInSelfCollision(body)) {
-            contactTriangles_.insert(contactTriangles_.end(), body.triangles.begin(),
-                                     body.triangles.end());
-        }
-    }
+    collectSurfaceTriangles(contactTriangles_);
     predictedPositions_.resize(predicted_.size());
     for (std::size_t i = 0; i < predicted_.size(); ++i) {
         predictedPositions_[i] = Vec3(predicted_[i].x, predicted_[i].y, predicted_[i].z);
