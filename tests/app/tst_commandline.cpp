@@ -707,6 +707,18 @@ private slots:
         QCOMPARE(x["first_step"].get<int>(), 1);
         QCOMPARE(x["pairs"][0]["body_a"].get<std::string>(), std::string("a"));
         QCOMPARE(x["pairs"][0]["body_b"].get<std::string>(), std::string("b"));
+        // Continuous collision cannot undo a crossing it starts with, and says so.
+        r = run(cli_, {"simulate", project, "--steps", "2", "--continuous-collision", "on", "--out",
+                       out});
+        QVERIFY2(r.exitCode == 0, qPrintable(r.err));
+        QVERIFY2(r.err.contains("cross at the start: continuous collision keeps them crossed"),
+                 qPrintable(r.err));
+        {
+            QFile crossed(out);
+            QVERIFY(crossed.open(QIODevice::ReadOnly));
+            const nlohmann::json c = nlohmann::json::parse(crossed.readAll().toStdString());
+            QVERIFY(c["continuous_collision"]["crossing_at_start"].get<int>() >= 1);
+        }
         r = run(cli_, {"simulate", "cloth", "--steps", "5", "--out", out});
         QVERIFY2(r.exitCode == 0, qPrintable(r.err));
         result.close();
@@ -748,6 +760,7 @@ private slots:
         QVERIFY(c["held_most_in_a_step"].get<int>() <= c["held"].get<int>());
         QVERIFY(c["pairs_per_step"].get<double>() > 0);
         QCOMPARE(c["unresolved"].get<int>(), 0);
+        QCOMPARE(c["crossing_at_start"].get<int>(), 0);
         QVERIFY(c["ms_per_step"].get<double>() > 0);
         Run bad = run(cli_, {"simulate", "drape", "--continuous-collision", "maybe"});
         QVERIFY(bad.exitCode != 0);
