@@ -5,6 +5,7 @@
 #include "core/solver/SelfCollision.h"
 
 #include <algorithm>
+#include <atomic>
 #include <chrono>
 #include <cmath>
 #include <limits>
@@ -16,6 +17,11 @@
 namespace pbd {
 
 namespace {
+
+constexpr Index kNone = std::numeric_limits<Index>::max();
+// A zone that a surface that cannot be held pushes may close in on it by half their distance,
+// but not below this, m: a gap halved every substep would vanish.
+constexpr Real kKept = 1e-4;
 
 // The distance from p to triangle (a, b, c): NaN for a triangle gone degenerate, which the
 // callers take as touching.
@@ -44,7 +50,31 @@ template <class Distance> bool touches(Real bound, Distance&& distance) {
     return true;
 }
 
+// Six times the signed volume of (a, b, c, d).
+Real orient(const Vec3& a, const Vec3& b, const Vec3& c, const Vec3& d) {
+    return (b - a).cross(c - a).dot(d - a);
+}
+
+// Whether segment p-q passes through the inside of triangle (a, b, c) (its ends strictly on
+// either side, the line strictly inside each edge: a pass through an edge or a corner, which
+// only moves of measure zero make, does not count).
+bool segmentPierces(const Vec3& p, const Vec3& q, const Vec3& a, const Vec3& b, const Vec3& c) {
+    const Real dp = orient(a, b, c, p), dq = orient(a, b, c, q);
+    if (!((dp > 0 && dq < 0) || (dp < 0 && dq > 0))) {
+        return false;
+    }
+    const Real s1 = orient(p, q, a, b), s2 = orient(p, q, b, c), s3 = orient(p, q, c, a);
+    return (s1 > 0 && s2 > 0 && s3 > 0) || (s1 < 0 && s2 < 0 && s3 < 0);
+}
+
 } // namespace
+
+bool trianglesCross(const Vec3& a, const Vec3& b, const Vec3& c, const Vec3& d, const Vec3& e,
+                    const Vec3& f) {
+    return segmentPierces(a, b, d, e, f) || segmentPierces(b, c, d, e, f) ||
+           segmentPierces(c, a, d, e, f) || segmentPierces(d, e, a, b, c) ||
+           segmentPierces(e, f, a, b, c) || segmentPierces(f, d, a, b, c);
+}
 
 bool vertexTriangleTouch(const Vec3& p0, const Vec3& p1, const Vec3& a0, const Vec3& a1,
                          const Vec3& b0, const Vec3& b1, const Vec3& c0, const Vec3& c1) {
@@ -112,6 +142,7 @@ void ContinuousCollision::setTriangles(const std::vector<Triangle>& triangles) {
         mostParticle_ = std::max({mostParticle_, t[0], t[1], t[2]});
     }
     ordered_ = false; // put in order at the next apply, from the positions then
+    tangledKnown_ = false;
 }
 
 // The triangles in the order of their centres along a Morton curve (at x0), the surface's
@@ -292,6 +323,9 @@ void ContinuousCollision::forEachPrimitivePair(Index a, Index b, VertexTriangle&
 
 void ContinuousCollision::refit(const std::vector<Vec3>& x0, const std::vector<Vec3>& x1) {
     const std::size_t n = global_.size(), m = local_.size();
+    // Whether this start is the last apply's (a cycle of the solver's mending) or its end (the
+    // next substep).
+    std::atomic<bool> sameStart = x0_.size() == n, lastEnd = x1_.size() == n;
     x0_.resize(n);
     x1_.resize(n);
     vertexBoxes_.resize(n);
@@ -299,9 +333,12 @@ void ContinuousCollision::refit(const std::vector<Vec3>& x0, const std::vector<V
     travel_.resize(n);
     packed_.resize(n);
     tbb::parallel_for(tbb::blocked_range<std::size_t>(0, n, 2048), [&](const auto& r) {
+        bool same = true, last = true;
         for (std::size_t i = r.begin(); i < r.end(); ++i) {
             const Vec3& a = x0[global_[i]];
             const Vec3& b = x1[global_[i]];
+            same = same && x0_[i] == a;
+            last = last && x1_[i] == a;
             x0_[i] = a;
             x1_[i] = b;
             vertexBoxes_[i] =
@@ -310,7 +347,15 @@ void ContinuousCollision::refit(const std::vector<Vec3>& x0, const std::vector<V
             travel_[i] = (b - a).norm();
             packed_[i] = {float(a.x()), float(a.y()), float(a.z()), float(travel_[i])};
         }
+        if (!same) {
+            sameStart = false;
+        }
+        if (!last) {
+            lastEnd = false;
+        }
     });
+    startAsBefore_ = sameStart;
+    startAtLastEnd_ = lastEnd;
     boxes_.resize(m);
     spheres_.resize(m);
     packedSpheres_.resize(m);
@@ -538,6 +583,208 @@ void ContinuousCollision::crossPairs(Index p, Index q, const std::vector<Box>& b
     }
 }
 
+// Each zone's move (zoneMove_, by root), for the zones of `members` (zone_ made to point at
+// the roots): its members' weighted mean wanted move, a translation, so nothing within it that
+// began apart touches. Its pairs with primitives that cannot be held (the skin, pins) replace
+// that: the zone starts from those primitives' mean move and is moved onto one half-space per
+// pair (along the direction from the primitive's closest point to the zone's at the start, at
+// least as far as any of the primitive's vertices, less half their distance then, down to
+// kKept), so the two stay apart; cyclic projections. A pair with vertices that can and cannot
+// be held on one side (a cloth triangle with a pinned corner) has no such direction: it adds
+// the mean move of those that cannot be held.
+void ContinuousCollision::moveZones(std::vector<Index>& members, const std::vector<Real>* weights) {
+    // In the particles' and the pairs' order, whatever the threads listed them in: the same
+    // sums.
+    std::sort(members.begin(), members.end());
+    std::sort(fixedPairs_.begin(), fixedPairs_.end());
+    fixedPairs_.erase(std::unique(fixedPairs_.begin(), fixedPairs_.end()), fixedPairs_.end());
+    for (Index i : members) {
+        Index r = i;
+        while (zone_[r] != r) {
+            r = zone_[r];
+        }
+        zone_[i] = r;
+        zoneSum_[r].setZero();
+        zoneWeight_[r] = 0;
+        fixedSum_[r].setZero();
+        fixedCount_[r] = 0;
+    }
+    for (Index i : members) {
+        const Index r = zone_[i];
+        const Real w = weights ? (*weights)[global_[i]] : 1.0;
+        zoneSum_[r] += w * (wanted_[i] - x0_[i]);
+        zoneWeight_[r] += w;
+    }
+    struct Bound {
+        Index zone;
+        Vec3 normal;
+        Real least;   // the zone's move along normal is at least this
+        Vec3 move;    // the mean move of the pair's vertices that cannot be held
+        Real largest; // and the longest of their moves
+    };
+    std::vector<Bound> bounds;
+    for (const std::array<Index, 5>& pair : fixedPairs_) {
+        const bool edges = pair[4] != 0;
+        const std::size_t sideA = edges ? 2 : 1; // vertices [0, sideA) and [sideA, 4)
+        Index r = kNone;
+        int fixedA = 0, fixedB = 0;
+        for (std::size_t j = 0; j < 4; ++j) {
+            const Index i = pair[j];
+            if (!fixed_[i]) {
+                r = r == kNone ? zone_[i] : r;
+            } else {
+                (j < sideA ? fixedA : fixedB) += 1;
+            }
+        }
+        const int sizeA = int(sideA), sizeB = 4 - int(sideA);
+        const bool aFixed = fixedA == sizeA && fixedB == 0;
+        const bool bFixed = fixedB == sizeB && fixedA == 0;
+        Vec3 pointA, pointB;
+        if (edges) {
+            Real u = 0, v = 0;
+            closestSegmentParameters(x0_[pair[0]], x0_[pair[1]], x0_[pair[2]], x0_[pair[3]], u, v);
+            pointA = x0_[pair[0]] + u * (x0_[pair[1]] - x0_[pair[0]]);
+            pointB = x0_[pair[2]] + v * (x0_[pair[3]] - x0_[pair[2]]);
+        } else {
+            const Vec3 w =
+                closestBarycentric(x0_[pair[0]], x0_[pair[1]], x0_[pair[2]], x0_[pair[3]]);
+            pointA = x0_[pair[0]];
+            pointB = w[0] * x0_[pair[1]] + w[1] * x0_[pair[2]] + w[2] * x0_[pair[3]];
+        }
+        Vec3 normal = aFixed ? Vec3(pointB - pointA) : Vec3(pointA - pointB);
+        const Real length = normal.norm();
+        if (!(aFixed || bFixed) || !(length > 0) || !normal.allFinite()) {
+            for (std::size_t j = 0; j < 4; ++j) {
+                if (fixed_[pair[j]]) {
+                    fixedSum_[r] += wanted_[pair[j]] - x0_[pair[j]];
+                    ++fixedCount_[r];
+                }
+            }
+            continue;
+        }
+        normal /= length;
+        Real least = -std::numeric_limits<Real>::infinity(), largest = 0;
+        Vec3 move = Vec3::Zero();
+        for (std::size_t j = 0; j < 4; ++j) {
+            if (fixed_[pair[j]]) {
+                const Vec3 d = wanted_[pair[j]] - x0_[pair[j]];
+                least = std::max(least, d.dot(normal));
+                largest = std::max(largest, d.norm());
+                move += d;
+            }
+        }
+        // Half the start's distance may close, down to kKept.
+        least -= std::max(Real(0), length - std::max(length / 2, kKept));
+        bounds.push_back({r, normal, least, move / Real(aFixed ? sizeA : sizeB), largest});
+    }
+    for (Index i : members) {
+        const Index r = zone_[i];
+        if (i != r) {
+            continue;
+        }
+        if (fixedCount_[r] > 0) {
+            zoneMove_[r] = fixedSum_[r] / Real(fixedCount_[r]);
+        } else if (zoneWeight_[r] > 0 && zoneSum_[r].allFinite()) {
+            zoneMove_[r] = zoneSum_[r] / zoneWeight_[r];
+        } else {
+            zoneMove_[r].setZero();
+        }
+    }
+    std::stable_sort(bounds.begin(), bounds.end(),
+                     [](const Bound& a, const Bound& b) { return a.zone < b.zone; });
+    // Projections onto half-spaces that meet at a sharp angle approach their corner without
+    // reaching it: each aims this far beyond, m.
+    constexpr int kSweeps = 64;
+    constexpr Real kBeyond = 1e-9;
+    for (std::size_t begin = 0; begin < bounds.size();) {
+        std::size_t end = begin;
+        while (end < bounds.size() && bounds[end].zone == bounds[begin].zone) {
+            ++end;
+        }
+        // The zone starts from the mean move of the surfaces that push it, not its own (a zone
+        // sliding along a surface a hair away would graze it for more steps than the test
+        // takes), and is moved onto their half-spaces. Surfaces that close in on it from both
+        // sides (cloth caught in a fold of the skin) leave no move, or only one far beyond
+        // theirs: then it keeps their mean move (its pairs stay touching and count as
+        // unresolved).
+        Vec3& move = zoneMove_[bounds[begin].zone];
+        Real reach = 0;
+        Vec3 mean = Vec3::Zero();
+        for (std::size_t k = begin; k < end; ++k) {
+            reach = std::max(reach, bounds[k].largest);
+            mean += bounds[k].move;
+        }
+        mean /= Real(end - begin);
+        move = mean;
+        bool met = false;
+        for (int sweep = 0; sweep < kSweeps && !met; ++sweep) {
+            met = true;
+            for (std::size_t k = begin; k < end; ++k) {
+                const Real gap = bounds[k].least - move.dot(bounds[k].normal);
+                if (gap > 0) {
+                    move += (gap + kBeyond) * bounds[k].normal;
+                    met = false;
+                }
+            }
+        }
+        if (!met || !(move.norm() <= 2 * reach)) {
+            move = mean;
+        }
+        begin = end;
+    }
+}
+
+// Marks the vertices that can be held of every pair of candidate triangles (sharing no corner)
+// that cross at the start.
+void ContinuousCollision::markTangled() {
+    tangled_.assign(global_.size(), 0);
+    tangledTriangles_ = 0;
+    startBoxes_.resize(local_.size());
+    tbb::parallel_for(tbb::blocked_range<std::size_t>(0, local_.size(), 4096), [&](const auto& r) {
+        for (std::size_t f = r.begin(); f < r.end(); ++f) {
+            const Triangle& t = local_[f];
+            startBoxes_[f] = outwardBox(x0_[t[0]].cwiseMin(x0_[t[1]]).cwiseMin(x0_[t[2]]),
+                                        x0_[t[0]].cwiseMax(x0_[t[1]]).cwiseMax(x0_[t[2]]));
+        }
+    });
+    tbb::enumerable_thread_specific<std::vector<Index>> found;
+    auto check = [&](std::vector<Index>& list, Index a, Index b) {
+        if (fixedTriangle_[a] & fixedTriangle_[b]) {
+            return;
+        }
+        if (!overlap(startBoxes_[a], startBoxes_[b])) { // crossing triangles' boxes overlap
+            return;
+        }
+        const Triangle& A = local_[a];
+        const Triangle& B = local_[b];
+        if (trianglesCross(x0_[A[0]], x0_[A[1]], x0_[A[2]], x0_[B[0]], x0_[B[1]], x0_[B[2]])) {
+            list.insert(list.end(), {A[0], A[1], A[2], B[0], B[1], B[2]});
+        }
+    };
+    tbb::parallel_for(tbb::blocked_range<std::size_t>(0, candidates_.size(), 2048),
+                      [&](const auto& r) {
+                          auto& list = found.local();
+                          for (std::size_t k = r.begin(); k < r.end(); ++k) {
+                              const auto [a, b] = candidates_[k];
+                              if (!(escaped_[a] | escaped_[b])) {
+                                  check(list, a, b);
+                              }
+                          }
+                      });
+    tbb::parallel_for(tbb::blocked_range<std::size_t>(0, fresh_.size(), 2048), [&](const auto& r) {
+        auto& list = found.local();
+        for (std::size_t k = r.begin(); k < r.end(); ++k) {
+            check(list, fresh_[k].first, fresh_[k].second);
+        }
+    });
+    for (const std::vector<Index>& list : found) {
+        tangledTriangles_ += list.size() / 3;
+        for (Index i : list) {
+            tangled_[i] = 1;
+        }
+    }
+}
+
 ContinuousCollisionStatistics ContinuousCollision::apply(const std::vector<Vec3>& x0,
                                                          std::vector<Vec3>& x1,
                                                          const std::vector<std::uint8_t>& holdable,
@@ -560,10 +807,20 @@ ContinuousCollisionStatistics ContinuousCollision::apply(const std::vector<Vec3>
         stats.lists = 1;
     }
     refitTree(boxes_); // for the fresh searches: the swept boxes of this substep
+    // Particles that cannot be held (pins, a character's skin) move as they are told: a pair of
+    // them alone is not followed (nothing could change it: a skin folding through itself).
+    fixed_.resize(global_.size());
+    for (std::size_t i = 0; i < fixed_.size(); ++i) {
+        fixed_[i] = !holdable[global_[i]];
+    }
+    fixedTriangle_.resize(m);
+    for (std::size_t f = 0; f < m; ++f) {
+        const Triangle& t = local_[f];
+        fixedTriangle_[f] = fixed_[t[0]] & fixed_[t[1]] & fixed_[t[2]];
+    }
     struct Local {
-        std::vector<Index> touching; // local vertices
         std::vector<Index> pairsTouching;
-        std::size_t pairs = 0, touchingPairs = 0, unresolved = 0;
+        std::size_t pairs = 0, touchingPairs = 0;
     };
     zone_.resize(global_.size());
     for (std::size_t i = 0; i < zone_.size(); ++i) {
@@ -572,27 +829,26 @@ ContinuousCollisionStatistics ContinuousCollision::apply(const std::vector<Vec3>
     zoned_.assign(global_.size(), 0);
     zoneSum_.resize(global_.size());
     zoneWeight_.resize(global_.size());
-    zoneStuck_.resize(global_.size());
+    fixedSum_.resize(global_.size());
+    zoneMove_.resize(global_.size());
+    fixedCount_.resize(global_.size());
     std::vector<Index> members; // the zones' particles
+    fixedPairs_.clear();
     wanted_ = x1_;
     tbb::enumerable_thread_specific<Local> locals;
     const std::vector<Vec3>& X0 = x0_;
     const std::vector<Vec3>& X1 = x1_;
-    auto touched = [&](Local& local, Index p, Index q, Index u, Index v) {
+    // A touching pair as five numbers: its four vertices and 0 for a vertex and a triangle
+    // (p, t0, t1, t2), 1 for two edges (e0, e1, f0, f1).
+    auto touched = [&](Local& local, Index p, Index q, Index u, Index v, Index edges) {
         ++local.touchingPairs;
-        bool any = false;
-        for (Index i : {p, q, u, v}) {
-            if (moves_[i] && holdable[global_[i]]) {
-                local.touching.push_back(i);
-                any = true;
-            }
-        }
-        local.unresolved += !any;
-        local.pairsTouching.insert(local.pairsTouching.end(), {p, q, u, v});
+        local.pairsTouching.insert(local.pairsTouching.end(), {p, q, u, v, edges});
     };
     auto vertexTriangle = [&](Local& local, Index p, Index f) {
         const Triangle& t = local_[f];
-        if (!(moves_[p] | moves_[t[0]] | moves_[t[1]] | moves_[t[2]])) {
+        if (!(moves_[p] | moves_[t[0]] | moves_[t[1]] | moves_[t[2]]) ||
+            (fixed_[p] & fixedTriangle_[f]) ||
+            (tangled_[p] & (tangled_[t[0]] | tangled_[t[1]] | tangled_[t[2]]))) {
             return;
         }
         const Sphere& sphere = spheres_[f];
@@ -603,11 +859,13 @@ ContinuousCollisionStatistics ContinuousCollision::apply(const std::vector<Vec3>
         ++local.pairs;
         if (vertexTriangleTouch(X0[p], X1[p], X0[t[0]], X1[t[0]], X0[t[1]], X1[t[1]], X0[t[2]],
                                 X1[t[2]])) {
-            touched(local, p, t[0], t[1], t[2]);
+            touched(local, p, t[0], t[1], t[2], 0);
         }
     };
     auto edgeEdge = [&](Local& local, Index e0, Index e1, Index f0, Index f1) {
-        if (!(moves_[e0] | moves_[e1] | moves_[f0] | moves_[f1])) {
+        if (!(moves_[e0] | moves_[e1] | moves_[f0] | moves_[f1]) ||
+            (fixed_[e0] & fixed_[e1] & fixed_[f0] & fixed_[f1]) ||
+            ((tangled_[e0] | tangled_[e1]) & (tangled_[f0] | tangled_[f1]))) {
             return;
         }
         // The segments' spheres apart by more than their moves close.
@@ -620,17 +878,50 @@ ContinuousCollisionStatistics ContinuousCollision::apply(const std::vector<Vec3>
         }
         ++local.pairs;
         if (edgeEdgeTouch(X0[e0], X1[e0], X0[e1], X1[e1], X0[f0], X1[f0], X0[f1], X1[f1])) {
-            touched(local, e0, e1, f0, f1);
+            touched(local, e0, e1, f0, f1, 1);
         }
     };
     auto testPair = [&](Local& local, Index a, Index b) {
-        if (!overlap(boxes_[a], boxes_[b])) {
+        if ((fixedTriangle_[a] & fixedTriangle_[b]) || !overlap(boxes_[a], boxes_[b])) {
             return;
         }
         forEachPrimitivePair(
             a, b, [&](Index p, Index f) { vertexTriangle(local, p, f); },
             [&](Index e0, Index e1, Index f0, Index f1) { edgeEdge(local, e0, e1, f0, f1); });
     };
+    // The escaped triangles' partners, searched afresh.
+    tbb::enumerable_thread_specific<std::vector<std::pair<Index, Index>>> freshPairs;
+    tbb::parallel_for(tbb::blocked_range<std::size_t>(0, escapedList_.size(), 16),
+                      [&](const auto& r) {
+                          auto& pairs = freshPairs.local();
+                          for (std::size_t k = r.begin(); k < r.end(); ++k) {
+                              const Index a = escapedList_[k];
+                              partners(a, [&](Index b) {
+                                  if (!escaped_[b] || a < b) {
+                                      pairs.emplace_back(std::min(a, b), std::max(a, b));
+                                  }
+                              });
+                          }
+                      });
+    fresh_.clear();
+    for (const auto& pairs : freshPairs) {
+        fresh_.insert(fresh_.end(), pairs.begin(), pairs.end());
+    }
+    // Triangles that already cross at the start are let go: their particles that can be held
+    // are followed against nothing this substep, so the contacts, the air and the constraints
+    // can take them apart (following them would keep them crossed).
+    // Only where the start can cross: not the same start as the last apply's (whose marks
+    // stand), nor the end of an apply that started uncrossed and left nothing touching.
+    if (!tangledKnown_ || !startAsBefore_) {
+        if (tangledKnown_ && startAtLastEnd_ && endUncrossed_) {
+            tangled_.assign(global_.size(), 0);
+            tangledTriangles_ = 0;
+        } else {
+            markTangled();
+        }
+    }
+    tangledKnown_ = true;
+    stats.tangled = tangledTriangles_ / 2;
     // The first round: the neighbours' primitives, then the other triangles' candidates.
     // The neighbours' pairs, most of them far apart for their moves: a first bound in floats
     // (rounded by at most floatSlack_) before anything else is read.
@@ -685,138 +976,127 @@ ContinuousCollisionStatistics ContinuousCollision::apply(const std::vector<Vec3>
                               }
                           }
                       });
-    tbb::parallel_for(tbb::blocked_range<std::size_t>(0, escapedList_.size(), 16),
-                      [&](const auto& r) {
-                          Local& local = locals.local();
-                          for (std::size_t k = r.begin(); k < r.end(); ++k) {
-                              const Index a = escapedList_[k];
-                              partners(a, [&](Index b) {
-                                  if (!escaped_[b] || a < b) {
-                                      testPair(local, std::min(a, b), std::max(a, b));
-                                  }
-                              });
-                          }
-                      });
+    tbb::parallel_for(tbb::blocked_range<std::size_t>(0, fresh_.size(), 1024), [&](const auto& r) {
+        Local& local = locals.local();
+        for (std::size_t k = r.begin(); k < r.end(); ++k) {
+            testPair(local, fresh_[k].first, fresh_[k].second);
+        }
+    });
     queried_.assign(m, 0);
-    std::vector<Index> query;
-    std::vector<std::uint8_t> heldLocal(global_.size(), 0);
+    std::vector<Index> query, moved;
+    std::vector<Index> touchingNow; // this round's touching pairs, five numbers each
+    bool failSafe = false;
     while (true) {
         ++stats.rounds;
-        // Hold every particle of a touching pair; their triangles are tested again.
-        std::vector<Index> heldNow;
+        touchingNow.clear();
         for (Local& l : locals) {
-            for (Index i : l.touching) {
-                if (!heldLocal[i]) {
-                    heldLocal[i] = 1;
-                    heldNow.push_back(i);
-                }
-            }
-            // The particles of a touching pair join one zone (union by lower root).
-            for (std::size_t k = 0; k + 3 < l.pairsTouching.size(); k += 4) {
-                for (int j = 0; j < 4; ++j) {
-                    const Index i = l.pairsTouching[k + std::size_t(j)];
-                    if (!zoned_[i]) {
-                        zoned_[i] = 1;
-                        members.push_back(i);
-                    }
-                }
-                for (int j = 1; j < 4; ++j) {
-                    Index ra = l.pairsTouching[k], rb = l.pairsTouching[k + std::size_t(j)];
-                    while (zone_[ra] != ra) {
-                        ra = zone_[ra];
-                    }
-                    while (zone_[rb] != rb) {
-                        rb = zone_[rb];
-                    }
-                    if (ra != rb) {
-                        zone_[std::max(ra, rb)] = std::min(ra, rb);
-                    }
-                }
-            }
+            touchingNow.insert(touchingNow.end(), l.pairsTouching.begin(), l.pairsTouching.end());
             l.pairsTouching.clear();
-            l.touching.clear();
             stats.pairs += l.pairs;
             stats.touching += l.touchingPairs;
-            stats.unresolved += l.unresolved;
-            l.pairs = l.touchingPairs = l.unresolved = 0;
+            l.pairs = l.touchingPairs = 0;
         }
         for (Index f : query) {
             queried_[f] = 0;
         }
         query.clear();
-        if (!heldNow.empty() && stats.rounds < kMostZoneRounds) {
-            // Every zone moves by its members' weighted mean wanted move: a translation, so
-            // nothing within it touches; what it moves into joins it in the next round. A zone
-            // with a member that moves and cannot be held stays where it started.
-            // In the particles' order, whatever the threads listed them in: the same sums.
-            std::sort(members.begin(), members.end());
-            for (Index i : members) {
-                Index r = i;
-                while (zone_[r] != r) {
-                    r = zone_[r];
-                }
-                zone_[i] = r;
-                zoneSum_[r].setZero();
-                zoneWeight_[r] = 0;
-                zoneStuck_[r] = 0;
-            }
-            for (Index i : members) {
-                const Index r = zone_[i];
-                const Real w = weights ? (*weights)[global_[i]] : 1.0;
-                zoneSum_[r] += w * (wanted_[i] - x0_[i]);
-                zoneWeight_[r] += w;
-                zoneStuck_[r] |= !holdable[global_[i]] && wanted_[i] != x0_[i];
-            }
-            heldNow.clear();
-            for (Index i : members) {
-                const Index r = zone_[i];
-                const Vec3 target =
-                    zoneStuck_[r] || !(zoneWeight_[r] > 0) || !zoneSum_[r].allFinite()
-                        ? x0_[i]
-                        : Vec3(x0_[i] + zoneSum_[r] / zoneWeight_[r]);
-                if (!holdable[global_[i]] || target == x1_[i]) {
+        if (touchingNow.empty()) {
+            break;
+        }
+        // The particles of a touching pair that can be held join one zone (union by lower
+        // root: the same zones whatever order the threads listed the pairs in); those that
+        // cannot (the skin, pins) join none, so a zone stays where the surfaces touch, and the
+        // pair is kept to bound its zone's move.
+        bool changed = false;
+        for (std::size_t k = 0; k + 4 < touchingNow.size(); k += 5) {
+            const std::array<Index, 5> pair{touchingNow[k], touchingNow[k + 1], touchingNow[k + 2],
+                                            touchingNow[k + 3], touchingNow[k + 4]};
+            Index first = kNone;
+            bool fixedMember = false;
+            for (int j = 0; j < 4; ++j) {
+                const Index i = pair[std::size_t(j)];
+                if (fixed_[i]) {
+                    fixedMember = true;
                     continue;
                 }
-                heldNow.push_back(i);
-                x1_[i] = target;
-                x1[global_[i]] = target;
-                held_[global_[i]] = 1;
-                moves_[i] = target != x0_[i];
-                travel_[i] = (target - x0_[i]).norm();
-                vertexBoxes_[i] = outwardBox(x0_[i].cwiseMin(target).array() - kTouch,
-                                             x0_[i].cwiseMax(target).array() + kTouch);
+                if (!zoned_[i]) {
+                    zoned_[i] = 1;
+                    members.push_back(i);
+                    changed = true;
+                }
+                if (first == kNone) {
+                    first = i;
+                    continue;
+                }
+                Index ra = first, rb = i;
+                while (zone_[ra] != ra) {
+                    ra = zone_[ra];
+                }
+                while (zone_[rb] != rb) {
+                    rb = zone_[rb];
+                }
+                if (ra != rb) {
+                    zone_[std::max(ra, rb)] = std::min(ra, rb);
+                    changed = true;
+                }
             }
-            for (Index i : heldNow) {
-                for (Index k = vertexTriangleStart_[i]; k < vertexTriangleStart_[i + 1]; ++k) {
-                    const Index f = vertexTriangles_[k];
-                    if (!queried_[f]) {
-                        queried_[f] = 1;
-                        query.push_back(f);
+            if (fixedMember) {
+                fixedPairs_.push_back(pair);
+                changed = true;
+            }
+        }
+        moved.clear();
+        auto moveTo = [&](Index i, const Vec3& target) {
+            moved.push_back(i);
+            x1_[i] = target;
+            x1[global_[i]] = target;
+            held_[global_[i]] = 1;
+            moves_[i] = target != x0_[i];
+            travel_[i] = (target - x0_[i]).norm();
+            vertexBoxes_[i] = outwardBox(x0_[i].cwiseMin(target).array() - kTouch,
+                                         x0_[i].cwiseMax(target).array() + kTouch);
+        };
+        if (!failSafe && changed && stats.rounds < kMostZoneRounds) {
+            moveZones(members, weights);
+            for (Index i : members) {
+                const Vec3 target = x0_[i] + zoneMove_[zone_[i]];
+                if (target.allFinite() && target != x1_[i]) {
+                    moveTo(i, target);
+                }
+            }
+        }
+        if (moved.empty()) {
+            // The fail-safe, once the zones can do no more (or after kMostZoneRounds): the
+            // particles of pairs still touching stay where they started, but for pairs a
+            // particle that cannot be held moves in, which the start would not keep apart.
+            failSafe = true;
+            for (std::size_t k = 0; k + 4 < touchingNow.size(); k += 5) {
+                bool pushed = false;
+                for (int j = 0; j < 4; ++j) {
+                    const Index i = touchingNow[k + std::size_t(j)];
+                    pushed |= fixed_[i] && moves_[i];
+                }
+                // A pair already touching at the start is not kept apart by it either.
+                const Index* q = &touchingNow[k];
+                const Real start =
+                    q[4] ? segmentDistance(x0_[q[0]], x0_[q[1]], x0_[q[2]], x0_[q[3]])
+                         : triangleDistance(x0_[q[0]], x0_[q[1]], x0_[q[2]], x0_[q[3]]);
+                pushed |= !(start > kTouch);
+                for (int j = 0; j < 4 && !pushed; ++j) {
+                    const Index i = touchingNow[k + std::size_t(j)];
+                    if (!fixed_[i] && x1_[i] != x0_[i]) {
+                        moveTo(i, x0_[i]);
                     }
                 }
             }
-            for (Index f : query) {
-                const Triangle& t = local_[f];
-                spheres_[f].travel = std::max({travel_[t[0]], travel_[t[1]], travel_[t[2]]});
-                boxes_[f] =
-                    merged(merged(vertexBoxes_[t[0]], vertexBoxes_[t[1]]), vertexBoxes_[t[2]]);
-            }
-            refitTree(boxes_); // a zone's move may leave its particles' first boxes
-            stats.held += heldNow.size();
-            if (query.empty()) {
+            if (moved.empty()) {
+                stats.unresolved = touchingNow.size() / 5;
                 break;
             }
-            heldNow.clear();
         }
-        // After kMostZoneRounds, the fail-safe: the particles of pairs still touching stay
-        // where they started.
-        for (Index i : heldNow) {
-            x1_[i] = x0_[i];
-            x1[global_[i]] = x0[global_[i]];
-            held_[global_[i]] = 1;
-            moves_[i] = 0;
-            travel_[i] = 0;
-            vertexBoxes_[i] = outwardBox(x0_[i].array() - kTouch, x0_[i].array() + kTouch);
+        // The triangles of the particles just moved, with their neighbours and candidates:
+        // each pair once, by its lower triangle when both are queried.
+        for (Index i : moved) {
             for (Index k = vertexTriangleStart_[i]; k < vertexTriangleStart_[i + 1]; ++k) {
                 const Index f = vertexTriangles_[k];
                 if (!queried_[f]) {
@@ -825,24 +1105,12 @@ ContinuousCollisionStatistics ContinuousCollision::apply(const std::vector<Vec3>
                 }
             }
         }
-        if (!heldNow.empty()) {
-            for (Index f : query) {
-                const Triangle& t = local_[f];
-                boxes_[f] =
-                    merged(merged(vertexBoxes_[t[0]], vertexBoxes_[t[1]]), vertexBoxes_[t[2]]);
-            }
-        }
-        stats.held += heldNow.size();
-        if (query.empty()) {
-            break;
-        }
-        // The triangles of the particles just held with their neighbours and candidates: each
-        // pair once, by its lower triangle when both are queried.
         for (Index f : query) {
             const Triangle& t = local_[f];
             spheres_[f].travel = std::max({travel_[t[0]], travel_[t[1]], travel_[t[2]]});
             boxes_[f] = merged(merged(vertexBoxes_[t[0]], vertexBoxes_[t[1]]), vertexBoxes_[t[2]]);
         }
+        refitTree(boxes_); // a zone's move may leave its particles' first boxes
         tbb::parallel_for(tbb::blocked_range<std::size_t>(0, query.size(), 16), [&](const auto& r) {
             Local& local = locals.local();
             for (std::size_t k = r.begin(); k < r.end(); ++k) {
@@ -859,6 +1127,10 @@ ContinuousCollisionStatistics ContinuousCollision::apply(const std::vector<Vec3>
             }
         });
     }
+    for (Index g : global_) {
+        stats.held += held_[g];
+    }
+    endUncrossed_ = tangledTriangles_ == 0 && stats.unresolved == 0;
     stats.milliseconds =
         std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - began).count();
     return stats;

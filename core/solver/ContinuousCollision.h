@@ -9,19 +9,28 @@
 // joined in impact zones (Bridson, Fedkiw and Anderson 2002; Harmon et al. 2008), and each zone
 // moves as one, by its members' weighted mean move: a translation, within which nothing can
 // touch, since everything began apart. What a zone moves into joins it, round after round, until
-// no pair touches; as the fail-safe, particles of pairs still touching after kMostZoneRounds
-// keep their start positions. The solver weighs a particle in contact with a moving collider
-// (a character's skin) kSkinWeight times its mass, so a zone a knee pushes moves with the knee.
+// no pair touches; as the fail-safe, particles of pairs still touching keep their start
+// positions. The solver weighs a particle in contact with a moving collider kSkinWeight times
+// its mass.
+//
+// Vertices that cannot be held (pins; a character's skin, which the solver adds as vertices
+// after its particles) move as they are told and join no zone: a zone touching one of their
+// triangles or edges moves at least as far as they do along the direction between the two at
+// the start, less half their distance then (so the two stay at least half their start's
+// distance apart), the zone's mean moved onto those half-spaces by cyclic projections. A zone
+// they close in on from both sides (cloth caught in a fold of the skin) has no such move: it
+// moves by their mean move and its pairs count as unresolved. Pairs of such vertices alone are
+// not followed (a skin folding through itself).
+//
+// Triangles that already cross at the start are let go: a pair whose primitives both belong to
+// triangles that cross at the start is not followed, so the contacts, the air and the
+// constraints can take them apart (followed, the crossing would be held).
 //
 // The pairs: those of triangles that share a corner from a list made once (most dismissed by a
 // bound in floats: a fold through a neighbour takes more than a substep's moves); the others
 // from a tree over the triangles in Morton order, refitted, searched with the swept boxes grown
 // by a margin, and the list kept while the vertices stay within half the margin of where they
 // were (less the surface's mean move), the triangles of those that strayed searched afresh.
-//
-// What it does not do: untangle what already crosses (a pair crossing at the start that moves
-// apart touches on the way, and its zone keeps it), or keep a surface off a moving collider (those
-// move whatever the particles do; the contacts keep cloth off them).
 
 #include "core/base/ClosestPoints.h"
 #include "core/base/LinearAlgebra.h"
@@ -36,7 +45,8 @@ struct ContinuousCollisionStatistics {
     std::size_t pairs = 0;      // primitive pairs whose swept boxes overlap, followed in time
     std::size_t touching = 0;   // of them, the pairs that would touch (over every round)
     std::size_t held = 0;       // particles held back from their own move (moved with a zone)
-    std::size_t unresolved = 0; // touching pairs no particle that can be held moves in
+    std::size_t unresolved = 0; // touching pairs the zones and the fail-safe left touching
+    std::size_t tangled = 0;    // pairs of triangles crossing at the start, let go
     int rounds = 0;
     std::size_t lists = 0; // times the candidate pairs were listed anew (the tree's search)
     double milliseconds = 0;
@@ -47,6 +57,7 @@ struct ContinuousCollisionStatistics {
         touching += o.touching;
         held += o.held;
         unresolved += o.unresolved;
+        tangled += o.tangled;
         rounds = rounds > o.rounds ? rounds : o.rounds;
         lists += o.lists;
         milliseconds += o.milliseconds;
@@ -71,6 +82,11 @@ bool vertexTriangleTouch(const Vec3& p0, const Vec3& p1, const Vec3& a0, const V
 bool edgeEdgeTouch(const Vec3& a0, const Vec3& a1, const Vec3& b0, const Vec3& b1, const Vec3& c0,
                    const Vec3& c1, const Vec3& d0, const Vec3& d1);
 
+// Whether triangles (a, b, c) and (d, e, f) cross: an edge of one passes through the other
+// (in doubles, not exactly; triangles that only touch or lie in one plane do not count).
+bool trianglesCross(const Vec3& a, const Vec3& b, const Vec3& c, const Vec3& d, const Vec3& e,
+                    const Vec3& f);
+
 class ContinuousCollision {
 public:
     // The surfaces to keep apart (global particle indices; any number of bodies, one list).
@@ -78,13 +94,13 @@ public:
     // changes.
     void setTriangles(const std::vector<Triangle>& triangles);
 
-    // The particles move from x0 (where no two of the triangles cross) to x1. The particles of
-    // pairs that would touch on the way are joined in zones, and each zone moves by its
-    // members' mean wanted move, weighted by `weights` (per particle; equal without), round
-    // after round as zones meet, until no pair touches; after kMostZoneRounds the particles of
-    // pairs still touching are put back at x0. Only particles `holdable` allows (inverse mass
-    // > 0 for the substep) are moved; a zone with one that moves and is not stays at x0. Runs
-    // its tests with TBB in the calling arena; the result does not depend on the threads.
+    // The particles move from x0 to x1. The particles of pairs that would touch on the way
+    // are joined in zones, and each zone moves by its members' mean wanted move, weighted by
+    // `weights` (per particle; equal without), round after round as zones meet, until no pair
+    // touches; once the zones can do no more (or after kMostZoneRounds) the particles of pairs
+    // still touching are put back at x0. Only particles `holdable` allows (inverse mass > 0 for
+    // the substep) are moved; the others bound their zones' moves (above). Runs its tests with
+    // TBB in the calling arena; the result does not depend on the threads.
     ContinuousCollisionStatistics apply(const std::vector<Vec3>& x0, std::vector<Vec3>& x1,
                                         const std::vector<std::uint8_t>& holdable,
                                         const std::vector<Real>* weights = nullptr);
@@ -188,7 +204,22 @@ private:
     std::vector<std::uint8_t> zoned_;
     std::vector<Vec3> wanted_, zoneSum_; // by a zone's root: its members' weighted moves
     std::vector<Real> zoneWeight_;
-    std::vector<std::uint8_t> zoneStuck_; // a member moves that cannot be held
+    std::vector<Vec3> fixedSum_; // by a zone's root: the moves of its members that cannot be held
+    std::vector<Index> fixedCount_;
+    std::vector<std::array<Index, 5>> fixedPairs_; // touching pairs with such members
+    std::vector<Vec3> zoneMove_;                   // by a zone's root
+    void moveZones(std::vector<Index>& members, const std::vector<Real>* weights);
+    std::vector<std::uint8_t> fixed_, fixedTriangle_; // cannot be held (by vertex, all corners)
+    std::vector<std::pair<Index, Index>> fresh_;      // the escaped triangles' pairs
+    std::vector<std::uint8_t> tangled_; // of a triangle crossing another at the start: let go
+    std::size_t tangledTriangles_ = 0;
+    std::vector<Box> startBoxes_; // each triangle's at the start
+    // Whether tangled_ holds for the last apply's start; whether this apply starts where the
+    // last one started, or where it ended; and whether that end can cross nowhere (it started
+    // uncrossed and left nothing touching).
+    bool tangledKnown_ = false, startAsBefore_ = false, startAtLastEnd_ = false;
+    bool endUncrossed_ = false;
+    void markTangled();
 };
 
 } // namespace pbd

@@ -779,18 +779,55 @@ void Solver::holdParticles() {
     if (!scene_.solver.selfCollision) {
         collectSurfaceTriangles(contactTriangles_);
     }
-    continuous_.setTriangles(contactTriangles_);
-    continuousEnd_.resize(n);
-    holdable_.resize(n);
+    // The characters' skins join as vertices numbered after the particles, that cannot be
+    // held, moving from where the skin was at the substep's start to where it is at its end
+    // (animateCharacters set the velocities that take it there): a layer the skin would cut
+    // between its particles is pushed ahead of it instead.
+    const Real h = scene_.solver.timeStep / std::max(1, scene_.solver.substeps);
+    std::vector<const Collider*> skins;
+    for (const Character& character : scene_.characters) {
+        if (character.collider >= 0 && character.collider < int(scene_.colliders.size())) {
+            const Collider& c = scene_.colliders[std::size_t(character.collider)];
+            if (c.velocities.size() == c.vertices.size() &&
+                std::find(skins.begin(), skins.end(), &c) == skins.end()) {
+                skins.push_back(&c);
+            }
+        }
+    }
+    continuousTriangles_ = contactTriangles_;
+    std::size_t extra = 0;
+    for (const Collider* c : skins) {
+        const Index first = Index(n + extra);
+        for (const Triangle& t : c->triangles) {
+            continuousTriangles_.push_back({t[0] + first, t[1] + first, t[2] + first});
+        }
+        extra += c->vertices.size();
+    }
+    continuous_.setTriangles(continuousTriangles_);
+    continuousEnd_.resize(n + extra);
+    holdable_.assign(n + extra, 0);
     for (std::size_t i = 0; i < n; ++i) {
         const SolverParticle& p = predicted_[i];
         continuousEnd_[i] = Vec3(p.x, p.y, p.z);
         holdable_[i] = p.w > 0;
     }
+    if (extra > 0) {
+        continuousStart_.resize(n + extra);
+        std::copy(scene_.particles.positions.begin(), scene_.particles.positions.end(),
+                  continuousStart_.begin());
+        std::size_t k = n;
+        for (const Collider* c : skins) {
+            for (std::size_t i = 0; i < c->vertices.size(); ++i, ++k) {
+                continuousStart_[k] = c->vertices[i] - h * c->velocities[i];
+                continuousEnd_[k] = c->vertices[i];
+            }
+        }
+    }
+    const std::vector<Vec3>& start = extra > 0 ? continuousStart_ : scene_.particles.positions;
     const bool mend = !scene_.air.empty() && scene_.solver.airIterations != 0;
     // Each particle's weight in its zone: its mass, kSkinWeight times over where a moving
     // collider (a character's skin) touches it this substep.
-    zoneWeights_.resize(n);
+    zoneWeights_.assign(n + extra, 0);
     for (std::size_t i = 0; i < n; ++i) {
         const Real w = scene_.particles.inverseMasses[i];
         zoneWeights_[i] = w > 0 ? 1 / w : 0;
@@ -804,10 +841,8 @@ void Solver::holdParticles() {
     }
     heldParticles_.clear();
     for (int cycle = 0; cycle < kMostHoldCycles; ++cycle) {
-        const ContinuousCollisionStatistics c = threads_->arena.execute([&] {
-            return continuous_.apply(scene_.particles.positions, continuousEnd_, holdable_,
-                                     &zoneWeights_);
-        });
+        const ContinuousCollisionStatistics c = threads_->arena.execute(
+            [&] { return continuous_.apply(start, continuousEnd_, holdable_, &zoneWeights_); });
         continuousStats_.add(c);
         const std::vector<std::uint8_t>& held = continuous_.held();
         for (std::size_t i = 0; i < held.size() && i < n; ++i) {

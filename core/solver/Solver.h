@@ -208,7 +208,8 @@ private:
     std::vector<Triangle> contactTriangles_; // cloth and soft-body surfaces (this substep's)
     ContinuousCollision continuous_;
     ContinuousCollisionStatistics continuousStats_;
-    std::vector<Vec3> continuousEnd_;
+    std::vector<Triangle> continuousTriangles_; // the surfaces, then the moving skins
+    std::vector<Vec3> continuousStart_, continuousEnd_;
     std::vector<std::uint8_t> holdable_;
     std::vector<Index> heldParticles_; // by the last substep's continuous collision
     std::vector<Real> zoneWeights_;
