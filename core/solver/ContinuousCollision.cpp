@@ -734,7 +734,30 @@ void ContinuousCollision::moveZones(std::vector<Index>& members, const std::vect
     }
 }
 
-// Marks the vertices that can be held of every pair of candidate triangles (sharing no corner)
+// visit(state, a, b), with each thread's own state from `states`, for the pairs of triangles
+// sharing no corner this apply tests: the listed pairs of triangles still within the list's
+// reach, then the escaped triangles' pairs searched afresh (fresh_).
+template <class States, class Visit>
+void ContinuousCollision::forEachCandidate(States& states, std::size_t grain, Visit&& visit) const {
+    tbb::parallel_for(tbb::blocked_range<std::size_t>(0, candidates_.size(), grain),
+                      [&](const auto& r) {
+                          auto& state = states.local();
+                          for (std::size_t k = r.begin(); k < r.end(); ++k) {
+                              const auto [a, b] = candidates_[k];
+                              if (!(escaped_[a] | escaped_[b])) {
+                                  visit(state, a, b);
+                              }
+                          }
+                      });
+    tbb::parallel_for(tbb::blocked_range<std::size_t>(0, fresh_.size(), grain), [&](const auto& r) {
+        auto& state = states.local();
+        for (std::size_t k = r.begin(); k < r.end(); ++k) {
+            visit(state, fresh_[k].first, fresh_[k].second);
+        }
+    });
+}
+
+// Marks the vertices of every pair of candidate triangles (sharing no corner)
 // that cross at the start.
 void ContinuousCollision::markTangled() {
     tangled_.assign(global_.size(), 0);
@@ -761,22 +784,7 @@ void ContinuousCollision::markTangled() {
             list.insert(list.end(), {A[0], A[1], A[2], B[0], B[1], B[2]});
         }
     };
-    tbb::parallel_for(tbb::blocked_range<std::size_t>(0, candidates_.size(), 2048),
-                      [&](const auto& r) {
-                          auto& list = found.local();
-                          for (std::size_t k = r.begin(); k < r.end(); ++k) {
-                              const auto [a, b] = candidates_[k];
-                              if (!(escaped_[a] | escaped_[b])) {
-                                  check(list, a, b);
-                              }
-                          }
-                      });
-    tbb::parallel_for(tbb::blocked_range<std::size_t>(0, fresh_.size(), 2048), [&](const auto& r) {
-        auto& list = found.local();
-        for (std::size_t k = r.begin(); k < r.end(); ++k) {
-            check(list, fresh_[k].first, fresh_[k].second);
-        }
-    });
+    forEachCandidate(found, 2048, check);
     for (const std::vector<Index>& list : found) {
         tangledTriangles_ += list.size() / 3;
         for (Index i : list) {
@@ -966,22 +974,7 @@ ContinuousCollisionStatistics ContinuousCollision::apply(const std::vector<Vec3>
                 edgeEdge(local, e[0], e[1], e[2], e[3]);
             }
         });
-    tbb::parallel_for(tbb::blocked_range<std::size_t>(0, candidates_.size(), 1024),
-                      [&](const auto& r) {
-                          Local& local = locals.local();
-                          for (std::size_t k = r.begin(); k < r.end(); ++k) {
-                              const auto [a, b] = candidates_[k];
-                              if (!(escaped_[a] | escaped_[b])) {
-                                  testPair(local, a, b);
-                              }
-                          }
-                      });
-    tbb::parallel_for(tbb::blocked_range<std::size_t>(0, fresh_.size(), 1024), [&](const auto& r) {
-        Local& local = locals.local();
-        for (std::size_t k = r.begin(); k < r.end(); ++k) {
-            testPair(local, fresh_[k].first, fresh_[k].second);
-        }
-    });
+    forEachCandidate(locals, 1024, testPair);
     queried_.assign(m, 0);
     std::vector<Index> query, moved;
     std::vector<Index> touchingNow; // this round's touching pairs, five numbers each

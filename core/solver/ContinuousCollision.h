@@ -220,6 +220,8 @@ private:
     bool tangledKnown_ = false, startAsBefore_ = false, startAtLastEnd_ = false;
     bool endUncrossed_ = false;
     void markTangled();
+    template <class States, class Visit>
+    void forEachCandidate(States& states, std::size_t grain, Visit&& visit) const;
 };
 
 } // namespace pbd
