@@ -17,7 +17,8 @@
 // after its particles) move as they are told and join no zone: a zone touching one of their
 // triangles or edges moves at least as far as they do along the direction between the two at
 // the start, less half their distance then (so the two stay at least half their start's
-// distance apart), the zone's mean moved onto those half-spaces by cyclic projections. A zone
+// distance apart, or 0.1 mm), starting from their mean move and moved onto those half-spaces
+// by cyclic projections. A zone
 // they close in on from both sides (cloth caught in a fold of the skin) has no such move: it
 // moves by their mean move and its pairs count as unresolved. Pairs of such vertices alone are
 // not followed (a skin folding through itself).
