@@ -590,8 +590,8 @@ void ContinuousCollision::crossPairs(Index p, Index q, const std::vector<Box>& b
 // pair (along the direction from the primitive's closest point to the zone's at the start, at
 // least as far as any of the primitive's vertices, less half their distance then, down to
 // kKept), so the two stay apart; cyclic projections. A pair with vertices that can and cannot
-// be held on one side (a cloth triangle with a pinned corner) has no such direction: it adds
-// the mean move of those that cannot be held.
+// be held on one side (a cloth triangle with a pinned corner) has no such direction: a zone
+// with such pairs and no half-spaces moves by the mean move of those that cannot be held.
 void ContinuousCollision::moveZones(std::vector<Index>& members, const std::vector<Real>* weights) {
     // In the particles' and the pairs' order, whatever the threads listed them in: the same
     // sums.

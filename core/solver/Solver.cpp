@@ -417,6 +417,7 @@ void Solver::animateCharacters(Real h) {
     const auto t0 = std::chrono::steady_clock::now();
     auto& characters = scene_.characters;
     characterStart_.resize(characters.size());
+    skinStart_.resize(characters.size());
     const Real end = time_ + h;
     for (std::size_t k = 0; k < characters.size(); ++k) {
         const Character& character = characters[k];
@@ -437,7 +438,8 @@ void Solver::animateCharacters(Real h) {
             c.velocities[i] = move / h;
         }
         skinTravel_ += std::sqrt(largest);
-        characterStart_[k] = c.vertices; // the next substep starts here
+        skinStart_[k].swap(characterStart_[k]); // this substep's start, for holdParticles
+        characterStart_[k] = c.vertices;        // the next substep starts here
         Attachments& a = scene_.constraints.attachments;
         for (const CharacterPin& pin : character.pins) {
             if (pin.attachment < a.size()) {
@@ -780,30 +782,33 @@ void Solver::holdParticles() {
         collectSurfaceTriangles(contactTriangles_);
     }
     // The characters' skins join as vertices numbered after the particles, that cannot be
-    // held, moving from where the skin was at the substep's start to where it is at its end
-    // (animateCharacters set the velocities that take it there): a layer the skin would cut
-    // between its particles is pushed ahead of it instead.
-    const Real h = scene_.solver.timeStep / std::max(1, scene_.solver.substeps);
-    std::vector<const Collider*> skins;
-    for (const Character& character : scene_.characters) {
-        if (character.collider >= 0 && character.collider < int(scene_.colliders.size())) {
-            const Collider& c = scene_.colliders[std::size_t(character.collider)];
-            if (c.velocities.size() == c.vertices.size() &&
-                std::find(skins.begin(), skins.end(), &c) == skins.end()) {
-                skins.push_back(&c);
+    // held, moving from where the skin was at the substep's start (exactly where the last
+    // substep ended it) to where it is at its end: a layer the skin would cut between its
+    // particles is pushed ahead of it instead.
+    std::vector<std::pair<const Collider*, const std::vector<Vec3>*>> skins;
+    for (std::size_t k = 0; k < scene_.characters.size() && k < skinStart_.size(); ++k) {
+        const int collider = scene_.characters[k].collider;
+        if (collider >= 0 && collider < int(scene_.colliders.size())) {
+            const Collider& c = scene_.colliders[std::size_t(collider)];
+            const bool listed = std::any_of(skins.begin(), skins.end(),
+                                            [&](const auto& s) { return s.first == &c; });
+            if (!listed && skinStart_[k].size() == c.vertices.size()) {
+                skins.push_back({&c, &skinStart_[k]});
             }
         }
     }
-    continuousTriangles_ = contactTriangles_;
     std::size_t extra = 0;
-    for (const Collider* c : skins) {
-        const Index first = Index(n + extra);
-        for (const Triangle& t : c->triangles) {
-            continuousTriangles_.push_back({t[0] + first, t[1] + first, t[2] + first});
+    if (!skins.empty()) {
+        continuousTriangles_ = contactTriangles_;
+        for (const auto& [c, skinStart] : skins) {
+            const Index first = Index(n + extra);
+            for (const Triangle& t : c->triangles) {
+                continuousTriangles_.push_back({t[0] + first, t[1] + first, t[2] + first});
+            }
+            extra += c->vertices.size();
         }
-        extra += c->vertices.size();
     }
-    continuous_.setTriangles(continuousTriangles_);
+    continuous_.setTriangles(skins.empty() ? contactTriangles_ : continuousTriangles_);
     continuousEnd_.resize(n + extra);
     holdable_.assign(n + extra, 0);
     for (std::size_t i = 0; i < n; ++i) {
@@ -816,9 +821,9 @@ void Solver::holdParticles() {
         std::copy(scene_.particles.positions.begin(), scene_.particles.positions.end(),
                   continuousStart_.begin());
         std::size_t k = n;
-        for (const Collider* c : skins) {
+        for (const auto& [c, skinStart] : skins) {
             for (std::size_t i = 0; i < c->vertices.size(); ++i, ++k) {
-                continuousStart_[k] = c->vertices[i] - h * c->velocities[i];
+                continuousStart_[k] = (*skinStart)[i];
                 continuousEnd_[k] = c->vertices[i];
             }
         }

@@ -198,6 +198,7 @@ private:
     Real skinReach_ = 0;  // the moving meshes' largest search reach, this substep
     std::size_t skinSearched_ = 0, skinSkipped_ = 0;
     std::vector<std::vector<Vec3>> characterStart_; // skin at characterTime_, per character
+    std::vector<std::vector<Vec3>> skinStart_;      // skin at the current substep's start
     Real characterTime_ = -1;
     std::vector<Affine3> characterScratch_;
     double skinningMs_ = 0;
