@@ -239,9 +239,9 @@ int simulate(const RunOptions& o) {
         crossingAtStart = findIntersections(scene, true).size();
         if (crossingAtStart > 0) {
             std::cerr << "warning: " << crossingAtStart
-                      << " pair(s) of the bodies' triangles cross at the start: continuous "
-                         "collision does not hold them until they come apart (it keeps apart "
-                         "what starts apart)\n";
+                      << " pair(s) of the bodies' and characters' triangles cross at the start: "
+                         "continuous collision does not hold them until they come apart (it "
+                         "keeps apart what starts apart)\n";
         }
     }
     Solver solver(scene);
