@@ -9,6 +9,7 @@
 #include <chrono>
 #include <cmath>
 #include <limits>
+#include <numeric>
 #include <tbb/blocked_range.h>
 #include <tbb/enumerable_thread_specific.h>
 #include <tbb/parallel_for.h>
@@ -125,9 +126,11 @@ ContinuousCollision::Box merged(const ContinuousCollision::Box& a,
     return m;
 }
 
+// Without branches: most boxes tested in the tree's leaves are near, and which way each
+// comparison goes is not predictable.
 bool overlap(const ContinuousCollision::Box& a, const ContinuousCollision::Box& b) {
-    return a.lo[0] <= b.hi[0] && b.lo[0] <= a.hi[0] && a.lo[1] <= b.hi[1] && b.lo[1] <= a.hi[1] &&
-           a.lo[2] <= b.hi[2] && b.lo[2] <= a.hi[2];
+    return (a.lo[0] <= b.hi[0]) & (b.lo[0] <= a.hi[0]) & (a.lo[1] <= b.hi[1]) &
+           (b.lo[1] <= a.hi[1]) & (a.lo[2] <= b.hi[2]) & (b.lo[2] <= a.hi[2]);
 }
 
 } // namespace
@@ -145,10 +148,13 @@ void ContinuousCollision::setTriangles(const std::vector<Triangle>& triangles) {
     tangledKnown_ = false;
 }
 
-// The triangles in the order of their centres along a Morton curve (at x0), the surface's
+// The triangles in the order of their centres along a Morton curve (at x0), those whose
+// corners cannot be held (a character's skin: orderedFixed_) after the others, the surface's
 // vertices numbered in the order the triangles first name them, and a tree over that order:
-// the tree's nodes are halves of ranges, so it is refitted, never rebuilt, as the surface moves,
-// and the vertices and triangles a pair of nodes names lie close together in memory.
+// the tree's nodes are halves of ranges (the first split where the skin begins, so no node
+// holds both and a skin moving through the cloth does not swell the cloth's nodes), so it is
+// refitted, never rebuilt, as the surface moves, and the vertices and triangles a pair of nodes
+// names lie close together in memory.
 void ContinuousCollision::order(const std::vector<Vec3>& x0) {
     const std::size_t m = triangles_.size();
     Bounds all;
@@ -160,15 +166,22 @@ void ContinuousCollision::order(const std::vector<Vec3>& x0) {
             all.add(centres[f]);
         }
     }
-    const std::vector<std::size_t> sorted =
-        all.empty() ? std::vector<std::size_t>() : mortonOrder(centres, all.min, all.max);
+    std::vector<std::size_t> sorted(m);
+    if (all.empty()) {
+        std::iota(sorted.begin(), sorted.end(), std::size_t(0));
+    } else {
+        sorted = mortonOrder(centres, all.min, all.max);
+    }
+    fixedBegin_ = Index(std::stable_partition(sorted.begin(), sorted.end(),
+                                              [&](std::size_t f) { return !orderedFixed_[f]; }) -
+                        sorted.begin());
     // Local vertices and triangles.
     std::unordered_map<Index, Index> localOf;
     localOf.reserve(m);
     global_.clear();
     local_.assign(m, {});
     for (std::size_t k = 0; k < m; ++k) {
-        const Triangle& t = triangles_[all.empty() ? k : sorted[k]];
+        const Triangle& t = triangles_[sorted[k]];
         for (int c = 0; c < 3; ++c) {
             auto [it, added] = localOf.emplace(t[std::size_t(c)], Index(global_.size()));
             if (added) {
@@ -275,7 +288,9 @@ void ContinuousCollision::order(const std::vector<Vec3>& x0) {
             node.left = 0; // a leaf
             continue;
         }
-        const Index mid = r.begin + (r.end - r.begin) / 2;
+        const Index mid = r.begin < fixedBegin_ && fixedBegin_ < r.end
+                              ? fixedBegin_
+                              : r.begin + (r.end - r.begin) / 2;
         const Index left = Index(nodes_.size());
         nodes_.push_back({});
         nodes_.push_back({});
@@ -284,6 +299,8 @@ void ContinuousCollision::order(const std::vector<Vec3>& x0) {
         todo.push_back({mid, r.end, left + 1});
     }
     ordered_ = true;
+    tangledKnown_ = false; // by the local numbering
+    lastRanThrough_ = false;
 }
 
 template <class VertexTriangle, class EdgeEdge>
@@ -326,6 +343,8 @@ void ContinuousCollision::refit(const std::vector<Vec3>& x0, const std::vector<V
     // Whether this start is the last apply's (a cycle of the solver's mending) or its end (the
     // next substep).
     std::atomic<bool> sameStart = x0_.size() == n, lastEnd = x1_.size() == n;
+    endChanged_.assign(n, 1);
+    const bool known = x1_.size() == n; // the last apply's end, to tell what moved since
     x0_.resize(n);
     x1_.resize(n);
     vertexBoxes_.resize(n);
@@ -339,6 +358,7 @@ void ContinuousCollision::refit(const std::vector<Vec3>& x0, const std::vector<V
             const Vec3& b = x1[global_[i]];
             same = same && x0_[i] == a;
             last = last && x1_[i] == a;
+            endChanged_[i] = !known || x1_[i] != b;
             x0_[i] = a;
             x1_[i] = b;
             vertexBoxes_[i] =
@@ -514,9 +534,10 @@ template <class Visit> void ContinuousCollision::partners(Index f, Visit&& visit
     int top = 0;
     stack[top++] = 0;
     const Box& box = boxes_[f];
+    const bool fixed = f >= fixedBegin_;
     while (top > 0) {
         const Node& n = nodes_[stack[--top]];
-        if (!overlap(n.box, box)) {
+        if (!overlap(n.box, box) || (fixed && fixedNode(n))) {
             continue;
         }
         if (n.left == 0) {
@@ -536,6 +557,9 @@ template <class Visit>
 void ContinuousCollision::selfPairs(Index node, const std::vector<Box>& boxes,
                                     Visit&& visit) const {
     const Node& n = nodes_[node];
+    if (fixedNode(n)) {
+        return; // pairs that nothing could change
+    }
     if (n.left == 0) {
         for (Index a = n.begin; a < n.end; ++a) {
             for (Index b = a + 1; b < n.end; ++b) {
@@ -556,10 +580,9 @@ void ContinuousCollision::crossPairs(Index p, Index q, const std::vector<Box>& b
                                      Visit&& visit) const {
     const Node& a = nodes_[p];
     const Node& b = nodes_[q];
-    if (!overlap(a.box, b.box)) {
+    if (!overlap(a.box, b.box) || (fixedNode(a) && fixedNode(b))) {
         return;
     }
-
     if (a.left == 0 && b.left == 0) {
         for (Index f = a.begin; f < a.end; ++f) {
             if (!overlap(boxes[f], b.box)) {
@@ -803,29 +826,59 @@ ContinuousCollisionStatistics ContinuousCollision::apply(const std::vector<Vec3>
     const std::size_t m = triangles_.size();
     if (m == 0 || x0.size() <= mostParticle_ || x1.size() <= mostParticle_ ||
         holdable.size() <= mostParticle_) {
+        lastRanThrough_ = false;
         return stats;
     }
-    if (!ordered_) {
+    // The triangles whose corners cannot be held: the tree keeps them apart (order).
+    bool classesChanged = orderedFixed_.size() != m;
+    orderedFixed_.resize(m);
+    for (std::size_t f = 0; f < m; ++f) {
+        const Triangle& t = triangles_[f];
+        const std::uint8_t fixed = !holdable[t[0]] & !holdable[t[1]] & !holdable[t[2]];
+        classesChanged |= orderedFixed_[f] != fixed;
+        orderedFixed_[f] = fixed;
+    }
+    if (!ordered_ || classesChanged) {
         order(x0);
     }
     refit(x0, x1);
-    ++appliesSinceList_;
-    if (!candidatesHold()) {
-        listCandidates();
-        stats.lists = 1;
-    }
-    refitTree(boxes_); // for the fresh searches: the swept boxes of this substep
     // Particles that cannot be held (pins, a character's skin) move as they are told: a pair of
     // them alone is not followed (nothing could change it: a skin folding through itself).
+    bool sameFixed = fixed_.size() == global_.size();
     fixed_.resize(global_.size());
     for (std::size_t i = 0; i < fixed_.size(); ++i) {
-        fixed_[i] = !holdable[global_[i]];
+        const std::uint8_t fixed = !holdable[global_[i]];
+        sameFixed = sameFixed && fixed_[i] == fixed;
+        fixed_[i] = fixed;
     }
     fixedTriangle_.resize(m);
     for (std::size_t f = 0; f < m; ++f) {
         const Triangle& t = local_[f];
         fixedTriangle_[f] = fixed_[t[0]] & fixed_[t[1]] & fixed_[t[2]];
     }
+    // An apply from the last one's start (the solver's next hold cycle, after mending the air)
+    // tests only the pairs of the vertices whose end moved since the last apply ended, or that
+    // touched in it: every other pair was tested at these positions then and did not touch
+    // (after the last round that moved one of its vertices), so it finds the same pairs a
+    // whole test would.
+    const bool incremental = startAsBefore_ && sameFixed && lastRanThrough_;
+    lastRanThrough_ = false;
+    std::vector<Index> seeds;
+    if (incremental) {
+        for (std::size_t i = 0; i < global_.size(); ++i) {
+            if (endChanged_[i] | touched_[i]) {
+                seeds.push_back(Index(i));
+            }
+        }
+    } else {
+        ++appliesSinceList_;
+        if (!candidatesHold()) {
+            listCandidates();
+            stats.lists = 1;
+        }
+    }
+    touched_.assign(global_.size(), 0);
+    refitTree(boxes_); // for the fresh searches: the swept boxes of this substep
     struct Local {
         std::vector<Index> pairsTouching;
         std::size_t pairs = 0, touchingPairs = 0;
@@ -898,8 +951,9 @@ ContinuousCollisionStatistics ContinuousCollision::apply(const std::vector<Vec3>
             [&](Index e0, Index e1, Index f0, Index f1) { edgeEdge(local, e0, e1, f0, f1); });
     };
     // The escaped triangles' partners, searched afresh.
+    fresh_.clear();
     tbb::enumerable_thread_specific<std::vector<std::pair<Index, Index>>> freshPairs;
-    tbb::parallel_for(tbb::blocked_range<std::size_t>(0, escapedList_.size(), 16),
+    tbb::parallel_for(tbb::blocked_range<std::size_t>(0, incremental ? 0 : escapedList_.size(), 16),
                       [&](const auto& r) {
                           auto& pairs = freshPairs.local();
                           for (std::size_t k = r.begin(); k < r.end(); ++k) {
@@ -911,7 +965,6 @@ ContinuousCollisionStatistics ContinuousCollision::apply(const std::vector<Vec3>
                               });
                           }
                       });
-    fresh_.clear();
     for (const auto& pairs : freshPairs) {
         fresh_.insert(fresh_.end(), pairs.begin(), pairs.end());
     }
@@ -930,53 +983,92 @@ ContinuousCollisionStatistics ContinuousCollision::apply(const std::vector<Vec3>
     }
     tangledKnown_ = true;
     stats.tangled = tangledTriangles_ / 2;
-    // The first round: the neighbours' primitives, then the other triangles' candidates.
-    // The neighbours' pairs, most of them far apart for their moves: a first bound in floats
-    // (rounded by at most floatSlack_) before anything else is read.
-    const float slack = floatSlack_ + float(kTouch);
-    tbb::parallel_for(tbb::blocked_range<std::size_t>(0, adjacentVF_.size(), 4096),
-                      [&](const auto& r) {
-                          Local& local = locals.local();
-                          for (std::size_t k = r.begin(); k < r.end(); ++k) {
-                              const Index p = adjacentVF_[k][0], f = adjacentVF_[k][1];
-                              const Packed& v = packed_[p];
-                              const Packed& c = packedSpheres_[f];
-                              const float dx = v.x - c.x, dy = v.y - c.y, dz = v.z - c.z;
-                              const float reach = c.w + v.w + slack;
-                              if (dx * dx + dy * dy + dz * dz > reach * reach) {
-                                  continue;
-                              }
-                              vertexTriangle(local, p, f);
-                          }
-                      });
-    tbb::parallel_for(
-        tbb::blocked_range<std::size_t>(0, adjacentEE_.size(), 4096), [&](const auto& r) {
+    // The triangles of `vertices` (just moved), with their neighbours and candidates: each
+    // pair once, by its lower triangle when both are queried.
+    std::vector<Index> query;
+    queried_.assign(m, 0);
+    auto testAround = [&](const std::vector<Index>& vertices) {
+        for (Index i : vertices) {
+            for (Index k = vertexTriangleStart_[i]; k < vertexTriangleStart_[i + 1]; ++k) {
+                const Index f = vertexTriangles_[k];
+                if (!queried_[f]) {
+                    queried_[f] = 1;
+                    query.push_back(f);
+                }
+            }
+        }
+        for (Index f : query) {
+            const Triangle& t = local_[f];
+            spheres_[f].travel = std::max({travel_[t[0]], travel_[t[1]], travel_[t[2]]});
+            boxes_[f] = merged(merged(vertexBoxes_[t[0]], vertexBoxes_[t[1]]), vertexBoxes_[t[2]]);
+        }
+        refitTree(boxes_); // a zone's move may leave its particles' first boxes
+        tbb::parallel_for(tbb::blocked_range<std::size_t>(0, query.size(), 16), [&](const auto& r) {
             Local& local = locals.local();
             for (std::size_t k = r.begin(); k < r.end(); ++k) {
-                const auto& e = adjacentEE_[k];
-                const Packed& a = packed_[e[0]];
-                const Packed& b = packed_[e[1]];
-                const Packed& c = packed_[e[2]];
-                const Packed& d = packed_[e[3]];
-                // Twice the distance of the midpoints, against the sum of the
-                // lengths and twice the moves.
-                const float dx = a.x + b.x - c.x - d.x, dy = a.y + b.y - c.y - d.y,
-                            dz = a.z + b.z - c.z - d.z;
-                auto length = [](const Packed& p, const Packed& q) {
-                    return std::sqrt((p.x - q.x) * (p.x - q.x) + (p.y - q.y) * (p.y - q.y) +
-                                     (p.z - q.z) * (p.z - q.z));
+                const Index a = query[k];
+                auto partner = [&](Index b) {
+                    if (!queried_[b] || a < b) {
+                        testPair(local, std::min(a, b), std::max(a, b));
+                    }
                 };
-                const float reach = length(a, b) + length(c, d) +
-                                    2 * (std::max(a.w, b.w) + std::max(c.w, d.w)) + 4 * slack;
-                if (dx * dx + dy * dy + dz * dz > reach * reach) {
-                    continue;
+                for (Index j = adjacentStart_[a]; j < adjacentStart_[a + 1]; ++j) {
+                    partner(adjacentOf_[j]);
                 }
-                edgeEdge(local, e[0], e[1], e[2], e[3]);
+                partners(a, partner);
             }
         });
-    forEachCandidate(locals, 1024, testPair);
-    queried_.assign(m, 0);
-    std::vector<Index> query, moved;
+    };
+    if (incremental) {
+        testAround(seeds);
+    } else {
+        // The first round: the neighbours' primitives, then the other triangles' candidates.
+        // The neighbours' pairs, most of them far apart for their moves: a first bound in floats
+        // (rounded by at most floatSlack_) before anything else is read.
+        const float slack = floatSlack_ + float(kTouch);
+        tbb::parallel_for(tbb::blocked_range<std::size_t>(0, adjacentVF_.size(), 4096),
+                          [&](const auto& r) {
+                              Local& local = locals.local();
+                              for (std::size_t k = r.begin(); k < r.end(); ++k) {
+                                  const Index p = adjacentVF_[k][0], f = adjacentVF_[k][1];
+                                  const Packed& v = packed_[p];
+                                  const Packed& c = packedSpheres_[f];
+                                  const float dx = v.x - c.x, dy = v.y - c.y, dz = v.z - c.z;
+                                  const float reach = c.w + v.w + slack;
+                                  if (dx * dx + dy * dy + dz * dz > reach * reach) {
+                                      continue;
+                                  }
+                                  vertexTriangle(local, p, f);
+                              }
+                          });
+        tbb::parallel_for(
+            tbb::blocked_range<std::size_t>(0, adjacentEE_.size(), 4096), [&](const auto& r) {
+                Local& local = locals.local();
+                for (std::size_t k = r.begin(); k < r.end(); ++k) {
+                    const auto& e = adjacentEE_[k];
+                    const Packed& a = packed_[e[0]];
+                    const Packed& b = packed_[e[1]];
+                    const Packed& c = packed_[e[2]];
+                    const Packed& d = packed_[e[3]];
+                    // Twice the distance of the midpoints, against the sum of the
+                    // lengths and twice the moves.
+                    const float dx = a.x + b.x - c.x - d.x, dy = a.y + b.y - c.y - d.y,
+                                dz = a.z + b.z - c.z - d.z;
+                    auto length = [](const Packed& p, const Packed& q) {
+                        return std::sqrt((p.x - q.x) * (p.x - q.x) + (p.y - q.y) * (p.y - q.y) +
+                                         (p.z - q.z) * (p.z - q.z));
+                    };
+                    const float reach = length(a, b) + length(c, d) +
+                                        2 * (std::max(a.w, b.w) + std::max(c.w, d.w)) + 4 * slack;
+                    if (dx * dx + dy * dy + dz * dz > reach * reach) {
+                        continue;
+                    }
+                    edgeEdge(local, e[0], e[1], e[2], e[3]);
+                }
+            });
+        forEachCandidate(locals, 1024, testPair);
+    }
+    std::vector<Index> moved;
     std::vector<Index> touchingNow; // this round's touching pairs, five numbers each
     bool failSafe = false;
     while (true) {
@@ -1008,6 +1100,7 @@ ContinuousCollisionStatistics ContinuousCollision::apply(const std::vector<Vec3>
             bool fixedMember = false;
             for (int j = 0; j < 4; ++j) {
                 const Index i = pair[std::size_t(j)];
+                touched_[i] = 1;
                 if (fixed_[i]) {
                     fixedMember = true;
                     continue;
@@ -1087,43 +1180,13 @@ ContinuousCollisionStatistics ContinuousCollision::apply(const std::vector<Vec3>
                 break;
             }
         }
-        // The triangles of the particles just moved, with their neighbours and candidates:
-        // each pair once, by its lower triangle when both are queried.
-        for (Index i : moved) {
-            for (Index k = vertexTriangleStart_[i]; k < vertexTriangleStart_[i + 1]; ++k) {
-                const Index f = vertexTriangles_[k];
-                if (!queried_[f]) {
-                    queried_[f] = 1;
-                    query.push_back(f);
-                }
-            }
-        }
-        for (Index f : query) {
-            const Triangle& t = local_[f];
-            spheres_[f].travel = std::max({travel_[t[0]], travel_[t[1]], travel_[t[2]]});
-            boxes_[f] = merged(merged(vertexBoxes_[t[0]], vertexBoxes_[t[1]]), vertexBoxes_[t[2]]);
-        }
-        refitTree(boxes_); // a zone's move may leave its particles' first boxes
-        tbb::parallel_for(tbb::blocked_range<std::size_t>(0, query.size(), 16), [&](const auto& r) {
-            Local& local = locals.local();
-            for (std::size_t k = r.begin(); k < r.end(); ++k) {
-                const Index a = query[k];
-                auto partner = [&](Index b) {
-                    if (!queried_[b] || a < b) {
-                        testPair(local, std::min(a, b), std::max(a, b));
-                    }
-                };
-                for (Index j = adjacentStart_[a]; j < adjacentStart_[a + 1]; ++j) {
-                    partner(adjacentOf_[j]);
-                }
-                partners(a, partner);
-            }
-        });
+        testAround(moved);
     }
     for (Index g : global_) {
         stats.held += held_[g];
     }
     endUncrossed_ = tangledTriangles_ == 0 && stats.unresolved == 0;
+    lastRanThrough_ = true;
     stats.milliseconds =
         std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - began).count();
     return stats;

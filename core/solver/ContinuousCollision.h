@@ -159,6 +159,11 @@ private:
     std::vector<Triangle> triangles_; // as given (global particle indices)
     Index mostParticle_ = 0;          // the largest index they name
     bool ordered_ = false;
+    // Per triangle as given, whether no corner can be held when it was put in order; local
+    // triangles from fixedBegin_ on are those, and a node of the tree holds only one kind.
+    std::vector<std::uint8_t> orderedFixed_;
+    Index fixedBegin_ = 0;
+    bool fixedNode(const Node& n) const { return n.begin >= fixedBegin_; }
     // Local numbering (order): the surface's vertices (global_: their particles) and triangles.
     std::vector<Index> global_;
     std::vector<Triangle> local_;
@@ -220,6 +225,10 @@ private:
     // uncrossed and left nothing touching).
     bool tangledKnown_ = false, startAsBefore_ = false, startAtLastEnd_ = false;
     bool endUncrossed_ = false;
+    // Whether the last apply ran through (its end stands: x1_); per vertex, whether its end
+    // differs from that one's (refit), and whether it was in a touching pair in the apply.
+    bool lastRanThrough_ = false;
+    std::vector<std::uint8_t> endChanged_, touched_;
     void markTangled();
     template <class States, class Visit>
     void forEachCandidate(States& states, std::size_t grain, Visit&& visit) const;
