@@ -808,12 +808,24 @@ void ContinuousCollision::markTangled() {
         }
     };
     forEachCandidate(found, 2048, check);
+    tangledPairs_.clear();
     for (const std::vector<Index>& list : found) {
         tangledTriangles_ += list.size() / 3;
         for (Index i : list) {
             tangled_[i] = 1;
         }
+        for (std::size_t k = 0; k + 5 < list.size(); k += 6) {
+            for (int a = 0; a < 3; ++a) {
+                for (int b = 3; b < 6; ++b) {
+                    tangledPairs_.push_back(
+                        vertexPair(list[k + std::size_t(a)], list[k + std::size_t(b)]));
+                }
+            }
+        }
     }
+    std::sort(tangledPairs_.begin(), tangledPairs_.end());
+    tangledPairs_.erase(std::unique(tangledPairs_.begin(), tangledPairs_.end()),
+                        tangledPairs_.end());
 }
 
 ContinuousCollisionStatistics ContinuousCollision::apply(const std::vector<Vec3>& x0,
@@ -909,7 +921,8 @@ ContinuousCollisionStatistics ContinuousCollision::apply(const std::vector<Vec3>
         const Triangle& t = local_[f];
         if (!(moves_[p] | moves_[t[0]] | moves_[t[1]] | moves_[t[2]]) ||
             (fixed_[p] & fixedTriangle_[f]) ||
-            (tangled_[p] & (tangled_[t[0]] | tangled_[t[1]] | tangled_[t[2]]))) {
+            ((tangled_[p] & (tangled_[t[0]] | tangled_[t[1]] | tangled_[t[2]])) &&
+             letGoVertexTriangle(p, t[0], t[1], t[2]))) {
             return;
         }
         const Sphere& sphere = spheres_[f];
@@ -926,7 +939,8 @@ ContinuousCollisionStatistics ContinuousCollision::apply(const std::vector<Vec3>
     auto edgeEdge = [&](Local& local, Index e0, Index e1, Index f0, Index f1) {
         if (!(moves_[e0] | moves_[e1] | moves_[f0] | moves_[f1]) ||
             (fixed_[e0] & fixed_[e1] & fixed_[f0] & fixed_[f1]) ||
-            ((tangled_[e0] | tangled_[e1]) & (tangled_[f0] | tangled_[f1]))) {
+            (((tangled_[e0] | tangled_[e1]) & (tangled_[f0] | tangled_[f1])) &&
+             letGoEdges(e0, e1, f0, f1))) {
             return;
         }
         // The segments' spheres apart by more than their moves close.
@@ -977,6 +991,7 @@ ContinuousCollisionStatistics ContinuousCollision::apply(const std::vector<Vec3>
         if (tangledKnown_ && startAtLastEnd_ && endUncrossed_) {
             tangled_.assign(global_.size(), 0);
             tangledTriangles_ = 0;
+            tangledPairs_.clear();
         } else {
             markTangled();
         }

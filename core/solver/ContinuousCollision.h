@@ -36,6 +36,7 @@
 #include "core/base/ClosestPoints.h"
 #include "core/base/LinearAlgebra.h"
 
+#include <algorithm>
 #include <array>
 #include <cstdint>
 #include <vector>
@@ -217,7 +218,25 @@ private:
     void moveZones(std::vector<Index>& members, const std::vector<Real>* weights);
     std::vector<std::uint8_t> fixed_, fixedTriangle_; // cannot be held (by vertex, all corners)
     std::vector<std::pair<Index, Index>> fresh_;      // the escaped triangles' pairs
-    std::vector<std::uint8_t> tangled_; // of a triangle crossing another at the start: let go
+    std::vector<std::uint8_t> tangled_;               // of a triangle crossing another at the start
+    // The pairs of vertices, one of each triangle of a pair crossing at the start (sorted): a
+    // primitive pair with such a pair of vertices across it is let go (not followed), so the
+    // crossing can come apart; the rest of the triangles near it are followed as any others.
+    std::vector<std::uint64_t> tangledPairs_;
+    static std::uint64_t vertexPair(Index a, Index b) {
+        return std::uint64_t(std::min(a, b)) << 32 | std::max(a, b);
+    }
+    bool tangledPair(Index a, Index b) const {
+        return std::binary_search(tangledPairs_.begin(), tangledPairs_.end(), vertexPair(a, b));
+    }
+    // Whether a vertex and a triangle, or two edges, are let go.
+    bool letGoVertexTriangle(Index p, Index a, Index b, Index c) const {
+        return tangledPair(p, a) || tangledPair(p, b) || tangledPair(p, c);
+    }
+    bool letGoEdges(Index e0, Index e1, Index f0, Index f1) const {
+        return tangledPair(e0, f0) || tangledPair(e0, f1) || tangledPair(e1, f0) ||
+               tangledPair(e1, f1);
+    }
     std::size_t tangledTriangles_ = 0;
     std::vector<Box> startBoxes_; // each triangle's at the start
     // Whether tangled_ holds for the last apply's start; whether this apply starts where the

@@ -400,6 +400,54 @@ private slots:
         QVERIFY(t.guard.held()[t.at(t.upper, 12, 1)]);
     }
 
+    void onlyThePairsOfACrossingAreLetGo() {
+        // Each sheet starts crossed by a needle of its own (still, not held) at the same place,
+        // and the upper sheet is pushed down through the lower one there. The sheets' triangles
+        // near the needles are let go against the needles only: against each other they are
+        // followed, and the sheets do not cross (letting go every pair of triangles near any
+        // crossing let them through each other).
+        TwoSheets t(16, 0.5, 0.01, 0.0041);
+        const std::size_t sheetTriangles = t.triangles.size() / 2;
+        std::vector<Vec3> x0 = t.x0;
+        auto needle = [&](const Vec3& a, const Vec3& b, const Vec3& c) {
+            const Index first = Index(x0.size());
+            x0.insert(x0.end(), {a, b, c});
+            t.triangles.push_back({first, first + 1, first + 2});
+        };
+        needle({0.26, -0.01, 0.26}, {0.27, 0.001, 0.26}, {0.26, 0.001, 0.27}); // through the lower
+        needle({0.28, 0.009, 0.28}, {0.29, 0.02, 0.28}, {0.28, 0.02, 0.29});   // through the upper
+        std::vector<std::uint8_t> holdable(x0.size(), 1);
+        std::fill(holdable.begin() + std::ptrdiff_t(t.x0.size()), holdable.end(), 0);
+        auto sheetsCrossing = [&](const std::vector<Vec3>& x) {
+            std::size_t count = 0;
+            for (std::size_t i = 0; i < sheetTriangles; ++i) {
+                const Triangle& A = t.triangles[i];
+                for (std::size_t j = sheetTriangles; j < 2 * sheetTriangles; ++j) {
+                    const Triangle& B = t.triangles[j];
+                    count += trianglesCross(x[A[0]], x[A[1]], x[A[2]], x[B[0]], x[B[1]], x[B[2]]);
+                }
+            }
+            return count;
+        };
+        QCOMPARE(sheetsCrossing(x0), std::size_t(0));
+        const std::size_t needles =
+            crossingPairs(t.triangles, x0); // each through a triangle or two
+        QVERIFY(needles >= 2);
+        std::vector<Vec3> x1 = x0;
+        for (int i = 7; i <= 9; ++i) {
+            for (int j = 7; j <= 9; ++j) {
+                x1[t.at(t.upper, i, j)].y() -= 0.012;
+            }
+        }
+        QVERIFY(sheetsCrossing(x1) > 0);
+        ContinuousCollision guard;
+        guard.setTriangles(t.triangles);
+        const ContinuousCollisionStatistics s = guard.apply(x0, x1, holdable);
+        QCOMPARE(s.tangled, needles);
+        QVERIFY(s.held > 0);
+        QCOMPARE(sheetsCrossing(x1), std::size_t(0));
+    }
+
     void aDrapingClothNeverCrossesItself() {
         // The drape scene (cloth on a sphere with self-collision) leaves crossing pairs after
         // its fall; with continuous collision it has none at any of the checks, and its step
