@@ -771,9 +771,10 @@ void Solver::runSubstepPhases(Real h) {
 // two surfaces touch move with their impact zones instead (core/solver/ContinuousCollision.h).
 // Moving a particle other than the air had it inverts the air between it and its neighbours,
 // so with air those particles stay put (w = 0) while the air is mended around them (the rounds
-// after the last iteration, finishAir), and what the mending moved is followed again (the
-// zones' particles may move again): up to kMostHoldCycles times, the last cycle's moves
-// standing whatever they leave of the air (the next substep's projections take it up).
+// after the last iteration, finishAir), but for the corners of air tets the holds keep
+// inverted since the substep's start (releaseShutAir), and what the mending moved is followed
+// again (the zones' particles may move again): up to kMostHoldCycles times, the last cycle's
+// moves standing whatever they leave of the air (the next substep's projections take it up).
 void Solver::holdParticles() {
     constexpr int kMostHoldCycles = 4;
     const std::size_t n = predicted_.size();
@@ -860,6 +861,7 @@ void Solver::holdParticles() {
         if (c.held == 0 || !mend || cycle + 1 == kMostHoldCycles) {
             break;
         }
+        releaseShutAir(heldParticles_); // the air the holds keep inverted (AirPasses.cpp)
         for (auto& list : airInverted_) {
             list.clear();
         }
