@@ -278,7 +278,7 @@ void Solver::finishAir() {
 // inverted within this substep are left to the next one's projections (releasing those too
 // mended more of the dancer's air but, in one run of six, left the cloth held whole, a
 // million touching pairs a step).
-std::size_t Solver::releaseShutAir(const std::vector<Index>& held) {
+void Solver::releaseShutAir(const std::vector<Index>& held) {
     refreshAirIncidence();
     const std::size_t nTets = scene_.air.tets.size();
     const SolverParticle* P = predicted_.data();
@@ -306,7 +306,6 @@ std::size_t Solver::releaseShutAir(const std::vector<Index>& held) {
             }
         }
     }
-    return shut.size();
 }
 
 template <class Inverted>

@@ -2,6 +2,7 @@
 
 #include "core/base/ClosestPoints.h"
 #include "core/base/Morton.h"
+#include "core/scene/Topology.h"
 #include "core/solver/SelfCollision.h"
 
 #include <algorithm>
@@ -51,20 +52,16 @@ template <class Distance> bool touches(Real bound, Distance&& distance) {
     return true;
 }
 
-// Six times the signed volume of (a, b, c, d).
-Real orient(const Vec3& a, const Vec3& b, const Vec3& c, const Vec3& d) {
-    return (b - a).cross(c - a).dot(d - a);
-}
-
 // Whether segment p-q passes through the inside of triangle (a, b, c) (its ends strictly on
 // either side, the line strictly inside each edge: a pass through an edge or a corner, which
 // only moves of measure zero make, does not count).
 bool segmentPierces(const Vec3& p, const Vec3& q, const Vec3& a, const Vec3& b, const Vec3& c) {
-    const Real dp = orient(a, b, c, p), dq = orient(a, b, c, q);
+    const Real dp = signedVolume(a, b, c, p), dq = signedVolume(a, b, c, q);
     if (!((dp > 0 && dq < 0) || (dp < 0 && dq > 0))) {
         return false;
     }
-    const Real s1 = orient(p, q, a, b), s2 = orient(p, q, b, c), s3 = orient(p, q, c, a);
+    const Real s1 = signedVolume(p, q, a, b), s2 = signedVolume(p, q, b, c),
+               s3 = signedVolume(p, q, c, a);
     return (s1 > 0 && s2 > 0 && s3 > 0) || (s1 < 0 && s2 < 0 && s3 < 0);
 }
 

@@ -299,8 +299,8 @@ private:
     void finishAir();
     // Before continuous collision's mending (holdParticles): the air tets inverted since the
     // substep's start whose corners `held` (particles held this substep, w = 0) all are get
-    // the inverse masses of those corners back; returns how many tets.
-    std::size_t releaseShutAir(const std::vector<Index>& held);
+    // the inverse masses of those corners back.
+    void releaseShutAir(const std::vector<Index>& held);
     void projectAirPasses(Real slack); // C after a projection, relative to the element's size
     // The rounds after the corner rounds: each tet body moves as one (see projectAir).
     void projectAirAsSolids(Real slack);
