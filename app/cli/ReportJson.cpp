@@ -99,6 +99,8 @@ json settingsJson(const SolverSettings& s) {
             {"gravity", {s.gravity.x(), s.gravity.y(), s.gravity.z()}},
             {"global_damping", s.globalDamping},
             {"exact_angular_momentum", s.exactAngularMomentum},
+            {"self_collision", s.selfCollision},
+            {"cloth_thickness", s.clothThickness},
             {"continuous_collision", s.continuousCollision}};
 }
 

@@ -93,6 +93,12 @@ void addRunOptions(CLI::App& c, RunOptions& o) {
                        "Cloth and soft-body surfaces followed through each substep: particles "
                        "whose moves would make two of them cross move with what they would "
                        "cross (impact zones)"));
+    onOff(c.add_option("--self-collision", o.selfCollision,
+                       "Cloth and soft-body surfaces keep their thickness from each other"));
+    c.add_option("--cloth-thickness", o.thickness,
+                 "What self-collision keeps between surfaces, m (the scene's clothThickness)")
+        ->check(CLI::PositiveNumber)
+        ->type_name("M");
     c.add_option("--group", o.groups,
                  "Edit a constraint group first (see 'info'): KEY is enabled (on|off), modulus or "
                  "compliance, a component (stretch_u, stretch_v, shear_uv, stretch_x..., a number "
@@ -188,6 +194,12 @@ void applyRunOptions(const RunOptions& o, SolverSettings& s) {
     }
     if (!o.exactAngularMomentum.empty()) {
         s.exactAngularMomentum = o.exactAngularMomentum == "on";
+    }
+    if (!o.selfCollision.empty()) {
+        s.selfCollision = o.selfCollision == "on";
+    }
+    if (o.thickness) {
+        s.clothThickness = *o.thickness;
     }
     if (!o.continuousCollision.empty()) {
         s.continuousCollision = o.continuousCollision == "on";

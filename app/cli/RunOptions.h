@@ -44,6 +44,8 @@ struct RunOptions {
     std::string sleeping;                // on | off
     std::string exactAngularMomentum;    // on | off
     std::string continuousCollision;     // on | off
+    std::string selfCollision;           // on | off
+    std::optional<double> thickness;     // m
     std::vector<std::string> groups;     // NAME:KEY=VALUE,... (core editConstraintGroup)
     std::vector<std::string> colliders;  // SHAPE[:KEY=VALUE,...] (core colliderFromSpec)
     std::vector<std::string> characters; // FILE[,KEY=VALUE,...] (meshing addCharacterFromSpec)

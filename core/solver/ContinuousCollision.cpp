@@ -32,24 +32,91 @@ Real triangleDistance(const Vec3& p, const Vec3& a, const Vec3& b, const Vec3& c
     return (p - (w[0] * a + w[1] * b + w[2] * c)).norm();
 }
 
+enum class Advance { Apart, Touch, Undecided };
+
 // Conservative advancement of a distance d(t), t in [0, 1], that changes no faster than
-// `bound`: true when it comes within kTouch (or its steps do not clear the move).
-template <class Distance> bool touches(Real bound, Distance&& distance) {
+// `bound`: Touch when it comes within kTouch, Undecided when its steps do not clear the move.
+template <class Distance> Advance advance(Real bound, Distance&& distance) {
     if (!(bound > 0)) {
-        return false; // neither primitive moves relative to the other: the start is apart
+        return Advance::Apart; // neither primitive moves relative to the other: the start is apart
     }
     Real t = 0;
     for (int step = 0; step < kMostAdvances; ++step) {
         const Real d = distance(t);
         if (!(d > kTouch)) {
-            return true;
+            return Advance::Touch;
         }
         t += d / bound;
         if (t >= 1) {
-            return false;
+            return Advance::Apart;
         }
     }
-    return true;
+    return Advance::Undecided;
+}
+
+// Whether four points moving straight from q0[k] to q1[k] stay strictly on one side of one
+// another's planes by more than kTouch over the whole move: det(q1 - q0, q2 - q0, q3 - q0) is a
+// cubic in t whose Bernstein coefficients bound it (Tang et al. 2010's deforming
+// non-penetration filter), and the distance between the plane of q0's partners and q0 (or
+// between the lines q0 q1 and q2 q3) is that determinant over a cross product's length, at most
+// `crossBound`. So when every coefficient exceeds kTouch * crossBound (or all fall below minus
+// that), the two primitives never come within kTouch. Conservative advancement cannot prove
+// this for surfaces that slide past each other close by (the dancer's hems resting on one
+// another: thousands of pairs a substep ran out of steps and were held).
+bool staySides(const std::array<Vec3, 4>& q0, const std::array<Vec3, 4>& q1, Real crossBound) {
+    Vec3 u0[3], u1[3];
+    for (int k = 0; k < 3; ++k) {
+        u0[k] = q0[k + 1] - q0[0];
+        u1[k] = q1[k + 1] - q1[0];
+    }
+    const auto det = [](const Vec3& a, const Vec3& b, const Vec3& c) { return a.dot(b.cross(c)); };
+    const Real b0 = det(u0[0], u0[1], u0[2]);
+    const Real b1 =
+        (det(u1[0], u0[1], u0[2]) + det(u0[0], u1[1], u0[2]) + det(u0[0], u0[1], u1[2])) / 3;
+    const Real b2 =
+        (det(u1[0], u1[1], u0[2]) + det(u1[0], u0[1], u1[2]) + det(u0[0], u1[1], u1[2])) / 3;
+    const Real b3 = det(u1[0], u1[1], u1[2]);
+    // Twice kTouch: the coefficients' rounding is many orders below it at any scale where
+    // kTouch means anything.
+    const Real margin = 2 * kTouch * crossBound;
+    return (b0 > margin && b1 > margin && b2 > margin && b3 > margin) ||
+           (b0 < -margin && b1 < -margin && b2 < -margin && b3 < -margin);
+}
+
+// Whether the points `near` stay farther than kTouch from the points `far` along the unit
+// direction n over the whole move (near below, far above, or the other way round): each
+// point's height along n is linear in t, so the gap between the lowest of one group and the
+// highest of the other is concave and least at t = 0 or 1. A fixed axis separates pairs the
+// cubic cannot: nearly parallel edges sliding along each other, a vertex beside a triangle.
+template <std::size_t A, std::size_t B>
+bool separatedAlong(const Vec3& n, const std::array<const Vec3*, A>& near0,
+                    const std::array<const Vec3*, A>& near1, const std::array<const Vec3*, B>& far0,
+                    const std::array<const Vec3*, B>& far1) {
+    if (!(n.squaredNorm() > 0.5)) {
+        return false;
+    }
+    Real below = std::numeric_limits<Real>::infinity(), above = below;
+    for (const auto* group : {&near0, &near1}) {
+        const auto* other = group == &near0 ? &far0 : &far1;
+        Real nearLo = std::numeric_limits<Real>::infinity(), nearHi = -nearLo;
+        Real farLo = nearLo, farHi = -nearLo;
+        for (const Vec3* q : *group) {
+            nearLo = std::min(nearLo, n.dot(*q));
+            nearHi = std::max(nearHi, n.dot(*q));
+        }
+        for (const Vec3* q : *other) {
+            farLo = std::min(farLo, n.dot(*q));
+            farHi = std::max(farHi, n.dot(*q));
+        }
+        below = std::min(below, farLo - nearHi); // far above near
+        above = std::min(above, nearLo - farHi); // near above far
+    }
+    return below > 2 * kTouch || above > 2 * kTouch;
+}
+
+// The longest a segment moving straight from (a0, b0) to (a1, b1) gets.
+Real longest(const Vec3& a0, const Vec3& b0, const Vec3& a1, const Vec3& b1) {
+    return std::max((b0 - a0).norm(), (b1 - a1).norm());
 }
 
 // Whether segment p-q passes through the inside of triangle (a, b, c) (its ends strictly on
@@ -80,9 +147,27 @@ bool vertexTriangleTouch(const Vec3& p0, const Vec3& p1, const Vec3& a0, const V
     // For fixed barycentric weights the distance changes at |dp - sum w_i d_i|, at most the
     // largest of |dp - d_i|; so does its minimum over the weights.
     const Real bound = std::max({(dp - da).norm(), (dp - db).norm(), (dp - dc).norm()});
-    return touches(bound, [&](Real t) {
+    const Advance a = advance(bound, [&](Real t) {
         return triangleDistance(p0 + t * dp, a0 + t * da, b0 + t * db, c0 + t * dc);
     });
+    if (a != Advance::Undecided) {
+        return a == Advance::Touch;
+    }
+    // |(b - a) x (c - a)| <= |b - a| |c - a|, each at most its longer end.
+    if (staySides({p0, a0, b0, c0}, {p1, a1, b1, c1},
+                  longest(a0, b0, a1, b1) * longest(a0, c0, a1, c1))) {
+        return false;
+    }
+    // Along the direction from the triangle's closest point to the vertex, at either end.
+    for (int end = 0; end < 2; ++end) {
+        const Vec3 &p = end ? p1 : p0, &a = end ? a1 : a0, &b = end ? b1 : b0, &c = end ? c1 : c0;
+        const Vec3 w = closestBarycentric(p, a, b, c);
+        const Vec3 n = (p - (w[0] * a + w[1] * b + w[2] * c)).normalized();
+        if (separatedAlong<1, 3>(n, {&p0}, {&p1}, {&a0, &b0, &c0}, {&a1, &b1, &c1})) {
+            return false;
+        }
+    }
+    return true;
 }
 
 bool edgeEdgeTouch(const Vec3& a0, const Vec3& a1, const Vec3& b0, const Vec3& b1, const Vec3& c0,
@@ -90,9 +175,28 @@ bool edgeEdgeTouch(const Vec3& a0, const Vec3& a1, const Vec3& b0, const Vec3& b
     const Vec3 da = a1 - a0, db = b1 - b0, dc = c1 - c0, dd = d1 - d0;
     const Real bound =
         std::max({(da - dc).norm(), (da - dd).norm(), (db - dc).norm(), (db - dd).norm()});
-    return touches(bound, [&](Real t) {
+    const Advance a = advance(bound, [&](Real t) {
         return segmentDistance(a0 + t * da, b0 + t * db, c0 + t * dc, d0 + t * dd);
     });
+    if (a != Advance::Undecided) {
+        return a == Advance::Touch;
+    }
+    // The segments are no closer than their lines: det(b - a, c - a, d - a) / |(b - a) x (d - c)|.
+    if (staySides({a0, b0, c0, d0}, {a1, b1, c1, d1},
+                  longest(a0, b0, a1, b1) * longest(c0, d0, c1, d1))) {
+        return false;
+    }
+    // Along the direction between the closest points, at either end.
+    for (int end = 0; end < 2; ++end) {
+        const Vec3 &a = end ? a1 : a0, &b = end ? b1 : b0, &c = end ? c1 : c0, &d = end ? d1 : d0;
+        Real s = 0, t = 0;
+        closestSegmentParameters(a, b, c, d, s, t);
+        const Vec3 n = ((c + t * (d - c)) - (a + s * (b - a))).normalized();
+        if (separatedAlong<2, 2>(n, {&a0, &b0}, {&a1, &b1}, {&c0, &d0}, {&c1, &d1})) {
+            return false;
+        }
+    }
+    return true;
 }
 
 namespace {

@@ -4,8 +4,10 @@
 // triangle or an edge touches an edge on the way, so every such pair is followed along the
 // straight moves from the substep's start to its end (conservative advancement: the pair's
 // distance can close no faster than the primitives' largest relative move, so the test steps
-// through time by distance / that bound, and a pair that comes within kTouch, or does not clear
-// the substep in kMostAdvances steps, counts as touching). The particles of touching pairs are
+// through time by distance / that bound, and a pair that comes within kTouch counts as
+// touching; one that does not clear the substep in kMostAdvances steps, as surfaces sliding past
+// each other close by do, counts as touching unless the cubic of its signed volume shows it
+// stays on one side of the other's plane, farther than kTouch). The particles of touching pairs are
 // joined in impact zones (Bridson, Fedkiw and Anderson 2002; Harmon et al. 2008), and each zone
 // moves as one, by its members' weighted mean move: a translation, within which nothing can
 // touch, since everything began apart. What a zone moves into joins it, round after round, until
@@ -73,7 +75,7 @@ constexpr Real kTouch = 1e-7;
 // Rounds of zones before the fail-safe holds what still touches.
 constexpr int kMostZoneRounds = 64;
 // A pair that has not cleared the substep after this many steps of conservative advancement
-// counts as touching (one that grazes without touching takes many).
+// (one that grazes without touching takes many) is decided by the side it keeps.
 constexpr int kMostAdvances = 64;
 
 // Whether point p, moving from p0 to p1, touches triangle (a, b, c), whose corners move from

@@ -770,6 +770,43 @@ private slots:
         QVERIFY(bad.exitCode != 0);
     }
 
+    void selfCollisionAndItsThicknessAreOptions() {
+        // The drape keeps 1 cm between its folds; told --self-collision off, nothing keeps its
+        // folds apart and they cross more; --cloth-thickness sets what it keeps, and the report
+        // says what ran.
+        const QString out = dir_.filePath("drape-sc.json");
+        auto report = [&](QStringList extra) {
+            QStringList args{
+                "simulate", "drape", "--steps", "150", "--threads", "2", "--intersections-every",
+                "150",      "--out", out};
+            args += extra;
+            Run r = run(cli_, args);
+            if (r.exitCode != 0) {
+                qWarning() << r.err;
+                return nlohmann::json();
+            }
+            QFile f(out);
+            return f.open(QIODevice::ReadOnly) ? nlohmann::json::parse(f.readAll().toStdString())
+                                               : nlohmann::json();
+        };
+        const nlohmann::json on = report({});
+        const nlohmann::json off = report({"--self-collision", "off"});
+        const nlohmann::json thin = report({"--cloth-thickness", "0.003"});
+        QVERIFY(on.contains("settings") && off.contains("settings") && thin.contains("settings"));
+        QVERIFY(on["settings"]["self_collision"].get<bool>());
+        QCOMPARE(on["settings"]["cloth_thickness"].get<double>(), 0.01);
+        QVERIFY(!off["settings"]["self_collision"].get<bool>());
+        QCOMPARE(thin["settings"]["cloth_thickness"].get<double>(), 0.003);
+        const int crossedOn = on["intersections"]["last"].get<int>();
+        const int crossedOff = off["intersections"]["last"].get<int>();
+        qInfo("drape after 150 steps: %d crossing pairs with self-collision, %d without", crossedOn,
+              crossedOff);
+        QVERIFY(crossedOff > crossedOn);
+        QVERIFY(on["positions"] != thin["positions"]);
+        QVERIFY(run(cli_, {"simulate", "drape", "--cloth-thickness", "-1"}).exitCode != 0);
+        QVERIFY(run(cli_, {"simulate", "drape", "--self-collision", "maybe"}).exitCode != 0);
+    }
+
     void charactersAreShownAndDriveTheRun() {
         const QString dancer = "/usr/share/assimp/models/X/BCN_Epileptic.X";
         Run r = run(cli_, {"character", dancer});

@@ -99,9 +99,19 @@ private slots:
         QVERIFY(!vertexTriangleTouch({0.2, 1, 0.2}, {0.2, 0.001, 0.2}, a, a, b, b, c, c));
         // Falling beside it.
         QVERIFY(!vertexTriangleTouch({0.8, 1, 0.8}, {0.8, -1, 0.8}, a, a, b, b, c, c));
-        // Sliding along it 1 mm above, 2 cm (a grazing move much longer than its distance
-        // takes more steps than kMostAdvances, and counts as touching: a hold, never a miss).
+        // Sliding along it 1 mm above, 2 cm.
         QVERIFY(!vertexTriangleTouch({0.1, 0.001, 0.1}, {0.12, 0.001, 0.11}, a, a, b, b, c, c));
+        // And 0.01 mm above: conservative advancement runs out of steps (2,000 would clear
+        // it), and the cubic of its height above the plane shows it never comes down. Ending
+        // 0.05 um above instead, within kTouch of it, it touches.
+        QVERIFY(!vertexTriangleTouch({0.1, 1e-5, 0.1}, {0.12, 1e-5, 0.11}, a, a, b, b, c, c));
+        QVERIFY(vertexTriangleTouch({0.1, 1e-5, 0.1}, {0.12, 5e-8, 0.11}, a, a, b, b, c, c));
+        // Below it, sliding the other way: the same on the other side.
+        QVERIFY(!vertexTriangleTouch({0.12, -1e-5, 0.11}, {0.1, -1e-5, 0.1}, a, a, b, b, c, c));
+        // In its plane, 0.01 mm beside its edge ca, sliding 2 cm along it: no cubic can tell
+        // (the volume is 0 throughout), the direction away from the edge does.
+        QVERIFY(!vertexTriangleTouch({-1e-5, 0, 0.5}, {-1e-5, 0, 0.52}, a, a, b, b, c, c));
+        QVERIFY(vertexTriangleTouch({-1e-5, 0, 0.5}, {0.001, 0, 0.52}, a, a, b, b, c, c));
         // Still, with the triangle rising through it.
         const Vec3 up(0, 2, 0);
         QVERIFY(vertexTriangleTouch({0.2, 1, 0.2}, {0.2, 1, 0.2}, a, a + up, b, b + up, c, c + up));
@@ -129,6 +139,18 @@ private slots:
                                {2, 1, 1}, {2, -1, 1}));
         QVERIFY(!edgeEdgeTouch({0, 0, 0}, {0, 0, 0}, {1, 0, 0}, {1, 0, 0}, {0.5, 1, -1},
                                {0.5, 1e-3, -1}, {0.5, 1, 1}, {0.5, 1e-3, 1}));
+        // Edge cd 0.01 mm above ab, across it, sliding 2 cm along it: too many steps for
+        // conservative advancement, apart by the cubic; sliding down onto it, touching.
+        QVERIFY(!edgeEdgeTouch({0, 0, 0}, {0, 0, 0}, {1, 0, 0}, {1, 0, 0}, {0.5, 1e-5, -1},
+                               {0.52, 1e-5, -1}, {0.5, 1e-5, 1}, {0.52, 1e-5, 1}));
+        QVERIFY(edgeEdgeTouch({0, 0, 0}, {0, 0, 0}, {1, 0, 0}, {1, 0, 0}, {0.5, 1e-5, -1},
+                              {0.52, 0, -1}, {0.5, 1e-5, 1}, {0.52, 0, 1}));
+        // Parallel to ab and 0.01 mm above it, sliding 2 cm along it (no cubic: the lines'
+        // cross product is 0), and the same coming down onto it.
+        QVERIFY(!edgeEdgeTouch({0, 0, 0}, {0, 0, 0}, {1, 0, 0}, {1, 0, 0}, {0.2, 1e-5, 0},
+                               {0.22, 1e-5, 0}, {0.8, 1e-5, 0}, {0.82, 1e-5, 0}));
+        QVERIFY(edgeEdgeTouch({0, 0, 0}, {0, 0, 0}, {1, 0, 0}, {1, 0, 0}, {0.2, 1e-5, 0},
+                              {0.22, 0, 0}, {0.8, 1e-5, 0}, {0.82, 0, 0}));
     }
 
     void sheetsMovedAtRandomEndWithoutCrossing() {
