@@ -55,7 +55,8 @@ int bench(const RunOptions& o) {
     }
     double airProjectionMs = 0, airMs = 0;
     std::vector<double> ms;
-    double detectionMs = 0, rigidSolveMs = 0, skinningMs = 0;
+    double detectionMs = 0, rigidSolveMs = 0, skinningMs = 0, holdMs = 0, continuousMs = 0;
+    std::size_t continuousTouching = 0, continuousHeld = 0;
     std::size_t manifoldsMade = 0, manifoldsRefreshed = 0, shapesReproxied = 0;
     const std::size_t passesBefore = solver.airOptimizationPasses();
     const double passMsBefore = solver.airOptimizationMilliseconds();
@@ -76,6 +77,10 @@ int bench(const RunOptions& o) {
         shapesReproxied += solver.rigid().statistics().reproxied;
         rigidSolveMs += solver.rigid().statistics().solveMilliseconds;
         skinningMs += solver.lastSkinningMilliseconds();
+        holdMs += solver.lastHoldMilliseconds();
+        continuousMs += solver.continuousCollision().milliseconds;
+        continuousTouching += solver.continuousCollision().touching;
+        continuousHeld += solver.continuousCollision().held;
         if (const std::string r = solver.runaway(); !r.empty()) {
             return inputProblem(r);
         }
@@ -178,6 +183,15 @@ int bench(const RunOptions& o) {
         full["skin_vertices"] = vertices;
         full["ms_per_step_skinning"] = skinningMs / double(steps);
     }
+    if (scene.solver.continuousCollision) {
+        // Per timed step: continuous collision's cycles (its tests and zones, and the air mended
+        // around what they held between them), its tests and zones alone, the pairs that would
+        // touch and the particles held.
+        full["ms_per_step_continuous"] = holdMs / double(steps);
+        full["ms_per_step_continuous_tests"] = continuousMs / double(steps);
+        full["continuous_touching_per_step"] = double(continuousTouching) / double(steps);
+        full["continuous_held_per_step"] = double(continuousHeld) / double(steps);
+    }
     if (!scene.air.empty()) {
         full["air_tets"] = scene.air.tets.size();
         full["air_triangles"] = scene.air.triangles.size();
@@ -243,6 +257,14 @@ int bench(const RunOptions& o) {
         std::printf("  characters: %zu, %zu skin vertices, posed and skinned in %.3f ms per step\n",
                     scene.characters.size(), full["skin_vertices"].get<std::size_t>(),
                     full["ms_per_step_skinning"].get<double>());
+    }
+    if (full.contains("ms_per_step_continuous")) {
+        std::printf("  continuous collision %.3f ms per step (its tests and zones %.3f, the rest "
+                    "the air mended around the held); %.0f pairs touching, %.0f particles held "
+                    "per step\n",
+                    holdMs / double(steps), continuousMs / double(steps),
+                    full["continuous_touching_per_step"].get<double>(),
+                    full["continuous_held_per_step"].get<double>());
     }
     if (full.contains("air_tets")) {
         std::printf("  %-16s %8zu elements  %7.2f ns per check\n", "air", scene.air.size(),

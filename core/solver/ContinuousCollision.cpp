@@ -141,6 +141,21 @@ bool trianglesCross(const Vec3& a, const Vec3& b, const Vec3& c, const Vec3& d, 
            segmentPierces(e, f, a, b, c) || segmentPierces(f, d, a, b, c);
 }
 
+bool trianglesStayApart(const std::array<const Vec3*, 3>& p0, const std::array<const Vec3*, 3>& p1,
+                        const std::array<const Vec3*, 3>& q0,
+                        const std::array<const Vec3*, 3>& q1) {
+    // Layers sliding over each other are apart along their normals, triangles of one sheet
+    // (sharing no corner) along the line between them: of the dancer's pairs of triangles whose
+    // swept boxes overlap, all but about one in 600.
+    const auto normal = [](const std::array<const Vec3*, 3>& t) {
+        return (*t[1] - *t[0]).cross(*t[2] - *t[0]).normalized();
+    };
+    return separatedAlong<3, 3>(normal(p0), p0, p1, q0, q1) ||
+           separatedAlong<3, 3>(normal(q0), p0, p1, q0, q1) ||
+           separatedAlong<3, 3>((*q0[0] + *q0[1] + *q0[2] - *p0[0] - *p0[1] - *p0[2]).normalized(),
+                                p0, p1, q0, q1);
+}
+
 bool vertexTriangleTouch(const Vec3& p0, const Vec3& p1, const Vec3& a0, const Vec3& a1,
                          const Vec3& b0, const Vec3& b1, const Vec3& c0, const Vec3& c1) {
     const Vec3 dp = p1 - p0, da = a1 - a0, db = b1 - b0, dc = c1 - c0;
@@ -439,6 +454,19 @@ void ContinuousCollision::forEachPrimitivePair(Index a, Index b, VertexTriangle&
     }
 }
 
+ContinuousCollision::Sphere ContinuousCollision::sphereOf(Index f) const {
+    const Triangle& t = local_[f];
+    const Vec3 c = (x0_[t[0]] + x0_[t[1]] + x0_[t[2]]) / 3;
+    const Vec3 d[3] = {x1_[t[0]] - x0_[t[0]], x1_[t[1]] - x0_[t[1]], x1_[t[2]] - x0_[t[2]]};
+    const Vec3 mean = (d[0] + d[1] + d[2]) / 3;
+    return {c,
+            std::sqrt(std::max({(x0_[t[0]] - c).squaredNorm(), (x0_[t[1]] - c).squaredNorm(),
+                                (x0_[t[2]] - c).squaredNorm()})),
+            std::max({travel_[t[0]], travel_[t[1]], travel_[t[2]]}), mean,
+            std::sqrt(std::max({(d[0] - mean).squaredNorm(), (d[1] - mean).squaredNorm(),
+                                (d[2] - mean).squaredNorm()}))};
+}
+
 void ContinuousCollision::refit(const std::vector<Vec3>& x0, const std::vector<Vec3>& x1) {
     const std::size_t n = global_.size(), m = local_.size();
     // Whether this start is the last apply's (a cycle of the solver's mending) or its end (the
@@ -452,6 +480,7 @@ void ContinuousCollision::refit(const std::vector<Vec3>& x0, const std::vector<V
     moves_.resize(n);
     travel_.resize(n);
     packed_.resize(n);
+    packedMoves_.resize(n);
     tbb::parallel_for(tbb::blocked_range<std::size_t>(0, n, 2048), [&](const auto& r) {
         bool same = true, last = true;
         for (std::size_t i = r.begin(); i < r.end(); ++i) {
@@ -467,6 +496,8 @@ void ContinuousCollision::refit(const std::vector<Vec3>& x0, const std::vector<V
             moves_[i] = a != b;
             travel_[i] = (b - a).norm();
             packed_[i] = {float(a.x()), float(a.y()), float(a.z()), float(travel_[i])};
+            packedMoves_[i] = {float(b.x() - a.x()), float(b.y() - a.y()), float(b.z() - a.z()),
+                               0.0f};
         }
         if (!same) {
             sameStart = false;
@@ -480,20 +511,20 @@ void ContinuousCollision::refit(const std::vector<Vec3>& x0, const std::vector<V
     boxes_.resize(m);
     spheres_.resize(m);
     packedSpheres_.resize(m);
+    packedSphereMoves_.resize(m);
     tbb::parallel_for(tbb::blocked_range<std::size_t>(0, m, 2048), [&](const auto& r) {
         for (std::size_t f = r.begin(); f < r.end(); ++f) {
             const Triangle& t = local_[f];
             boxes_[f] = merged(merged(vertexBoxes_[t[0]], vertexBoxes_[t[1]]), vertexBoxes_[t[2]]);
             // The sphere round the start: a lower bound of a point's distance, cheaper than the
             // distance itself (most pairs are neighbours too far apart for their moves).
-            const Vec3 c = (x0_[t[0]] + x0_[t[1]] + x0_[t[2]]) / 3;
-            spheres_[f] = {
-                c,
-                std::sqrt(std::max({(x0_[t[0]] - c).squaredNorm(), (x0_[t[1]] - c).squaredNorm(),
-                                    (x0_[t[2]] - c).squaredNorm()})),
-                std::max({travel_[t[0]], travel_[t[1]], travel_[t[2]]})};
+            const Sphere& sphere = spheres_[f] = sphereOf(Index(f));
+            const Vec3& c = sphere.centre;
+            const Vec3& mean = sphere.move;
             packedSpheres_[f] = {float(c.x()), float(c.y()), float(c.z()),
-                                 float(spheres_[f].radius + spheres_[f].travel)};
+                                 float(sphere.radius + sphere.travel)};
+            packedSphereMoves_[f] = {float(mean.x()), float(mean.y()), float(mean.z()),
+                                     float(sphere.radius + sphere.spread)};
         }
     });
     // What the floats' rounding may take off a distance they bound: a few of their units of
@@ -1026,10 +1057,14 @@ ContinuousCollisionStatistics ContinuousCollision::apply(const std::vector<Vec3>
              letGoVertexTriangle(p, t[0], t[1], t[2]))) {
             return;
         }
+        // Too far to touch for the moves: the largest, or the vertex's against the triangle's
+        // (its move from their mean, and their farthest from that).
         const Sphere& sphere = spheres_[f];
-        if ((X0[p] - sphere.centre).norm() - sphere.radius > travel_[p] + sphere.travel + kTouch ||
+        const Real gap = (X0[p] - sphere.centre).norm() - sphere.radius;
+        if (gap > travel_[p] + sphere.travel + kTouch ||
+            gap > (X1[p] - X0[p] - sphere.move).norm() + sphere.spread + kTouch ||
             !overlap(vertexBoxes_[p], boxes_[f])) {
-            return; // too far to touch for the moves
+            return;
         }
         ++local.pairs;
         if (vertexTriangleTouch(X0[p], X1[p], X0[t[0]], X1[t[0]], X0[t[1]], X1[t[1]], X0[t[2]],
@@ -1044,10 +1079,15 @@ ContinuousCollisionStatistics ContinuousCollision::apply(const std::vector<Vec3>
              letGoEdges(e0, e1, f0, f1))) {
             return;
         }
-        // The segments' spheres apart by more than their moves close.
-        if ((X0[e0] + X0[e1] - X0[f0] - X0[f1]).norm() / 2 - (X0[e0] - X0[e1]).norm() / 2 -
-                    (X0[f0] - X0[f1]).norm() / 2 >
+        // The segments' spheres apart by more than their moves close: the largest moves, or
+        // the edges' mean moves against each other and each one's ends' from its mean.
+        const Real gap = (X0[e0] + X0[e1] - X0[f0] - X0[f1]).norm() / 2 -
+                         (X0[e0] - X0[e1]).norm() / 2 - (X0[f0] - X0[f1]).norm() / 2;
+        const Vec3 da = X1[e0] - X0[e0], db = X1[e1] - X0[e1], dc = X1[f0] - X0[f0],
+                   dd = X1[f1] - X0[f1];
+        if (gap >
                 std::max(travel_[e0], travel_[e1]) + std::max(travel_[f0], travel_[f1]) + kTouch ||
+            gap > ((da + db - dc - dd).norm() + (da - db).norm() + (dc - dd).norm()) / 2 + kTouch ||
             !overlap(merged(vertexBoxes_[e0], vertexBoxes_[e1]),
                      merged(vertexBoxes_[f0], vertexBoxes_[f1]))) {
             return;
@@ -1057,8 +1097,18 @@ ContinuousCollisionStatistics ContinuousCollision::apply(const std::vector<Vec3>
             touched(local, e0, e1, f0, f1, 1);
         }
     };
-    auto testPair = [&](Local& local, Index a, Index b) {
+    // Triangles a and b's pairs of primitives; unless they share a corner, only when no fixed
+    // axis keeps the two apart.
+    auto testPair = [&](Local& local, Index a, Index b, bool sharingACorner) {
         if ((fixedTriangle_[a] & fixedTriangle_[b]) || !overlap(boxes_[a], boxes_[b])) {
+            return;
+        }
+        const Triangle& A = local_[a];
+        const Triangle& B = local_[b];
+        if (!sharingACorner &&
+            trianglesStayApart({&X0[A[0]], &X0[A[1]], &X0[A[2]]}, {&X1[A[0]], &X1[A[1]], &X1[A[2]]},
+                               {&X0[B[0]], &X0[B[1]], &X0[B[2]]},
+                               {&X1[B[0]], &X1[B[1]], &X1[B[2]]})) {
             return;
         }
         forEachPrimitivePair(
@@ -1115,7 +1165,7 @@ ContinuousCollisionStatistics ContinuousCollision::apply(const std::vector<Vec3>
         }
         for (Index f : query) {
             const Triangle& t = local_[f];
-            spheres_[f].travel = std::max({travel_[t[0]], travel_[t[1]], travel_[t[2]]});
+            spheres_[f] = sphereOf(f);
             boxes_[f] = merged(merged(vertexBoxes_[t[0]], vertexBoxes_[t[1]]), vertexBoxes_[t[2]]);
         }
         refitTree(boxes_); // a zone's move may leave its particles' first boxes
@@ -1123,15 +1173,15 @@ ContinuousCollisionStatistics ContinuousCollision::apply(const std::vector<Vec3>
             Local& local = locals.local();
             for (std::size_t k = r.begin(); k < r.end(); ++k) {
                 const Index a = query[k];
-                auto partner = [&](Index b) {
+                auto partner = [&](Index b, bool sharingACorner) {
                     if (!queried_[b] || a < b) {
-                        testPair(local, std::min(a, b), std::max(a, b));
+                        testPair(local, std::min(a, b), std::max(a, b), sharingACorner);
                     }
                 };
                 for (Index j = adjacentStart_[a]; j < adjacentStart_[a + 1]; ++j) {
-                    partner(adjacentOf_[j]);
+                    partner(adjacentOf_[j], true);
                 }
-                partners(a, partner);
+                partners(a, [&](Index b) { partner(b, false); });
             }
         });
     };
@@ -1142,21 +1192,27 @@ ContinuousCollisionStatistics ContinuousCollision::apply(const std::vector<Vec3>
         // The neighbours' pairs, most of them far apart for their moves: a first bound in floats
         // (rounded by at most floatSlack_) before anything else is read.
         const float slack = floatSlack_ + float(kTouch);
-        tbb::parallel_for(tbb::blocked_range<std::size_t>(0, adjacentVF_.size(), 4096),
-                          [&](const auto& r) {
-                              Local& local = locals.local();
-                              for (std::size_t k = r.begin(); k < r.end(); ++k) {
-                                  const Index p = adjacentVF_[k][0], f = adjacentVF_[k][1];
-                                  const Packed& v = packed_[p];
-                                  const Packed& c = packedSpheres_[f];
-                                  const float dx = v.x - c.x, dy = v.y - c.y, dz = v.z - c.z;
-                                  const float reach = c.w + v.w + slack;
-                                  if (dx * dx + dy * dy + dz * dz > reach * reach) {
-                                      continue;
-                                  }
-                                  vertexTriangle(local, p, f);
-                              }
-                          });
+        tbb::parallel_for(
+            tbb::blocked_range<std::size_t>(0, adjacentVF_.size(), 4096), [&](const auto& r) {
+                Local& local = locals.local();
+                for (std::size_t k = r.begin(); k < r.end(); ++k) {
+                    const Index p = adjacentVF_[k][0], f = adjacentVF_[k][1];
+                    const Packed& v = packed_[p];
+                    const Packed& c = packedSpheres_[f];
+                    const Packed& mv = packedMoves_[p];
+                    const Packed& mc = packedSphereMoves_[f];
+                    const float dx = v.x - c.x, dy = v.y - c.y, dz = v.z - c.z;
+                    // The vertex's move against the triangle's: its move from
+                    // their mean move, and their largest from that.
+                    const float mx = mv.x - mc.x, my = mv.y - mc.y, mz = mv.z - mc.z;
+                    const float reach =
+                        std::min(c.w + v.w, mc.w + std::sqrt(mx * mx + my * my + mz * mz)) + slack;
+                    if (dx * dx + dy * dy + dz * dz > reach * reach) {
+                        continue;
+                    }
+                    vertexTriangle(local, p, f);
+                }
+            });
         tbb::parallel_for(
             tbb::blocked_range<std::size_t>(0, adjacentEE_.size(), 4096), [&](const auto& r) {
                 Local& local = locals.local();
@@ -1174,15 +1230,29 @@ ContinuousCollisionStatistics ContinuousCollision::apply(const std::vector<Vec3>
                         return std::sqrt((p.x - q.x) * (p.x - q.x) + (p.y - q.y) * (p.y - q.y) +
                                          (p.z - q.z) * (p.z - q.z));
                     };
-                    const float reach = length(a, b) + length(c, d) +
-                                        2 * (std::max(a.w, b.w) + std::max(c.w, d.w)) + 4 * slack;
+                    // Twice the moves: the largest, or the edges' mean moves apart and each
+                    // one's ends' moves apart.
+                    const Packed& ma = packedMoves_[e[0]];
+                    const Packed& mb = packedMoves_[e[1]];
+                    const Packed& mc = packedMoves_[e[2]];
+                    const Packed& md = packedMoves_[e[3]];
+                    const float relative =
+                        std::sqrt((ma.x + mb.x - mc.x - md.x) * (ma.x + mb.x - mc.x - md.x) +
+                                  (ma.y + mb.y - mc.y - md.y) * (ma.y + mb.y - mc.y - md.y) +
+                                  (ma.z + mb.z - mc.z - md.z) * (ma.z + mb.z - mc.z - md.z)) +
+                        length(ma, mb) + length(mc, md);
+                    const float reach =
+                        length(a, b) + length(c, d) +
+                        std::min(2 * (std::max(a.w, b.w) + std::max(c.w, d.w)), relative) +
+                        4 * slack;
                     if (dx * dx + dy * dy + dz * dz > reach * reach) {
                         continue;
                     }
                     edgeEdge(local, e[0], e[1], e[2], e[3]);
                 }
             });
-        forEachCandidate(locals, 1024, testPair);
+        forEachCandidate(locals, 1024,
+                         [&](Local& local, Index a, Index b) { testPair(local, a, b, false); });
     }
     std::vector<Index> moved;
     std::vector<Index> touchingNow; // this round's touching pairs, five numbers each

@@ -86,6 +86,13 @@ bool vertexTriangleTouch(const Vec3& p0, const Vec3& p1, const Vec3& a0, const V
 bool edgeEdgeTouch(const Vec3& a0, const Vec3& a1, const Vec3& b0, const Vec3& b1, const Vec3& c0,
                    const Vec3& c1, const Vec3& d0, const Vec3& d1);
 
+// Whether two triangles moving straight from p0 to p1 and from q0 to q1 (corners) stay farther
+// than kTouch apart along one fixed axis over the whole move, so that no vertex of one touches
+// the other and no edges touch: the first's normal at the start, the second's, or the direction
+// between their centres at the start. False says nothing (they may still stay apart).
+bool trianglesStayApart(const std::array<const Vec3*, 3>& p0, const std::array<const Vec3*, 3>& p1,
+                        const std::array<const Vec3*, 3>& q0, const std::array<const Vec3*, 3>& q1);
+
 // Whether triangles (a, b, c) and (d, e, f) cross: an edge of one passes through the other
 // (in doubles, not exactly; triangles that only touch or lie in one plane do not count).
 bool trianglesCross(const Vec3& a, const Vec3& b, const Vec3& c, const Vec3& d, const Vec3& e,
@@ -129,7 +136,11 @@ private:
     struct Sphere {
         Vec3 centre;         // of a triangle at the start
         Real radius, travel; // its corners' farthest from the centre, and farthest move
+        Vec3 move;           // its corners' mean move
+        Real spread;         // their farthest move from that mean
     };
+    // The sphere of local triangle f for the moves from x0_ to x1_.
+    Sphere sphereOf(Index f) const;
     void order(const std::vector<Vec3>& x0);
     void refit(const std::vector<Vec3>& x0, const std::vector<Vec3>& x1);
     bool candidatesHold();
@@ -199,12 +210,14 @@ private:
     std::vector<Box> boxes_;   // each triangle's: its corners' boxes
     std::vector<Sphere> spheres_;
     // The same in floats for the first test of the neighbours' pairs: per vertex its start and
-    // move (w), per triangle its centre and radius plus move (w); floatSlack_ bounds their
-    // rounding.
+    // move (w), and its move (packedMoves_); per triangle its centre and radius plus move (w),
+    // and its corners' mean move and radius plus their largest move from that mean
+    // (packedSphereMoves_): neighbours in a sheet that moves as one move little against each
+    // other, however far the sheet goes. floatSlack_ bounds their rounding.
     struct Packed {
         float x, y, z, w;
     };
-    std::vector<Packed> packed_, packedSpheres_;
+    std::vector<Packed> packed_, packedMoves_, packedSpheres_, packedSphereMoves_;
     float floatSlack_ = 0;
     std::vector<std::uint8_t> queried_;
     std::vector<std::uint8_t> held_; // by particle

@@ -152,6 +152,7 @@ void Solver::step() {
     airStatistics_ = AirStatistics{};
     continuousStats_ = ContinuousCollisionStatistics{};
     skinningMs_ = 0;
+    holdMs_ = 0;
     if (!scene_.air.empty()) {
         // What the air's passes read of its connectivity, again after the optimisation changed
         // it: the vertex-face pairs across it and the particles' incidence, on every thread.
@@ -754,7 +755,11 @@ void Solver::runSubstepPhases(Real h) {
 
     runPhases(th.arena, T, phases, run);
     if (continuous) {
+        const auto holdBegan = std::chrono::steady_clock::now();
         holdParticles();
+        holdMs_ +=
+            std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - holdBegan)
+                .count();
         th.arena.execute([&] {
             tbb::parallel_for(tbb::blocked_range<std::size_t>(0, n, 4096), [&](const auto& r) {
                 for (std::size_t i = r.begin(); i < r.end(); ++i) {

@@ -104,6 +104,8 @@ public:
     double lastStepMilliseconds() const { return lastStepMs_; }
     // Of that, posing and skinning the characters (all substeps), ms.
     double lastSkinningMilliseconds() const { return skinningMs_; }
+    // Of that, continuous collision with the air mended around what it held (all substeps), ms.
+    double lastHoldMilliseconds() const { return holdMs_; }
 
     // Measures each constraint type's kernel alone, `sweeps` sweeps over all its colours on one
     // thread, on a scratch copy of the current state (the scene is not changed).
@@ -202,6 +204,7 @@ private:
     Real characterTime_ = -1;
     std::vector<Affine3> characterScratch_;
     double skinningMs_ = 0;
+    double holdMs_ = 0;
     std::vector<Vec3> scratchGradient_;
     std::vector<Real> scratchInverseMasses_;
     std::vector<SelfContact> selfContacts_;
