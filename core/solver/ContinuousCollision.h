@@ -156,6 +156,15 @@ private:
         }
         return false;
     }
+    // trianglesStayApart for local triangles a and b, moving from x0_ to x1_.
+    bool stayApart(Index a, Index b) const {
+        const Triangle& A = local_[a];
+        const Triangle& B = local_[b];
+        return trianglesStayApart({&x0_[A[0]], &x0_[A[1]], &x0_[A[2]]},
+                                  {&x1_[A[0]], &x1_[A[1]], &x1_[A[2]]},
+                                  {&x0_[B[0]], &x0_[B[1]], &x0_[B[2]]},
+                                  {&x1_[B[0]], &x1_[B[1]], &x1_[B[2]]});
+    }
     // visit(g) for every triangle g whose box overlaps f's and that shares no corner with it.
     template <class Visit> void partners(Index f, Visit&& visit) const;
     // visit(a, b), a < b, for every pair of triangles under `node` whose `boxes` overlap; and
