@@ -7,6 +7,7 @@
 
 #include <algorithm>
 #include <atomic>
+#include <bit>
 #include <chrono>
 #include <cmath>
 #include <limits>
@@ -15,6 +16,9 @@
 #include <tbb/enumerable_thread_specific.h>
 #include <tbb/parallel_for.h>
 #include <unordered_map>
+#if defined(__SSE2__)
+#include <immintrin.h>
+#endif
 
 namespace pbd {
 
@@ -390,6 +394,7 @@ void ContinuousCollision::order(const std::vector<Vec3>& x0) {
         Index begin, end, node;
     };
     std::vector<Range> todo;
+    Index leaves = 0;
     if (m > 0) {
         nodes_.push_back({});
         todo.push_back({0, Index(m), 0});
@@ -402,6 +407,7 @@ void ContinuousCollision::order(const std::vector<Vec3>& x0) {
         node.end = r.end;
         if (r.end - r.begin <= kLeafSize) {
             node.left = 0; // a leaf
+            node.leaf = leaves++;
             continue;
         }
         const Index mid = r.begin < fixedBegin_ && fixedBegin_ < r.end
@@ -414,6 +420,7 @@ void ContinuousCollision::order(const std::vector<Vec3>& x0) {
         todo.push_back({r.begin, mid, left});
         todo.push_back({mid, r.end, left + 1});
     }
+    leafBoxes_.resize(leaves);
     ordered_ = true;
     tangledKnown_ = false; // by the local numbering
     lastRanThrough_ = false;
@@ -548,10 +555,42 @@ void ContinuousCollision::refitTree(const std::vector<Box>& boxes) {
                 b = merged(b, boxes[f]);
             }
             node.box = b;
+            LeafBoxes& leaf = leafBoxes_[node.leaf];
+            for (Index k = 0; k < kLeafSize; ++k) {
+                const Index f = node.begin + k;
+                for (int a = 0; a < 3; ++a) {
+                    leaf.lo[a][k] =
+                        f < node.end ? boxes[f].lo[a] : std::numeric_limits<float>::infinity();
+                    leaf.hi[a][k] =
+                        f < node.end ? boxes[f].hi[a] : -std::numeric_limits<float>::infinity();
+                }
+            }
         } else {
             node.box = merged(nodes_[node.left].box, nodes_[node.left + 1].box);
         }
     }
+}
+
+unsigned ContinuousCollision::overlapLeaf(const Box& box, const LeafBoxes& leaf) {
+    static_assert(kLeafSize == 4, "a leaf's boxes are tested four at a time");
+#if defined(__SSE2__)
+    __m128 in = _mm_set1_ps(-1.0f);
+    for (int a = 0; a < 3; ++a) {
+        in = _mm_and_ps(in, _mm_cmple_ps(_mm_load_ps(leaf.lo[a]), _mm_set1_ps(box.hi[a])));
+        in = _mm_and_ps(in, _mm_cmpge_ps(_mm_load_ps(leaf.hi[a]), _mm_set1_ps(box.lo[a])));
+    }
+    return unsigned(_mm_movemask_ps(in));
+#else
+    unsigned mask = 0;
+    for (Index k = 0; k < kLeafSize; ++k) {
+        bool in = true;
+        for (int a = 0; a < 3; ++a) {
+            in = in && leaf.lo[a][k] <= box.hi[a] && box.lo[a] <= leaf.hi[a][k];
+        }
+        mask |= unsigned(in) << k;
+    }
+    return mask;
+#endif
 }
 
 // The pairs of triangles that share no corner and may touch: those whose swept boxes, grown by
@@ -677,8 +716,10 @@ template <class Visit> void ContinuousCollision::partners(Index f, Visit&& visit
             continue;
         }
         if (n.left == 0) {
-            for (Index g = n.begin; g < n.end; ++g) {
-                if (g != f && overlap(boxes_[g], box) && !neighbours(f, g)) {
+            // The tree is refitted to boxes_ wherever it is searched.
+            for (unsigned in = overlapLeaf(box, leafBoxes_[n.leaf]); in != 0; in &= in - 1) {
+                const Index g = n.begin + Index(std::countr_zero(in));
+                if (g != f && !neighbours(f, g)) {
                     visit(g);
                 }
             }
@@ -720,14 +761,11 @@ void ContinuousCollision::crossPairs(Index p, Index q, const std::vector<Box>& b
         return;
     }
     if (a.left == 0 && b.left == 0) {
+        // leafBoxes_ hold `boxes` (refitTree).
+        const LeafBoxes& leaf = leafBoxes_[b.leaf];
         for (Index f = a.begin; f < a.end; ++f) {
-            if (!overlap(boxes[f], b.box)) {
-                continue;
-            }
-            for (Index g = b.begin; g < b.end; ++g) {
-                if (overlap(boxes[f], boxes[g])) {
-                    visit(f, g);
-                }
+            for (unsigned in = overlapLeaf(boxes[f], leaf); in != 0; in &= in - 1) {
+                visit(f, b.begin + Index(std::countr_zero(in)));
             }
         }
         return;

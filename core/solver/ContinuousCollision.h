@@ -132,7 +132,16 @@ private:
         Box box;
         Index begin = 0, end = 0; // its triangles
         Index left = 0;           // its children (left, left + 1); 0 for a leaf
+        Index leaf = 0;           // a leaf's boxes in leafBoxes_
     };
+    // A leaf's triangles' boxes side by side (the last refitTree's), a slot it does not use
+    // empty: one box is tested against all four at once.
+    struct alignas(16) LeafBoxes {
+        float lo[3][kLeafSize], hi[3][kLeafSize];
+    };
+    std::vector<LeafBoxes> leafBoxes_;
+    // Bit k set where `box` overlaps the leaf's k-th box.
+    static unsigned overlapLeaf(const Box& box, const LeafBoxes& leaf);
     struct Sphere {
         Vec3 centre;         // of a triangle at the start
         Real radius, travel; // its corners' farthest from the centre, and farthest move
@@ -160,10 +169,9 @@ private:
     bool stayApart(Index a, Index b) const {
         const Triangle& A = local_[a];
         const Triangle& B = local_[b];
-        return trianglesStayApart({&x0_[A[0]], &x0_[A[1]], &x0_[A[2]]},
-                                  {&x1_[A[0]], &x1_[A[1]], &x1_[A[2]]},
-                                  {&x0_[B[0]], &x0_[B[1]], &x0_[B[2]]},
-                                  {&x1_[B[0]], &x1_[B[1]], &x1_[B[2]]});
+        return trianglesStayApart(
+            {&x0_[A[0]], &x0_[A[1]], &x0_[A[2]]}, {&x1_[A[0]], &x1_[A[1]], &x1_[A[2]]},
+            {&x0_[B[0]], &x0_[B[1]], &x0_[B[2]]}, {&x1_[B[0]], &x1_[B[1]], &x1_[B[2]]});
     }
     // visit(g) for every triangle g whose box overlaps f's and that shares no corner with it.
     template <class Visit> void partners(Index f, Visit&& visit) const;
