@@ -1254,15 +1254,19 @@ ContinuousCollisionStatistics ContinuousCollision::apply(const std::vector<Vec3>
                     const Index p = adjacentVF_[k][0], f = adjacentVF_[k][1];
                     const Packed& v = packed_[p];
                     const Packed& c = packedSpheres_[f];
+                    const float dx = v.x - c.x, dy = v.y - c.y, dz = v.z - c.z;
+                    const float d2 = dx * dx + dy * dy + dz * dz;
+                    const float largest = c.w + v.w + slack;
+                    if (d2 > largest * largest) {
+                        continue;
+                    }
+                    // The vertex's move against the triangle's: its move from their mean move,
+                    // and their largest from that (read only here: a still sheet needs none).
                     const Packed& mv = packedMoves_[p];
                     const Packed& mc = packedSphereMoves_[f];
-                    const float dx = v.x - c.x, dy = v.y - c.y, dz = v.z - c.z;
-                    // The vertex's move against the triangle's: its move from
-                    // their mean move, and their largest from that.
                     const float mx = mv.x - mc.x, my = mv.y - mc.y, mz = mv.z - mc.z;
-                    const float reach =
-                        std::min(c.w + v.w, mc.w + std::sqrt(mx * mx + my * my + mz * mz)) + slack;
-                    if (dx * dx + dy * dy + dz * dz > reach * reach) {
+                    const float relative = mc.w + std::sqrt(mx * mx + my * my + mz * mz) + slack;
+                    if (d2 > relative * relative) {
                         continue;
                     }
                     vertexTriangle(local, p, f);
@@ -1285,22 +1289,25 @@ ContinuousCollisionStatistics ContinuousCollision::apply(const std::vector<Vec3>
                         return std::sqrt((p.x - q.x) * (p.x - q.x) + (p.y - q.y) * (p.y - q.y) +
                                          (p.z - q.z) * (p.z - q.z));
                     };
-                    // Twice the moves: the largest, or the edges' mean moves apart and each
+                    // Twice the moves: the largest, then the edges' mean moves apart and each
                     // one's ends' moves apart.
+                    const float d2 = dx * dx + dy * dy + dz * dz;
+                    const float lengths = length(a, b) + length(c, d) + 4 * slack;
+                    const float largest = lengths + 2 * (std::max(a.w, b.w) + std::max(c.w, d.w));
+                    if (d2 > largest * largest) {
+                        continue;
+                    }
                     const Packed& ma = packedMoves_[e[0]];
                     const Packed& mb = packedMoves_[e[1]];
                     const Packed& mc = packedMoves_[e[2]];
                     const Packed& md = packedMoves_[e[3]];
                     const float relative =
+                        lengths +
                         std::sqrt((ma.x + mb.x - mc.x - md.x) * (ma.x + mb.x - mc.x - md.x) +
                                   (ma.y + mb.y - mc.y - md.y) * (ma.y + mb.y - mc.y - md.y) +
                                   (ma.z + mb.z - mc.z - md.z) * (ma.z + mb.z - mc.z - md.z)) +
                         length(ma, mb) + length(mc, md);
-                    const float reach =
-                        length(a, b) + length(c, d) +
-                        std::min(2 * (std::max(a.w, b.w) + std::max(c.w, d.w)), relative) +
-                        4 * slack;
-                    if (dx * dx + dy * dy + dz * dz > reach * reach) {
+                    if (d2 > relative * relative) {
                         continue;
                     }
                     edgeEdge(local, e[0], e[1], e[2], e[3]);
