@@ -527,6 +527,26 @@ private slots:
         QCOMPARE(j["constraints"]["dihedral"].get<int>(), 7105);
     }
 
+    void benchSaysWhatContinuousCollisionCosts() {
+        // With continuous collision on, bench gives its share of a step (its cycles, and its
+        // tests alone within them) and what it held; without it, no such fields.
+        Run r = run(cli_, {"bench", "drape", "--steps", "40", "--threads", "2",
+                           "--continuous-collision", "on", "--json"});
+        QVERIFY2(r.exitCode == 0, qPrintable(r.err));
+        nlohmann::json j = nlohmann::json::parse(r.out.toStdString());
+        const double cycles = j["ms_per_step_continuous"].get<double>();
+        const double tests = j["ms_per_step_continuous_tests"].get<double>();
+        QVERIFY(tests > 0);
+        QVERIFY(cycles >= tests);
+        QVERIFY(cycles < j["ms_per_step_mean"].get<double>());
+        QVERIFY(j["continuous_touching_per_step"].get<double>() >= 0);
+        QVERIFY(j["continuous_held_per_step"].get<double>() >= 0);
+        r = run(cli_, {"bench", "drape", "--steps", "2", "--json"});
+        QCOMPARE(r.exitCode, 0);
+        j = nlohmann::json::parse(r.out.toStdString());
+        QVERIFY(!j.contains("ms_per_step_continuous"));
+    }
+
     void benchViewPlaysAndMeasuresTheWindow() {
         // pbdlab --bench-view plays the scene while the view turns, then prints what the
         // window kept up with: frames drawn, snapshots shown and steps made, with their times.
