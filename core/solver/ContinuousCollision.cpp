@@ -1157,10 +1157,30 @@ ContinuousCollisionStatistics ContinuousCollision::apply(const std::vector<Vec3>
             touched(local, e0, e1, f0, f1, 1);
         }
     };
+    // Whether both triangles' corners all move with one zone, by its move from the start (the
+    // zones' rounds: a translation, within which nothing that began apart can touch).
+    auto movedAsOneZone = [&](Index a, Index b) {
+        const Triangle& A = local_[a];
+        const Triangle& B = local_[b];
+        if (!(zoned_[A[0]] & zoned_[A[1]] & zoned_[A[2]] & zoned_[B[0]] & zoned_[B[1]] &
+              zoned_[B[2]])) {
+            return false;
+        }
+        const Index r = zone_[A[0]];
+        for (const Triangle* t : {&A, &B}) {
+            for (Index v : *t) {
+                if (zone_[v] != r || x1_[v] != x0_[v] + zoneMove_[r]) {
+                    return false;
+                }
+            }
+        }
+        return true;
+    };
     // Triangles a and b's pairs of primitives; unless they share a corner, only when no fixed
     // axis keeps the two apart.
     auto testPair = [&](Local& local, Index a, Index b, bool sharingACorner) {
-        if ((fixedTriangle_[a] & fixedTriangle_[b]) || !overlap(boxes_[a], boxes_[b])) {
+        if ((fixedTriangle_[a] & fixedTriangle_[b]) || !overlap(boxes_[a], boxes_[b]) ||
+            movedAsOneZone(a, b)) {
             return;
         }
         if (!sharingACorner && stayApart(a, b)) {
