@@ -30,10 +30,13 @@
 // constraints can take them apart (followed, the crossing would be held).
 //
 // The pairs: those of triangles that share a corner from a list made once (most dismissed by a
-// bound in floats: a fold through a neighbour takes more than a substep's moves); the others
-// from a tree over the triangles in Morton order, refitted, searched with the swept boxes grown
-// by a margin, and the list kept while the vertices stay within half the margin of where they
-// were (less the surface's mean move), the triangles of those that strayed searched afresh.
+// bound in floats on their moves against each other: a fold through a neighbour takes more
+// than a substep's moves); the others from a tree over the triangles in Morton order,
+// refitted, searched with the swept boxes grown by a margin, and the list kept while the
+// vertices stay within half the margin of where they were (less the surface's mean move), the
+// triangles of those that strayed searched afresh. A pair of triangles that a fixed axis keeps
+// apart over the move (trianglesStayApart: layers sliding over each other, along their
+// normals) tests none of its primitives, nor one whose corners all moved as one zone.
 
 #include "core/base/ClosestPoints.h"
 #include "core/base/LinearAlgebra.h"
