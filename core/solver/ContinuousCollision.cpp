@@ -574,12 +574,12 @@ void ContinuousCollision::refitTree(const std::vector<Box>& boxes) {
             }
             node.box = b;
             LeafBoxes& leaf = leafBoxes_[node.leaf];
-            for (Index k = 0; k < kLeafSize; ++k) {
-                const Index f = node.begin + k;
+            for (Index slot = 0; slot < kLeafSize; ++slot) {
+                const Index f = node.begin + slot;
                 for (int a = 0; a < 3; ++a) {
-                    leaf.lo[a][k] =
+                    leaf.lo[a][slot] =
                         f < node.end ? boxes[f].lo[a] : std::numeric_limits<float>::infinity();
-                    leaf.hi[a][k] =
+                    leaf.hi[a][slot] =
                         f < node.end ? boxes[f].hi[a] : -std::numeric_limits<float>::infinity();
                 }
             }
