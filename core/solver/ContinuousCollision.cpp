@@ -87,35 +87,42 @@ bool staySides(const std::array<Vec3, 4>& q0, const std::array<Vec3, 4>& q1, Rea
            (b0 < -margin && b1 < -margin && b2 < -margin && b3 < -margin);
 }
 
-// Whether the points `near` stay farther than kTouch from the points `far` along the unit
-// direction n over the whole move (near below, far above, or the other way round): each
-// point's height along n is linear in t, so the gap between the lowest of one group and the
-// highest of the other is concave and least at t = 0 or 1. A fixed axis separates pairs the
-// cubic cannot: nearly parallel edges sliding along each other, a vertex beside a triangle.
+// Whether the points `near` stay farther than kTouch from the points `far` along the direction
+// c over the whole move (near below, far above, or the other way round): each point's height
+// along c is linear in t, so the gap between the lowest of one group and the highest of the
+// other is concave and least at t = 0 or 1. c need not be of unit length (no root, no
+// division): the heights scale by |c|, so the test is gap > 0 and gap^2 > (2 kTouch)^2 |c|^2.
+// A fixed axis separates pairs the cubic cannot: nearly parallel edges sliding along each
+// other, a vertex beside a triangle; and whole triangles (trianglesStayApart).
 template <std::size_t A, std::size_t B>
-bool separatedAlong(const Vec3& n, const std::array<const Vec3*, A>& near0,
+bool separatedAlong(const Vec3& c, const std::array<const Vec3*, A>& near0,
                     const std::array<const Vec3*, A>& near1, const std::array<const Vec3*, B>& far0,
                     const std::array<const Vec3*, B>& far1) {
-    if (!(n.squaredNorm() > 0.5)) {
+    const Real c2 = c.squaredNorm();
+    if (!(c2 > 0) || !std::isfinite(c2)) {
         return false;
     }
     Real below = std::numeric_limits<Real>::infinity(), above = below;
-    for (const auto* group : {&near0, &near1}) {
-        const auto* other = group == &near0 ? &far0 : &far1;
+    for (int t = 0; t < 2; ++t) {
+        const auto& group = t == 0 ? near0 : near1;
+        const auto& other = t == 0 ? far0 : far1;
         Real nearLo = std::numeric_limits<Real>::infinity(), nearHi = -nearLo;
         Real farLo = nearLo, farHi = -nearLo;
-        for (const Vec3* q : *group) {
-            nearLo = std::min(nearLo, n.dot(*q));
-            nearHi = std::max(nearHi, n.dot(*q));
+        for (const Vec3* q : group) {
+            const Real h = c.dot(*q);
+            nearLo = std::min(nearLo, h);
+            nearHi = std::max(nearHi, h);
         }
-        for (const Vec3* q : *other) {
-            farLo = std::min(farLo, n.dot(*q));
-            farHi = std::max(farHi, n.dot(*q));
+        for (const Vec3* q : other) {
+            const Real h = c.dot(*q);
+            farLo = std::min(farLo, h);
+            farHi = std::max(farHi, h);
         }
         below = std::min(below, farLo - nearHi); // far above near
         above = std::min(above, nearLo - farHi); // near above far
     }
-    return below > 2 * kTouch || above > 2 * kTouch;
+    const Real gap = std::max(below, above);
+    return gap > 0 && gap * gap > 4 * kTouch * kTouch * c2;
 }
 
 // The longest a segment moving straight from (a0, b0) to (a1, b1) gets.
@@ -151,31 +158,10 @@ bool trianglesStayApart(const std::array<const Vec3*, 3>& p0, const std::array<c
     // Layers sliding over each other are apart along their normals, triangles of one sheet
     // (sharing no corner) along the line between them: of the dancer's pairs of triangles whose
     // swept boxes overlap, all but about one in 600, three in four by the first normal.
-    const Vec3 a[2][3] = {{*p0[0], *p0[1], *p0[2]}, {*p1[0], *p1[1], *p1[2]}};
-    const Vec3 b[2][3] = {{*q0[0], *q0[1], *q0[2]}, {*q1[0], *q1[1], *q1[2]}};
-    // Along axis c, not of unit length (no root, no division): the gaps scale by |c|, so the
-    // two stay apart when a gap g between the groups, at both ends, has g > 0 and
-    // g^2 > (2 kTouch)^2 |c|^2 (twice kTouch, as separatedAlong).
-    const auto apartAlong = [&](const Vec3& c) {
-        const Real c2 = c.squaredNorm();
-        if (!(c2 > 0) || !std::isfinite(c2)) {
-            return false;
-        }
-        Real below = std::numeric_limits<Real>::infinity(), above = below;
-        for (int t = 0; t < 2; ++t) {
-            const Real a0 = c.dot(a[t][0]), a1 = c.dot(a[t][1]), a2 = c.dot(a[t][2]);
-            const Real b0 = c.dot(b[t][0]), b1 = c.dot(b[t][1]), b2 = c.dot(b[t][2]);
-            const Real aLo = std::min({a0, a1, a2}), aHi = std::max({a0, a1, a2});
-            const Real bLo = std::min({b0, b1, b2}), bHi = std::max({b0, b1, b2});
-            below = std::min(below, bLo - aHi); // b above a
-            above = std::min(above, aLo - bHi); // a above b
-        }
-        const Real gap = std::max(below, above);
-        return gap > 0 && gap * gap > 4 * kTouch * kTouch * c2;
-    };
-    return apartAlong((a[0][1] - a[0][0]).cross(a[0][2] - a[0][0])) ||
-           apartAlong((b[0][1] - b[0][0]).cross(b[0][2] - b[0][0])) ||
-           apartAlong(b[0][0] + b[0][1] + b[0][2] - a[0][0] - a[0][1] - a[0][2]);
+    const Vec3 &a = *p0[0], &b = *p0[1], &c = *p0[2], &d = *q0[0], &e = *q0[1], &f = *q0[2];
+    return separatedAlong<3, 3>((b - a).cross(c - a), p0, p1, q0, q1) ||
+           separatedAlong<3, 3>((e - d).cross(f - d), p0, p1, q0, q1) ||
+           separatedAlong<3, 3>(d + e + f - a - b - c, p0, p1, q0, q1);
 }
 
 bool vertexTriangleTouch(const Vec3& p0, const Vec3& p1, const Vec3& a0, const Vec3& a1,
@@ -199,7 +185,7 @@ bool vertexTriangleTouch(const Vec3& p0, const Vec3& p1, const Vec3& a0, const V
     for (int end = 0; end < 2; ++end) {
         const Vec3 &p = end ? p1 : p0, &a = end ? a1 : a0, &b = end ? b1 : b0, &c = end ? c1 : c0;
         const Vec3 w = closestBarycentric(p, a, b, c);
-        const Vec3 n = (p - (w[0] * a + w[1] * b + w[2] * c)).normalized();
+        const Vec3 n = p - (w[0] * a + w[1] * b + w[2] * c);
         if (separatedAlong<1, 3>(n, {&p0}, {&p1}, {&a0, &b0, &c0}, {&a1, &b1, &c1})) {
             return false;
         }
@@ -228,7 +214,7 @@ bool edgeEdgeTouch(const Vec3& a0, const Vec3& a1, const Vec3& b0, const Vec3& b
         const Vec3 &a = end ? a1 : a0, &b = end ? b1 : b0, &c = end ? c1 : c0, &d = end ? d1 : d0;
         Real s = 0, t = 0;
         closestSegmentParameters(a, b, c, d, s, t);
-        const Vec3 n = ((c + t * (d - c)) - (a + s * (b - a))).normalized();
+        const Vec3 n = (c + t * (d - c)) - (a + s * (b - a));
         if (separatedAlong<2, 2>(n, {&a0, &b0}, {&a1, &b1}, {&c0, &d0}, {&c1, &d1})) {
             return false;
         }
