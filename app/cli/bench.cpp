@@ -259,10 +259,10 @@ int bench(const RunOptions& o) {
                     full["ms_per_step_skinning"].get<double>());
     }
     if (full.contains("ms_per_step_continuous")) {
-        std::printf("  continuous collision %.3f ms per step (its tests and zones %.3f, the rest "
-                    "the air mended around the held); %.0f pairs touching, %.0f particles held "
-                    "per step\n",
+        std::printf("  continuous collision %.3f ms per step (its tests and zones %.3f%s); %.0f "
+                    "pairs touching, %.0f particles held per step\n",
                     holdMs / double(steps), continuousMs / double(steps),
+                    scene.air.empty() ? "" : ", the rest the air mended around the held",
                     full["continuous_touching_per_step"].get<double>(),
                     full["continuous_held_per_step"].get<double>());
     }
