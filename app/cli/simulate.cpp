@@ -424,6 +424,7 @@ int simulate(const RunOptions& o) {
                                           {"held_most_in_a_step", heldMost},
                                           {"unresolved", continuous.unresolved},
                                           {"let_go", continuous.tangled},
+                                          {"air_tets_tied", continuous.tied},
                                           {"most_rounds", continuous.rounds},
                                           {"lists", continuous.lists},
                                           {"ms_per_step", continuous.milliseconds / run}};

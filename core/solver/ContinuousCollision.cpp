@@ -299,6 +299,7 @@ void ContinuousCollision::order(const std::vector<Vec3>& x0) {
     fixedBegin_ = Index(std::stable_partition(sorted.begin(), sorted.end(),
                                               [&](std::size_t f) { return !orderedFixed_[f]; }) -
                         sorted.begin());
+    tiesBuilt_ = false; // the ties name local vertices
     // Local vertices and triangles.
     std::unordered_map<Index, Index> localOf;
     localOf.reserve(m);
@@ -1006,10 +1007,97 @@ void ContinuousCollision::markTangled() {
                         tangledPairs_.end());
 }
 
+void ContinuousCollision::buildTies() {
+    tiesBuilt_ = true;
+    tieOf_.clear();
+    tieLocal_.clear();
+    if (!ties_) {
+        return; // findInvertedTies reads nothing else
+    }
+    tieStart_.assign(global_.size() + 1, 0);
+    std::vector<Index> localOf(std::size_t(mostParticle_) + 1, kNone);
+    for (std::size_t i = 0; i < global_.size(); ++i) {
+        localOf[global_[i]] = Index(i);
+    }
+    for (const Tetrahedron& t : *ties_) {
+        std::array<Index, 4> corners;
+        bool local = true;
+        for (int c = 0; c < 4 && local; ++c) {
+            const Index g = t[std::size_t(c)];
+            corners[std::size_t(c)] = g <= mostParticle_ ? localOf[g] : kNone;
+            local = corners[std::size_t(c)] != kNone;
+        }
+        if (local) {
+            tieLocal_.push_back(corners);
+            for (Index v : corners) {
+                ++tieStart_[v + 1];
+            }
+        }
+    }
+    for (std::size_t v = 0; v < global_.size(); ++v) {
+        tieStart_[v + 1] += tieStart_[v];
+    }
+    tieOf_.resize(tieStart_.back());
+    std::vector<std::uint32_t> fill(tieStart_.begin(), tieStart_.end() - 1);
+    for (std::size_t k = 0; k < tieLocal_.size(); ++k) {
+        for (Index v : tieLocal_[k]) {
+            tieOf_[fill[v]++] = std::uint32_t(k);
+        }
+    }
+    tieSeen_.assign(tieLocal_.size(), 0);
+    tieStamp_ = 0;
+}
+
+void ContinuousCollision::findInvertedTies(const std::vector<Index>& vertices,
+                                           std::vector<std::uint32_t>& out) {
+    out.clear();
+    if (tieLocal_.empty()) {
+        return;
+    }
+    if (++tieStamp_ == 0) {
+        std::fill(tieSeen_.begin(), tieSeen_.end(), 0);
+        tieStamp_ = 1;
+    }
+    for (Index v : vertices) {
+        for (std::uint32_t i = tieStart_[v]; i < tieStart_[v + 1]; ++i) {
+            const std::uint32_t k = tieOf_[i];
+            if (tieSeen_[k] == tieStamp_) {
+                continue;
+            }
+            tieSeen_[k] = tieStamp_;
+            const std::array<Index, 4>& t = tieLocal_[k];
+            // Only where every corner is held (in a zone, or by an earlier apply): the solver's
+            // mending moves the others.
+            if (!((zoned_[t[0]] | heldBefore_[t[0]]) & (zoned_[t[1]] | heldBefore_[t[1]]) &
+                  (zoned_[t[2]] | heldBefore_[t[2]]) & (zoned_[t[3]] | heldBefore_[t[3]]))) {
+                continue;
+            }
+            // Inside out beyond rounding as the air counts it (a volume below -1e-9 of the
+            // longest edge cubed), and not at the start (that the zones cannot keep).
+            const Real after = signedVolume(x1_[t[0]], x1_[t[1]], x1_[t[2]], x1_[t[3]]);
+            if (!(after < 0) || !(signedVolume(x0_[t[0]], x0_[t[1]], x0_[t[2]], x0_[t[3]]) > 0)) {
+                continue;
+            }
+            Real longest = 0;
+            for (int a = 0; a < 4; ++a) {
+                for (int b = a + 1; b < 4; ++b) {
+                    longest = std::max(
+                        longest, (x1_[t[std::size_t(a)]] - x1_[t[std::size_t(b)]]).squaredNorm());
+                }
+            }
+            if (after < -1e-9 * longest * std::sqrt(longest)) {
+                out.push_back(k);
+            }
+        }
+    }
+    std::sort(out.begin(), out.end());
+}
+
 ContinuousCollisionStatistics ContinuousCollision::apply(const std::vector<Vec3>& x0,
                                                          std::vector<Vec3>& x1,
                                                          const std::vector<std::uint8_t>& holdable,
-                                                         const std::vector<Real>* weights) {
+                                                         const std::vector<Real>* weights,
+                                                         const std::vector<Index>* checkFirst) {
     const auto began = std::chrono::steady_clock::now();
     ContinuousCollisionStatistics stats;
     held_.assign(x1.size(), 0);
@@ -1323,7 +1411,56 @@ ContinuousCollisionStatistics ContinuousCollision::apply(const std::vector<Vec3>
                          [&](Local& local, Index a, Index b) { testPair(local, a, b, false); });
     }
     std::vector<Index> moved;
-    std::vector<Index> touchingNow; // this round's touching pairs, five numbers each
+    std::vector<Index> touchingNow;     // this round's touching pairs, five numbers each
+    std::vector<std::uint32_t> tiesNow; // the ties the moves so far turn inside out
+    if (!tiesBuilt_) {
+        buildTies();
+    }
+    heldBefore_.assign(tieLocal_.empty() ? 0 : global_.size(), 0);
+    if (checkFirst && !tieLocal_.empty()) {
+        std::vector<Index> around;
+        for (Index g : *checkFirst) {
+            if (g <= mostParticle_) {
+                around.push_back(g);
+            }
+        }
+        // Global to local through the triangles' vertices: the few held particles only.
+        std::sort(around.begin(), around.end());
+        std::vector<Index> local;
+        for (std::size_t i = 0; i < global_.size(); ++i) {
+            if (!fixed_[i] && std::binary_search(around.begin(), around.end(), global_[i])) {
+                local.push_back(Index(i));
+                heldBefore_[i] = 1;
+            }
+        }
+        findInvertedTies(local, tiesNow);
+    }
+    // Particle i joins the zones' members and, unless `to` is kNone, to's zone (union by lower
+    // root: the same zones whatever order the threads listed the pairs in); whether anything
+    // changed.
+    auto join = [&](Index i, Index to) {
+        bool joined = false;
+        if (!zoned_[i]) {
+            zoned_[i] = 1;
+            members.push_back(i);
+            joined = true;
+        }
+        if (to == kNone) {
+            return joined;
+        }
+        Index ra = to, rb = i;
+        while (zone_[ra] != ra) {
+            ra = zone_[ra];
+        }
+        while (zone_[rb] != rb) {
+            rb = zone_[rb];
+        }
+        if (ra != rb) {
+            zone_[std::max(ra, rb)] = std::min(ra, rb);
+            joined = true;
+        }
+        return joined;
+    };
     bool failSafe = false;
     while (true) {
         ++stats.rounds;
@@ -1339,7 +1476,7 @@ ContinuousCollisionStatistics ContinuousCollision::apply(const std::vector<Vec3>
             queried_[f] = 0;
         }
         query.clear();
-        if (touchingNow.empty()) {
+        if (touchingNow.empty() && tiesNow.empty()) {
             break;
         }
         // The particles of a touching pair that can be held join one zone (union by lower
@@ -1359,30 +1496,22 @@ ContinuousCollisionStatistics ContinuousCollision::apply(const std::vector<Vec3>
                     fixedMember = true;
                     continue;
                 }
-                if (!zoned_[i]) {
-                    zoned_[i] = 1;
-                    members.push_back(i);
-                    changed = true;
-                }
-                if (first == kNone) {
-                    first = i;
-                    continue;
-                }
-                Index ra = first, rb = i;
-                while (zone_[ra] != ra) {
-                    ra = zone_[ra];
-                }
-                while (zone_[rb] != rb) {
-                    rb = zone_[rb];
-                }
-                if (ra != rb) {
-                    zone_[std::max(ra, rb)] = std::min(ra, rb);
-                    changed = true;
-                }
+                changed |= join(i, first);
+                first = first == kNone ? i : first;
             }
             if (fixedMember) {
                 fixedPairs_.push_back(pair);
                 changed = true;
+            }
+        }
+        // A tie's corners (none fixed) join one zone: moved by one translation, it keeps the
+        // volume it started with.
+        stats.tied += tiesNow.size();
+        for (std::uint32_t k : tiesNow) {
+            const std::array<Index, 4>& t = tieLocal_[k];
+            for (Index i : t) {
+                touched_[i] = 1;
+                changed |= join(i, t[0]);
             }
         }
         moved.clear();
@@ -1433,6 +1562,9 @@ ContinuousCollisionStatistics ContinuousCollision::apply(const std::vector<Vec3>
                 stats.unresolved = touchingNow.size() / 5;
                 break;
             }
+        }
+        if (!tieLocal_.empty()) {
+            findInvertedTies(moved, tiesNow);
         }
         testAround(moved);
     }

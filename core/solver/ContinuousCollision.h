@@ -54,6 +54,7 @@ struct ContinuousCollisionStatistics {
     std::size_t held = 0;       // particles held back from their own move (moved with a zone)
     std::size_t unresolved = 0; // touching pairs the zones and the fail-safe left touching
     std::size_t tangled = 0;    // pairs of triangles crossing at the start, let go
+    std::size_t tied = 0;       // tets (setTies) the moves would have inverted, kept whole
     int rounds = 0;
     std::size_t lists = 0; // times the candidate pairs were listed anew (the tree's search)
     double milliseconds = 0;
@@ -65,6 +66,7 @@ struct ContinuousCollisionStatistics {
         held += o.held;
         unresolved += o.unresolved;
         tangled += o.tangled;
+        tied += o.tied;
         rounds = rounds > o.rounds ? rounds : o.rounds;
         lists += o.lists;
         milliseconds += o.milliseconds;
@@ -115,9 +117,24 @@ public:
     // still touching are put back at x0. Only particles `holdable` allows (inverse mass > 0 for
     // the substep) are moved; the others bound their zones' moves (above). Runs its tests with
     // TBB in the calling arena; the result does not depend on the threads.
+    //
+    // With ties (setTies), a tet whose corners are all vertices of these surfaces and all held
+    // (in a zone, or listed in `checkFirst`: held by an earlier apply), positive at x0, that
+    // the moves would turn inside out at x1 (by more than rounding) joins its corners in one
+    // zone, which moves them by one translation: it keeps its volume. The tets around
+    // `checkFirst` are looked at before the first round, those around every vertex a round
+    // moves after it; a tet with a corner not held is left to whatever moves that corner.
     ContinuousCollisionStatistics apply(const std::vector<Vec3>& x0, std::vector<Vec3>& x1,
                                         const std::vector<std::uint8_t>& holdable,
-                                        const std::vector<Real>* weights = nullptr);
+                                        const std::vector<Real>* weights = nullptr,
+                                        const std::vector<Index>* checkFirst = nullptr);
+
+    // Tets (particle indices; the air between the surfaces) the zones must not invert, read at
+    // each apply until set again (nullptr: none). The list must outlive those applies.
+    void setTies(const std::vector<Tetrahedron>* tets) {
+        ties_ = tets;
+        tiesBuilt_ = false;
+    }
 
     // Per particle, whether the last apply held it (sized to the particles).
     const std::vector<std::uint8_t>& held() const { return held_; }
@@ -272,6 +289,19 @@ private:
         return tangledPair(e0, f0) || tangledPair(e0, f1) || tangledPair(e1, f0) ||
                tangledPair(e1, f1);
     }
+    // Ties (setTies): per local vertex, the tets it is a corner of whose corners are all local
+    // (tieStart_, tieOf_; built at the apply after setTies or order), their corners as local
+    // vertices, and a mark per tie for one search.
+    const std::vector<Tetrahedron>* ties_ = nullptr;
+    bool tiesBuilt_ = false;
+    std::vector<std::uint32_t> tieStart_, tieOf_;
+    std::vector<std::array<Index, 4>> tieLocal_;
+    std::vector<std::uint32_t> tieSeen_;
+    std::vector<std::uint8_t> heldBefore_; // by local vertex: in the apply's checkFirst
+    std::uint32_t tieStamp_ = 0;
+    void buildTies();
+    // The ties around `vertices` (local) that x1_ turns inside out and x0_ does not, sorted.
+    void findInvertedTies(const std::vector<Index>& vertices, std::vector<std::uint32_t>& out);
     std::size_t tangledTriangles_ = 0;
     std::vector<Box> startBoxes_; // each triangle's at the start
     // Whether tangled_ holds for the last apply's start; whether this apply starts where the

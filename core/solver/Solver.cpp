@@ -850,10 +850,16 @@ void Solver::holdParticles() {
             zoneWeights_[c.particle] = w > 0 ? kSkinWeight / w : 0;
         }
     }
+    // The air between the surfaces: no zone may turn one of its tets inside out where all
+    // its corners are held (no mending could turn it back; the dancer: 1 to 10 such tets left
+    // inverted after most steps of its held pose, between layers pressed together).
+    continuous_.setTies(mend ? &scene_.air.tets : nullptr);
     heldParticles_.clear();
     for (int cycle = 0; cycle < kMostHoldCycles; ++cycle) {
-        const ContinuousCollisionStatistics c = threads_->arena.execute(
-            [&] { return continuous_.apply(start, continuousEnd_, holdable_, &zoneWeights_); });
+        const ContinuousCollisionStatistics c = threads_->arena.execute([&] {
+            return continuous_.apply(start, continuousEnd_, holdable_, &zoneWeights_,
+                                     &heldParticles_);
+        });
         continuousStats_.add(c);
         const std::vector<std::uint8_t>& held = continuous_.held();
         for (std::size_t i = 0; i < held.size() && i < n; ++i) {

@@ -4,6 +4,7 @@
 // every pair of triangles that share no corner), with only particles near the crossings held.
 
 #include "core/scene/Scene.h"
+#include "core/scene/Topology.h"
 #include "core/scenes/SceneLibrary.h"
 #include "core/solver/ContinuousCollision.h"
 #include "core/solver/Solver.h"
@@ -235,6 +236,54 @@ private slots:
         const ContinuousCollisionStatistics bent = guard.apply(x0, x1, holdable);
         QVERIFY(bent.pairs > s.pairs);
         QCOMPARE(bent.held, std::size_t(0));
+    }
+
+    void aTieKeepsAnAirTetWholeWhereZonesWouldTurnIt() {
+        // Triangle A (1 m, at z = 1 cm) stays, held by an earlier cycle; triangle B, beside
+        // it (not under it), rises 4 cm, through triangle F 1.5 cm up: F and B join a zone,
+        // which rises 2 cm, half B's move. The air tet between A and B's corner b0 (positive
+        // while b0 is below A's plane) is turned inside out by that move, and no mending
+        // could turn it back with all four corners held: tied, A joins the zone and the tet
+        // moves by one translation.
+        const std::vector<Vec3> x0 = {{0, 0, 0.01},      {1, 0, 0.01},    {0, 1, 0.01},     // A
+                                      {2, 2, 0},         {3, 2, 0},       {2, 3, 0},        // B
+                                      {2.2, 2.2, 0.015}, {2.2, 6, 0.015}, {6, 2.2, 0.015}}; // F
+        const std::vector<Triangle> triangles = {{0, 1, 2}, {3, 4, 5}, {6, 7, 8}};
+        const std::vector<Tetrahedron> air = {{0, 2, 1, 3}};
+        const auto volume = [&](const std::vector<Vec3>& x) {
+            return signedVolume(x[0], x[2], x[1], x[3]);
+        };
+        QVERIFY(volume(x0) > 0);
+        std::vector<Vec3> wanted = x0;
+        for (int i = 3; i < 6; ++i) {
+            wanted[std::size_t(i)].z() += 0.04;
+        }
+        const std::vector<std::uint8_t> holdable(x0.size(), 1);
+        const std::vector<Index> heldBefore = {0, 1, 2};
+        for (bool tied : {false, true}) {
+            ContinuousCollision guard;
+            guard.setTriangles(triangles);
+            guard.setTies(tied ? &air : nullptr);
+            std::vector<Vec3> x1 = wanted;
+            const ContinuousCollisionStatistics s =
+                guard.apply(x0, x1, holdable, nullptr, &heldBefore);
+            QCOMPARE(s.unresolved, std::size_t(0));
+            QVERIFY(s.touching > 0); // F and B
+            QCOMPARE(crossingPairs(triangles, x1), std::size_t(0));
+            if (!tied) {
+                QCOMPARE(s.tied, std::size_t(0));
+                QVERIFY(volume(x1) < 0); // B's zone rose past A's plane
+                QCOMPARE(x1[0], x0[0]);
+                continue;
+            }
+            QCOMPARE(s.tied, std::size_t(1));
+            QVERIFY(std::abs(volume(x1) - volume(x0)) < 1e-12);
+            // One translation for all nine: the zone's mean move, 3 x 4 cm over 9.
+            for (std::size_t i = 0; i < x0.size(); ++i) {
+                QVERIFY((x1[i] - x0[i] - Vec3(0, 0, 0.12 / 9)).norm() < 1e-12);
+                QVERIFY(guard.held()[i]);
+            }
+        }
     }
 
     void sheetsMovedAtRandomEndWithoutCrossing() {
