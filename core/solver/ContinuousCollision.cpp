@@ -236,6 +236,12 @@ ContinuousCollision::Box outwardBox(const Vec3& lo, const Vec3& hi) {
         const float l = float(lo[k]), h = float(hi[k]);
         b.lo[k] = l - (std::abs(l) * 1.2e-7f + 1e-30f);
         b.hi[k] = h + (std::abs(h) * 1.2e-7f + 1e-30f);
+        if (!std::isfinite(b.lo[k]) || !std::isfinite(b.hi[k])) {
+            // Beyond floats (a run blown up to 1e38 m): empty too. Infinite, the box met the
+            // empty slots of the tree's leaves and named triangles that are not there.
+            constexpr float kInf = std::numeric_limits<float>::infinity();
+            return {{kInf, kInf, kInf}, {-kInf, -kInf, -kInf}};
+        }
     }
     return b;
 }
@@ -722,7 +728,8 @@ template <class Visit> void ContinuousCollision::partners(Index f, Visit&& visit
         }
         if (n.left == 0) {
             // The tree is refitted to boxes_ wherever it is searched.
-            for (unsigned in = overlapLeaf(box, leafBoxes_[n.leaf]); in != 0; in &= in - 1) {
+            for (unsigned in = overlapLeaf(box, leafBoxes_[n.leaf]) & usedSlots(n); in != 0;
+                 in &= in - 1) {
                 const Index g = n.begin + Index(std::countr_zero(in));
                 if (g != f && !neighbours(f, g)) {
                     visit(g);
@@ -769,7 +776,7 @@ void ContinuousCollision::crossPairs(Index p, Index q, const std::vector<Box>& b
         // leafBoxes_ hold `boxes` (refitTree).
         const LeafBoxes& leaf = leafBoxes_[b.leaf];
         for (Index f = a.begin; f < a.end; ++f) {
-            for (unsigned in = overlapLeaf(boxes[f], leaf); in != 0; in &= in - 1) {
+            for (unsigned in = overlapLeaf(boxes[f], leaf) & usedSlots(b); in != 0; in &= in - 1) {
                 visit(f, b.begin + Index(std::countr_zero(in)));
             }
         }

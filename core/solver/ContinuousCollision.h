@@ -162,6 +162,8 @@ private:
     std::vector<LeafBoxes> leafBoxes_;
     // Bit k set where `box` overlaps the leaf's k-th box.
     static unsigned overlapLeaf(const Box& box, const LeafBoxes& leaf);
+    // The bits of a leaf's slots that hold a triangle.
+    static unsigned usedSlots(const Node& leaf) { return (1u << (leaf.end - leaf.begin)) - 1; }
     struct Sphere {
         Vec3 centre;         // of a triangle at the start
         Real radius, travel; // its corners' farthest from the centre, and farthest move
