@@ -320,7 +320,7 @@ void Solver::runAirRounds(std::vector<std::uint32_t>& found, const Inverted& inv
         if (solids) {
             projectAirAsSolids(slack);
         } else {
-            projectAirPasses(slack);
+            projectAirPasses(slack, true);
         }
         airMoved_.assign(found.begin(), found.end());
         // The contacts these projections made get their friction too (the slip of the whole
@@ -1044,7 +1044,7 @@ void Solver::noteAirContact(std::uint32_t t, const Index* tet, const Vec3* g, in
     airContactGap_[t] += gap;
 }
 
-void Solver::projectAirPasses(Real slackFactor) {
+void Solver::projectAirPasses(Real slackFactor, bool rounds) {
     const std::vector<Tetrahedron>& tets = scene_.air.tets;
     const std::size_t nTets = tets.size();
     SolverParticle* P = predicted_.data();
@@ -1113,7 +1113,26 @@ void Solver::projectAirPasses(Real slackFactor) {
                 for (int k = 0; k < n; ++k) {
                     largestStep = std::max(largestStep, step * P[corner[k]].w * g[k].norm());
                 }
-                const Real limit = 2 * std::sqrt(longest); // never further than it is long
+                // Never further than it is long; in the rounds after the last iteration, nor
+                // than eight times its longest edge at the substep's start: where they cannot
+                // mend a cluster (its corners held around it), each projection stretched its
+                // tets further and the next moved farther (a probe build's dancer with
+                // continuous collision: a particle from 33 m to 3e7 m between two rounds of
+                // the mending after the holds, and on to 1e66 m). Not in the iterations, where
+                // squashed air (air-boxes-2d) grows from almost nothing.
+                Real reach = longest;
+                if (rounds) {
+                    const std::vector<Vec3>& x0 = scene_.particles.positions;
+                    Real atStart = 0;
+                    for (int a = 0; a < n; ++a) {
+                        for (int b = a + 1; b < n; ++b) {
+                            atStart =
+                                std::max(atStart, (x0[corner[a]] - x0[corner[b]]).squaredNorm());
+                        }
+                    }
+                    reach = std::min(reach, 16 * atStart);
+                }
+                const Real limit = 2 * std::sqrt(reach);
                 if (largestStep > limit) {
                     step *= limit / largestStep;
                 }

@@ -304,7 +304,9 @@ private:
     // substep's start whose corners `held` (particles held this substep, w = 0) all are get
     // the inverse masses of those corners back.
     void releaseShutAir(const std::vector<Index>& held);
-    void projectAirPasses(Real slack); // C after a projection, relative to the element's size
+    // C after a projection, relative to the element's size; `rounds`: those after the last
+    // iteration (finishAir), whose moves are also bounded by the elements' sizes at the start.
+    void projectAirPasses(Real slack, bool rounds = false);
     // The rounds after the corner rounds: each tet body moves as one (see projectAir).
     void projectAirAsSolids(Real slack);
     std::vector<Real> airSolidWeight_; // per body: 1 / its mass, 0 when it does not move as one
