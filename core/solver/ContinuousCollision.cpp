@@ -307,18 +307,18 @@ void ContinuousCollision::order(const std::vector<Vec3>& x0) {
                         sorted.begin());
     tiesBuilt_ = false; // the ties name local vertices
     // Local vertices and triangles.
-    std::unordered_map<Index, Index> localOf;
-    localOf.reserve(m);
+    localOf_.assign(std::size_t(mostParticle_) + 1, kNone);
     global_.clear();
     local_.assign(m, {});
     for (std::size_t k = 0; k < m; ++k) {
         const Triangle& t = triangles_[sorted[k]];
         for (int c = 0; c < 3; ++c) {
-            auto [it, added] = localOf.emplace(t[std::size_t(c)], Index(global_.size()));
-            if (added) {
+            Index& local = localOf_[t[std::size_t(c)]];
+            if (local == kNone) {
+                local = Index(global_.size());
                 global_.push_back(t[std::size_t(c)]);
             }
-            local_[k][std::size_t(c)] = it->second;
+            local_[k][std::size_t(c)] = local;
         }
     }
     const std::size_t n = global_.size();
@@ -1022,16 +1022,12 @@ void ContinuousCollision::buildTies() {
         return; // findInvertedTies reads nothing else
     }
     tieStart_.assign(global_.size() + 1, 0);
-    std::vector<Index> localOf(std::size_t(mostParticle_) + 1, kNone);
-    for (std::size_t i = 0; i < global_.size(); ++i) {
-        localOf[global_[i]] = Index(i);
-    }
     for (const Tetrahedron& t : *ties_) {
         std::array<Index, 4> corners;
         bool local = true;
         for (int c = 0; c < 4 && local; ++c) {
             const Index g = t[std::size_t(c)];
-            corners[std::size_t(c)] = g <= mostParticle_ ? localOf[g] : kNone;
+            corners[std::size_t(c)] = g <= mostParticle_ ? localOf_[g] : kNone;
             local = corners[std::size_t(c)] != kNone;
         }
         if (local) {
@@ -1425,18 +1421,11 @@ ContinuousCollisionStatistics ContinuousCollision::apply(const std::vector<Vec3>
     }
     heldBefore_.assign(tieLocal_.empty() ? 0 : global_.size(), 0);
     if (checkFirst && !tieLocal_.empty()) {
-        std::vector<Index> around;
-        for (Index g : *checkFirst) {
-            if (g <= mostParticle_) {
-                around.push_back(g);
-            }
-        }
-        // Global to local through the triangles' vertices: the few held particles only.
-        std::sort(around.begin(), around.end());
         std::vector<Index> local;
-        for (std::size_t i = 0; i < global_.size(); ++i) {
-            if (!fixed_[i] && std::binary_search(around.begin(), around.end(), global_[i])) {
-                local.push_back(Index(i));
+        for (Index g : *checkFirst) {
+            const Index i = g <= mostParticle_ ? localOf_[g] : kNone;
+            if (i != kNone && !fixed_[i] && !heldBefore_[i]) {
+                local.push_back(i);
                 heldBefore_[i] = 1;
             }
         }

@@ -219,6 +219,7 @@ private:
     bool fixedNode(const Node& n) const { return n.begin >= fixedBegin_; }
     // Local numbering (order): the surface's vertices (global_: their particles) and triangles.
     std::vector<Index> global_;
+    std::vector<Index> localOf_; // by particle: its local vertex, or kNone
     std::vector<Triangle> local_;
     // Per triangle, which of its corners (bits 0-2) and edges (bits 3-5, edge k from corner k to
     // k + 1) it tests: each vertex and edge belongs to one triangle of those that hold it, so
