@@ -170,11 +170,11 @@ bool vertexTriangleTouch(const Vec3& p0, const Vec3& p1, const Vec3& a0, const V
     // For fixed barycentric weights the distance changes at |dp - sum w_i d_i|, at most the
     // largest of |dp - d_i|; so does its minimum over the weights.
     const Real bound = std::max({(dp - da).norm(), (dp - db).norm(), (dp - dc).norm()});
-    const Advance a = advance(bound, [&](Real t) {
+    const Advance verdict = advance(bound, [&](Real t) {
         return triangleDistance(p0 + t * dp, a0 + t * da, b0 + t * db, c0 + t * dc);
     });
-    if (a != Advance::Undecided) {
-        return a == Advance::Touch;
+    if (verdict != Advance::Undecided) {
+        return verdict == Advance::Touch;
     }
     // |(b - a) x (c - a)| <= |b - a| |c - a|, each at most its longer end.
     if (staySides({p0, a0, b0, c0}, {p1, a1, b1, c1},
@@ -198,11 +198,11 @@ bool edgeEdgeTouch(const Vec3& a0, const Vec3& a1, const Vec3& b0, const Vec3& b
     const Vec3 da = a1 - a0, db = b1 - b0, dc = c1 - c0, dd = d1 - d0;
     const Real bound =
         std::max({(da - dc).norm(), (da - dd).norm(), (db - dc).norm(), (db - dd).norm()});
-    const Advance a = advance(bound, [&](Real t) {
+    const Advance verdict = advance(bound, [&](Real t) {
         return segmentDistance(a0 + t * da, b0 + t * db, c0 + t * dc, d0 + t * dd);
     });
-    if (a != Advance::Undecided) {
-        return a == Advance::Touch;
+    if (verdict != Advance::Undecided) {
+        return verdict == Advance::Touch;
     }
     // The segments are no closer than their lines: det(b - a, c - a, d - a) / |(b - a) x (d - c)|.
     if (staySides({a0, b0, c0, d0}, {a1, b1, c1, d1},
@@ -582,18 +582,28 @@ void ContinuousCollision::refitTree(const std::vector<Box>& boxes) {
     }
 }
 
-unsigned ContinuousCollision::overlapLeaf(const Box& box, const LeafBoxes& leaf) {
-    static_assert(kLeafSize == 4, "a leaf's boxes are tested four at a time");
+unsigned ContinuousCollision::overlapLeaf(const Box& box, const LeafBoxes& leaf, Index count) {
+    static_assert(kLeafSize % 4 == 0 && kLeafSize <= 32, "a leaf's boxes are tested by fours");
 #if defined(__SSE2__)
-    __m128 in = _mm_set1_ps(-1.0f);
+    __m128 lo[3], hi[3];
     for (int a = 0; a < 3; ++a) {
-        in = _mm_and_ps(in, _mm_cmple_ps(_mm_load_ps(leaf.lo[a]), _mm_set1_ps(box.hi[a])));
-        in = _mm_and_ps(in, _mm_cmpge_ps(_mm_load_ps(leaf.hi[a]), _mm_set1_ps(box.lo[a])));
+        lo[a] = _mm_set1_ps(box.lo[a]);
+        hi[a] = _mm_set1_ps(box.hi[a]);
     }
-    return unsigned(_mm_movemask_ps(in));
+    unsigned mask = 0;
+    for (Index k = 0; k < count; k += 4) {
+        __m128 in = _mm_cmple_ps(_mm_load_ps(leaf.lo[0] + k), hi[0]);
+        in = _mm_and_ps(in, _mm_cmpge_ps(_mm_load_ps(leaf.hi[0] + k), lo[0]));
+        for (int a = 1; a < 3; ++a) {
+            in = _mm_and_ps(in, _mm_cmple_ps(_mm_load_ps(leaf.lo[a] + k), hi[a]));
+            in = _mm_and_ps(in, _mm_cmpge_ps(_mm_load_ps(leaf.hi[a] + k), lo[a]));
+        }
+        mask |= unsigned(_mm_movemask_ps(in)) << k;
+    }
+    return mask;
 #else
     unsigned mask = 0;
-    for (Index k = 0; k < kLeafSize; ++k) {
+    for (Index k = 0; k < count; ++k) {
         bool in = true;
         for (int a = 0; a < 3; ++a) {
             in = in && leaf.lo[a][k] <= box.hi[a] && box.lo[a] <= leaf.hi[a][k];
@@ -728,8 +738,8 @@ template <class Visit> void ContinuousCollision::partners(Index f, Visit&& visit
         }
         if (n.left == 0) {
             // The tree is refitted to boxes_ wherever it is searched.
-            for (unsigned in = overlapLeaf(box, leafBoxes_[n.leaf]) & usedSlots(n); in != 0;
-                 in &= in - 1) {
+            for (unsigned in = overlapLeaf(box, leafBoxes_[n.leaf], n.end - n.begin) & usedSlots(n);
+                 in != 0; in &= in - 1) {
                 const Index g = n.begin + Index(std::countr_zero(in));
                 if (g != f && !neighbours(f, g)) {
                     visit(g);
@@ -750,11 +760,13 @@ void ContinuousCollision::selfPairs(Index node, const std::vector<Box>& boxes,
         return; // pairs that nothing could change
     }
     if (n.left == 0) {
+        // leafBoxes_ hold `boxes` (refitTree): each triangle against the leaf's later ones.
+        const LeafBoxes& leaf = leafBoxes_[n.leaf];
         for (Index a = n.begin; a < n.end; ++a) {
-            for (Index b = a + 1; b < n.end; ++b) {
-                if (overlap(boxes[a], boxes[b])) {
-                    visit(a, b);
-                }
+            const unsigned later = usedSlots(n) & ~((2u << (a - n.begin)) - 1);
+            for (unsigned in = overlapLeaf(boxes[a], leaf, n.end - n.begin) & later; in != 0;
+                 in &= in - 1) {
+                visit(a, n.begin + Index(std::countr_zero(in)));
             }
         }
         return;
@@ -776,7 +788,8 @@ void ContinuousCollision::crossPairs(Index p, Index q, const std::vector<Box>& b
         // leafBoxes_ hold `boxes` (refitTree).
         const LeafBoxes& leaf = leafBoxes_[b.leaf];
         for (Index f = a.begin; f < a.end; ++f) {
-            for (unsigned in = overlapLeaf(boxes[f], leaf) & usedSlots(b); in != 0; in &= in - 1) {
+            for (unsigned in = overlapLeaf(boxes[f], leaf, b.end - b.begin) & usedSlots(b); in != 0;
+                 in &= in - 1) {
                 visit(f, b.begin + Index(std::countr_zero(in)));
             }
         }

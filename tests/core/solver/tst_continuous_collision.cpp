@@ -367,7 +367,6 @@ private slots:
         std::vector<Vec3> x0;
         std::vector<Triangle> triangles;
         addSheet(24, 0.5, 0, x0, triangles);
-        const std::size_t middle = x0.size();
         addSheet(24, 0.5, 0.01, x0, triangles, 0.007);
         const std::size_t top = x0.size();
         addSheet(24, 0.5, 0.02, x0, triangles, 0.003);
