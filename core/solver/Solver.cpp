@@ -526,9 +526,10 @@ void Solver::runSubstepPhases(Real h) {
     const bool air = !scene_.air.empty();
     // The collider contacts each move their own particle only: where nothing in the serial
     // phase comes after them, each part projects those of its particles' range (their contacts
-    // in the same order: the same bits), instead of one thread projecting all of them.
+    // in the same order: the same bits), instead of one thread projecting all of them (the
+    // dancer's skin contacts since session 64: the air's phases come after them either way).
     const bool contactsInParts =
-        !scene_.colliders.empty() && T > 1 && !coupled && !air && !recordConvergence_;
+        !scene_.colliders.empty() && T > 1 && !coupled && !recordConvergence_;
     if (air) {
         airInverted_.resize(std::size_t(T));
     }
@@ -604,9 +605,9 @@ void Solver::runSubstepPhases(Real h) {
         phases.push_back({Kind::Velocity, T, 0});
     }
 
-    // airRoundStart_ and airFinishing_ are written by one-part phases only (Serial,
-    // AirProject), and read by those after them. Members, not locals: whichever thread runs a
-    // phase writes them, and this frame's stack is another substep's next.
+    // airRoundStart_ and airFinishing_ are written by one part of a phase only (AirCheck's
+    // first, AirProject), and read by the phases after it. Members, not locals: whichever thread
+    // runs a phase writes them, and this frame's stack is another substep's next.
     airFinishing_ = false;
     auto run = [&](const Phase& phase, int part) {
         switch (phase.kind) {
@@ -692,12 +693,12 @@ void Solver::runSubstepPhases(Real h) {
             if (recordConvergence_) {
                 convergence_.push_back(largestConstraintError(set, P, invH2, xpbd));
             }
-            if (air) {
-                airRoundStart_ = std::chrono::steady_clock::now(); // the air's checks start
-            }
             break;
         }
         case Kind::AirCheck:
+            if (part == 0) {
+                airRoundStart_ = std::chrono::steady_clock::now(); // the air's checks start
+            }
             checkAir(part, T);
             break;
         case Kind::AirProject:
