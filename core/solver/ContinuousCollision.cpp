@@ -785,9 +785,12 @@ void ContinuousCollision::crossPairs(Index p, Index q, const std::vector<Box>& b
         return;
     }
     if (a.left == 0 && b.left == 0) {
-        // leafBoxes_ hold `boxes` (refitTree).
+        // leafBoxes_ hold `boxes` (refitTree): a's triangles that overlap b's box, each
+        // against b's.
         const LeafBoxes& leaf = leafBoxes_[b.leaf];
-        for (Index f = a.begin; f < a.end; ++f) {
+        for (unsigned near = overlapLeaf(b.box, leafBoxes_[a.leaf], a.end - a.begin) & usedSlots(a);
+             near != 0; near &= near - 1) {
+            const Index f = a.begin + Index(std::countr_zero(near));
             for (unsigned in = overlapLeaf(boxes[f], leaf, b.end - b.begin) & usedSlots(b); in != 0;
                  in &= in - 1) {
                 visit(f, b.begin + Index(std::countr_zero(in)));
