@@ -251,6 +251,8 @@ private:
     std::vector<std::vector<std::uint32_t>> airPairsNear_;
     std::vector<std::uint32_t> airPairIncidenceStart_, airPairIncidence_;
     std::vector<std::uint64_t> airPairPending_, airPairFound_;
+    std::vector<std::uint32_t> airPairMarked_; // per particle: the pass that set its later pairs
+    std::uint32_t airPairMarkStamp_ = 0;
     std::size_t applyAirFriction(); // returns the contacts that acted
     // The container's walls, when it is a box (every immovable air point on the faces of
     // their bounding box): body particles are kept airContactDistance inside them, with
