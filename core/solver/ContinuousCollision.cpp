@@ -583,7 +583,8 @@ void ContinuousCollision::refitTree(const std::vector<Box>& boxes) {
 }
 
 unsigned ContinuousCollision::overlapLeaf(const Box& box, const LeafBoxes& leaf, Index count) {
-    static_assert(kLeafSize % 4 == 0 && kLeafSize <= 32, "a leaf's boxes are tested by fours");
+    static_assert(kLeafSize % 4 == 0 && kLeafSize < 32,
+                  "a leaf's boxes are tested by fours, its slots are bits");
 #if defined(__SSE2__)
     __m128 lo[3], hi[3];
     for (int a = 0; a < 3; ++a) {
