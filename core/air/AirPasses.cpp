@@ -308,6 +308,17 @@ void Solver::releaseShutAir(const std::vector<Index>& held) {
     }
 }
 
+std::uint32_t Solver::nextCornerStamp() {
+    if (airCornerSeen_.size() != scene_.particles.size()) {
+        airCornerSeen_.assign(scene_.particles.size(), 0);
+    }
+    if (++airCornerStamp_ == 0) {
+        std::fill(airCornerSeen_.begin(), airCornerSeen_.end(), 0);
+        airCornerStamp_ = 1;
+    }
+    return airCornerStamp_;
+}
+
 template <class Inverted>
 void Solver::runAirRounds(std::vector<std::uint32_t>& found, const Inverted& inverted,
                           bool solids) {
@@ -337,13 +348,7 @@ void Solver::runAirRounds(std::vector<std::uint32_t>& found, const Inverted& inv
             airSeenStamp_ = 1;
         }
         found.clear();
-        if (airCornerSeen_.size() != scene_.particles.size()) {
-            airCornerSeen_.assign(scene_.particles.size(), 0);
-        }
-        if (++airCornerStamp_ == 0) {
-            std::fill(airCornerSeen_.begin(), airCornerSeen_.end(), 0);
-            airCornerStamp_ = 1;
-        }
+        nextCornerStamp();
         const auto recheckAround = [&](Index v) {
             // Once per corner: the tets found inverted share most of theirs.
             if (airCornerSeen_[v] == airCornerStamp_) {
@@ -714,19 +719,12 @@ void Solver::keepAirDistance() {
     // A particle's later pairs are set once a pass: set after the first of its pairs that acts,
     // they stay pending until their turn, after any later pair of it that acts (the pairs go in
     // order), so setting them again sets nothing new (a third of the pass's time went to it).
-    if (airPairMarked_.size() != scene_.particles.size()) {
-        airPairMarked_.assign(scene_.particles.size(), 0);
-    }
-    if (++airPairMarkStamp_ == 0) {
-        std::fill(airPairMarked_.begin(), airPairMarked_.end(), 0);
-        airPairMarkStamp_ = 1;
-    }
-    const std::uint32_t stamp = airPairMarkStamp_;
+    const std::uint32_t stamp = nextCornerStamp();
     const auto recheckAfter = [&](std::uint32_t k, Index v) {
-        if (airPairMarked_[v] == stamp) {
+        if (airCornerSeen_[v] == stamp) {
             return;
         }
-        airPairMarked_[v] = stamp;
+        airCornerSeen_[v] = stamp;
         for (std::uint32_t i = airPairIncidenceStart_[v]; i < airPairIncidenceStart_[v + 1]; ++i) {
             const std::uint32_t j = airPairIncidence_[i];
             if (j > k) {

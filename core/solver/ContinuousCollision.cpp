@@ -601,7 +601,7 @@ unsigned ContinuousCollision::overlapLeaf(const Box& box, const LeafBoxes& leaf,
         }
         mask |= unsigned(_mm_movemask_ps(in)) << k;
     }
-    return mask;
+    return mask & ((1u << count) - 1); // not the slots past the leaf's triangles
 #else
     unsigned mask = 0;
     for (Index k = 0; k < count; ++k) {
@@ -739,8 +739,8 @@ template <class Visit> void ContinuousCollision::partners(Index f, Visit&& visit
         }
         if (n.left == 0) {
             // The tree is refitted to boxes_ wherever it is searched.
-            for (unsigned in = overlapLeaf(box, leafBoxes_[n.leaf], n.end - n.begin) & usedSlots(n);
-                 in != 0; in &= in - 1) {
+            for (unsigned in = overlapLeaf(box, leafBoxes_[n.leaf], n.end - n.begin); in != 0;
+                 in &= in - 1) {
                 const Index g = n.begin + Index(std::countr_zero(in));
                 if (g != f && !neighbours(f, g)) {
                     visit(g);
@@ -764,7 +764,7 @@ void ContinuousCollision::selfPairs(Index node, const std::vector<Box>& boxes,
         // leafBoxes_ hold `boxes` (refitTree): each triangle against the leaf's later ones.
         const LeafBoxes& leaf = leafBoxes_[n.leaf];
         for (Index a = n.begin; a < n.end; ++a) {
-            const unsigned later = usedSlots(n) & ~((2u << (a - n.begin)) - 1);
+            const unsigned later = ~((2u << (a - n.begin)) - 1);
             for (unsigned in = overlapLeaf(boxes[a], leaf, n.end - n.begin) & later; in != 0;
                  in &= in - 1) {
                 visit(a, n.begin + Index(std::countr_zero(in)));
@@ -789,10 +789,10 @@ void ContinuousCollision::crossPairs(Index p, Index q, const std::vector<Box>& b
         // leafBoxes_ hold `boxes` (refitTree): a's triangles that overlap b's box, each
         // against b's.
         const LeafBoxes& leaf = leafBoxes_[b.leaf];
-        for (unsigned near = overlapLeaf(b.box, leafBoxes_[a.leaf], a.end - a.begin) & usedSlots(a);
-             near != 0; near &= near - 1) {
+        for (unsigned near = overlapLeaf(b.box, leafBoxes_[a.leaf], a.end - a.begin); near != 0;
+             near &= near - 1) {
             const Index f = a.begin + Index(std::countr_zero(near));
-            for (unsigned in = overlapLeaf(boxes[f], leaf, b.end - b.begin) & usedSlots(b); in != 0;
+            for (unsigned in = overlapLeaf(boxes[f], leaf, b.end - b.begin); in != 0;
                  in &= in - 1) {
                 visit(f, b.begin + Index(std::countr_zero(in)));
             }

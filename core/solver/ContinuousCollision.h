@@ -163,11 +163,9 @@ private:
         float lo[3][kLeafSize], hi[3][kLeafSize];
     };
     std::vector<LeafBoxes> leafBoxes_;
-    // Bit k set where `box` overlaps the leaf's k-th box, of its first `count` (rounded up to
-    // four).
+    // Bit k set where `box` overlaps the leaf's k-th box, of its first `count` (the triangles
+    // it holds).
     static unsigned overlapLeaf(const Box& box, const LeafBoxes& leaf, Index count);
-    // The bits of a leaf's slots that hold a triangle.
-    static unsigned usedSlots(const Node& leaf) { return (1u << (leaf.end - leaf.begin)) - 1; }
     struct Sphere {
         Vec3 centre;         // of a triangle at the start
         Real radius, travel; // its corners' farthest from the centre, and farthest move

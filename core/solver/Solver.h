@@ -251,8 +251,6 @@ private:
     std::vector<std::vector<std::uint32_t>> airPairsNear_;
     std::vector<std::uint32_t> airPairIncidenceStart_, airPairIncidence_;
     std::vector<std::uint64_t> airPairPending_, airPairFound_;
-    std::vector<std::uint32_t> airPairMarked_; // per particle: the pass that set its later pairs
-    std::uint32_t airPairMarkStamp_ = 0;
     std::size_t applyAirFriction(); // returns the contacts that acted
     // The container's walls, when it is a box (every immovable air point on the faces of
     // their bounding box): body particles are kept airContactDistance inside them, with
@@ -284,6 +282,9 @@ private:
     std::size_t airIncidenceElements_ = 0;
     std::vector<std::uint32_t> airMoved_, airSeen_, airCornerSeen_;
     std::uint32_t airSeenStamp_ = 0, airCornerStamp_ = 0;
+    // A fresh mark for airCornerSeen_ (per particle: seen in this round of the air's rounds, or
+    // in this contact pass), the array sized to the particles.
+    std::uint32_t nextCornerStamp();
     void refreshAirIncidence();
     AirOptimizationOptions airOptimizationOptions() const; // the scene's, for every pass
     void noteAirContact(std::uint32_t element, const Index* corners, const Vec3* g, int n, Real s);
