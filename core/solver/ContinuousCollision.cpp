@@ -556,11 +556,17 @@ void ContinuousCollision::refit(const std::vector<Vec3>& x0, const std::vector<V
     floatSlack_ = float(1e-6 * (1 + largest));
 }
 
-// The tree's boxes refitted to `boxes` (children after their parents: the nodes in reverse).
+// The tree's boxes refitted to `boxes`: the leaves (nearly all of the work: a leaf writes its
+// sixteen slots) on every thread, then the inner nodes, children after their parents (the nodes
+// in reverse). On one thread it was 3% of the dancer's step with continuous collision (three
+// refits a substep and more in the hold cycles).
 void ContinuousCollision::refitTree(const std::vector<Box>& boxes) {
-    for (std::size_t k = nodes_.size(); k-- > 0;) {
-        Node& node = nodes_[k];
-        if (node.left == 0) {
+    tbb::parallel_for(tbb::blocked_range<std::size_t>(0, nodes_.size(), 512), [&](const auto& r) {
+        for (std::size_t k = r.begin(); k < r.end(); ++k) {
+            Node& node = nodes_[k];
+            if (node.left != 0) {
+                continue;
+            }
             Box b = boxes[node.begin];
             for (Index f = node.begin + 1; f < node.end; ++f) {
                 b = merged(b, boxes[f]);
@@ -576,7 +582,11 @@ void ContinuousCollision::refitTree(const std::vector<Box>& boxes) {
                         f < node.end ? boxes[f].hi[a] : -std::numeric_limits<float>::infinity();
                 }
             }
-        } else {
+        }
+    });
+    for (std::size_t k = nodes_.size(); k-- > 0;) {
+        Node& node = nodes_[k];
+        if (node.left != 0) {
             node.box = merged(nodes_[node.left].box, nodes_[node.left + 1].box);
         }
     }

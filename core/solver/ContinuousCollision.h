@@ -131,9 +131,17 @@ public:
 
     // Tets (particle indices; the air between the surfaces) the zones must not invert, read at
     // each apply until set again (nullptr: none). The list must outlive those applies.
-    void setTies(const std::vector<Tetrahedron>* tets) {
+    // `version` names what it holds: set again with the same list, size and version, the ties
+    // built from it stay (the solver sets them every substep, and its air changes only in the
+    // optimisation after a step's substeps: building them again was 1% of the dancer's step).
+    void setTies(const std::vector<Tetrahedron>* tets, std::uint64_t version) {
+        const std::size_t count = tets ? tets->size() : 0;
+        if (tets != ties_ || version != tiesVersion_ || count != tiesCount_) {
+            tiesBuilt_ = false;
+        }
         ties_ = tets;
-        tiesBuilt_ = false;
+        tiesVersion_ = version;
+        tiesCount_ = count;
     }
 
     // Per particle, whether the last apply held it (sized to the particles).
@@ -298,6 +306,8 @@ private:
     // (tieStart_, tieOf_; built at the apply after setTies or order), their corners as local
     // vertices, and a mark per tie for one search.
     const std::vector<Tetrahedron>* ties_ = nullptr;
+    std::uint64_t tiesVersion_ = 0;
+    std::size_t tiesCount_ = 0;
     bool tiesBuilt_ = false;
     std::vector<std::uint32_t> tieStart_, tieOf_;
     std::vector<std::array<Index, 4>> tieLocal_;

@@ -854,7 +854,7 @@ void Solver::holdParticles() {
     // The air between the surfaces: no zone may turn one of its tets inside out where all
     // its corners are held (no mending could turn it back; the dancer: 1 to 10 such tets left
     // inverted after most steps of its held pose, between layers pressed together).
-    continuous_.setTies(mend ? &scene_.air.tets : nullptr);
+    continuous_.setTies(mend ? &scene_.air.tets : nullptr, airTopologyVersion_);
     heldParticles_.clear();
     for (int cycle = 0; cycle < kMostHoldCycles; ++cycle) {
         const ContinuousCollisionStatistics c = threads_->arena.execute([&] {

@@ -260,10 +260,23 @@ private slots:
         }
         const std::vector<std::uint8_t> holdable(x0.size(), 1);
         const std::vector<Index> heldBefore = {0, 1, 2};
-        for (bool tied : {false, true}) {
+        for (int mode = 0; mode < 3; ++mode) {
+            const bool tied = mode > 0;
             ContinuousCollision guard;
             guard.setTriangles(triangles);
-            guard.setTies(tied ? &air : nullptr);
+            std::vector<Tetrahedron> list = air;
+            if (mode == 2) {
+                // The ties built at an apply from a list of another tet (F's corners and A's
+                // first, which the moves do not turn), then the list changed in place and set
+                // again under another version: the next apply reads it afresh.
+                list = {{6, 7, 8, 0}};
+                guard.setTies(&list, 1);
+                std::vector<Vec3> first = wanted;
+                QCOMPARE(guard.apply(x0, first, holdable, nullptr, &heldBefore).tied,
+                         std::size_t(0));
+                list = air;
+            }
+            guard.setTies(tied ? &list : nullptr, 2);
             std::vector<Vec3> x1 = wanted;
             const ContinuousCollisionStatistics s =
                 guard.apply(x0, x1, holdable, nullptr, &heldBefore);
