@@ -10,6 +10,7 @@
 #include <bit>
 #include <chrono>
 #include <cmath>
+#include <cstring>
 #include <limits>
 #include <numeric>
 #include <tbb/blocked_range.h>
@@ -306,6 +307,7 @@ void ContinuousCollision::order(const std::vector<Vec3>& x0) {
                                               [&](std::size_t f) { return !orderedFixed_[f]; }) -
                         sorted.begin());
     tiesBuilt_ = false; // the ties name local vertices
+    reordered_ = true;  // and so does what refit keeps
     // Local vertices and triangles.
     localOf_.assign(std::size_t(mostParticle_) + 1, kNone);
     global_.clear();
@@ -492,6 +494,13 @@ void ContinuousCollision::refit(const std::vector<Vec3>& x0, const std::vector<V
     std::atomic<bool> sameStart = x0_.size() == n, lastEnd = x1_.size() == n;
     endChanged_.assign(n, 1);
     const bool known = x1_.size() == n; // the last apply's end, to tell what moved since
+    // What the last refit made of a vertex (and of a triangle of such vertices) stands where
+    // its start and end are those bits again and no round moved it since (stale_): the hold
+    // cycles' applies start where the last one did and move few ends.
+    const bool reuse = known && !reordered_ && stale_.size() == n && boxes_.size() == m;
+    reordered_ = false;
+    stale_.resize(n);
+    vertexChanged_.resize(n);
     x0_.resize(n);
     x1_.resize(n);
     vertexBoxes_.resize(n);
@@ -507,6 +516,13 @@ void ContinuousCollision::refit(const std::vector<Vec3>& x0, const std::vector<V
             same = same && x0_[i] == a;
             last = last && x1_[i] == a;
             endChanged_[i] = !known || x1_[i] != b;
+            vertexChanged_[i] = !reuse || stale_[i] ||
+                                std::memcmp(&x0_[i], &a, sizeof(Vec3)) != 0 ||
+                                std::memcmp(&x1_[i], &b, sizeof(Vec3)) != 0;
+            if (!vertexChanged_[i]) {
+                continue;
+            }
+            stale_[i] = 0;
             x0_[i] = a;
             x1_[i] = b;
             vertexBoxes_[i] =
@@ -533,6 +549,9 @@ void ContinuousCollision::refit(const std::vector<Vec3>& x0, const std::vector<V
     tbb::parallel_for(tbb::blocked_range<std::size_t>(0, m, 2048), [&](const auto& r) {
         for (std::size_t f = r.begin(); f < r.end(); ++f) {
             const Triangle& t = local_[f];
+            if (reuse && !(vertexChanged_[t[0]] | vertexChanged_[t[1]] | vertexChanged_[t[2]])) {
+                continue;
+            }
             boxes_[f] = merged(merged(vertexBoxes_[t[0]], vertexBoxes_[t[1]]), vertexBoxes_[t[2]]);
             // The sphere round the start: a lower bound of a point's distance, cheaper than the
             // distance itself (most pairs are neighbours too far apart for their moves).
@@ -1543,6 +1562,7 @@ ContinuousCollisionStatistics ContinuousCollision::apply(const std::vector<Vec3>
             x1_[i] = target;
             x1[global_[i]] = target;
             held_[global_[i]] = 1;
+            stale_[i] = 1; // its floats and its triangles' spheres are made again at the next refit
             moves_[i] = target != x0_[i];
             travel_[i] = (target - x0_[i]).norm();
             vertexBoxes_[i] = outwardBox(x0_[i].cwiseMin(target).array() - kTouch,

@@ -328,6 +328,11 @@ private:
     // differs from that one's (refit), and whether it was in a touching pair in the apply.
     bool lastRanThrough_ = false;
     std::vector<std::uint8_t> endChanged_, touched_;
+    // refit's: per vertex, whether it made the vertex's data again (vertexChanged_), and whether
+    // a zone moved the vertex since (stale_: its floats and its triangles' spheres are of the
+    // end before); and whether order numbered the vertices anew since the last refit.
+    std::vector<std::uint8_t> vertexChanged_, stale_;
+    bool reordered_ = true;
     void markTangled();
     template <class States, class Visit>
     void forEachCandidate(States& states, std::size_t grain, Visit&& visit) const;
