@@ -617,13 +617,6 @@ PBD_KERNEL_INLINE bool airPairMayAct(const SolverParticle* P, const AirContactPa
 using Four = double __attribute__((vector_size(4 * sizeof(double))));
 using FourMask = decltype(Four{} < Four{});
 
-// What takes or gives a Four is always inlined, so no call passes one and the baseline copy's
-// ABI for them (GCC's -Wpsabi, from here to the end of the file) never applies.
-#pragma GCC diagnostic ignored "-Wpsabi"
-PBD_KERNEL_INLINE Four absOf(Four v) {
-    return v < 0 ? -v : v;
-}
-
 // The points of four elements as coordinate lanes: each particle's (x, y, z, w) loaded whole,
 // the four rows transposed.
 struct FourPoints {
@@ -671,7 +664,9 @@ PBD_KERNEL_INLINE void markAirPairsNear(const SolverParticle* P, const AirContac
             (py * vz - pz * vy) * nx + (pz * vx - px * vz) * ny + (px * vy - py * vx) * nz;
         const Four b2 =
             (uy * pz - uz * py) * nx + (uz * px - ux * pz) * ny + (ux * py - uy * px) * nz;
-        const Four beside = -(kOverFace + 1e-6) * n2 - 1e-9 * (absOf(b1) + absOf(b2));
+        // No function takes or gives a Four: the baseline copy's ABI for one differs (-Wpsabi).
+        const Four beside =
+            -(kOverFace + 1e-6) * n2 - 1e-9 * ((b1 < 0 ? -b1 : b1) + (b2 < 0 ? -b2 : b2));
         const FourMask away = (b1 < beside) | (b2 < beside) | (n2 - b1 - b2 < beside);
         const FourMask skip = clear | away;
         for (int l = 0; l < 4; ++l) {
