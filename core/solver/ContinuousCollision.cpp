@@ -697,16 +697,21 @@ void ContinuousCollision::listCandidates() {
     xb_ = x0_;
     escaped_.assign(m, 0);
     escapedList_.clear();
-    // The tree's boxes: each triangle's swept box grown by half the margin.
-    std::vector<Box> grown(m);
-    const float half = float(margin_ / 2) * (1 + 1e-6f);
-    for (std::size_t f = 0; f < m; ++f) {
-        grown[f] = boxes_[f];
-        for (int k = 0; k < 3; ++k) {
-            grown[f].lo[k] -= half;
-            grown[f].hi[k] += half;
+    // The tree's boxes: each triangle's swept box grown by half the margin (without one, the
+    // swept boxes themselves, to which the apply refits the tree after the list anyway).
+    std::vector<Box> grownBoxes;
+    if (margin_ > 0) {
+        grownBoxes.resize(m);
+        const float half = float(margin_ / 2) * (1 + 1e-6f);
+        for (std::size_t f = 0; f < m; ++f) {
+            grownBoxes[f] = boxes_[f];
+            for (int k = 0; k < 3; ++k) {
+                grownBoxes[f].lo[k] -= half;
+                grownBoxes[f].hi[k] += half;
+            }
         }
     }
+    const std::vector<Box>& grown = margin_ > 0 ? grownBoxes : boxes_;
     refitTree(grown);
     // The tree against itself, its top levels as tasks.
     std::vector<std::pair<Index, Index>> tasks;
@@ -1205,7 +1210,9 @@ ContinuousCollisionStatistics ContinuousCollision::apply(const std::vector<Vec3>
         }
     }
     touched_.assign(global_.size(), 0);
-    refitTree(boxes_); // for the fresh searches: the swept boxes of this substep
+    if (stats.lists == 0 || margin_ > 0) { // a list made without a margin left it so
+        refitTree(boxes_); // for the fresh searches: the swept boxes of this substep
+    }
     struct Local {
         std::vector<Index> pairsTouching;
         std::size_t pairs = 0, touchingPairs = 0;
