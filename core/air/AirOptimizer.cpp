@@ -1,6 +1,7 @@
 #include "core/air/AirOptimizer.h"
 
 #include "core/air/AirConnectivity.h"
+#include "core/base/Marks.h"
 #include "core/scene/Topology.h"
 
 #include <algorithm>
@@ -158,15 +159,13 @@ struct AirOptimizer::Impl {
         std::vector<std::int32_t> ringTets;
         std::vector<Node> nodes;
         std::vector<std::int32_t> pointStar;
-        std::vector<std::uint32_t> visited; // per tet: the walk that last reached it
-        std::uint32_t visit = 0;
+        Marks visited; // per tet: reached in this walk
     };
     Search applying; // the search of the thread that applies the changes
 
     // Scratch of the changes' checks (one thread).
     std::vector<std::int32_t> star;
-    std::vector<std::uint32_t> visited; // per tet: the walk that last reached it
-    std::uint32_t visit = 0;
+    Marks visited; // per tet: reached in this walk
     std::vector<EdgeKey> oldEdges;
     std::vector<Triangle> addedFaces, outsideFaces, newFaces;
     std::vector<std::pair<Index, Index>> newEdges;
@@ -486,16 +485,10 @@ struct AirOptimizer::Impl {
             return;
         }
         const std::vector<Tetrahedron>& T = *tets;
-        if (search.visited.size() < T.size()) {
-            search.visited.resize(T.size(), 0);
-        }
-        if (++search.visit == 0) {
-            std::fill(search.visited.begin(), search.visited.end(), 0);
-            search.visit = 1;
-        }
+        search.visited.begin(T.size());
         search.pointStar.clear();
         search.pointStar.push_back(t);
-        search.visited[std::size_t(t)] = search.visit;
+        search.visited.mark(std::size_t(t));
         Real oldMin = kInfinity;
         for (std::size_t k = 0; k < search.pointStar.size(); ++k) {
             const std::int32_t s = search.pointStar[k];
@@ -512,8 +505,7 @@ struct AirOptimizer::Impl {
                 if (n == kNone) {
                     return; // p on the air's boundary: not a free point's star
                 }
-                if (search.visited[std::size_t(n)] != search.visit) {
-                    search.visited[std::size_t(n)] = search.visit;
+                if (search.visited.mark(std::size_t(n))) {
                     search.pointStar.push_back(n);
                 }
             }
@@ -629,16 +621,10 @@ struct AirOptimizer::Impl {
     bool existsElsewhere(const Change& change, std::int32_t start, Index around,
                          const std::array<Index, N>& vertices) {
         const std::vector<Tetrahedron>& T = *tets;
-        if (visited.size() < T.size()) {
-            visited.resize(T.size(), 0);
-        }
-        if (++visit == 0) { // the stamps wrapped around: start afresh
-            std::fill(visited.begin(), visited.end(), 0);
-            visit = 1;
-        }
+        visited.begin(T.size());
         star.clear();
         star.push_back(start);
-        visited[std::size_t(start)] = visit;
+        visited.mark(std::size_t(start));
         for (std::size_t k = 0; k < star.size(); ++k) {
             const std::int32_t t = star[k];
             const Tetrahedron& tet = T[std::size_t(t)];
@@ -650,9 +636,7 @@ struct AirOptimizer::Impl {
             }
             for (int i = 0; i < 4; ++i) {
                 const std::int32_t n = neighbours[4 * std::size_t(t) + std::size_t(i)];
-                if (tet[std::size_t(i)] != around && n != kNone &&
-                    visited[std::size_t(n)] != visit) {
-                    visited[std::size_t(n)] = visit;
+                if (tet[std::size_t(i)] != around && n != kNone && visited.mark(std::size_t(n))) {
                     star.push_back(n);
                 }
             }

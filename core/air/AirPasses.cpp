@@ -309,17 +309,6 @@ void Solver::releaseShutAir(const std::vector<Index>& held) {
     }
 }
 
-std::uint32_t Solver::nextCornerStamp() {
-    if (airCornerSeen_.size() != scene_.particles.size()) {
-        airCornerSeen_.assign(scene_.particles.size(), 0);
-    }
-    if (++airCornerStamp_ == 0) {
-        std::fill(airCornerSeen_.begin(), airCornerSeen_.end(), 0);
-        airCornerStamp_ = 1;
-    }
-    return airCornerStamp_;
-}
-
 template <class Inverted>
 void Solver::runAirRounds(std::vector<std::uint32_t>& found, const Inverted& inverted,
                           bool solids) {
@@ -341,28 +330,18 @@ void Solver::runAirRounds(std::vector<std::uint32_t>& found, const Inverted& inv
             airMoved_.insert(airMoved_.end(), airContactTets_.begin(), airContactTets_.end());
             airStatistics_.contacts += applyAirFriction();
         }
-        if (airSeen_.size() != scene_.air.size()) {
-            airSeen_.assign(scene_.air.size(), 0);
-        }
-        if (++airSeenStamp_ == 0) {
-            std::fill(airSeen_.begin(), airSeen_.end(), 0);
-            airSeenStamp_ = 1;
-        }
+        airSeen_.begin(scene_.air.size());
         found.clear();
-        nextCornerStamp();
+        airCornerSeen_.begin(scene_.particles.size());
         const auto recheckAround = [&](Index v) {
             // Once per corner: the tets found inverted share most of theirs.
-            if (airCornerSeen_[v] == airCornerStamp_) {
+            if (!airCornerSeen_.mark(v)) {
                 return;
             }
-            airCornerSeen_[v] = airCornerStamp_;
             for (std::uint32_t i = airIncidenceStart_[v]; i < airIncidenceStart_[v + 1]; ++i) {
                 const std::uint32_t f = airIncidence_[i];
-                if (airSeen_[f] != airSeenStamp_) {
-                    airSeen_[f] = airSeenStamp_;
-                    if (inverted(f)) {
-                        found.push_back(f);
-                    }
+                if (airSeen_.mark(f) && inverted(f)) {
+                    found.push_back(f);
                 }
             }
         };
@@ -777,12 +756,11 @@ void Solver::keepAirDistance() {
     // A particle's later pairs are set once a pass: set after the first of its pairs that acts,
     // they stay pending until their turn, after any later pair of it that acts (the pairs go in
     // order), so setting them again sets nothing new (a third of the pass's time went to it).
-    const std::uint32_t stamp = nextCornerStamp();
+    airCornerSeen_.begin(scene_.particles.size());
     const auto recheckAfter = [&](std::uint32_t k, Index v) {
-        if (airCornerSeen_[v] == stamp) {
+        if (!airCornerSeen_.mark(v)) {
             return;
         }
-        airCornerSeen_[v] = stamp;
         for (std::uint32_t i = airPairIncidenceStart_[v]; i < airPairIncidenceStart_[v + 1]; ++i) {
             const std::uint32_t j = airPairIncidence_[i];
             if (j > k) {
@@ -1249,9 +1227,6 @@ void Solver::projectAirAsSolids(Real slackFactor) {
             airSolidWeight_[b] = pinned || !(mass > 0) ? 0 : 1 / mass;
         }
     }
-    if (airBodySeen_.size() != scene_.bodies.size()) {
-        airBodySeen_.assign(scene_.bodies.size(), 0);
-    }
     // What the rounds mend is an overlap of a hair (micrometres in air-xl): no projection moves
     // a body further than the contact distance, and a body that has moved five times that in
     // these rounds moves corner by corner again. Unbounded, the translations of 256 boxes fed
@@ -1259,10 +1234,7 @@ void Solver::projectAirAsSolids(Real slackFactor) {
     const Real reach =
         scene_.solver.airContactDistance > 0 ? scene_.solver.airContactDistance : Real(1e-3);
     const Real budget = 5 * reach;
-    if (++airBodyStamp_ == 0) {
-        std::fill(airBodySeen_.begin(), airBodySeen_.end(), 0);
-        airBodyStamp_ = 1;
-    }
+    airBodySeen_.begin(scene_.bodies.size());
     SolverParticle* P = predicted_.data();
     for (int pass = 0; pass < kAirPasses; ++pass) {
         std::size_t projected = 0;
@@ -1342,8 +1314,7 @@ void Solver::projectAirAsSolids(Real slackFactor) {
                          ++p) {
                         move(P[p], d);
                     }
-                    if (airBodySeen_[std::size_t(group.body)] != airBodyStamp_) {
-                        airBodySeen_[std::size_t(group.body)] = airBodyStamp_;
+                    if (airBodySeen_.mark(std::size_t(group.body))) {
                         airMovedBodies_.push_back(std::uint32_t(group.body));
                     }
                 }

@@ -682,7 +682,7 @@ bool ContinuousCollision::candidatesHold() {
     return escapedList_.size() <= m / 8;
 }
 
-void ContinuousCollision::listCandidates() {
+bool ContinuousCollision::listCandidates() {
     const std::size_t m = local_.size();
     // The margin: half an edge; none for the next 8 lists where a list with it held for no more
     // than its own substep (a surface that turns as it moves, as a skirt on a dancer does: a
@@ -698,7 +698,7 @@ void ContinuousCollision::listCandidates() {
     escaped_.assign(m, 0);
     escapedList_.clear();
     // The tree's boxes: each triangle's swept box grown by half the margin (without one, the
-    // swept boxes themselves, to which the apply refits the tree after the list anyway).
+    // swept boxes themselves, which the apply's searches read too).
     std::vector<Box> grownBoxes;
     if (margin_ > 0) {
         grownBoxes.resize(m);
@@ -758,6 +758,7 @@ void ContinuousCollision::listCandidates() {
         candidates_.insert(candidates_.end(), list.begin(), list.end());
     }
     built_ = true;
+    return margin_ == 0;
 }
 
 template <class Visit> void ContinuousCollision::partners(Index f, Visit&& visit) const {
@@ -1098,8 +1099,6 @@ void ContinuousCollision::buildTies() {
             tieOf_[fill[v]++] = std::uint32_t(k);
         }
     }
-    tieSeen_.assign(tieLocal_.size(), 0);
-    tieStamp_ = 0;
 }
 
 void ContinuousCollision::findInvertedTies(const std::vector<Index>& vertices,
@@ -1108,17 +1107,13 @@ void ContinuousCollision::findInvertedTies(const std::vector<Index>& vertices,
     if (tieLocal_.empty()) {
         return;
     }
-    if (++tieStamp_ == 0) {
-        std::fill(tieSeen_.begin(), tieSeen_.end(), 0);
-        tieStamp_ = 1;
-    }
+    tieSeen_.begin(tieLocal_.size());
     for (Index v : vertices) {
         for (std::uint32_t i = tieStart_[v]; i < tieStart_[v + 1]; ++i) {
             const std::uint32_t k = tieOf_[i];
-            if (tieSeen_[k] == tieStamp_) {
+            if (!tieSeen_.mark(k)) {
                 continue;
             }
-            tieSeen_[k] = tieStamp_;
             const std::array<Index, 4>& t = tieLocal_[k];
             // Only where every corner is held (in a zone, or by an earlier apply): the solver's
             // mending moves the others.
@@ -1196,6 +1191,7 @@ ContinuousCollisionStatistics ContinuousCollision::apply(const std::vector<Vec3>
     const bool incremental = startAsBefore_ && sameFixed && lastRanThrough_;
     lastRanThrough_ = false;
     std::vector<Index> seeds;
+    bool treeOnSweptBoxes = false; // the tree refitted to boxes_ already
     if (incremental) {
         for (std::size_t i = 0; i < global_.size(); ++i) {
             if (endChanged_[i] | touched_[i]) {
@@ -1205,12 +1201,12 @@ ContinuousCollisionStatistics ContinuousCollision::apply(const std::vector<Vec3>
     } else {
         ++appliesSinceList_;
         if (!candidatesHold()) {
-            listCandidates();
+            treeOnSweptBoxes = listCandidates();
             stats.lists = 1;
         }
     }
     touched_.assign(global_.size(), 0);
-    if (stats.lists == 0 || margin_ > 0) { // a list made without a margin left it so
+    if (!treeOnSweptBoxes) {
         refitTree(boxes_); // for the fresh searches: the swept boxes of this substep
     }
     struct Local {

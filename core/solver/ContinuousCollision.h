@@ -40,6 +40,7 @@
 
 #include "core/base/ClosestPoints.h"
 #include "core/base/LinearAlgebra.h"
+#include "core/base/Marks.h"
 
 #include <algorithm>
 #include <array>
@@ -185,7 +186,9 @@ private:
     void order(const std::vector<Vec3>& x0);
     void refit(const std::vector<Vec3>& x0, const std::vector<Vec3>& x1);
     bool candidatesHold();
-    void listCandidates();
+    // Makes the list of candidate pairs; true when it leaves the tree refitted to boxes_ (a list
+    // without a margin searches the swept boxes themselves).
+    bool listCandidates();
     void refitTree(const std::vector<Box>& boxes);
     bool neighbours(Index a, Index b) const {
         const Triangle& A = local_[a];
@@ -311,9 +314,8 @@ private:
     bool tiesBuilt_ = false;
     std::vector<std::uint32_t> tieStart_, tieOf_;
     std::vector<std::array<Index, 4>> tieLocal_;
-    std::vector<std::uint32_t> tieSeen_;
+    Marks tieSeen_;
     std::vector<std::uint8_t> heldBefore_; // by local vertex: in the apply's checkFirst
-    std::uint32_t tieStamp_ = 0;
     void buildTies();
     // The ties around `vertices` (local) that x1_ turns inside out and x0_ does not, sorted.
     void findInvertedTies(const std::vector<Index>& vertices, std::vector<std::uint32_t>& out);

@@ -1,5 +1,6 @@
 #include "core/solver/MovingMeshCollider.h"
 
+#include "core/base/Marks.h"
 #include "core/solver/SelfCollision.h"
 
 #include <algorithm>
@@ -169,21 +170,15 @@ template <class F> void MovingMeshCollider::visit(const Bounds& box, F&& f) cons
     // A triangle in several cells is visited once: each visit stamps the triangles it saw
     // (a thread's stamps, a new stamp per visit). The callers break ties by triangle index, so
     // the order they come in does not matter.
-    thread_local std::vector<std::uint32_t> seen;
-    thread_local std::uint32_t stamp = 0;
-    const std::size_t count = triangles_->size();
-    if (seen.size() < count || ++stamp == 0) {
-        seen.assign(std::max(seen.size(), count), 0);
-        stamp = 1;
-    }
+    thread_local Marks seen;
+    seen.begin(triangles_->size());
     const auto cellOf = [&](int i, int j, int k) {
         return (std::size_t(k) * dims_.y() + std::size_t(j)) * dims_.x() + std::size_t(i);
     };
     const auto visitCell = [&](std::size_t cell) {
         for (Index c = cellStart_[cell]; c < cellStart_[cell + 1]; ++c) {
             const Index t = cellTriangles_[c];
-            if (seen[t] != stamp) {
-                seen[t] = stamp;
+            if (seen.mark(t)) {
                 f(t);
             }
         }

@@ -280,11 +280,10 @@ private:
     std::vector<std::vector<std::uint32_t>> airIncidenceParts_; // scratch of its parallel build
     std::uint64_t airIncidenceVersion_ = ~std::uint64_t(0);
     std::size_t airIncidenceElements_ = 0;
-    std::vector<std::uint32_t> airMoved_, airSeen_, airCornerSeen_;
-    std::uint32_t airSeenStamp_ = 0, airCornerStamp_ = 0;
-    // A fresh mark for airCornerSeen_ (per particle: seen in this round of the air's rounds, or
-    // in this contact pass), the array sized to the particles.
-    std::uint32_t nextCornerStamp();
+    std::vector<std::uint32_t> airMoved_;
+    // Per air element: seen in this round of the air's rounds; per particle: in this round, or
+    // in this contact pass.
+    Marks airSeen_, airCornerSeen_;
     void refreshAirIncidence();
     AirOptimizationOptions airOptimizationOptions() const; // the scene's, for every pass
     void noteAirContact(std::uint32_t element, const Index* corners, const Vec3* g, int n, Real s);
@@ -313,8 +312,8 @@ private:
     // The rounds after the corner rounds: each tet body moves as one (see projectAir).
     void projectAirAsSolids(Real slack);
     std::vector<Real> airSolidWeight_; // per body: 1 / its mass, 0 when it does not move as one
-    std::vector<std::uint32_t> airMovedBodies_, airBodySeen_; // bodies moved whole this round
-    std::uint32_t airBodyStamp_ = 0;
+    std::vector<std::uint32_t> airMovedBodies_; // bodies moved whole this round
+    Marks airBodySeen_;
     std::vector<Real> airBodyTravel_; // per body: how far those rounds translated it
     // The re-checks after the last iteration: rounds over the elements around what moved.
     // solids: each tet body moves as one (projectAirAsSolids), for what corner rounds left.
