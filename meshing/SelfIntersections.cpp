@@ -6,6 +6,7 @@
 #include <CGAL/Exact_predicates_inexact_constructions_kernel.h>
 #include <CGAL/Polygon_mesh_processing/self_intersections.h>
 #include <CGAL/Surface_mesh.h>
+#include <algorithm>
 #include <unordered_map>
 
 namespace pbd {
@@ -115,22 +116,42 @@ std::vector<TriangleIntersection> findIntersections(const Scene& scene, bool cha
     std::vector<TriangleIntersection> result;
     result.reserve(pairs.size());
     const std::size_t bodies = scene.bodies.size();
+    // Skin against skin is not listed (a character's meshes overlap where they meet), but its
+    // triangles mark the pairs of bodies with them: the skin folds through itself there.
+    std::vector<std::pair<std::size_t, std::size_t>> folded;
+    for (const auto& [fa, fb] : pairs) {
+        const FaceOrigin a = origin[std::size_t(fa)];
+        const FaceOrigin b = origin[std::size_t(fb)];
+        if (a.body >= bodies && b.body >= bodies) {
+            folded.emplace_back(a.body, a.triangle);
+            folded.emplace_back(b.body, b.triangle);
+        }
+    }
+    std::sort(folded.begin(), folded.end());
     for (const auto& [fa, fb] : pairs) {
         FaceOrigin a = origin[std::size_t(fa)];
         FaceOrigin b = origin[std::size_t(fb)];
         if (a.body >= bodies && b.body >= bodies) {
-            continue; // skin against skin: a character's meshes overlap where they meet
+            continue;
         }
         if (b.body < a.body || (b.body == a.body && b.triangle < a.triangle)) {
             std::swap(a, b);
         }
-        result.push_back({a.body, a.triangle, b.body, b.triangle});
+        // Bodies come before skins: b is the skin, if either is.
+        const bool atFold = b.body >= bodies && std::binary_search(folded.begin(), folded.end(),
+                                                                   std::pair{b.body, b.triangle});
+        result.push_back({a.body, a.triangle, b.body, b.triangle, atFold});
     }
     std::sort(result.begin(), result.end(), [](const auto& l, const auto& r) {
         return std::tie(l.bodyA, l.triangleA, l.bodyB, l.triangleB) <
                std::tie(r.bodyA, r.triangleA, r.bodyB, r.triangleB);
     });
     return result;
+}
+
+std::size_t countAtSkinFolds(const std::vector<TriangleIntersection>& pairs) {
+    return std::size_t(std::count_if(pairs.begin(), pairs.end(),
+                                     [](const TriangleIntersection& p) { return p.atSkinFold; }));
 }
 
 } // namespace pbd

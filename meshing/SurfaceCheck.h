@@ -35,6 +35,11 @@ struct BodySurfaceReport {
 struct TriangleIntersection {
     std::size_t bodyA = 0, triangleA = 0; // body index in the scene, triangle index in the body
     std::size_t bodyB = 0, triangleB = 0;
+    // A body against a character's skin where the skin crosses itself (B's triangle crosses
+    // another of the skins': a knee or a hip crease folding through itself as the character
+    // bends). Cloth caught there has no place that crosses neither side: the pair says more
+    // about the character's animation than about the simulation.
+    bool atSkinFold = false;
 };
 
 struct SurfaceReport {
@@ -60,8 +65,11 @@ SurfaceReport checkSurfaces(const Scene& scene, bool intersections = true);
 // body's surface (implemented with CGAL in SelfIntersections.cpp). Degenerate triangles are
 // skipped; they are reported on their own. With `characters`, each character's skin (its
 // collider as posed now) counts too, as body bodies.size() + k, against the bodies only (a
-// character's own meshes overlap where they meet).
+// character's own meshes overlap where they meet), its pairs marked atSkinFold where the skin's
+// triangle crosses the skins themselves.
 std::vector<TriangleIntersection> findIntersections(const Scene& scene, bool characters = false);
+// How many of `pairs` are atSkinFold.
+std::size_t countAtSkinFolds(const std::vector<TriangleIntersection>& pairs);
 // A body's name, or a character's for the indices past the bodies.
 std::string intersectionBodyName(const Scene& scene, std::size_t body);
 

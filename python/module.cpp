@@ -787,6 +787,7 @@ PYBIND11_MODULE(_pbdlab, m) {
                     d["triangle_a"] = p.triangleA;
                     d["body_b"] = intersectionBodyName(s.scene(), p.bodyB);
                     d["triangle_b"] = p.triangleB;
+                    d["at_skin_fold"] = p.atSkinFold;
                     out.append(d);
                 }
                 return out;
@@ -795,7 +796,9 @@ PYBIND11_MODULE(_pbdlab, m) {
             "bodies' boundaries; within a body or between two), other than at a shared vertex "
             "or edge, and against the characters' skins: exact (CGAL), independent of the air "
             "and the contacts; as pbdlab-cli simulate's `intersections`. Each a dict of body_a, "
-            "triangle_a, body_b, triangle_b.")
+            "triangle_a, body_b, triangle_b and at_skin_fold (body_b is a character whose skin "
+            "triangle crosses the skin itself there: a knee or a crease folding through itself, "
+            "where cloth cannot stay uncrossed).")
         .def(
             "write_cache",
             [](PyScene& s, const std::string& folder, int steps, int every,

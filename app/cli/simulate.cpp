@@ -132,6 +132,7 @@ public:
         ms_ += std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0)
                    .count();
         ++checks_;
+        maxAtFolds_ = std::max(maxAtFolds_, countAtSkinFolds(pairs_));
         if (pairs_.size() > max_ || checks_ == 1) {
             max_ = std::max(max_, pairs_.size());
             maxStep_ = pairs_.empty() ? maxStep_ : step;
@@ -147,10 +148,13 @@ public:
             listed.push_back({{"body_a", intersectionBodyName(scene, p.bodyA)},
                               {"triangle_a", p.triangleA},
                               {"body_b", intersectionBodyName(scene, p.bodyB)},
-                              {"triangle_b", p.triangleB}});
+                              {"triangle_b", p.triangleB},
+                              {"at_skin_fold", p.atSkinFold}});
         }
         return {{"last", pairs_.size()},
                 {"max", max_},
+                {"at_skin_folds", countAtSkinFolds(pairs_)},
+                {"max_at_skin_folds", maxAtFolds_},
                 {"max_step", maxStep_},
                 {"first_step", firstStep_},
                 {"checked_steps", checks_},
@@ -162,6 +166,7 @@ public:
 private:
     std::vector<TriangleIntersection> pairs_;
     std::size_t max_ = 0;
+    std::size_t maxAtFolds_ = 0; // the most pairs at the skins' folds in a check
     int maxStep_ = 0;
     int firstStep_ = -1;
     std::size_t checks_ = 0;

@@ -485,6 +485,62 @@ private slots:
         QVERIFY2(crossing <= 2, qPrintable(QString("%1 pairs cross after 20 steps").arg(crossing)));
     }
 
+    // A crossing pair marks where the character's skin crosses itself (a knee folding through
+    // itself): two skin triangles through each other, a third apart, a cloth triangle through
+    // one of the two and another through the third. Only the first is at a fold; the skin's own
+    // pair is not listed.
+    void pairsAtTheSkinsFoldsAreMarked() {
+        Scene scene;
+        Body cloth;
+        cloth.name = "cloth";
+        cloth.kind = BodyKind::Cloth;
+        const std::vector<Vec3> clothPoints = {{0.5, 0.1, -0.3}, {0.7, 0.1, 0.3}, {0.8, 0.1, -0.3},
+                                               {5.3, 0.1, -0.3}, {5.5, 0.1, 0.3}, {5.6, 0.1, -0.3}};
+        for (const Vec3& p : clothPoints) {
+            scene.particles.add(p, 1);
+        }
+        cloth.particleCount = 6;
+        cloth.triangles = {{0, 1, 2}, {3, 4, 5}};
+        scene.bodies.push_back(cloth);
+        scene.colliders.push_back(Collider::mesh({{0, 0, 0},
+                                                  {1, 0, 0},
+                                                  {0, 1, 0}, // 0: in z = 0
+                                                  {0.2, 0.2, -0.5},
+                                                  {0.2, 0.2, 0.5},
+                                                  {0.2, 0.6, 0}, // 1: through 0, in x = 0.2
+                                                  {5, 0, 0},
+                                                  {6, 0, 0},
+                                                  {5, 1, 0}}, // 2: apart
+                                                 {{0, 1, 2}, {3, 4, 5}, {6, 7, 8}}));
+        Character character;
+        character.name = "dancer";
+        character.collider = 0;
+        scene.characters.push_back(character);
+
+        QVERIFY(findIntersections(scene).empty()); // without the characters
+        const std::vector<TriangleIntersection> pairs = findIntersections(scene, true);
+        QCOMPARE(pairs.size(), std::size_t(2));
+        for (const TriangleIntersection& p : pairs) {
+            QCOMPARE(p.bodyA, std::size_t(0));
+            QCOMPARE(p.bodyB, std::size_t(1)); // the character, after the bodies
+            QCOMPARE(intersectionBodyName(scene, p.bodyB), std::string("dancer"));
+        }
+        QCOMPARE(pairs[0].triangleA, std::size_t(0));
+        QCOMPARE(pairs[0].triangleB, std::size_t(0));
+        QVERIFY(pairs[0].atSkinFold);
+        QCOMPARE(pairs[1].triangleA, std::size_t(1));
+        QCOMPARE(pairs[1].triangleB, std::size_t(2));
+        QVERIFY(!pairs[1].atSkinFold);
+        QCOMPARE(countAtSkinFolds(pairs), std::size_t(1));
+        // Unfolded (the second skin triangle moved clear of the first), no pair is at a fold.
+        for (int k = 3; k < 6; ++k) {
+            scene.colliders[0].vertices[std::size_t(k)].z() += 2;
+        }
+        const std::vector<TriangleIntersection> apart = findIntersections(scene, true);
+        QCOMPARE(apart.size(), std::size_t(2));
+        QCOMPARE(countAtSkinFolds(apart), std::size_t(0));
+    }
+
     // Air Meshes Fig. 10: the air turned off for a while (and self-collision with it), the
     // inner layer pushed out through the outer one; turned on again, the layers come back in
     // order: no crossing pair within 5 steps, and none for the next 20. With the air kept off
