@@ -37,8 +37,9 @@ struct TriangleIntersection {
     std::size_t bodyB = 0, triangleB = 0;
     // A body against a character's skin where the skin crosses itself (B's triangle crosses
     // another of the skins': a knee or a hip crease folding through itself as the character
-    // bends). Cloth caught there has no place that crosses neither side: the pair says more
-    // about the character's animation than about the simulation.
+    // bends, or two of its meshes overlapping where they meet). Cloth caught in a fold has no
+    // place that crosses neither side: the pair says more about the character's animation
+    // than about the simulation.
     bool atSkinFold = false;
 };
 
