@@ -389,6 +389,9 @@ def test_intersections_are_the_clis(cli, tmp_path):
     run = cli_run(cli, tmp_path, "drape", "--steps", "200", "--threads", "1")
     assert len(ours) == run["intersections"]["last"]
     assert ours[:20] == run["intersections"]["pairs"]
+    # No character, no skin to fold: none of the cloth's own crossings is at a skin's fold.
+    assert ours and not any(p["at_skin_fold"] for p in ours)
+    assert run["intersections"]["at_skin_folds"] == 0
     assert pbdlab.generate("cloth").intersections() == []
 
 
