@@ -687,9 +687,16 @@ bool ContinuousCollision::listCandidates() {
     // The margin: half an edge; none for the next 8 lists where a list with it held for no more
     // than its own substep (a surface that turns as it moves, as a skirt on a dancer does: a
     // mean move does not take out a turn, and the grown boxes' pairs cost more than the
-    // searches they would save).
-    if (margin_ > 0 && appliesSinceList_ <= 1) {
-        listsWithoutMargin_ = 8;
+    // searches they would save), twice as many each time that happens again in a row, up to
+    // 512 (the dancer: 41 of its 371 lists had the margin with a pause of 8, and those cost
+    // 4% of its continuous collision).
+    if (margin_ > 0) {
+        if (appliesSinceList_ <= 1) {
+            listsWithoutMargin_ = marginPause_;
+            marginPause_ = std::min(2 * marginPause_, kLongestMarginPause);
+        } else {
+            marginPause_ = kShortestMarginPause;
+        }
     }
     margin_ = listsWithoutMargin_ > 0 ? 0 : meanEdge_ / 2;
     listsWithoutMargin_ = std::max(0, listsWithoutMargin_ - 1);

@@ -252,6 +252,8 @@ private:
     Real margin_ = 0;
     bool built_ = false;
     int appliesSinceList_ = 2, listsWithoutMargin_ = 0;
+    static constexpr int kShortestMarginPause = 8, kLongestMarginPause = 512;
+    int marginPause_ = kShortestMarginPause; // lists without the margin after one that failed
     std::vector<std::uint8_t> escaped_; // per triangle: a vertex beyond the list's reach
     std::vector<Index> escapedList_;
 
