@@ -190,6 +190,10 @@ private:
     // without a margin searches the swept boxes themselves).
     bool listCandidates();
     void refitTree(const std::vector<Box>& boxes);
+    // The same where only `triangles` changed their boxes since the last refit.
+    void refitTreeAt(const std::vector<Index>& triangles, const std::vector<Box>& boxes);
+    void refitLeaf(Node& node, const std::vector<Box>& boxes);
+    void refitInnerNodes();
     bool neighbours(Index a, Index b) const {
         const Triangle& A = local_[a];
         const Triangle& B = local_[b];
@@ -241,6 +245,8 @@ private:
     std::vector<std::uint8_t> owns_;
     std::vector<Index> vertexTriangleStart_, vertexTriangles_; // per vertex, its triangles
     std::vector<Node> nodes_;
+    std::vector<Index> leafOf_; // per triangle, its leaf's node
+    Marks leavesRefitted_;
     // Triangles sharing a corner: per triangle, and their primitive pairs.
     std::vector<Index> adjacentStart_, adjacentOf_;
     std::vector<std::array<Index, 2>> adjacentVF_; // (vertex, triangle)
@@ -254,7 +260,7 @@ private:
     int appliesSinceList_ = 2, listsWithoutMargin_ = 0;
     static constexpr int kShortestMarginPause = 8, kLongestMarginPause = 512;
     int marginPause_ = kShortestMarginPause; // lists without the margin after one that failed
-    std::vector<std::uint8_t> escaped_; // per triangle: a vertex beyond the list's reach
+    std::vector<std::uint8_t> escaped_;      // per triangle: a vertex beyond the list's reach
     std::vector<Index> escapedList_;
 
     // Per apply, by local index.
