@@ -756,18 +756,16 @@ void Solver::keepAirDistance() {
     // A particle's later pairs are set once a pass: set after the first of its pairs that acts,
     // they stay pending until their turn, after any later pair of it that acts (the pairs go in
     // order), so setting them again sets nothing new (a third of the pass's time went to it).
-    // Each particle's pairs are listed in pair order (refreshAirPairIncidence): the later ones
-    // are those after k's place (comparing each with k was a quarter of the pass's time).
     airCornerSeen_.begin(scene_.particles.size());
     const auto recheckAfter = [&](std::uint32_t k, Index v) {
         if (!airCornerSeen_.mark(v)) {
             return;
         }
-        const auto end = airPairIncidence_.begin() + airPairIncidenceStart_[v + 1];
-        for (auto i =
-                 std::upper_bound(airPairIncidence_.begin() + airPairIncidenceStart_[v], end, k);
-             i != end; ++i) {
-            pending[*i / 64] |= std::uint64_t(1) << (*i % 64);
+        for (std::uint32_t i = airPairIncidenceStart_[v]; i < airPairIncidenceStart_[v + 1]; ++i) {
+            const std::uint32_t j = airPairIncidence_[i];
+            if (j > k) {
+                pending[j / 64] |= std::uint64_t(1) << (j % 64);
+            }
         }
     };
     for (std::size_t word = 0; word < pending.size(); ++word) {
