@@ -64,6 +64,20 @@ void RigidSolver::broadphase(const std::vector<RigidBody>& bodies,
         bool same = sized, moved = false;
         for (std::size_t i = begin; i < end; ++i) {
             const RigidBody& body = bodies[i];
+            // A body's record (about 400 bytes) and its shapes (an allocation of their own)
+            // are read here once a step: fetched 16 and 8 bodies ahead. Without, the load of
+            // the shapes' address and then of the shape missed the caches for every body
+            // (pyramid-100: most of this loop, 0.3 of the detection's 1.6 ms on one thread).
+            if (i + 16 < end) {
+                __builtin_prefetch(&bodies[i + 16].shapes);
+                __builtin_prefetch(&bodies[i + 16].x);
+            }
+            if (i + 8 < end) {
+                __builtin_prefetch(bodies[i + 8].shapes.data());
+                __builtin_prefetch(reinterpret_cast<const char*>(bodies[i + 8].shapes.data()) + 64);
+                __builtin_prefetch(reinterpret_cast<const char*>(bodies[i + 8].shapes.data()) +
+                                   128);
+            }
             for (int s = 0; s < int(body.shapes.size()); ++s) {
                 const std::size_t k = first[i] + std::size_t(s);
                 BroadProxy& p = proxies_[k];
