@@ -338,7 +338,7 @@ PBD_KERNEL_INLINE void RigidSolver::buildLaneBatches(Step& st, std::size_t begin
                       i[4] * v.x + i[5] * v.y + i[2] * v.z};
         };
         const auto inverseOrZero = [&](D4 k) { return k > zero ? one / k : zero; };
-        L.n = normal;
+        put(L.n, normal);
         L.wa = wa;
         L.wb = wb;
         L.mu = mu;
@@ -352,10 +352,10 @@ PBD_KERNEL_INLINE void RigidSolver::buildLaneBatches(Step& st, std::size_t begin
         for (int slot = 0; slot < 4; ++slot) {
             const V4 raN = cross(armA[slot], normal), rbN = cross(armB[slot], normal);
             const V4 iaN = times(inertiaA, raN), ibN = times(inertiaB, rbN);
-            L.raN[slot] = raN;
-            L.rbN[slot] = rbN;
-            L.iaN[slot] = iaN;
-            L.ibN[slot] = ibN;
+            put(L.raN[slot], raN);
+            put(L.rbN[slot], rbN);
+            put(L.iaN[slot], iaN);
+            put(L.ibN[slot], ibN);
             L.massN[slot] =
                 valid[slot] > zero ? inverseOrZero(wa + wb + dot(raN, iaN) + dot(rbN, ibN)) : zero;
             L.sep[slot] = sep[slot];
@@ -388,18 +388,18 @@ PBD_KERNEL_INLINE void RigidSolver::buildLaneBatches(Step& st, std::size_t begin
         const V4 iaT1 = times(inertiaA, raT1), ibT1 = times(inertiaB, rbT1),
                  iaT2 = times(inertiaA, raT2), ibT2 = times(inertiaB, rbT2);
         const V4 iaTwist = times(inertiaA, normal), ibTwist = times(inertiaB, normal);
-        L.t1 = t1;
-        L.t2 = t2;
-        L.raT1 = raT1;
-        L.rbT1 = rbT1;
-        L.raT2 = raT2;
-        L.rbT2 = rbT2;
-        L.iaT1 = iaT1;
-        L.ibT1 = ibT1;
-        L.iaT2 = iaT2;
-        L.ibT2 = ibT2;
-        L.iaTwist = iaTwist;
-        L.ibTwist = ibTwist;
+        put(L.t1, t1);
+        put(L.t2, t2);
+        put(L.raT1, raT1);
+        put(L.rbT1, rbT1);
+        put(L.raT2, raT2);
+        put(L.rbT2, rbT2);
+        put(L.iaT1, iaT1);
+        put(L.ibT1, ibT1);
+        put(L.iaT2, iaT2);
+        put(L.ibT2, ibT2);
+        put(L.iaTwist, iaTwist);
+        put(L.ibTwist, ibTwist);
         L.massT1 = inverseOrZero(wa + wb + dot(raT1, iaT1) + dot(rbT1, ibT1));
         L.massT2 = inverseOrZero(wa + wb + dot(raT2, iaT2) + dot(rbT2, ibT2));
         L.massTwist = inverseOrZero(dot(normal, iaTwist) + dot(normal, ibTwist));
