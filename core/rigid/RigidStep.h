@@ -145,7 +145,7 @@ inline V4 operator*(const V4& a, D4 s) {
 // to = v, a lane vector at a time. A plain assignment of the struct GCC copies through the
 // stack, the 96 bytes as 64 + 32 read right after the three 32-byte writes that made them:
 // a read that spans two writes waits for them to reach the cache (building pyramid-100's
-// batches: 4.5% of its step at one instruction; 15.2% -> 14.5% of the samples in building).
+// batches: 4.5% of its samples at one instruction, building 15.2% -> 14.5% of them).
 inline void put(V4& to, const V4& v) {
     to.x = v.x;
     to.y = v.y;
