@@ -20,6 +20,7 @@
 #include <random>
 #include <set>
 #include <stdexcept>
+#include <string_view>
 #include <thread>
 #include <tuple>
 
@@ -869,17 +870,21 @@ private slots:
         if (paths.size() < 2) {
             QSKIP("a native build has one kernel path");
         }
+        // cloth-on-rigid for 80 steps: a colour whose lanes leave one or two elements over on
+        // one path and not on the other made AVX2 and AVX-512 differ from step 60 (when such a
+        // tail ran on doubles, fused differently from the lanes).
         auto run = [](const char* name, SolverMethod method) {
             Scene s = makeScene(name).value();
             s.solver.method = method;
             s.solver.threads = 1;
             Solver solver(s);
-            for (int i = 0; i < 30; ++i) {
+            const int steps = std::string_view(name) == "cloth-on-rigid" ? 80 : 30;
+            for (int i = 0; i < steps; ++i) {
                 solver.step();
             }
             return s.particles.positions;
         };
-        for (const char* name : {"cloth", "tetbar", "cloth-sbd", "rope"}) {
+        for (const char* name : {"cloth", "tetbar", "cloth-sbd", "rope", "cloth-on-rigid"}) {
             for (SolverMethod method : {SolverMethod::Xpbd, SolverMethod::Pbd}) {
                 QVERIFY(kernels::selectKernelPath(paths.front()->name));
                 const auto reference = run(name, method);
@@ -898,7 +903,12 @@ private slots:
                           std::string(paths[k]->name).c_str(),
                           std::string(paths.front()->name).c_str(), diff);
                     if (paths[k]->name == "sse2") {
-                        QVERIFY2(diff < 1e-12, qPrintable(QString::number(diff)));
+                        // Rounded without FMA, so it differs by rounding, which a cloth on
+                        // colliding rigid bodies amplifies over 80 steps (6 cm): bounded on
+                        // the other scenes only.
+                        if (std::string_view(name) != "cloth-on-rigid") {
+                            QVERIFY2(diff < 1e-12, qPrintable(QString::number(diff)));
+                        }
                     } else {
                         QVERIFY2(other == reference, qPrintable(QString::number(diff)));
                     }
