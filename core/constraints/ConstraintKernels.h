@@ -176,7 +176,6 @@ void forRange(Batch& b, SolverParticle* P, std::size_t begin, std::size_t end, E
     // (four lanes) solved on doubles what AVX-512 solved in lanes: cloth-on-rigid's runs parted
     // by 2e-16 m at step 60 and by 2 cm at step 300. Ranges begin at a multiple of eight from
     // their colour's start (colourPart), so the threads do not change this either.
-    constexpr std::size_t kWidestLanes = 8;
     const std::size_t leftOver = (end - begin) % kWidestLanes;
     const std::size_t lanesEnd = leftOver <= 2 ? end - leftOver : end;
     std::size_t e = begin;

@@ -47,8 +47,13 @@ struct KernelPath {
                        const Sweep& sweep);
 };
 
-// Part `part` of `parts` of the elements [begin, end): equal shares cut at multiples of 8 (the
-// widest lanes), so a part has at most one partly filled group of lanes.
+// The widest path's lane count (AVX-512). Parts of a colour are cut at its multiples, and every
+// path leaves over for the code on doubles what this many lanes would (kernels::forRange), so
+// an element runs the same code whatever the path and the thread count.
+inline constexpr std::size_t kWidestLanes = 8;
+
+// Part `part` of `parts` of the elements [begin, end): equal shares cut at multiples of
+// kWidestLanes, so a part has at most one partly filled group of lanes.
 inline std::pair<Index, Index> colourPart(Index begin, Index end, int part, int parts) {
     const auto cut = [&](int k) {
         if (k >= parts) {
@@ -56,7 +61,7 @@ inline std::pair<Index, Index> colourPart(Index begin, Index end, int part, int 
         }
         const std::uint64_t share =
             std::uint64_t(end - begin) * std::uint64_t(k) / std::uint64_t(parts);
-        return std::min(end, Index(begin + (share & ~std::uint64_t(7))));
+        return std::min(end, Index(begin + share / kWidestLanes * kWidestLanes));
     };
     return {cut(part), cut(part + 1)};
 }

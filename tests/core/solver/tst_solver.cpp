@@ -20,7 +20,6 @@
 #include <random>
 #include <set>
 #include <stdexcept>
-#include <string_view>
 #include <thread>
 #include <tuple>
 
