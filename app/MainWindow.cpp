@@ -511,6 +511,17 @@ void MainWindow::connectDocks() {
         },
         Qt::QueuedConnection);
     connect(
+        properties, &PropertiesPanel::bendingModelEdited, doc,
+        [=](BendingModel model) {
+            QString error;
+            const int shown = properties->shownGroup();
+            if (!doc->setBendingModel(model, &error)) {
+                report(error);
+            }
+            properties->showGroup(doc->scene(), shown);
+        },
+        Qt::QueuedConnection);
+    connect(
         properties, &PropertiesPanel::densityEdited, doc,
         [=](int body, double density) {
             QString error;

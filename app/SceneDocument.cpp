@@ -9,6 +9,7 @@
 #include "app/commands/SceneCommand.h"
 #include "app/commands/SolverSettingsCommand.h"
 #include "core/constraints/Attaching.h"
+#include "core/constraints/ConstraintBuilders.h"
 #include "core/scene/Mass.h"
 #include "core/scenes/Garments.h"
 #include "core/scenes/Ground.h"
@@ -282,6 +283,28 @@ bool SceneDocument::addConstraintGroup(int body, ConstraintType type, QString* e
             .arg(constraintGroupSize(rest.constraints, *added)),
         {scene_.constraints, scene_.constraintGroups, scene_.rigidAttachments},
         {rest.constraints, rest.constraintGroups, scene_.rigidAttachments}, *added));
+    return true;
+}
+
+bool SceneDocument::setBendingModel(BendingModel model, QString* error) {
+    if (scene_.constraints.bending.model == model) {
+        return true;
+    }
+    if (scene_.constraints.bending.size() == 0) {
+        return fail(tr("The scene has no bending constraints to give the %1 model")
+                        .arg(QString::fromUtf8(toString(model).data())),
+                    error);
+    }
+    // From the rest state, like the scene's own constraints.
+    Scene rest = authoredScene();
+    pbd::setBendingModel(rest.constraints, rest.particles.positions, model);
+    undoStack_->push(new ConstraintsCommand(
+        this,
+        tr("Bending model: %1 (%2 hinges)")
+            .arg(QString::fromUtf8(toString(model).data()))
+            .arg(rest.constraints.bending.size()),
+        {scene_.constraints, scene_.constraintGroups, scene_.rigidAttachments},
+        {rest.constraints, rest.constraintGroups, scene_.rigidAttachments}, -1));
     return true;
 }
 

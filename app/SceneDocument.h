@@ -65,6 +65,8 @@ public:
     bool isPinned(Index particle) const;
     bool setConstraintGroup(int index, const ConstraintGroup& group, QString* error = nullptr);
     bool addConstraintGroup(int body, ConstraintType type, QString* error = nullptr);
+    // Every hinge to `model`, its rest data from the authored positions (an undo command).
+    bool setBendingModel(BendingModel model, QString* error = nullptr);
     bool removeConstraintGroup(int index, QString* error = nullptr);
     enum class AttachTarget { Points, Collider, Body, RigidBody, Character };
     bool attachSelection(AttachTarget target, int index = -1, QString* error = nullptr);

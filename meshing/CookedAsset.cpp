@@ -77,7 +77,10 @@ json constraintsJson(const ConstraintSet& c) {
     j["distance"] = distance;
     json bending = elementsJson(c.bending);
     bending["restAngle"] = c.bending.restAngle;
-    bending["model"] = c.bending.model == BendingModel::Bridson ? "bridson" : "pbd-appendix";
+    bending["model"] = toString(c.bending.model);
+    if (c.bending.model == BendingModel::Isometric) {
+        bending["weight"] = interleave(c.bending.weight);
+    }
     j["bending"] = bending;
     json tris = elementsJson(c.strainTriangles);
     tris["qInverse"] = interleave(c.strainTriangles.qInverse);
@@ -152,10 +155,17 @@ ConstraintSet constraintsFrom(const json& j, const std::string& where) {
         offsets[1] = readElements(j["bending"], c.bending, w);
         c.bending.restAngle = restArray(j["bending"], "restAngle", c.bending.size(), w);
         const auto model = getOr<std::string>(j["bending"], "model", "bridson", w);
-        if (model != "bridson" && model != "pbd-appendix") {
+        const auto known = bendingModelFromString(model);
+        if (!known) {
             throw FormatError{w + ".model: unknown value '" + model + "'"};
         }
-        c.bending.model = model == "bridson" ? BendingModel::Bridson : BendingModel::PbdAppendix;
+        c.bending.model = *known;
+        if (c.bending.model == BendingModel::Isometric) {
+            deinterleave(j["bending"], "weight", c.bending.size(), c.bending.weight, w);
+            for (auto& l : c.bending.lambdaYZ) {
+                l.assign(c.bending.size(), 0);
+            }
+        }
     }
     if (j.contains("strainTriangles")) {
         const std::string w = where + ".strainTriangles";

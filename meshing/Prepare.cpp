@@ -495,6 +495,7 @@ PrepareResult prepareScene(const Scene& input, const PrepareOptions& options,
     }
     if (options.defaultConstraints) {
         Stopwatch watch(report, "constraints");
+        scene.constraints.bending.model = options.bendingModel; // the builders follow it
         addDefaultConstraints(scene, report);
     }
 

@@ -38,6 +38,7 @@ struct PrepareOptions {
     // Sensible starting constraints so the result can be simulated at once: cloth gets strain
     // triangles (UV frames) and bending, tet bodies strain tets and volume.
     bool defaultConstraints = false;
+    BendingModel bendingModel = BendingModel::Bridson; // the default constraints' bending
     // Rigid bodies instead (§5): every body becomes a dynamic rigid body, the convex hull of its
     // vertices, of `density`; with rigidGround a static ground is put under them all.
     bool rigidHulls = false;

@@ -19,10 +19,6 @@ using namespace sceneio;
 
 namespace {
 
-std::string_view toString(BendingModel m) {
-    return m == BendingModel::Bridson ? "bridson" : "pbd-appendix";
-}
-
 template <class Batch> json batchCommon(const Batch& b) {
     return json{{"particles", flat(b.particles)},
                 {"compliance", arrays(b.compliance)},
@@ -108,6 +104,9 @@ json constraintsToJson(const ConstraintSet& c) {
     json bending = batchCommon(c.bending);
     bending["restAngle"] = c.bending.restAngle;
     bending["model"] = toString(c.bending.model);
+    if (c.bending.model == BendingModel::Isometric) {
+        bending["weight"] = arrays(c.bending.weight);
+    }
     j["bending"] = bending;
     json strainTriangles = batchCommon(c.strainTriangles);
     strainTriangles["qInverse"] = arrays(c.strainTriangles.qInverse);
@@ -147,7 +146,19 @@ ConstraintSet constraintsFromJson(const json& j, const std::string& where) {
         c.bending.restAngle = get<std::vector<Real>>(j["bending"], "restAngle", w);
         checkSize(c.bending.restAngle, c.bending.size(), w + ".restAngle");
         const std::string model = getOr<std::string>(j["bending"], "model", "bridson", w);
-        c.bending.model = model == "bridson" ? BendingModel::Bridson : BendingModel::PbdAppendix;
+        const auto known = bendingModelFromString(model);
+        if (!known) {
+            throw FormatError{w + ".model: unknown bending model '" + model +
+                              "' (bridson, pbd-appendix or isometric)"};
+        }
+        c.bending.model = *known;
+        if (c.bending.model == BendingModel::Isometric) {
+            toArrays(at(j["bending"], "weight", w), c.bending.weight, c.bending.size(),
+                     w + ".weight");
+            for (auto& l : c.bending.lambdaYZ) {
+                l.assign(c.bending.size(), 0);
+            }
+        }
     }
     if (j.contains("strainTriangles")) {
         const std::string w = where + ".strainTriangles";

@@ -5,6 +5,7 @@
 #include "app/cli/ReportJson.h"
 #include "core/base/Version.h"
 #include "core/constraints/Attaching.h"
+#include "core/constraints/ConstraintBuilders.h"
 #include "core/constraints/ConstraintGroups.h"
 #include "core/fields/Fields.h"
 #include "core/scene/Topology.h"
@@ -594,6 +595,31 @@ PYBIND11_MODULE(_pbdlab, m) {
             "one of enabled (on|off), modulus, compliance, a component (stretch_u, shear_xy, ...; "
             "a number or 'rigid'), pbd, pbd_COMPONENT, rest_u, rest_v, rest_x..., pressure. "
             "Raises ValueError with the CLI's message (an unknown group lists those there are).")
+        .def_property(
+            "bending_model",
+            [](PyScene& s) { return std::string(toString(s.scene().constraints.bending.model)); },
+            [](PyScene& s, const std::string& name) {
+                const auto model = bendingModelFromString(name);
+                if (!model) {
+                    throw std::invalid_argument("bending_model: '" + name +
+                                                "' is not a bending model (bridson, "
+                                                "pbd-appendix or isometric)");
+                }
+                if (s.scene().constraints.bending.size() == 0) {
+                    throw std::invalid_argument("bending_model: the scene has no bending "
+                                                "constraints");
+                }
+                if (*model != s.scene().constraints.bending.model) {
+                    setBendingModel(s.scene().constraints, s.scene().particles.positions, *model);
+                    s.edited();
+                }
+            },
+            "The bending constraints' model: 'bridson' (signed dihedral angle), 'pbd-appendix' or "
+            "'isometric' (Bergou et al.'s quadratic model, about half the cost; the same "
+            "compliance per radian squared near flat). Setting it rebuilds every hinge's rest "
+            "data from the positions now, taken as the rest shape (as pbdlab-cli's "
+            "--bending-model does): set it before stepping. Raises ValueError for an unknown "
+            "name or a scene without bending.")
         .def_property_readonly(
             "colliders", [](PyScene& s) { return python::toPython(cli::collidersJson(s.scene())); },
             "The colliders (shape, position, size, friction, ...), as pbdlab-cli reports them.")

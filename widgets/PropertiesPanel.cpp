@@ -45,7 +45,7 @@ PropertiesPanel::PropertiesPanel(QWidget* parent)
 namespace {
 
 // What a group row's value edits: kind * 16 + component.
-enum GroupField { kName = 1, kEnabled, kMaterial, kPbd, kRest, kPressure };
+enum GroupField { kName = 1, kEnabled, kMaterial, kPbd, kRest, kPressure, kBendingModel };
 
 QString text(std::string_view s) {
     return QString::fromUtf8(s.data(), qsizetype(s.size()));
@@ -126,6 +126,10 @@ void PropertiesPanel::showGroup(const Scene& scene, int index) {
     if (g.type == ConstraintType::Pressure) {
         row(tr("Pressure k"), QString::number(g.pressure, 'g', 6), kPressure * 16);
     }
+    if (g.type == ConstraintType::DihedralBending) {
+        row(tr("Bending model (all bending)"), text(toString(scene.constraints.bending.model)),
+            kBendingModel * 16);
+    }
     setRows(rows);
     populating_ = true;
     for (int r = 0; r < rows.size(); ++r) {
@@ -143,6 +147,7 @@ void PropertiesPanel::showGroup(const Scene& scene, int index) {
     populating_ = false;
     group_ = index;
     shown_ = g;
+    bendingModel_ = scene.constraints.bending.model;
 }
 
 void PropertiesPanel::showCollider(const Scene& scene, int index) {
@@ -295,6 +300,20 @@ void PropertiesPanel::groupItemChanged(QTableWidgetItem* changed) {
     const QString typed = changed->text();
     bool ok = false;
     const double number = typed.trimmed().toDouble(&ok);
+    if (kind == kBendingModel) {
+        const QString name = typed.trimmed().toLower().replace(QLatin1Char(' '), QLatin1Char('-'));
+        if (const auto model = bendingModelFromString(name.toStdString())) {
+            emit bendingModelEdited(*model);
+        } else {
+            populating_ = true;
+            changed->setText(text(toString(bendingModel_)));
+            populating_ = false;
+            emit editRejected(tr("'%1' is not a bending model: type bridson, pbd-appendix or "
+                                 "isometric")
+                                  .arg(typed));
+        }
+        return;
+    }
     switch (kind) {
     case kName:
         if (typed.trimmed().isEmpty()) {

@@ -48,6 +48,8 @@ public:
 
 signals:
     void groupEdited(int index, const pbd::ConstraintGroup& group);
+    // The scene's bending model, edited on a bending group (it is the scene's, not the group's).
+    void bendingModelEdited(pbd::BendingModel model);
     void colliderEdited(int index, const pbd::Collider& collider);
     void densityEdited(int body, double density);
     void selfCollisionEdited(bool enabled, double thickness);
@@ -58,6 +60,7 @@ private:
     void groupItemChanged(QTableWidgetItem* item);
     void colliderItemChanged(QTableWidgetItem* item);
     int group_ = -1;
+    pbd::BendingModel bendingModel_ = pbd::BendingModel::Bridson; // the scene's, shown with a group
     int collider_ = -1;
     int body_ = -1;              // the body whose density row is shown
     bool selfCollision_ = false; // the self-collision rows are shown

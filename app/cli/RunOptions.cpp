@@ -1,6 +1,7 @@
 #include "app/cli/RunOptions.h"
 
 #include "app/cli/Command.h"
+#include "core/constraints/ConstraintBuilders.h"
 #include "core/scenes/Garments.h"
 #include "core/solver/KernelPaths.h"
 #include "meshing/AirScenes.h"
@@ -99,6 +100,13 @@ void addRunOptions(CLI::App& c, RunOptions& o) {
                  "What self-collision keeps between surfaces, m (the scene's clothThickness)")
         ->check(CLI::PositiveNumber)
         ->type_name("M");
+    c.add_option("--bending-model", o.bendingModel,
+                 "Give every bending hinge this model, its rest shape from the positions the "
+                 "scene starts from: bridson (signed dihedral angle, the default), pbd-appendix, "
+                 "or isometric (Bergou et al.'s quadratic model: about half the cost, for cloth "
+                 "that stretches little; the same compliance per radian squared near flat)")
+        ->check(CLI::IsMember({"bridson", "pbd-appendix", "isometric"}))
+        ->type_name("MODEL");
     c.add_option("--group", o.groups,
                  "Edit a constraint group first (see 'info'): KEY is enabled (on|off), modulus or "
                  "compliance, a component (stretch_u, stretch_v, shear_uv, stretch_x..., a number "
@@ -246,6 +254,17 @@ bool applyEdits(const RunOptions& o, Scene& scene) {
             inputProblem("--skirt " + spec + ": " + added.error());
             return false;
         }
+    }
+    if (!o.bendingModel.empty()) {
+        // Last: the skirts' hinges too. The scene's positions now are its rest state, as
+        // `prepare` and the builders take them.
+        if (scene.constraints.bending.size() == 0) {
+            inputProblem("--bending-model " + o.bendingModel + ": '" + o.scene +
+                         "' has no bending constraints");
+            return false;
+        }
+        setBendingModel(scene.constraints, scene.particles.positions,
+                        *bendingModelFromString(o.bendingModel));
     }
     return true;
 }

@@ -46,6 +46,7 @@ struct RunOptions {
     std::string continuousCollision;     // on | off
     std::string selfCollision;           // on | off
     std::optional<double> thickness;     // m
+    std::string bendingModel;            // bridson | pbd-appendix | isometric
     std::vector<std::string> groups;     // NAME:KEY=VALUE,... (core editConstraintGroup)
     std::vector<std::string> colliders;  // SHAPE[:KEY=VALUE,...] (core colliderFromSpec)
     std::vector<std::string> characters; // FILE[,KEY=VALUE,...] (meshing addCharacterFromSpec)

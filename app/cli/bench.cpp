@@ -139,6 +139,7 @@ int bench(const RunOptions& o) {
         {"particles", scene.particles.size()},
         {"colours", scene.constraints.colourCount},
         {"constraints", counts},
+        {"bending_model", std::string(toString(scene.constraints.bending.model))},
         {"ms_per_step", median},
         {"ms_per_step_min", sorted.front()},
         {"ms_per_step_max", sorted.back()},

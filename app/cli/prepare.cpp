@@ -17,7 +17,7 @@ namespace {
 struct PrepareCommandOptions {
     PrepareOptions prepare;
     std::vector<std::string> files;
-    std::string frames, tetFrames, localBodies, wrap, overlaps, cageMesh;
+    std::string frames, tetFrames, localBodies, wrap, overlaps, cageMesh, bendingModel;
     std::size_t cageTriangles = 0;
     double timeout = 0;
     int airSubdivisions = 0;
@@ -52,6 +52,9 @@ int prepare(PrepareCommandOptions& o) {
         options.tetFrames =
             o.tetFrames == "global" ? TetFrameMode::Global : TetFrameMode::NearestSurface;
         options.frames = true;
+    }
+    if (!o.bendingModel.empty()) {
+        options.bendingModel = *bendingModelFromString(o.bendingModel); // checked by the option
     }
     if (!o.wrap.empty()) {
         options.repairOptions.wrap = o.wrap == "always"  ? WrapMode::Always
@@ -202,6 +205,12 @@ void addPrepareCommand(CLI::App& cli, int& status) {
         ->check(CLI::Range(0.0, 1000.0))
         ->type_name("F");
     c->add_flag("--constraints", p.defaultConstraints, "Add default constraints");
+    c->add_option("--bending-model", o->bendingModel,
+                  "With --constraints: the cloth's bending, bridson (signed dihedral angle, the "
+                  "default), pbd-appendix or isometric (Bergou et al.'s quadratic model: about "
+                  "half the cost, for cloth that stretches little)")
+        ->check(CLI::IsMember({"bridson", "pbd-appendix", "isometric"}))
+        ->type_name("MODEL");
     c->add_flag("--rigid", p.rigidHulls, "Every body becomes a rigid body, its convex hull");
     c->add_flag("--ground", p.rigidGround, "With --rigid: on a static ground");
     c->add_option("--density", p.density, "Density, kg/m^3 (tet and rigid bodies)")

@@ -358,8 +358,10 @@ int simulate(const RunOptions& o) {
                           {"particles", body.particleCount},
                           {"triangles", triangles}});
     }
+    json settings = settingsJson(scene.solver);
+    settings["bending_model"] = std::string(toString(scene.constraints.bending.model));
     json result = {{"scene", scene.name},
-                   {"settings", settingsJson(scene.solver)},
+                   {"settings", settings},
                    {"constraint_groups", groupsJson(scene)},
                    {"colliders", collidersJson(scene)},
                    {"characters", charactersJson(scene, solver.time())},

@@ -116,6 +116,18 @@ PBD_KERNEL_INLINE Lanes sqrtOf(Lanes v) {
 #endif
 }
 
+// Whether any lane's mask is set (for a branch around work every lane can skip).
+PBD_KERNEL_INLINE bool anyOf(bool m) {
+    return m;
+}
+PBD_KERNEL_INLINE bool anyOf(LaneMask m) {
+    bool any = false;
+    for (int i = 0; i < kLanes; ++i) {
+        any = any || m[i] != 0;
+    }
+    return any;
+}
+
 PBD_KERNEL_INLINE double select(bool m, double a, double b) {
     return m ? a : b;
 }

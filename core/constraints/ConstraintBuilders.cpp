@@ -61,6 +61,86 @@ std::size_t addEdgeDistances(ConstraintSet& set, const Particles& particles, con
     return edges.size();
 }
 
+HingeRest hingeRest(BendingModel model, const std::array<Vec3, 4>& x) {
+    HingeRest r;
+    math::V3<Real> q[4];
+    for (int k = 0; k < 4; ++k) {
+        q[k] = v3(x[k]);
+    }
+    math::V3<Real> g[4];
+    switch (model) {
+    case BendingModel::Bridson:
+        r.rest = math::evaluateDihedralBridson<Real>(q, 0.0, g);
+        break;
+    case BendingModel::PbdAppendix:
+        r.rest = math::evaluateDihedralPbd<Real>(q, 0.0, g);
+        break;
+    case BendingModel::Isometric: {
+        // Wing tips a, b; shared edge u -> v. The cotangents of the angles at u and v in each
+        // triangle: K_a = (cot_u,a + cot_v,a) / |e|, K_u = -(cot_v,a + cot_v,b) / |e|, ...
+        // (Bergou et al. 2006, with the edge's length divided out). A degenerate triangle (no
+        // angle to speak of) leaves the weights 0: the hinge does nothing.
+        const Vec3& a = x[0];
+        const Vec3& b = x[1];
+        const Vec3& u = x[2];
+        const Vec3& v = x[3];
+        const Vec3 e = v - u;
+        const Real length = e.norm();
+        bool ok = length > 0;
+        auto cot = [&](const Vec3& s, const Vec3& t) {
+            const Real sine = s.cross(t).norm();
+            ok = ok && sine > 1e-12 * s.norm() * t.norm() && std::isfinite(sine);
+            return ok ? s.dot(t) / sine : 0.0;
+        };
+        const Real cua = cot(e, a - u), cva = cot(-e, a - v);
+        const Real cub = cot(e, b - u), cvb = cot(-e, b - v);
+        if (!ok) {
+            return r;
+        }
+        r.weight = {(cua + cva) / length, (cub + cvb) / length, -(cva + cvb) / length};
+        const math::V3<Real> curvature =
+            math::isometricCurvature<Real>(q, r.weight[0], r.weight[1], r.weight[2]);
+        r.rest = std::sqrt(math::norm2(curvature));
+        // Flat to within a millionth of a radian: exactly flat, so the solver's quick path (no
+        // square root or division) takes it.
+        if (r.rest < kFlatHinge) {
+            r.rest = 0;
+        }
+        break;
+    }
+    }
+    return r;
+}
+
+void setBendingModel(ConstraintSet& set, const std::vector<Vec3>& rest, BendingModel model) {
+    BendingConstraints& b = set.bending;
+    const bool wasAppendix = b.model == BendingModel::PbdAppendix;
+    const bool toAppendix = model == BendingModel::PbdAppendix;
+    b.model = model;
+    for (auto& w : b.weight) {
+        w.clear();
+    }
+    for (auto& l : b.lambdaYZ) {
+        l.clear();
+    }
+    for (std::size_t e = 0; e < b.size(); ++e) {
+        auto& p = b.particles[e];
+        if (wasAppendix != toAppendix) {
+            p = {p[2], p[3], p[0], p[1]}; // (wing tips, edge) <-> (edge, wing tips)
+        }
+        const HingeRest r = hingeRest(model, {rest[p[0]], rest[p[1]], rest[p[2]], rest[p[3]]});
+        b.restAngle[e] = r.rest;
+        b.lambda[0][e] = 0;
+        if (model == BendingModel::Isometric) {
+            for (int k = 0; k < 3; ++k) {
+                b.weight[k].push_back(r.weight[k]);
+            }
+            b.lambdaYZ[0].push_back(0);
+            b.lambdaYZ[1].push_back(0);
+        }
+    }
+}
+
 std::size_t addDihedralBending(ConstraintSet& set, const Particles& particles, const Body& body,
                                Real compliance, Real pbdStiffness) {
     // Half-edges (min, max, triangle, corner of the edge start); an interior edge of a
@@ -97,15 +177,13 @@ std::size_t addDihedralBending(ConstraintSet& set, const Particles& particles, c
                 if (set.bending.model == BendingModel::PbdAppendix) {
                     p = {u, v, wingA, wingB};
                 }
-                math::V3<Real> q[4];
-                for (int k = 0; k < 4; ++k) {
-                    q[k] = v3(x[p[k]]);
+                const HingeRest r =
+                    hingeRest(set.bending.model, {x[p[0]], x[p[1]], x[p[2]], x[p[3]]});
+                if (set.bending.model == BendingModel::Isometric) {
+                    set.bending.addIsometric(p, r.weight, r.rest, compliance, pbdStiffness);
+                } else {
+                    set.bending.add(p, r.rest, compliance, pbdStiffness);
                 }
-                math::V3<Real> g[4];
-                const Real rest = set.bending.model == BendingModel::Bridson
-                                      ? math::evaluateDihedralBridson<Real>(q, 0.0, g)
-                                      : math::evaluateDihedralPbd<Real>(q, 0.0, g);
-                set.bending.add(p, rest, compliance, pbdStiffness);
                 ++added;
             }
         }

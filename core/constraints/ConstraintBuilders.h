@@ -30,10 +30,27 @@ Real complianceOf(Real modulus, Real measure);
 std::size_t addEdgeDistances(ConstraintSet& set, const Particles& particles, const Body& body,
                              Real compliance, Real pbdStiffness = 1);
 
-// One dihedral bending constraint per interior edge shared by exactly two triangles, rest angle
-// from the current shape. Compliance in 1/(N m).
+// One bending constraint per interior edge shared by exactly two triangles, of the set's bending
+// model (set.bending.model), its rest angle (or isometric weights and rest curvature) from the
+// current shape. Compliance in 1/(N m): per radian squared near flat, whatever the model.
 std::size_t addDihedralBending(ConstraintSet& set, const Particles& particles, const Body& body,
                                Real compliance, Real pbdStiffness = 1);
+
+// An isometric hinge this much curved at rest or less counts as flat (|v| = 2 sin(theta / 2)).
+inline constexpr Real kFlatHinge = 1e-6;
+
+// A hinge's rest data under `model`, from its four positions in that model's particle order:
+// the rest angle, or for the isometric model the rest curvature |v| and the weights.
+struct HingeRest {
+    Real rest = 0;
+    std::array<Real, 3> weight{};
+};
+HingeRest hingeRest(BendingModel model, const std::array<Vec3, 4>& x);
+
+// Gives every hinge of the set `model`: its particles in the model's order and its rest data
+// from `rest` (the positions taken as the rest state, as the builder above does); compliance,
+// stiffness, group, measure and colour stay, lambda restarts. Hinges added later follow it too.
+void setBendingModel(ConstraintSet& set, const std::vector<Vec3>& rest, BendingModel model);
 
 struct StrainTriangleMaterial {
     Real stretchU = 1e4; // N/m along the warp (u) direction

@@ -228,6 +228,14 @@ void forRange(Batch& b, SolverParticle* P, std::size_t begin, std::size_t end, E
             }
             if constexpr (requires { b.restAngle; }) {
                 __builtin_prefetch(b.restAngle.data() + a, 0);
+                if (b.model == BendingModel::Isometric) {
+                    for (const auto& v : b.weight) {
+                        __builtin_prefetch(v.data() + a, 0);
+                    }
+                    for (const auto& v : b.lambdaYZ) {
+                        __builtin_prefetch(v.data() + a, 1);
+                    }
+                }
             }
             if constexpr (requires { b.restValue; }) {
                 __builtin_prefetch(b.restValue.data() + a, 0);
@@ -370,9 +378,59 @@ void solve(DistanceConstraints& b, SolverParticle* P, std::size_t begin, std::si
     });
 }
 
+// Isometric bending (ConstraintMath.h), projected as the vector constraint C = v - r v/|v| with
+// a lambda per axis: grad_k C = K_k I, so sum_k w_k |grad_k|^2 = sum_k w_k K_k^2 for each axis,
+// and dlambda = scale (-C - a~ lambda) / (sum_k w_k K_k^2 + a~), p_k += w_k K_k dlambda (XPBD
+// eq. 17-18 per axis). Flat at rest (r = 0, every lane): C = v, no square root or division by
+// the positions. Lanes of curved hinges take C = v (1 - r/|v|), which is v itself where r = 0,
+// so a hinge gets the same bits whichever lanes it shares.
+template <bool Xpbd>
+void solveIsometric(BendingConstraints& b, SolverParticle* P, std::size_t begin, std::size_t end,
+                    Sweep sweep) {
+    forRange(b, P, begin, end, [&]<class T>(At e, V3<T>(&p)[4], T(&w)[4]) {
+        const T k0 = loadAt<T>(b.weight[0], e);
+        const T k1 = loadAt<T>(b.weight[1], e);
+        const T k2 = loadAt<T>(b.weight[2], e);
+        const T k3 = -(k0 + k1 + k2);
+        V3<T> c = math::isometricCurvature<T>(p, k0, k1, k2);
+        const T rest = loadAt<T>(b.restAngle, e);
+        if (lanes::anyOf(rest != math::splat<T>(0.0))) {
+            const T t = rest * math::safeInverse(lanes::sqrtOf(math::norm2(c)));
+            c = c - c * t;
+        }
+        const T zero = math::splat<T>(0.0);
+        const T lx = sweep.first ? zero : loadAt<T>(b.lambda[0], e);
+        const T ly = sweep.first ? zero : loadAt<T>(b.lambdaYZ[0], e);
+        const T lz = sweep.first ? zero : loadAt<T>(b.lambdaYZ[1], e);
+        T alphaTilde = zero;
+        T scale = math::splat<T>(1.0);
+        if constexpr (Xpbd) {
+            alphaTilde = loadAt<T>(b.compliance[0], e) * sweep.invH2;
+        } else {
+            scale = loadAt<T>(b.pbdScale[0], e);
+        }
+        const T denom =
+            w[0] * k0 * k0 + w[1] * k1 * k1 + w[2] * k2 * k2 + w[3] * k3 * k3 + alphaTilde;
+        const T s = scale * math::safeInverse(denom);
+        const V3<T> dl = {(-c.x - alphaTilde * lx) * s, (-c.y - alphaTilde * ly) * s,
+                          (-c.z - alphaTilde * lz) * s};
+        p[0] += dl * (w[0] * k0);
+        p[1] += dl * (w[1] * k1);
+        p[2] += dl * (w[2] * k2);
+        p[3] += dl * (w[3] * k3);
+        storeAt<T>(b.lambda[0], e, lx + dl.x);
+        storeAt<T>(b.lambdaYZ[0], e, ly + dl.y);
+        storeAt<T>(b.lambdaYZ[1], e, lz + dl.z);
+    });
+}
+
 template <bool Xpbd>
 void solve(BendingConstraints& b, SolverParticle* P, std::size_t begin, std::size_t end,
            Sweep sweep) {
+    if (b.model == BendingModel::Isometric) {
+        solveIsometric<Xpbd>(b, P, begin, end, sweep);
+        return;
+    }
     const bool bridson = b.model == BendingModel::Bridson;
     forRange(b, P, begin, end, [&]<class T>(At e, V3<T>(&p)[4], T(&w)[4]) {
         V3<T> g[4];

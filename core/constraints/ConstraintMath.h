@@ -148,6 +148,39 @@ PBD_KERNEL_INLINE T evaluateDihedralPbd(const V3<T> (&p)[4], T restAngle, V3<T> 
     return atan2Of(sinA, d) - restAngle;
 }
 
+// Isometric bending (Bergou, Wardetzky, Harmon, Zorin and Grinspun 2006, "A quadratic bending
+// model for inextensible surfaces"; the survey of Bender, Mueller and Macklin 2015, §4.2.2): the
+// hinge's curvature vector v = sum_k K_k p_k, linear in the positions, with weights K from the
+// cotangents of the rest triangles (IsometricWeights). Bridson's particle order: wing tips p0,
+// p1, shared edge p2 -> p3. With K divided by the rest edge's length, |v| = 2 sin(theta / 2)
+// for a hinge folded by theta from flat as long as its triangles keep their rest shape, so a
+// compliance means what it means for the dihedral angle near flat. Flat at rest, v = 0; the
+// energy |v|^2 / (2 alpha) is then quadratic in the positions, with constant gradients: the
+// projection needs no square root, division by the positions or angle (and no singularity at
+// flat, where v is a vector constraint with a lambda per axis). For a hinge curved at rest the
+// constraint is v - r v/|v| (r = |v| at rest; see the solver's kernel).
+// K_3 = -(K_0 + K_1 + K_2): the weights sum to zero (a translation changes nothing), and v is
+// computed from positions relative to p3 so that holds in the rounding too.
+template <class T>
+PBD_KERNEL_INLINE V3<T> isometricCurvature(const V3<T> (&p)[4], T k0, T k1, T k2) {
+    return (p[0] - p[3]) * k0 + (p[1] - p[3]) * k1 + (p[2] - p[3]) * k2;
+}
+
+// The scalar form C = |v| - r with grad_k C = K_k v/|v| (zero where v = 0), for residuals,
+// fields and damping (the solver projects the vector form).
+template <class T>
+PBD_KERNEL_INLINE T evaluateIsometricBending(const V3<T> (&p)[4], T k0, T k1, T k2, T rest,
+                                             V3<T> (&g)[4]) {
+    const V3<T> v = isometricCurvature<T>(p, k0, k1, k2);
+    const T len = sqrtOf(norm2(v));
+    const V3<T> u = v * safeInverse(len);
+    g[0] = u * k0;
+    g[1] = u * k1;
+    g[2] = u * k2;
+    g[3] = -(g[0] + g[1] + g[2]);
+    return len - rest;
+}
+
 // Strain constraints (SBD §3.1-3.5). `cols` are the columns c_i of Q^-1, D = 2 for triangles
 // and 3 for tets; P = [p1 - p0, ..., pD - p0], f_i = P c_i, S = F^T F.
 // Column i of F = P Q^-1: f_i = sum_k (p_{k+1} - p_0) c_i[k].

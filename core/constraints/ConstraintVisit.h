@@ -30,6 +30,9 @@ void visitConstraints(const ConstraintSet& set, Position&& position, F&& f) {
         gather(b.particles[e], p);
         const Real c = b.model == BendingModel::Bridson
                            ? math::evaluateDihedralBridson<Real>(p, b.restAngle[e], g)
+                       : b.model == BendingModel::Isometric
+                           ? math::evaluateIsometricBending<Real>(p, b.weight[0][e], b.weight[1][e],
+                                                                  b.weight[2][e], b.restAngle[e], g)
                            : math::evaluateDihedralPbd<Real>(p, b.restAngle[e], g);
         f(ConstraintType::DihedralBending, b, 0, e, c, g);
     }

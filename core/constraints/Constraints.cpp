@@ -31,6 +31,28 @@ std::string_view toString(ConstraintType type) {
     return "unknown";
 }
 
+std::string_view toString(BendingModel model) {
+    switch (model) {
+    case BendingModel::Bridson:
+        return "bridson";
+    case BendingModel::PbdAppendix:
+        return "pbd-appendix";
+    case BendingModel::Isometric:
+        return "isometric";
+    }
+    return "bridson";
+}
+
+std::optional<BendingModel> bendingModelFromString(std::string_view name) {
+    for (BendingModel m :
+         {BendingModel::Bridson, BendingModel::PbdAppendix, BendingModel::Isometric}) {
+        if (name == toString(m)) {
+            return m;
+        }
+    }
+    return std::nullopt;
+}
+
 namespace {
 
 template <class T> void permute(std::vector<T>& v, const std::vector<Index>& order) {
@@ -167,6 +189,10 @@ void reorderElements(DistanceConstraints& b, const std::vector<Index>& o) {
 void reorderElements(BendingConstraints& b, const std::vector<Index>& o) {
     permuteCommon(b, o);
     permute(b.restAngle, o);
+    if (b.model == BendingModel::Isometric) {
+        permute(b.weight, o);
+        permute(b.lambdaYZ, o);
+    }
 }
 void reorderElements(StrainTriangleConstraints& b, const std::vector<Index>& o) {
     permuteCommon(b, o);
@@ -199,6 +225,17 @@ void DistanceConstraints::add(Index a, Index b, Real rest, Real alpha, Real k) {
 void BendingConstraints::add(const std::array<Index, 4>& p, Real rest, Real alpha, Real k) {
     setMaterial(addElement(p), 0, alpha, k);
     restAngle.push_back(rest);
+}
+
+void BendingConstraints::addIsometric(const std::array<Index, 4>& p,
+                                      const std::array<Real, 3>& weights, Real rest, Real alpha,
+                                      Real k) {
+    add(p, rest, alpha, k);
+    for (int i = 0; i < 3; ++i) {
+        weight[i].push_back(weights[i]);
+    }
+    lambdaYZ[0].push_back(0);
+    lambdaYZ[1].push_back(0);
 }
 
 void Attachments::add(Index p, const Vec3& t, Real alpha, const Vec3& velocity) {

@@ -13,6 +13,8 @@
 #include "core/base/LinearAlgebra.h"
 
 #include <array>
+#include <cmath>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <utility>
@@ -22,7 +24,7 @@ namespace pbd {
 
 enum class ConstraintType {
     Distance,
-    DihedralBending, // Bridson derivatives (SBD §3.8) or PBD appendix form
+    DihedralBending, // Bridson derivatives (SBD §3.8), PBD appendix form or isometric
     StrainTriangle,  // 3 constraints per triangle: stretch u, stretch v, shear uv
     StrainTet,       // 6 constraints per tet: stretch x3, shear x3
     Area,
@@ -81,12 +83,36 @@ struct DistanceConstraints : ConstraintBatch<2, 1> {
     void add(Index a, Index b, Real rest, Real compliance, Real stiffness = 1);
 };
 
-enum class BendingModel { Bridson, PbdAppendix };
+// Bridson's signed dihedral angle (SBD §3.8), the PBD appendix's unsigned one, or the isometric
+// (quadratic) model of Bergou et al. (ConstraintMath.h: no angle, square root or division, so
+// about half the cost; for cloth that stretches little).
+enum class BendingModel { Bridson, PbdAppendix, Isometric };
+std::string_view toString(BendingModel model);
+// "bridson", "pbd-appendix", "isometric" (toString's names); nullopt for anything else.
+std::optional<BendingModel> bendingModelFromString(std::string_view name);
+
 struct BendingConstraints : ConstraintBatch<4, 1> {
-    // Particles: wing tip 0, wing tip 1, edge start, edge end (see ConstraintMath.h).
+    // Particles: wing tip 0, wing tip 1, edge start, edge end (see ConstraintMath.h); the
+    // appendix's model has edge start, edge end, then the wing tips.
     BendingModel model = BendingModel::Bridson;
-    std::vector<Real> restAngle; // rad; alpha in 1/(N m)
+    // Dihedral models: the rest angle (rad; alpha in 1/(N m)). Isometric: |v| at rest, 0 where
+    // the hinge is flat (2 sin(theta0 / 2)).
+    std::vector<Real> restAngle;
+    // Isometric only (empty for the others): the weights K_0, K_1, K_2 of particles 0..2 (1/m;
+    // K_3 = -(K_0 + K_1 + K_2)), and the y and z of the hinge's lambda (lambda[0] is its x).
+    std::array<std::vector<Real>, 3> weight;
+    std::array<std::vector<Real>, 2> lambdaYZ;
     void add(const std::array<Index, 4>& p, Real restAngle, Real compliance, Real stiffness = 1);
+    void addIsometric(const std::array<Index, 4>& p, const std::array<Real, 3>& weights, Real rest,
+                      Real compliance, Real stiffness = 1);
+    // lambda's size along the hinge's curvature (|lambda| for the isometric model).
+    Real lambdaSize(std::size_t e) const {
+        if (model != BendingModel::Isometric) {
+            return lambda[0][e];
+        }
+        return std::sqrt(lambda[0][e] * lambda[0][e] + lambdaYZ[0][e] * lambdaYZ[0][e] +
+                         lambdaYZ[1][e] * lambdaYZ[1][e]);
+    }
 };
 
 // Strain-based triangles (SBD §3.3): particles (p0, p1, p2); Q^-1 from the material frame.

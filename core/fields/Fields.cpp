@@ -100,6 +100,12 @@ std::vector<ConstraintResiduals> computeConstraintResiduals(const Scene& scene) 
     };
     begin(ConstraintType::Distance, set.distance);
     begin(ConstraintType::DihedralBending, set.bending);
+    if (set.bending.model == BendingModel::Isometric) { // a lambda per axis: its size
+        auto& lambda = out.back().lambda;
+        for (std::size_t e = 0; e < set.bending.size(); ++e) {
+            lambda[e] = set.bending.lambdaSize(e);
+        }
+    }
     begin(ConstraintType::StrainTriangle, set.strainTriangles);
     begin(ConstraintType::StrainTet, set.strainTets);
     begin(ConstraintType::Area, set.area);
@@ -142,8 +148,11 @@ ConstraintLines constraintLines(const Scene& scene, Real time,
             }
         } else if (r.type == ConstraintType::DihedralBending) {
             for (std::size_t e = 0; e < c.bending.size(); ++e) {
-                const auto& p = c.bending.particles[e]; // the hinge is p[2]-p[3]
-                add(x[p[2]], x[p[3]], ConstraintLines::Bending, r.residual[e], r.lambda[e]);
+                // The hinge's edge: p[2]-p[3], or p[0]-p[1] in the appendix's order.
+                const auto& p = c.bending.particles[e];
+                const int first = c.bending.model == BendingModel::PbdAppendix ? 0 : 2;
+                add(x[p[first]], x[p[first + 1]], ConstraintLines::Bending, r.residual[e],
+                    r.lambda[e]);
             }
         }
     }

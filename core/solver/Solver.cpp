@@ -31,15 +31,38 @@ struct Solver::Threads : ThreadTeam {
 
 namespace {
 
+// An isometric hinge's lambda (a vector) along its scalar form's gradient, grad_k C = K_k u
+// (ConstraintVisit), u read from the gradient of the particle with the largest weight.
+Real isometricLambdaAlong(const BendingConstraints& b, std::size_t e, const math::V3<Real>* g) {
+    const Real K[4] = {b.weight[0][e], b.weight[1][e], b.weight[2][e],
+                       -(b.weight[0][e] + b.weight[1][e] + b.weight[2][e])};
+    int k = 0;
+    for (int i = 1; i < 4; ++i) {
+        k = std::abs(K[i]) > std::abs(K[k]) ? i : k;
+    }
+    if (!(std::abs(K[k]) > 0)) {
+        return 0;
+    }
+    const math::V3<Real> u = g[k] * (1 / K[k]);
+    return b.lambda[0][e] * u.x + b.lambdaYZ[0][e] * u.y + b.lambdaYZ[1][e] * u.z;
+}
+
 // The largest |C + alpha~ lambda| (|C| for PBD) of all batch constraints at the positions P.
 Real largestConstraintError(const ConstraintSet& set, const SolverParticle* P, Real invH2,
                             bool xpbd) {
     Real worst = 0;
     visitConstraints(
         set, [&](Index i) { return Vec3(P[i].x, P[i].y, P[i].z); },
-        [&](ConstraintType, const auto& b, int comp, std::size_t e, Real c, const math::V3<Real>*) {
+        [&](ConstraintType, const auto& b, int comp, std::size_t e, Real c,
+            const math::V3<Real>* g) {
             const Real alphaTilde = xpbd ? b.compliance[comp][e] * invH2 : 0.0;
-            worst = std::max(worst, std::abs(c + alphaTilde * b.lambda[comp][e]));
+            Real lambda = b.lambda[comp][e];
+            if constexpr (std::is_same_v<std::remove_cvref_t<decltype(b)>, BendingConstraints>) {
+                if (b.model == BendingModel::Isometric) {
+                    lambda = isometricLambdaAlong(b, e, g);
+                }
+            }
+            worst = std::max(worst, std::abs(c + alphaTilde * lambda));
         });
     return worst;
 }

@@ -166,8 +166,9 @@ std::optional<Index> splitVertex(Scene& scene, std::size_t b, Index v, const Vec
                 keep.push_back(static_cast<Index>(e));
                 continue;
             }
-            // The hinge's triangles: Bridson (wingA, wingB, u, v) / appendix (u, v, wingA, wingB).
-            const bool bridson = bend.model == BendingModel::Bridson;
+            // The hinge's triangles: Bridson's and the isometric (wingA, wingB, u, v), the
+            // appendix's (u, v, wingA, wingB).
+            const bool bridson = bend.model != BendingModel::PbdAppendix;
             const Triangle t1 = {bridson ? p[0] : p[2], bridson ? p[2] : p[0],
                                  bridson ? p[3] : p[1]};
             const Triangle t2 = {bridson ? p[1] : p[3], bridson ? p[2] : p[0],

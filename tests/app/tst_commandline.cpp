@@ -827,6 +827,75 @@ private slots:
         QVERIFY(run(cli_, {"simulate", "drape", "--self-collision", "maybe"}).exitCode != 0);
     }
 
+    void theBendingModelIsAnOption() {
+        // --bending-model gives every hinge that model (simulate, bench, prepare); the report
+        // says which ran, and a scene without bending or an unknown model is refused.
+        const QString out = dir_.filePath("bending.json");
+        auto report = [&](QStringList extra) {
+            QStringList args{"simulate", "cloth", "--steps", "40", "--out", out};
+            args += extra;
+            Run r = run(cli_, args);
+            if (r.exitCode != 0) {
+                qWarning() << r.err;
+                return nlohmann::json();
+            }
+            QFile f(out);
+            return f.open(QIODevice::ReadOnly) ? nlohmann::json::parse(f.readAll().toStdString())
+                                               : nlohmann::json();
+        };
+        const nlohmann::json bridson = report({});
+        const nlohmann::json isometric = report({"--bending-model", "isometric"});
+        QVERIFY(bridson.contains("settings") && isometric.contains("settings"));
+        QCOMPARE(bridson["settings"]["bending_model"].get<std::string>(), std::string("bridson"));
+        QCOMPARE(isometric["settings"]["bending_model"].get<std::string>(),
+                 std::string("isometric"));
+        // The same drop onto the same sphere: another model, another fold, close by.
+        const auto& a = bridson["positions"];
+        const auto& b = isometric["positions"];
+        QCOMPARE(a.size(), b.size());
+        double largest = 0;
+        for (std::size_t i = 0; i < a.size(); ++i) {
+            for (int k = 0; k < 3; ++k) {
+                largest =
+                    std::max(largest, std::abs(a[i][k].get<double>() - b[i][k].get<double>()));
+            }
+        }
+        qInfo("cloth after 40 steps: the models' positions differ by %.1f mm at most",
+              1e3 * largest);
+        QVERIFY(largest > 0 && largest < 0.1);
+        Run r = run(cli_, {"simulate", "rope", "--steps", "2", "--bending-model", "isometric"});
+        QVERIFY(r.exitCode != 0);
+        QVERIFY2(r.err.contains("'rope' has no bending constraints"), qPrintable(r.err));
+        r = run(cli_, {"simulate", "cloth", "--steps", "2", "--bending-model", "quadratic"});
+        QVERIFY(r.exitCode != 0);
+        QVERIFY2(r.err.contains("quadratic"), qPrintable(r.err));
+        r = run(cli_, {"bench", "cloth", "--steps", "3", "--bending-model", "isometric", "--json"});
+        QVERIFY2(r.exitCode == 0, qPrintable(r.err));
+        QCOMPARE(nlohmann::json::parse(r.out.toStdString())["bending_model"].get<std::string>(),
+                 std::string("isometric"));
+        // prepare: a sheet's default constraints with isometric bending.
+        const QString obj = dir_.filePath("sheet-2x2.obj");
+        QFile f(obj);
+        QVERIFY(f.open(QIODevice::WriteOnly));
+        f.write("v 0 0 0\nv 1 0 0\nv 2 0 0\nv 0 0 1\nv 1 0 1\nv 2 0 1\nv 0 0 2\nv 1 0 2\n"
+                "v 2 0 2\nf 1 4 5 2\nf 2 5 6 3\nf 4 7 8 5\nf 5 8 9 6\n");
+        f.close();
+        const QString project = dir_.filePath("sheet-2x2.json");
+        r = run(cli_,
+                {"prepare", obj, "--constraints", "--bending-model", "isometric", "-o", project});
+        QVERIFY2(r.exitCode == 0, qPrintable(r.err));
+        QFile p(project);
+        QVERIFY(p.open(QIODevice::ReadOnly));
+        const nlohmann::json j = nlohmann::json::parse(p.readAll().toStdString());
+        const auto& bending = j["constraints"]["bending"];
+        QCOMPARE(bending["model"].get<std::string>(), std::string("isometric"));
+        QVERIFY(bending["particles"].size() >= 4 * 4); // 8 hinges of a 2x2 grid of quads
+        QCOMPARE(bending["weight"].size(), std::size_t(3));
+        QCOMPARE(bending["weight"][0].size() * 4, bending["particles"].size());
+        r = run(cli_, {"simulate", project, "--steps", "10"});
+        QVERIFY2(r.exitCode == 0, qPrintable(r.err));
+    }
+
     void charactersAreShownAndDriveTheRun() {
         const QString dancer = "/usr/share/assimp/models/X/BCN_Epileptic.X";
         Run r = run(cli_, {"character", dancer});

@@ -483,6 +483,53 @@ private slots:
         QCOMPARE(reopened->sceneTree()->groupItem(area)->text(0), QString("cloth area"));
     }
 
+    void theBendingModelIsEditedOnABendingGroup() {
+        // A bending group's properties show the scene's bending model, typed over: every hinge
+        // gets the model from the authored shape, in one undo command; a name that is no
+        // model is refused and logged.
+        auto w = shownWindow();
+        QVERIFY(w->loadGeneratedScene("cloth"));
+        const Scene& s = w->scene();
+        int bending = -1;
+        for (std::size_t g = 0; g < s.constraintGroups.size(); ++g) {
+            bending =
+                s.constraintGroups[g].type == ConstraintType::DihedralBending ? int(g) : bending;
+        }
+        QVERIFY(bending >= 0);
+        const std::string initial = projectToJson(w->authoredScene());
+        QVERIFY(w->simulateSteps(10)); // the model is given from the authored shape, not this
+        w->sceneTree()->selectGroup(bending);
+        PropertiesPanel* p = w->properties();
+        const QString row = "Bending model (all bending)";
+        QCOMPARE(p->value(row), QString("bridson"));
+        QVERIFY(p->item(p->rowOf(row), 1)->flags() & Qt::ItemIsEditable);
+        const int edits = w->undoStack()->count();
+        p->item(p->rowOf(row), 1)->setText("Isometric");
+        QTRY_VERIFY(s.constraints.bending.model == BendingModel::Isometric);
+        QCOMPARE(s.constraints.bending.weight[0].size(), s.constraints.bending.size());
+        for (double r : s.constraints.bending.restAngle) {
+            QCOMPARE(r, 0.0); // the sheet as authored is flat
+        }
+        QCOMPARE(w->undoStack()->count(), edits + 1);
+        QVERIFY(w->undoStack()
+                    ->text(w->undoStack()->index() - 1)
+                    .startsWith("Bending model: isometric"));
+        QTRY_COMPARE(p->value(row), QString("isometric"));
+        p->item(p->rowOf(row), 1)->setText("quadratic");
+        QTRY_VERIFY(w->log()
+                        ->message(w->log()->messageCount() - 1)
+                        .contains("'quadratic' is not a bending model"));
+        QCOMPARE(p->value(row), QString("isometric"));
+        QCOMPARE(w->undoStack()->count(), edits + 1);
+        QVERIFY(w->simulateSteps(30));
+        for (const Vec3& x : s.particles.positions) {
+            QVERIFY(x.allFinite());
+        }
+        w->undoStack()->undo();
+        QVERIFY(s.constraints.bending.model == BendingModel::Bridson);
+        QCOMPARE(projectToJson(w->authoredScene()), initial);
+    }
+
     void groupEditsReachTheRunningSimulation() {
         // Two windows run cloth-sbd; after 50 steps one makes the cloth soft along v. Over the
         // next 100 steps that cloth stretches along v much more than the other.

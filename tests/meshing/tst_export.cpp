@@ -212,6 +212,26 @@ private slots:
         QVERIFY(editedBack->constraintGroups == edited.constraintGroups);
         QCOMPARE(projectToJson(*editedBack), editedJson);
 
+        // The isometric bending model keeps its weights; an unknown model is named.
+        Scene isometric = s;
+        setBendingModel(isometric.constraints, isometric.particles.positions,
+                        BendingModel::Isometric);
+        QVERIFY(isometric.constraints.bending.size() > 0);
+        const std::string isometricJson = projectToJson(isometric);
+        Result<Scene> isometricBack = projectFromJson(isometricJson);
+        QVERIFY2(isometricBack.ok(), isometricBack.error().c_str());
+        QVERIFY(isometricBack->constraints.bending.model == BendingModel::Isometric);
+        QCOMPARE(isometricBack->constraints.bending.weight, isometric.constraints.bending.weight);
+        QCOMPARE(isometricBack->constraints.bending.lambdaYZ[0].size(),
+                 isometric.constraints.bending.size());
+        QCOMPARE(projectToJson(*isometricBack), isometricJson);
+        nlohmann::json unknown = nlohmann::json::parse(json);
+        unknown["constraints"]["bending"]["model"] = "quadratic";
+        Result<Scene> refused = projectFromJson(unknown.dump(), "bad.json");
+        QVERIFY(!refused.ok());
+        QVERIFY2(refused.error().find("unknown bending model 'quadratic'") != std::string::npos,
+                 refused.error().c_str());
+
         // Through a file, too.
         const QString path = dir_.filePath("scene.pbdlab.json");
         QVERIFY(saveProject(s, path.toStdString()).ok());
@@ -500,8 +520,8 @@ private slots:
     void cookedAssetStepsLikeItsScene_data() {
         QTest::addColumn<QString>("scene");
         QTest::newRow("prepared") << QString(); // tets, frames, air, cloth, pressure, colliders
-        for (const char* name :
-             {"cloth-sbd", "tetbar", "air-boxes", "air-boxes-2d", "cloth-on-rigid"}) {
+        for (const char* name : {"cloth-sbd", "tetbar", "air-boxes", "air-boxes-2d",
+                                 "cloth-on-rigid", "drape:isometric"}) {
             QTest::newRow(name) << QString::fromLatin1(name);
         }
     }
@@ -515,9 +535,14 @@ private slots:
             s = preparedScene();
             s.particles.velocities[5] = Vec3::Zero();
         } else {
-            Result<Scene> made = makeAnyScene(scene.toStdString());
+            const QStringList parts = scene.split(QLatin1Char(':'));
+            Result<Scene> made = makeAnyScene(parts[0].toStdString());
             QVERIFY2(made.ok(), made.error().c_str());
             s = std::move(made).value();
+            if (parts.size() > 1) { // NAME:MODEL, its bending of that model
+                setBendingModel(s.constraints, s.particles.positions,
+                                *bendingModelFromString(parts[1].toStdString()));
+            }
         }
         s.solver.threads = 2;
         const std::string text = cookedAssetToJson(s);

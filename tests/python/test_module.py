@@ -133,6 +133,24 @@ def test_group_edits_and_colliders_are_the_clis(cli, tmp_path):
     assert s.colliders[-1]["shape"] == "sphere"
 
 
+def test_the_bending_model_is_the_clis(cli, tmp_path):
+    s = pbdlab.generate("cloth")
+    assert s.bending_model == "bridson"
+    s.bending_model = "isometric"
+    assert s.bending_model == "isometric"
+    s.step(30, threads=1)
+    theirs = cli_positions(cli, tmp_path, "cloth", "--steps", "30", "--threads", "1",
+                           "--bending-model", "isometric")
+    assert numpy.array_equal(s.positions, theirs)
+    bridson = pbdlab.generate("cloth")
+    bridson.step(30, threads=1)
+    assert not numpy.array_equal(bridson.positions, s.positions)
+    with pytest.raises(ValueError, match="'quadratic' is not a bending model"):
+        s.bending_model = "quadratic"
+    with pytest.raises(ValueError, match="no bending"):
+        pbdlab.generate("rope").bending_model = "isometric"
+
+
 def test_positions_are_a_view_that_writes_through():
     s = pbdlab.generate("cloth")
     p = s.positions

@@ -3,6 +3,7 @@
 
 #include "core/constraints/ConstraintBuilders.h"
 #include "core/constraints/ConstraintMath.h"
+#include "core/constraints/ConstraintVisit.h"
 #include "core/constraints/Constraints.h"
 #include "core/scenes/PrimitiveMeshes.h"
 #include "core/scenes/SceneLibrary.h"
@@ -151,6 +152,109 @@ private slots:
             });
             QVERIFY2(err < 1e-5, qPrintable(QString::number(err)));
         }
+    }
+
+    void isometricWeightsMeasureTheFold() {
+        // Hinges of random shape, flat at rest, folded about their edge by theta: |v| is
+        // 2 sin(theta / 2) whatever the triangles' shapes, anywhere in space; 0 when flat.
+        std::mt19937 rng(12);
+        std::uniform_real_distribution<double> d(0.2, 1.5);
+        for (int trial = 0; trial < 20; ++trial) {
+            const Vec3 u(-d(rng), 0, 0), v(d(rng), 0, 0);
+            const Vec3 a(d(rng) - 0.7, d(rng), 0);
+            const double bx = d(rng) - 0.7, by = d(rng);
+            const Eigen::Matrix3d turn =
+                Eigen::AngleAxisd(d(rng) * 3, Vec3(d(rng), -d(rng), d(rng)).normalized())
+                    .toRotationMatrix();
+            const Vec3 shift(100 * d(rng), -40, 7);
+            auto place = [&](const Vec3& x) { return Vec3(turn * x + shift); };
+            const HingeRest rest = hingeRest(
+                BendingModel::Isometric, {place(a), place(Vec3(bx, -by, 0)), place(u), place(v)});
+            QCOMPARE(rest.rest, 0.0);
+            QVERIFY(rest.weight[0] > 0 && rest.weight[1] > 0);
+            for (double theta : {0.0, 0.1, 0.7, 2.0, -1.0}) {
+                const Vec3 b(bx, -by * std::cos(theta), by * std::sin(theta));
+                V3<double> p[4] = {v3(place(a)), v3(place(b)), v3(place(u)), v3(place(v))};
+                const double size = std::sqrt(math::norm2(math::isometricCurvature<double>(
+                    p, rest.weight[0], rest.weight[1], rest.weight[2])));
+                QVERIFY2(std::abs(size - 2 * std::abs(std::sin(theta / 2))) < 1e-11,
+                         qPrintable(QString("theta %1: |v| %2").arg(theta).arg(size)));
+            }
+        }
+        // A hinge folded at rest keeps its fold as its rest curvature.
+        const HingeRest folded = hingeRest(
+            BendingModel::Isometric, {Vec3(0.3, 1, 0), Vec3(0.1, -std::cos(0.5), std::sin(0.5)),
+                                      Vec3(-1, 0, 0), Vec3(1, 0, 0)});
+        QVERIFY(std::abs(folded.rest - 2 * std::sin(0.25)) < 1e-12);
+        // A degenerate triangle gives no weights (the hinge does nothing), not infinities.
+        const HingeRest flat = hingeRest(BendingModel::Isometric, {Vec3(0.5, 0, 0), Vec3(0, -1, 0),
+                                                                   Vec3(-1, 0, 0), Vec3(1, 0, 0)});
+        QCOMPARE(flat.weight[0], 0.0);
+        QCOMPARE(flat.weight[2], 0.0);
+    }
+
+    void isometricGradient() {
+        std::mt19937 rng(13);
+        for (int trial = 0; trial < 50; ++trial) {
+            const auto rest = randomPoints<4>(rng);
+            const HingeRest r = hingeRest(BendingModel::Isometric, rest);
+            const double err = gradientError<4>(randomPoints<4>(rng), [&](auto& p, auto& g) {
+                return math::evaluateIsometricBending<double>(p, r.weight[0], r.weight[1],
+                                                              r.weight[2], 0.2, g);
+            });
+            QVERIFY2(err < 1e-5, qPrintable(QString::number(err)));
+        }
+    }
+
+    void bendingModelsConvertBothWays() {
+        // A sheet curled into a half cylinder: Bridson -> isometric -> appendix -> Bridson gives
+        // back the particles and rest angles; each model's C is 0 at the rest shape.
+        Particles particles;
+        ClothSheetSpec spec;
+        spec.columns = 7;
+        spec.rows = 5;
+        const Body body = makeClothSheet(particles, spec, "sheet");
+        for (Vec3& x : particles.positions) {
+            const double a = x.x() / 0.8 * 1.5;
+            x = Vec3(0.8 * std::sin(a), 0.8 * (1 - std::cos(a)), x.z());
+        }
+        ConstraintSet set;
+        addDihedralBending(set, particles, body, 0.25, 0.5);
+        const ConstraintSet before = set;
+        auto restResidual = [&] {
+            double worst = 0;
+            visitConstraints(
+                set, [&](Index i) { return particles.positions[i]; },
+                [&](ConstraintType, const auto&, int, std::size_t, double c, const V3<double>*) {
+                    worst = std::max(worst, std::abs(c));
+                });
+            return worst;
+        };
+        setBendingModel(set, particles.positions, BendingModel::Isometric);
+        QVERIFY(set.bending.model == BendingModel::Isometric);
+        QCOMPARE(set.bending.weight[2].size(), set.bending.size());
+        QCOMPARE(set.bending.lambdaYZ[1].size(), set.bending.size());
+        QCOMPARE(set.bending.particles, before.bending.particles);
+        QCOMPARE(set.bending.compliance, before.bending.compliance);
+        QCOMPARE(set.bending.stiffness, before.bending.stiffness);
+        QVERIFY(restResidual() < 1e-12);
+        double curved = 0;
+        for (double r : set.bending.restAngle) {
+            curved = std::max(curved, r);
+        }
+        QVERIFY(curved > 0.1); // 1.5 rad over 6 columns: 0.25 rad a hinge, 2 sin(0.125)
+        setBendingModel(set, particles.positions, BendingModel::PbdAppendix);
+        QVERIFY(set.bending.weight[0].empty());
+        QVERIFY(set.bending.particles != before.bending.particles);
+        QVERIFY(restResidual() < 1e-9);
+        setBendingModel(set, particles.positions, BendingModel::Bridson);
+        QCOMPARE(set.bending.particles, before.bending.particles);
+        for (std::size_t e = 0; e < set.bending.size(); ++e) {
+            QCOMPARE(set.bending.restAngle[e], before.bending.restAngle[e]);
+        }
+        QVERIFY(bendingModelFromString("isometric") == BendingModel::Isometric);
+        QCOMPARE(toString(BendingModel::PbdAppendix), std::string_view("pbd-appendix"));
+        QVERIFY(!bendingModelFromString("quadratic"));
     }
 
     void strainTriangleGradients() {
