@@ -615,7 +615,7 @@ PYBIND11_MODULE(_pbdlab, m) {
                 }
             },
             "The bending constraints' model: 'bridson' (signed dihedral angle), 'pbd-appendix' or "
-            "'isometric' (Bergou et al.'s quadratic model, about half the cost; the same "
+            "'isometric' (Bergou et al.'s quadratic model, two thirds of the cost; the same "
             "compliance per radian squared near flat). Setting it rebuilds every hinge's rest "
             "data from the positions now, taken as the rest shape (as pbdlab-cli's "
             "--bending-model does): set it before stepping. Raises ValueError for an unknown "

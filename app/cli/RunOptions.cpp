@@ -103,7 +103,7 @@ void addRunOptions(CLI::App& c, RunOptions& o) {
     c.add_option("--bending-model", o.bendingModel,
                  "Give every bending hinge this model, its rest shape from the positions the "
                  "scene starts from: bridson (signed dihedral angle, the default), pbd-appendix, "
-                 "or isometric (Bergou et al.'s quadratic model: about half the cost, for cloth "
+                 "or isometric (Bergou et al.'s quadratic model: two thirds of the cost, for cloth "
                  "that stretches little; the same compliance per radian squared near flat)")
         ->check(CLI::IsMember({"bridson", "pbd-appendix", "isometric"}))
         ->type_name("MODEL");

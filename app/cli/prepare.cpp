@@ -207,8 +207,8 @@ void addPrepareCommand(CLI::App& cli, int& status) {
     c->add_flag("--constraints", p.defaultConstraints, "Add default constraints");
     c->add_option("--bending-model", o->bendingModel,
                   "With --constraints: the cloth's bending, bridson (signed dihedral angle, the "
-                  "default), pbd-appendix or isometric (Bergou et al.'s quadratic model: about "
-                  "half the cost, for cloth that stretches little)")
+                  "default), pbd-appendix or isometric (Bergou et al.'s quadratic model: two "
+                  "thirds of the cost, for cloth that stretches little)")
         ->check(CLI::IsMember({"bridson", "pbd-appendix", "isometric"}))
         ->type_name("MODEL");
     c->add_flag("--rigid", p.rigidHulls, "Every body becomes a rigid body, its convex hull");

@@ -85,7 +85,7 @@ struct DistanceConstraints : ConstraintBatch<2, 1> {
 
 // Bridson's signed dihedral angle (SBD §3.8), the PBD appendix's unsigned one, or the isometric
 // (quadratic) model of Bergou et al. (ConstraintMath.h: no angle, square root or division, so
-// about half the cost; for cloth that stretches little).
+// two thirds of the cost; for cloth that stretches little).
 enum class BendingModel { Bridson, PbdAppendix, Isometric };
 std::string_view toString(BendingModel model);
 // "bridson", "pbd-appendix", "isometric" (toString's names); nullopt for anything else.
