@@ -136,6 +136,27 @@ public:
         });
     }
 
+    std::string bendingModel() const {
+        return gui(
+            [this] { return std::string(toString(document_->scene().constraints.bending.model)); });
+    }
+
+    void setBendingModel(const std::string& name) const {
+        const auto model = bendingModelFromString(name);
+        if (!model) {
+            throw std::invalid_argument("bending_model: '" + name +
+                                        "' is not a bending model (bridson, pbd-appendix or "
+                                        "isometric)");
+        }
+        gui([this, model] {
+            QString error;
+            if (!document_->setBendingModel(*model, &error)) {
+                throw std::invalid_argument(error.toStdString());
+            }
+            return true;
+        });
+    }
+
     std::size_t pin(const std::vector<Index>& particles) const {
         return gui([this, particles] {
             const std::size_t n = document_->scene().particles.size();
@@ -282,6 +303,9 @@ PYBIND11_EMBEDDED_MODULE(pbdlab_window, m) {
         .def("edit_group", &WindowScene::editGroup, py::arg("spec"),
              "Edits a constraint group ('NAME:KEY=VALUE[,...]', as pbdlab-cli's --group): one "
              "undo step.")
+        .def_property("bending_model", &WindowScene::bendingModel, &WindowScene::setBendingModel,
+                      "The bending model ('bridson', 'pbd-appendix' or 'isometric'); setting it "
+                      "gives every hinge the model from the authored shape: one undo step.")
         .def("pin", &WindowScene::pin, py::arg("particles"),
              "Pins the particles where they are: one undo step. Returns how many were pinned.")
         .def(

@@ -151,11 +151,11 @@ PBD_KERNEL_INLINE T evaluateDihedralPbd(const V3<T> (&p)[4], T restAngle, V3<T> 
 // Isometric bending (Bergou, Wardetzky, Harmon, Zorin and Grinspun 2006, "A quadratic bending
 // model for inextensible surfaces"; the survey of Bender, Mueller and Macklin 2015, §4.2.2): the
 // hinge's curvature vector v = sum_k K_k p_k, linear in the positions, with weights K from the
-// cotangents of the rest triangles (IsometricWeights). Bridson's particle order: wing tips p0,
-// p1, shared edge p2 -> p3. With K divided by the rest edge's length, |v| = 2 sin(theta / 2)
-// for a hinge folded by theta from flat as long as its triangles keep their rest shape, so a
-// compliance means what it means for the dihedral angle near flat. Flat at rest, v = 0; the
-// energy |v|^2 / (2 alpha) is then quadratic in the positions, with constant gradients: the
+// cotangents of the rest triangles (hingeRest, ConstraintBuilders.h). Bridson's particle order:
+// wing tips p0, p1, shared edge p2 -> p3. With K divided by the rest edge's length, |v| = 2
+// sin(theta / 2) for a hinge folded by theta from flat as long as its triangles keep their rest
+// shape, so a compliance means what it means for the dihedral angle near flat. Flat at rest, v = 0;
+// the energy |v|^2 / (2 alpha) is then quadratic in the positions, with constant gradients: the
 // projection needs no square root, division by the positions or angle (and no singularity at
 // flat, where v is a vector constraint with a lambda per axis). For a hinge curved at rest the
 // constraint is v - r v/|v| (r = |v| at rest; see the solver's kernel).

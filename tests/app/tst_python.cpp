@@ -72,6 +72,12 @@ private slots:
         // The console's own undo is the window's.
         QVERIFY(type(*w, "scene.redo()"));
         QCOMPARE(w->scene().solver.iterations, 7);
+        // The bending model, one undo step too.
+        QVERIFY(type(*w, "scene.bending_model = 'isometric'; print('model', scene.bending_model)"));
+        QTRY_VERIFY(panel(*w)->text().contains("model isometric"));
+        QVERIFY(w->scene().constraints.bending.model == BendingModel::Isometric);
+        w->undoStack()->undo();
+        QVERIFY(w->scene().constraints.bending.model == BendingModel::Bridson);
     }
 
     void errorsAndStatementsOverSeveralLines() {
@@ -82,6 +88,8 @@ private slots:
         QTRY_VERIFY(panel(*w)->text().contains("unknown setting 'itterations'"));
         QVERIFY(type(*w, "scene.edit_group('nope:compliance=1')"));
         QTRY_VERIFY(panel(*w)->text().contains("no constraint group"));
+        QVERIFY(type(*w, "scene.bending_model = 'isometric'"));
+        QTRY_VERIFY(panel(*w)->text().contains("no bending constraints"));
         QVERIFY(type(*w, "for i in range(3):"));
         QVERIFY(type(*w, "    print('line', i * i)"));
         QVERIFY(!panel(*w)->text().contains("line 4"));
