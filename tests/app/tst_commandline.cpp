@@ -39,6 +39,19 @@ Run run(const QString& program, const QStringList& args) {
             QString::fromUtf8(p.readAllStandardError())};
 }
 
+// `simulate` with `args` and --out OUT: the report it writes, or null (and the error logged).
+nlohmann::json simulateReport(const QString& cli, QStringList args, const QString& out) {
+    args += {"--out", out};
+    Run r = run(cli, args);
+    if (r.exitCode != 0) {
+        qWarning() << r.err;
+        return nlohmann::json();
+    }
+    QFile f(out);
+    return f.open(QIODevice::ReadOnly) ? nlohmann::json::parse(f.readAll().toStdString())
+                                       : nlohmann::json();
+}
+
 } // namespace
 
 class TestCommandLine : public QObject {
@@ -794,20 +807,12 @@ private slots:
         // The drape keeps 1 cm between its folds; told --self-collision off, nothing keeps its
         // folds apart and they cross more; --cloth-thickness sets what it keeps, and the report
         // says what ran.
-        const QString out = dir_.filePath("drape-sc.json");
-        auto report = [&](QStringList extra) {
-            QStringList args{
-                "simulate", "drape", "--steps", "150", "--threads", "2", "--intersections-every",
-                "150",      "--out", out};
-            args += extra;
-            Run r = run(cli_, args);
-            if (r.exitCode != 0) {
-                qWarning() << r.err;
-                return nlohmann::json();
-            }
-            QFile f(out);
-            return f.open(QIODevice::ReadOnly) ? nlohmann::json::parse(f.readAll().toStdString())
-                                               : nlohmann::json();
+        auto report = [&](const QStringList& extra) {
+            return simulateReport(cli_,
+                                  QStringList{"simulate", "drape", "--steps", "150", "--threads",
+                                              "2", "--intersections-every", "150"} +
+                                      extra,
+                                  dir_.filePath("drape-sc.json"));
         };
         const nlohmann::json on = report({});
         const nlohmann::json off = report({"--self-collision", "off"});
@@ -830,18 +835,9 @@ private slots:
     void theBendingModelIsAnOption() {
         // --bending-model gives every hinge that model (simulate, bench, prepare); the report
         // says which ran, and a scene without bending or an unknown model is refused.
-        const QString out = dir_.filePath("bending.json");
-        auto report = [&](QStringList extra) {
-            QStringList args{"simulate", "cloth", "--steps", "40", "--out", out};
-            args += extra;
-            Run r = run(cli_, args);
-            if (r.exitCode != 0) {
-                qWarning() << r.err;
-                return nlohmann::json();
-            }
-            QFile f(out);
-            return f.open(QIODevice::ReadOnly) ? nlohmann::json::parse(f.readAll().toStdString())
-                                               : nlohmann::json();
+        auto report = [&](const QStringList& extra) {
+            return simulateReport(cli_, QStringList{"simulate", "cloth", "--steps", "40"} + extra,
+                                  dir_.filePath("bending.json"));
         };
         const nlohmann::json bridson = report({});
         const nlohmann::json isometric = report({"--bending-model", "isometric"});
