@@ -60,6 +60,7 @@ int info(const InfoOptions& o) {
                          {"bounds", boundsJson(scene.bounds())},
                          {"bodies", bodies},
                          {"constraint_groups", groupsJson(scene)},
+                         {"bending_model", std::string(toString(scene.constraints.bending.model))},
                          {"colliders", collidersJson(scene)},
                          {"warnings", warnings},
                          {"problems", problems}};
@@ -78,6 +79,9 @@ int info(const InfoOptions& o) {
         for (const json& g : report["constraint_groups"]) {
             std::cout << "  group '" << g["name"].get<std::string>() << "': " << g["constraints"]
                       << " " << g["type"].get<std::string>() << " constraints"
+                      << (g["type"] == "dihedral"
+                              ? " (" + report["bending_model"].get<std::string>() + ")"
+                              : std::string())
                       << (g["enabled"].get<bool>() ? "" : " (off)") << ", "
                       << g["unit"].get<std::string>() << " " << sceneio::dumpJson(g["material"])
                       << '\n';

@@ -890,6 +890,11 @@ private slots:
         QCOMPARE(bending["weight"][0].size() * 4, bending["particles"].size());
         r = run(cli_, {"simulate", project, "--steps", "10"});
         QVERIFY2(r.exitCode == 0, qPrintable(r.err));
+        r = run(cli_, {"info", project});
+        QVERIFY2(r.out.contains("dihedral constraints (isometric)"), qPrintable(r.out));
+        r = run(cli_, {"info", "cloth", "--json"});
+        QCOMPARE(nlohmann::json::parse(r.out.toStdString())["bending_model"].get<std::string>(),
+                 std::string("bridson"));
     }
 
     void charactersAreShownAndDriveTheRun() {
