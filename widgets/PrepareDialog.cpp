@@ -56,6 +56,7 @@ PrepareDialog::PrepareDialog(const QStringList& files, const PrepareOptions& opt
     , density_(spin(this, "prepareDensity", 0.001, 1e6, 3, 100, tr(" kg/m³")))
     , arealDensity_(spin(this, "prepareArealDensity", 0.0001, 1e4, 4, 0.05, tr(" kg/m²")))
     , constraints_(new QCheckBox(tr("Add default &constraints (strain, bending, volume)"), this))
+    , bendingModel_(new QComboBox(this))
     , rigid_(new QCheckBox(tr("Make every body a ri&gid body (its convex hull)"), this))
     , ground_(new QCheckBox(tr("On a static &ground"), this))
     , cage_(new QSpinBox(this))
@@ -83,6 +84,13 @@ PrepareDialog::PrepareDialog(const QStringList& files, const PrepareOptions& opt
                              "become one body before meshing"));
     tetFrames_->setObjectName(QStringLiteral("prepareTetFrames"));
     constraints_->setObjectName(QStringLiteral("prepareConstraints"));
+    bendingModel_->setObjectName(QStringLiteral("prepareBendingModel"));
+    bendingModel_->addItem(tr("Dihedral angle (Bridson)"), int(BendingModel::Bridson));
+    bendingModel_->addItem(tr("Isometric (Bergou; cheaper, for cloth that stretches little)"),
+                           int(BendingModel::Isometric));
+    bendingModel_->addItem(tr("Dihedral angle (PBD appendix)"), int(BendingModel::PbdAppendix));
+    bendingModel_->setToolTip(tr("The cloth's bending constraints: the same compliance means the "
+                                 "same stiffness near flat in every model"));
     rigid_->setObjectName(QStringLiteral("prepareRigid"));
     ground_->setObjectName(QStringLiteral("prepareGround"));
     rigid_->setToolTip(tr("Each body becomes one dynamic rigid body: the convex hull of its "
@@ -133,6 +141,7 @@ PrepareDialog::PrepareDialog(const QStringList& files, const PrepareOptions& opt
     density_->setValue(options.density);
     arealDensity_->setValue(options.arealDensity);
     constraints_->setChecked(options.defaultConstraints);
+    bendingModel_->setCurrentIndex(std::max(0, bendingModel_->findData(int(options.bendingModel))));
     rigid_->setChecked(options.rigidHulls);
     ground_->setChecked(options.rigidGround);
     cage_->setValue(int(std::min<std::size_t>(options.cage.triangles, 10000000)));
@@ -170,6 +179,7 @@ PrepareDialog::PrepareDialog(const QStringList& files, const PrepareOptions& opt
     materialForm->addRow(tr("&Density (tet bodies):"), density_);
     materialForm->addRow(tr("&Areal density (cloth):"), arealDensity_);
     materialForm->addRow(constraints_);
+    materialForm->addRow(tr("&Bending (cloth):"), bendingModel_);
 
     auto* cage = new QGroupBox(tr("Cage (the meshes follow it)"), this);
     auto* cageForm = new QFormLayout(cage);
@@ -212,6 +222,7 @@ PrepareDialog::PrepareDialog(const QStringList& files, const PrepareOptions& opt
     connect(air_, &QCheckBox::toggled, this, &PrepareDialog::updateEnabled);
     connect(frames_, &QCheckBox::toggled, this, &PrepareDialog::updateEnabled);
     connect(rigid_, &QCheckBox::toggled, this, &PrepareDialog::updateEnabled);
+    connect(constraints_, &QCheckBox::toggled, this, &PrepareDialog::updateEnabled);
     connect(cage_, &QSpinBox::valueChanged, this, &PrepareDialog::updateEnabled);
     connect(cageMesh_, &QLineEdit::textChanged, this, &PrepareDialog::updateEnabled);
     updateEnabled();
@@ -224,6 +235,7 @@ void PrepareDialog::updateEnabled() {
     airSubdivisions_->setEnabled(air_->isChecked());
     localAir_->setEnabled(air_->isChecked());
     tetFrames_->setEnabled(frames_->isChecked() && tetrahedralize_->isChecked());
+    bendingModel_->setEnabled(constraints_->isChecked() && !rigid_->isChecked());
     // Rigid hulls are neither tetrahedralized nor given air or constraints.
     const bool rigid = rigid_->isChecked();
     for (QWidget* w : std::initializer_list<QWidget*>{tetrahedralize_, air_, frames_, constraints_,
@@ -274,6 +286,7 @@ PrepareOptions PrepareDialog::options() const {
     o.density = density_->value();
     o.arealDensity = arealDensity_->value();
     o.defaultConstraints = constraints_->isChecked();
+    o.bendingModel = BendingModel(bendingModel_->currentData().toInt());
     o.rigidHulls = rigid_->isChecked();
     o.rigidGround = ground_->isChecked(); // used with rigidHulls only
     o.cage.triangles = std::size_t(cage_->value());
@@ -331,6 +344,9 @@ PrepareOptions PrepareDialog::savedOptions() {
     o.density = s.value(QStringLiteral("density"), o.density).toDouble();
     o.arealDensity = s.value(QStringLiteral("arealDensity"), o.arealDensity).toDouble();
     o.defaultConstraints = s.value(QStringLiteral("constraints"), o.defaultConstraints).toBool();
+    o.bendingModel =
+        bendingModelFromString(s.value(QStringLiteral("bendingModel")).toString().toStdString())
+            .value_or(BendingModel::Bridson);
     o.rigidHulls = s.value(QStringLiteral("rigid"), o.rigidHulls).toBool();
     o.rigidGround = s.value(QStringLiteral("ground"), o.rigidGround).toBool();
     o.cage.triangles =
@@ -359,6 +375,7 @@ void PrepareDialog::saveOptions(const PrepareOptions& o) {
     s.setValue(QStringLiteral("density"), o.density);
     s.setValue(QStringLiteral("arealDensity"), o.arealDensity);
     s.setValue(QStringLiteral("constraints"), o.defaultConstraints);
+    s.setValue(QStringLiteral("bendingModel"), QString::fromUtf8(toString(o.bendingModel).data()));
     s.setValue(QStringLiteral("rigid"), o.rigidHulls);
     s.setValue(QStringLiteral("ground"), o.rigidGround);
     s.setValue(QStringLiteral("cage"), qlonglong(o.cage.triangles)); // the file is per asset

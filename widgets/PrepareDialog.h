@@ -51,6 +51,7 @@ private:
     QDoubleSpinBox* density_;
     QDoubleSpinBox* arealDensity_;
     QCheckBox* constraints_;
+    QComboBox* bendingModel_;
     QCheckBox* rigid_;
     QCheckBox* ground_;
     QSpinBox* cage_;

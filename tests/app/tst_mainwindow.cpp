@@ -16,6 +16,7 @@
 #include "meshing/ProjectFile.h"
 #include "widgets/ConvergencePanel.h"
 #include "widgets/LogPanel.h"
+#include "widgets/PrepareDialog.h"
 #include "widgets/PropertiesPanel.h"
 #include "widgets/SceneActors.h"
 #include "widgets/SceneTreePanel.h"
@@ -1115,6 +1116,29 @@ private slots:
         QVERIFY(w->scene().embedded.empty());
         const QString last = w->log()->message(w->log()->messageCount() - 1);
         QVERIFY2(last.contains("cancelled"), qPrintable(last));
+    }
+
+    void thePrepareDialogChoosesTheBendingModel() {
+        // Isometric chosen in the Prepare dialog: the sheet's hinges are built isometric (flat
+        // at rest), and the dialog remembers the choice.
+        const ForgetPrepareChoices forget;
+        auto w = shownWindow();
+        bool prepared = false;
+        acceptPrepareDialogSoon(w.get(), prepared, [](QDialog* dialog) {
+            auto* model = dialog->findChild<QComboBox*>("prepareBendingModel");
+            model->setCurrentIndex(model->findData(int(BendingModel::Isometric)));
+        });
+        w->opening()->openInteractive(writeUvSheet("sheet-isometric.obj"));
+        QVERIFY(prepared);
+        const Scene& s = w->scene();
+        QVERIFY(s.constraints.bending.size() > 0);
+        QVERIFY(s.constraints.bending.model == BendingModel::Isometric);
+        QCOMPARE(s.constraints.bending.weight[0].size(), s.constraints.bending.size());
+        QVERIFY(PrepareDialog::savedOptions().bendingModel == BendingModel::Isometric);
+        QVERIFY(w->simulateSteps(20));
+        for (const Vec3& x : s.particles.positions) {
+            QVERIFY(x.allFinite());
+        }
     }
 
     void anAssetIsBuiltThroughTheGuiSavedAndReopened() {
