@@ -53,7 +53,8 @@ def grid(parameters):
     varying fastest); a list of dicts is taken as it is. A key is a solver setting, as
     Scene.set() takes it (iterations, dt, substeps, method, air_optimization, ...), or
     'GROUP:KEY' to edit a constraint group as Scene.edit_group('GROUP:KEY=VALUE') does
-    (for example 'cloth distance:compliance')."""
+    (for example 'cloth distance:compliance'), or 'bending_model' (Scene.bending_model:
+    'bridson', 'pbd-appendix', 'isometric')."""
     if isinstance(parameters, dict):
         keys = list(parameters)
         values = []
@@ -104,6 +105,8 @@ def _apply(s, parameters):
             if isinstance(value, bool):
                 value = "on" if value else "off"
             s.edit_group(f"{group}:{field}={value}")
+        elif key == "bending_model":
+            s.bending_model = value  # before the first step: the positions are the rest shape
         else:
             settings[key] = value
     if settings:

@@ -55,6 +55,18 @@ def test_group_parameters_and_field_statistics_without_dask():
     assert 0 < soft["min_tet_volume_ratio"] <= 1.01
 
 
+def test_a_sweep_over_the_bending_models():
+    rows = pbdlab.sweep("cloth", {"bending_model": ["bridson", "isometric"]}, steps=20, workers=0)
+    rows = rows.to_dict("records") if hasattr(rows, "to_dict") else rows
+    bridson, isometric = rows
+    assert (bridson["bending_model"], isometric["bending_model"]) == ("bridson", "isometric")
+    assert not bridson["diverged"] and not isometric["diverged"]
+    assert bridson["max_residual"] != isometric["max_residual"]  # another model ran
+    assert abs(isometric["energy"] / bridson["energy"] - 1) < 1e-3  # the same drop, nearly
+    with pytest.raises(ValueError, match="'quadratic' is not a bending model"):
+        pbdlab.sweep("cloth", {"bending_model": ["quadratic"]}, steps=1, workers=0)
+
+
 def test_a_sweep_names_what_is_wrong():
     with pytest.raises(ValueError, match="STAT:FIELD"):
         pbdlab.sweep("cloth", {"iterations": [2]}, steps=1, workers=0, fields=["area"])
