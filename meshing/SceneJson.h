@@ -107,10 +107,28 @@ template <class T> T wholeNumber(const json& v, const std::string& where) {
     throw FormatError{where + ": " + v.dump() + " is out of range"};
 }
 
+// A std::vector of whole numbers (indices, groups): read element by element with wholeNumber.
+template <class T> struct IsWholeNumberVector : std::false_type {};
+template <class U, class A>
+struct IsWholeNumberVector<std::vector<U, A>>
+    : std::bool_constant<std::is_integral_v<U> && !std::is_same_v<U, bool>> {};
+
 template <class T> T get(const json& object, const char* key, const std::string& where) {
     const json& v = at(object, key, where);
     if constexpr (std::is_integral_v<T> && !std::is_same_v<T, bool>) {
         return wholeNumber<T>(v, where + "." + key);
+    } else if constexpr (IsWholeNumberVector<T>::value) {
+        // Not nlohmann's conversion: 3.3e19 as an int is undefined (UBSan, fuzz_project).
+        if (!v.is_array()) {
+            throw FormatError{where + ": '" + key + "' has the wrong type"};
+        }
+        T out;
+        out.reserve(v.size());
+        for (std::size_t i = 0; i < v.size(); ++i) {
+            out.push_back(wholeNumber<typename T::value_type>(
+                v[i], where + "." + key + "[" + std::to_string(i) + "]"));
+        }
+        return out;
     } else {
         try {
             return v.get<T>();

@@ -10,10 +10,22 @@ namespace {
 Level detect() {
 #if defined(__x86_64__) || defined(__i386__)
     __builtin_cpu_init();
-    if (__builtin_cpu_supports("x86-64-v4")) {
+#if defined(__clang__)
+    // Clang (14, the fuzzing build's) knows no "x86-64-vN" here: the levels' features instead
+    // (every CPU with these also has the rest of its level: LZCNT, MOVBE, F16C).
+    const bool v3 = __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma") &&
+                    __builtin_cpu_supports("bmi") && __builtin_cpu_supports("bmi2");
+    const bool v4 = v3 && __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512vl") &&
+                    __builtin_cpu_supports("avx512bw") && __builtin_cpu_supports("avx512dq") &&
+                    __builtin_cpu_supports("avx512cd");
+#else
+    const bool v3 = __builtin_cpu_supports("x86-64-v3");
+    const bool v4 = __builtin_cpu_supports("x86-64-v4");
+#endif
+    if (v4) {
         return Level::Avx512;
     }
-    if (__builtin_cpu_supports("x86-64-v3")) {
+    if (v3) {
         return Level::Avx2;
     }
 #endif
