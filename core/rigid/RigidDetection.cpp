@@ -508,6 +508,9 @@ void RigidSolver::detect(std::vector<RigidBody>& bodies, const std::vector<Rigid
     const auto passTwo = [&](int part, std::size_t begin, std::size_t end) PBD_INLINE_LAMBDA {
         auto next = made[std::size_t(part)].begin();
         for (std::size_t i = begin; i < end; ++i) {
+            if (fates[i] == kSkip) {
+                continue; // no place of its own: at[i] may be one past the end (UBSan)
+            }
             const Candidate& c = candidates[i];
             CachedManifold& out = found[at[i]];
             switch (fates[i]) {
