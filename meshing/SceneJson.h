@@ -125,8 +125,8 @@ template <class T> T get(const json& object, const char* key, const std::string&
         T out;
         out.reserve(v.size());
         for (std::size_t i = 0; i < v.size(); ++i) {
-            out.push_back(wholeNumber<typename T::value_type>(
-                v[i], where + "." + key + "[" + std::to_string(i) + "]"));
+            out.push_back(wholeNumber<typename T::value_type>(v[i], where + "." + key + "[" +
+                                                                        std::to_string(i) + "]"));
         }
         return out;
     } else {
