@@ -13,6 +13,7 @@
 #include "app/SceneDocument.h"
 #include "app/SimulationWorker.h"
 #include "app/cli/ReportJson.h"
+#include "core/constraints/ConstraintBuilders.h"
 #include "core/constraints/ConstraintGroups.h"
 
 #include <QAction>
@@ -142,11 +143,9 @@ public:
     }
 
     void setBendingModel(const std::string& name) const {
-        const auto model = bendingModelFromString(name);
+        const Result<BendingModel> model = bendingModelNamed(name);
         if (!model) {
-            throw std::invalid_argument("bending_model: '" + name +
-                                        "' is not a bending model (bridson, pbd-appendix or "
-                                        "isometric)");
+            throw std::invalid_argument("bending_model: " + model.error());
         }
         gui([this, model] {
             QString error;

@@ -599,11 +599,9 @@ PYBIND11_MODULE(_pbdlab, m) {
             "bending_model",
             [](PyScene& s) { return std::string(toString(s.scene().constraints.bending.model)); },
             [](PyScene& s, const std::string& name) {
-                const auto model = bendingModelFromString(name);
+                const Result<BendingModel> model = bendingModelNamed(name);
                 if (!model) {
-                    throw std::invalid_argument("bending_model: '" + name +
-                                                "' is not a bending model (bridson, "
-                                                "pbd-appendix or isometric)");
+                    throw std::invalid_argument("bending_model: " + model.error());
                 }
                 if (s.scene().constraints.bending.size() == 0) {
                     throw std::invalid_argument("bending_model: the scene has no bending "

@@ -112,6 +112,16 @@ HingeRest hingeRest(BendingModel model, const std::array<Vec3, 4>& x) {
     return r;
 }
 
+Result<BendingModel> bendingModelNamed(std::string_view name) {
+    if (const auto model = bendingModelFromString(name)) {
+        return *model;
+    }
+    std::string message = "'"; // appended, not "'" + string: GCC 12 warns (-Wrestrict)
+    message += name;
+    message += "' is not a bending model (bridson, pbd-appendix or isometric)";
+    return Error{std::move(message)};
+}
+
 void setBendingModel(ConstraintSet& set, const std::vector<Vec3>& rest, BendingModel model) {
     BendingConstraints& b = set.bending;
     const bool wasAppendix = b.model == BendingModel::PbdAppendix;

@@ -52,6 +52,9 @@ HingeRest hingeRest(BendingModel model, const std::array<Vec3, 4>& x);
 // stiffness, group, measure and colour stay, lambda restarts. Hinges added later follow it too.
 void setBendingModel(ConstraintSet& set, const std::vector<Vec3>& rest, BendingModel model);
 
+// The model `name` names (toString's names), or a message naming it and the choices.
+Result<BendingModel> bendingModelNamed(std::string_view name);
+
 struct StrainTriangleMaterial {
     Real stretchU = 1e4; // N/m along the warp (u) direction
     Real stretchV = 1e4; // N/m along the weft (v) direction

@@ -255,6 +255,10 @@ private slots:
         QVERIFY(bendingModelFromString("isometric") == BendingModel::Isometric);
         QCOMPARE(toString(BendingModel::PbdAppendix), std::string_view("pbd-appendix"));
         QVERIFY(!bendingModelFromString("quadratic"));
+        QVERIFY(*bendingModelNamed("pbd-appendix") == BendingModel::PbdAppendix);
+        QCOMPARE(bendingModelNamed("quadratic").error(),
+                 std::string("'quadratic' is not a bending model (bridson, pbd-appendix or "
+                             "isometric)"));
     }
 
     void strainTriangleGradients() {
