@@ -9,6 +9,7 @@
 #include <bit>
 #include <cmath>
 #include <cstddef>
+#include <cstring>
 #include <limits>
 #include <numeric>
 
@@ -22,33 +23,79 @@ namespace {
 // transpose of eight records each way. Within a batch no two lanes share a body that moves,
 // so every store is its lane's own; a body that cannot move is stored back unchanged (its
 // lanes' inverse mass and inertia are zero).
+//
+// Each record is moved as two halves (floats 0-3 and 4-7), lane l's in the lower half of a
+// vector and lane l + 4's in the upper: the halves go in and out with plain 16-byte loads and
+// stores (an insert from memory, an extract to memory), so only the shuffles within the
+// vectors' halves are left, 12 in and 14 out where the whole transpose (transpose8) takes 24
+// each way on the one shuffle port. The values are the transpose's, moved, not computed.
 struct LaneBodies {
     V4 va, wa, vb, wb;
 };
+using Half = float __attribute__((vector_size(4 * sizeof(float))));
+#define PBD_SV(a, b, ...) __builtin_shufflevector(a, b, __VA_ARGS__)
+// Within each half: the lower (LO) or upper (HI) pairs of a and b interleaved, and the lower
+// (LO2) or upper (HI2) pairs of a then b.
+#define PBD_LO 0, 8, 1, 9, 4, 12, 5, 13
+#define PBD_HI 2, 10, 3, 11, 6, 14, 7, 15
+#define PBD_LO2 0, 1, 8, 9, 4, 5, 12, 13
+#define PBD_HI2 2, 3, 10, 11, 6, 7, 14, 15
+PBD_KERNEL_INLINE Half halfAt(const SweepRecord& r, int which) {
+    Half h;
+    std::memcpy(&h, reinterpret_cast<const float*>(&r.value) + 4 * which, sizeof h);
+    return h;
+}
+PBD_KERNEL_INLINE void putHalf(SweepRecord& r, int which, Half h) {
+    std::memcpy(reinterpret_cast<float*>(&r.value) + 4 * which, &h, sizeof h);
+}
 PBD_KERNEL_INLINE void gatherRecords(const std::vector<SweepRecord>& records,
                                      const int (&index)[kRigidLanes], V4& first, V4& second) {
-    D4 r[kRigidLanes];
-    for (int l = 0; l < kRigidLanes; ++l) {
-        r[l] = records[std::size_t(index[l])].value;
+    D4 x[4], y[4];
+    for (int i = 0; i < 4; ++i) {
+        const SweepRecord& p = records[std::size_t(index[i])];
+        const SweepRecord& q = records[std::size_t(index[i + 4])];
+        x[i] = PBD_SV(halfAt(p, 0), halfAt(q, 0), 0, 1, 2, 3, 4, 5, 6, 7);
+        y[i] = PBD_SV(halfAt(p, 1), halfAt(q, 1), 0, 1, 2, 3, 4, 5, 6, 7);
     }
-    transpose8(r);
-    first = {r[0], r[1], r[2]};
-    second = {r[3], r[4], r[5]};
+    const D4 t0 = PBD_SV(x[0], x[1], PBD_LO), t1 = PBD_SV(x[0], x[1], PBD_HI);
+    const D4 t2 = PBD_SV(x[2], x[3], PBD_LO), t3 = PBD_SV(x[2], x[3], PBD_HI);
+    const D4 u0 = PBD_SV(y[0], y[1], PBD_LO), u2 = PBD_SV(y[2], y[3], PBD_LO);
+    first = {PBD_SV(t0, t2, PBD_LO2), PBD_SV(t0, t2, PBD_HI2), PBD_SV(t1, t3, PBD_LO2)};
+    second = {PBD_SV(t1, t3, PBD_HI2), PBD_SV(u0, u2, PBD_LO2), PBD_SV(u0, u2, PBD_HI2)};
 }
 // Only the lanes whose body moves (bit l of `moves`) are written back: a body that cannot move
 // (the ground, a padding lane's world) may sit in several batches of one colour, which threads
-// sweep at once.
+// sweep at once. Floats 6 and 7 of a record are written zero.
 PBD_KERNEL_INLINE void scatterRecords(std::vector<SweepRecord>& records,
                                       const int (&index)[kRigidLanes], std::uint8_t moves,
                                       const V4& first, const V4& second) {
-    D4 r[kRigidLanes] = {first.x, first.y, first.z, second.x, second.y, second.z, {}, {}};
-    transpose8(r);
-    for (int l = 0; l < kRigidLanes; ++l) {
-        if ((moves >> l) & 1u) {
-            records[std::size_t(index[l])].value = r[l];
+    const D4 zero{};
+    const D4 t0 = PBD_SV(first.x, first.y, PBD_LO), t1 = PBD_SV(first.x, first.y, PBD_HI);
+    const D4 t2 = PBD_SV(first.z, second.x, PBD_LO), t3 = PBD_SV(first.z, second.x, PBD_HI);
+    const D4 u0 = PBD_SV(second.y, second.z, PBD_LO), u1 = PBD_SV(second.y, second.z, PBD_HI);
+    // Lanes i (lower halves) and i + 4 (upper): floats 0-3 in lo[i], 4-7 in hi[i].
+    const D4 lo[4] = {PBD_SV(t0, t2, PBD_LO2), PBD_SV(t0, t2, PBD_HI2), PBD_SV(t1, t3, PBD_LO2),
+                      PBD_SV(t1, t3, PBD_HI2)};
+    const D4 hi[4] = {PBD_SV(u0, zero, PBD_LO2), PBD_SV(u0, zero, PBD_HI2),
+                      PBD_SV(u1, zero, PBD_LO2), PBD_SV(u1, zero, PBD_HI2)};
+    for (int i = 0; i < 4; ++i) {
+        if ((moves >> i) & 1u) {
+            SweepRecord& r = records[std::size_t(index[i])];
+            putHalf(r, 0, PBD_SV(lo[i], lo[i], 0, 1, 2, 3));
+            putHalf(r, 1, PBD_SV(hi[i], hi[i], 0, 1, 2, 3));
+        }
+        if ((moves >> (i + 4)) & 1u) {
+            SweepRecord& r = records[std::size_t(index[i + 4])];
+            putHalf(r, 0, PBD_SV(lo[i], lo[i], 4, 5, 6, 7));
+            putHalf(r, 1, PBD_SV(hi[i], hi[i], 4, 5, 6, 7));
         }
     }
 }
+#undef PBD_SV
+#undef PBD_LO
+#undef PBD_HI
+#undef PBD_LO2
+#undef PBD_HI2
 PBD_KERNEL_INLINE void gather(const std::vector<SweepRecord>& fv, const LaneBatch& L,
                               LaneBodies& s) {
     gatherRecords(fv, L.a, s.va, s.wa);
@@ -329,14 +376,6 @@ PBD_KERNEL_INLINE void RigidSolver::buildLaneBatches(Step& st, std::size_t begin
         }
 
         // The rows, eight lanes at a time.
-        const auto cross = [](const V4& a, const V4& b) {
-            return V4{a.y * b.z - a.z * b.y, a.z * b.x - a.x * b.z, a.x * b.y - a.y * b.x};
-        };
-        // A symmetric inverse inertia (xx, yy, zz, xy, xz, yz) times a vector.
-        const auto times = [](const D4(&i)[6], const V4& v) {
-            return V4{i[0] * v.x + i[3] * v.y + i[4] * v.z, i[3] * v.x + i[1] * v.y + i[5] * v.z,
-                      i[4] * v.x + i[5] * v.y + i[2] * v.z};
-        };
         const auto inverseOrZero = [&](D4 k) { return k > zero ? one / k : zero; };
         put(L.n, normal);
         L.wa = wa;
@@ -351,11 +390,9 @@ PBD_KERNEL_INLINE void RigidSolver::buildLaneBatches(Step& st, std::size_t begin
         D4 radius = zero;
         for (int slot = 0; slot < 4; ++slot) {
             const V4 raN = cross(armA[slot], normal), rbN = cross(armB[slot], normal);
-            const V4 iaN = times(inertiaA, raN), ibN = times(inertiaB, rbN);
+            const V4 iaN = inertiaTimes(inertiaA, raN), ibN = inertiaTimes(inertiaB, rbN);
             put(L.raN[slot], raN);
             put(L.rbN[slot], rbN);
-            put(L.iaN[slot], iaN);
-            put(L.ibN[slot], ibN);
             L.massN[slot] =
                 valid[slot] > zero ? inverseOrZero(wa + wb + dot(raN, iaN) + dot(rbN, ibN)) : zero;
             L.sep[slot] = sep[slot];
@@ -385,21 +422,16 @@ PBD_KERNEL_INLINE void RigidSolver::buildLaneBatches(Step& st, std::size_t begin
         const V4 t2 = cross(normal, t1);
         const V4 raT1 = cross(centreA, t1), rbT1 = cross(centreB, t1), raT2 = cross(centreA, t2),
                  rbT2 = cross(centreB, t2);
-        const V4 iaT1 = times(inertiaA, raT1), ibT1 = times(inertiaB, rbT1),
-                 iaT2 = times(inertiaA, raT2), ibT2 = times(inertiaB, rbT2);
-        const V4 iaTwist = times(inertiaA, normal), ibTwist = times(inertiaB, normal);
+        const V4 iaT1 = inertiaTimes(inertiaA, raT1), ibT1 = inertiaTimes(inertiaB, rbT1),
+                 iaT2 = inertiaTimes(inertiaA, raT2), ibT2 = inertiaTimes(inertiaB, rbT2);
+        const V4 iaTwist = inertiaTimes(inertiaA, normal), ibTwist = inertiaTimes(inertiaB, normal);
         put(L.t1, t1);
-        put(L.t2, t2);
-        put(L.raT1, raT1);
-        put(L.rbT1, rbT1);
-        put(L.raT2, raT2);
-        put(L.rbT2, rbT2);
-        put(L.iaT1, iaT1);
-        put(L.ibT1, ibT1);
-        put(L.iaT2, iaT2);
-        put(L.ibT2, ibT2);
-        put(L.iaTwist, iaTwist);
-        put(L.ibTwist, ibTwist);
+        put(L.centreA, centreA);
+        put(L.centreB, centreB);
+        for (int k = 0; k < 6; ++k) {
+            L.inertiaA[k] = inertiaA[k];
+            L.inertiaB[k] = inertiaB[k];
+        }
         L.massT1 = inverseOrZero(wa + wb + dot(raT1, iaT1) + dot(rbT1, ibT1));
         L.massT2 = inverseOrZero(wa + wb + dot(raT2, iaT2) + dot(rbT2, ibT2));
         L.massTwist = inverseOrZero(dot(normal, iaTwist) + dot(normal, ibTwist));
@@ -447,14 +479,19 @@ PBD_KERNEL_INLINE void RigidSolver::warmStartBatches(std::size_t begin, std::siz
         D4 normal = zero;
         for (int r = 0; r < 4; ++r) {
             normal += L.lambdaN[r];
-            wa -= L.iaN[r] * L.lambdaN[r];
-            wb += L.ibN[r] * L.lambdaN[r];
+            wa -= inertiaTimes(L.inertiaA, L.raN[r]) * L.lambdaN[r];
+            wb += inertiaTimes(L.inertiaB, L.rbN[r]) * L.lambdaN[r];
         }
-        const V4 linear = L.n * normal + L.t1 * L.lambdaT1 + L.t2 * L.lambdaT2;
+        const V4 t2 = cross(L.n, L.t1);
+        const V4 linear = L.n * normal + L.t1 * L.lambdaT1 + t2 * L.lambdaT2;
         va -= linear * L.wa;
         vb += linear * L.wb;
-        wa -= L.iaT1 * L.lambdaT1 + L.iaT2 * L.lambdaT2 + L.iaTwist * L.lambdaTwist;
-        wb += L.ibT1 * L.lambdaT1 + L.ibT2 * L.lambdaT2 + L.ibTwist * L.lambdaTwist;
+        wa -= inertiaTimes(L.inertiaA, cross(L.centreA, L.t1)) * L.lambdaT1 +
+              inertiaTimes(L.inertiaA, cross(L.centreA, t2)) * L.lambdaT2 +
+              inertiaTimes(L.inertiaA, L.n) * L.lambdaTwist;
+        wb += inertiaTimes(L.inertiaB, cross(L.centreB, L.t1)) * L.lambdaT1 +
+              inertiaTimes(L.inertiaB, cross(L.centreB, t2)) * L.lambdaT2 +
+              inertiaTimes(L.inertiaB, L.n) * L.lambdaTwist;
         scatter(fv, L, s);
     }
 }
@@ -535,9 +572,9 @@ PBD_KERNEL_INLINE void RigidSolver::sweepBatches(Step& st, bool withBias, bool t
             const D4 d = next - L.lambdaN[r];
             L.lambdaN[r] = next;
             va -= L.n * (L.wa * d);
-            wa -= L.iaN[r] * d;
+            wa -= inertiaTimes(L.inertiaA, L.raN[r]) * d;
             vb += L.n * (L.wb * d);
-            wb += L.ibN[r] * d;
+            wb += inertiaTimes(L.inertiaB, L.rbN[r]) * d;
             return;
         }
         const D4 support = L.lambdaN[0] + L.lambdaN[1] + L.lambdaN[2] + L.lambdaN[3];
@@ -549,23 +586,23 @@ PBD_KERNEL_INLINE void RigidSolver::sweepBatches(Step& st, bool withBias, bool t
                 clampLanes(L.lambdaTwist - L.massTwist * dot(L.n, wb - wa), -bound, bound);
             const D4 d = next - L.lambdaTwist;
             L.lambdaTwist = next;
-            wa -= L.iaTwist * d;
-            wb += L.ibTwist * d;
+            wa -= inertiaTimes(L.inertiaA, L.n) * d;
+            wb += inertiaTimes(L.inertiaB, L.n) * d;
             return;
         }
         const bool first = r == 4;
-        const V4& t = first ? L.t1 : L.t2;
+        const V4 t = first ? L.t1 : cross(L.n, L.t1);
+        const V4 ra = cross(L.centreA, t), rb = cross(L.centreB, t);
         D4& lambda = first ? L.lambdaT1 : L.lambdaT2;
-        const D4 vt =
-            dot(t, vb - va) + dot(first ? L.rbT1 : L.rbT2, wb) - dot(first ? L.raT1 : L.raT2, wa);
+        const D4 vt = dot(t, vb - va) + dot(rb, wb) - dot(ra, wa);
         const D4 bound = L.mu * support;
         const D4 next = clampLanes(lambda - (first ? L.massT1 : L.massT2) * vt, -bound, bound);
         const D4 d = next - lambda;
         lambda = next;
         va -= t * (L.wa * d);
-        wa -= (first ? L.iaT1 : L.iaT2) * d;
+        wa -= inertiaTimes(L.inertiaA, ra) * d;
         vb += t * (L.wb * d);
-        wb += (first ? L.ibT1 : L.ibT2) * d;
+        wb += inertiaTimes(L.inertiaB, rb) * d;
     };
     const auto solveAlone = [&](LaneBatch& L) PBD_INLINE_LAMBDA {
         LaneBodies s1;
@@ -682,21 +719,30 @@ void RigidSolver::propagateShock(Step& st) {
                         bias = sNow > 0 ? -(sNow + settings.correction * settings.slop) / hs
                                         : -settings.correction * (sNow + settings.slop) / hs;
                     }
-                    solveRow(normal, lane(L.raN[r], l), lane(L.rbN[r], l), lane(L.iaN[r], l),
-                             lane(L.ibN[r], l), bias, own.normal[r], 0,
+                    solveRow(normal, lane(L.raN[r], l), lane(L.rbN[r], l),
+                             lane(inertiaTimes(L.inertiaA, L.raN[r]), l),
+                             lane(inertiaTimes(L.inertiaB, L.rbN[r]), l), bias, own.normal[r], 0,
                              std::numeric_limits<Real>::infinity(), true);
                     support += own.normal[r];
                 }
                 // Friction up to mu times the pass's own push.
                 const Real bound = L.mu[l] * support;
                 if (bound > 0) {
-                    solveRow(lane(L.t1, l), lane(L.raT1, l), lane(L.rbT1, l), lane(L.iaT1, l),
-                             lane(L.ibT1, l), 0, own.friction[0], -bound, bound, true);
-                    solveRow(lane(L.t2, l), lane(L.raT2, l), lane(L.rbT2, l), lane(L.iaT2, l),
-                             lane(L.ibT2, l), 0, own.friction[1], -bound, bound, true);
+                    const V4 t2 = cross(L.n, L.t1);
+                    const V4 ra1 = cross(L.centreA, L.t1), rb1 = cross(L.centreB, L.t1),
+                             ra2 = cross(L.centreA, t2), rb2 = cross(L.centreB, t2);
+                    solveRow(lane(L.t1, l), lane(ra1, l), lane(rb1, l),
+                             lane(inertiaTimes(L.inertiaA, ra1), l),
+                             lane(inertiaTimes(L.inertiaB, rb1), l), 0, own.friction[0], -bound,
+                             bound, true);
+                    solveRow(lane(t2, l), lane(ra2, l), lane(rb2, l),
+                             lane(inertiaTimes(L.inertiaA, ra2), l),
+                             lane(inertiaTimes(L.inertiaB, rb2), l), 0, own.friction[1], -bound,
+                             bound, true);
                     const Real twist = bound * L.twistRadius[l];
-                    solveRow(normal, normal, normal, lane(L.iaTwist, l), lane(L.ibTwist, l), 0,
-                             own.friction[2], -twist, twist, false);
+                    solveRow(normal, normal, normal, lane(inertiaTimes(L.inertiaA, L.n), l),
+                             lane(inertiaTimes(L.inertiaB, L.n), l), 0, own.friction[2], -twist,
+                             twist, false);
                 }
                 store(a, A);
                 store(b, B);

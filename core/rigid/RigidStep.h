@@ -154,6 +154,16 @@ inline void put(V4& to, const V4& v) {
 inline D4 dot(const V4& a, const V4& b) {
     return a.x * b.x + a.y * b.y + a.z * b.z;
 }
+inline V4 cross(const V4& a, const V4& b) {
+    return V4{a.y * b.z - a.z * b.y, a.z * b.x - a.x * b.z, a.x * b.y - a.y * b.x};
+}
+// A symmetric inverse inertia (xx, yy, zz, xy, xz, yz) times a vector, in the lanes. The
+// batches keep the bodies' inverse inertia rather than its products with every arm: the sweeps
+// stream the batches from memory, and the products cost less than their bytes.
+inline V4 inertiaTimes(const D4 (&i)[6], const V4& v) {
+    return V4{i[0] * v.x + i[3] * v.y + i[4] * v.z, i[3] * v.x + i[1] * v.y + i[5] * v.z,
+              i[4] * v.x + i[5] * v.y + i[2] * v.z};
+}
 inline D4 clampLanes(D4 v, D4 lo, D4 hi) {
     v = v < lo ? lo : v;
     return v > hi ? hi : v;
@@ -243,13 +253,14 @@ struct LaneBatch {
     std::uint8_t movesA, movesB; // bit l: lane l's body moves (its record is written back)
     std::array<std::uint8_t, 7> rows;
     D4 wa, wb, mu, twistRadius;
-    V4 n, t1, t2;
-    V4 raN[4], rbN[4], iaN[4], ibN[4];
+    V4 n, t1; // the normal and the first tangent; the second is n x t1
+    V4 raN[4], rbN[4];
+    D4 inertiaA[6], inertiaB[6]; // inverse inertia (xx, yy, zz, xy, xz, yz), as the masses scaled
     // sep: the bias (the wanted separating speed) of the single solve, or, with substeps or
     // soft contacts, the separation at the step's start, which the bodies' moves then update.
     D4 massN[4], sep[4], lambdaN[4];
     D4 gap[4]; // the separation of now (substeps, soft contacts): sep and the bodies' moves
-    V4 raT1, rbT1, raT2, rbT2, iaT1, ibT1, iaT2, ibT2, iaTwist, ibTwist;
+    V4 centreA, centreB; // the bodies' arms to the centre of the points (friction, twist)
     D4 massT1, massT2, massTwist, lambdaT1, lambdaT2, lambdaTwist;
     D4 biasRate, massScale, impulseScale; // soft contacts
 };
