@@ -31,6 +31,7 @@ namespace {
 // each way on the one shuffle port. The values are the transpose's, moved, not computed.
 struct LaneBodies {
     V4 va, wa, vb, wb;
+    V4 shift; // normalShift of the batch
 };
 using Half = float __attribute__((vector_size(4 * sizeof(float))));
 #define PBD_SV(a, b, ...) __builtin_shufflevector(a, b, __VA_ARGS__)
@@ -265,7 +266,7 @@ PBD_KERNEL_INLINE void RigidSolver::buildLaneBatches(Step& st, std::size_t begin
                           L.rows[std::size_t(random.next() % std::uint64_t(i))]);
             }
         }
-        V4 normal{zero, zero + 1.0f, zero}, centreA{}, centreB{}, armA[4]{}, armB[4]{};
+        V4 normal{zero, zero + 1.0f, zero}, centreA{}, centreB{}, armA[4]{};
         D4 valid[4]{}, sep[4]{}, lambdaN[4]{}, inertiaA[6]{}, inertiaB[6]{};
         D4 wa{}, wb{}, mu{}, points{}, biasRate{}, massScale{}, impulseScale{};
         D4 lambdaT1{}, lambdaT2{}, lambdaTwist{};
@@ -341,7 +342,6 @@ PBD_KERNEL_INLINE void RigidSolver::buildLaneBatches(Step& st, std::size_t begin
                 const RigidContactPoint& p = m.points[slots[slot]];
                 valid[slot][l] = 1;
                 setLane(armA[slot], l, p.position - sa.x);
-                setLane(armB[slot], l, p.position - sb.x);
                 if (track) {
                     sep[slot][l] = float(p.separation);
                 } else {
@@ -388,11 +388,11 @@ PBD_KERNEL_INLINE void RigidSolver::buildLaneBatches(Step& st, std::size_t begin
         L.lambdaT2 = lambdaT2;
         L.lambdaTwist = lambdaTwist;
         D4 radius = zero;
+        const V4 shift = normalShift(centreA, centreB, normal);
         for (int slot = 0; slot < 4; ++slot) {
-            const V4 raN = cross(armA[slot], normal), rbN = cross(armB[slot], normal);
+            const V4 raN = cross(armA[slot], normal), rbN = raN + shift;
             const V4 iaN = inertiaTimes(inertiaA, raN), ibN = inertiaTimes(inertiaB, rbN);
             put(L.raN[slot], raN);
-            put(L.rbN[slot], rbN);
             L.massN[slot] =
                 valid[slot] > zero ? inverseOrZero(wa + wb + dot(raN, iaN) + dot(rbN, ibN)) : zero;
             L.sep[slot] = sep[slot];
@@ -476,11 +476,12 @@ PBD_KERNEL_INLINE void RigidSolver::warmStartBatches(std::size_t begin, std::siz
         LaneBodies s;
         gather(fv, L, s);
         V4 &va = s.va, &wa = s.wa, &vb = s.vb, &wb = s.wb;
+        const V4 shift = normalShift(L.centreA, L.centreB, L.n);
         D4 normal = zero;
         for (int r = 0; r < 4; ++r) {
             normal += L.lambdaN[r];
             wa -= inertiaTimes(L.inertiaA, L.raN[r]) * L.lambdaN[r];
-            wb += inertiaTimes(L.inertiaB, L.rbN[r]) * L.lambdaN[r];
+            wb += inertiaTimes(L.inertiaB, L.raN[r] + shift) * L.lambdaN[r];
         }
         const V4 t2 = cross(L.n, L.t1);
         const V4 linear = L.n * normal + L.t1 * L.lambdaT1 + t2 * L.lambdaT2;
@@ -550,12 +551,14 @@ PBD_KERNEL_INLINE void RigidSolver::sweepBatches(Step& st, bool withBias, bool t
     // A batch's bodies in, and their separations of now.
     const auto takeBodies = [&](LaneBatch& L, LaneBodies& s) PBD_INLINE_LAMBDA {
         gather(fv, L, s);
+        s.shift = normalShift(L.centreA, L.centreB, L.n);
         if (track && takeMoves) {
             V4 ma, ta, mb, tb;
             gatherRecords(sweepMoves_, L.a, ma, ta);
             gatherRecords(sweepMoves_, L.b, mb, tb);
             for (int r = 0; r < 4; ++r) {
-                L.gap[r] = L.sep[r] + dot(L.n, mb - ma) + dot(L.rbN[r], tb) - dot(L.raN[r], ta);
+                L.gap[r] =
+                    L.sep[r] + dot(L.n, mb - ma) + dot(L.raN[r] + s.shift, tb) - dot(L.raN[r], ta);
             }
         }
     };
@@ -565,7 +568,8 @@ PBD_KERNEL_INLINE void RigidSolver::sweepBatches(Step& st, bool withBias, bool t
         V4 &va = s.va, &wa = s.wa, &vb = s.vb, &wb = s.wb;
         if (r < 4) {
             const RowBias rb = rowBias(L, r, useBias);
-            const D4 vn = dot(L.n, vb - va) + dot(L.rbN[r], wb) - dot(L.raN[r], wa);
+            const V4 rbN = L.raN[r] + s.shift;
+            const D4 vn = dot(L.n, vb - va) + dot(rbN, wb) - dot(L.raN[r], wa);
             D4 next = L.lambdaN[r] - L.massN[r] * rb.massScale * (vn - rb.bias) -
                       rb.impulseScale * L.lambdaN[r];
             next = next > zero ? next : zero;
@@ -574,7 +578,7 @@ PBD_KERNEL_INLINE void RigidSolver::sweepBatches(Step& st, bool withBias, bool t
             va -= L.n * (L.wa * d);
             wa -= inertiaTimes(L.inertiaA, L.raN[r]) * d;
             vb += L.n * (L.wb * d);
-            wb += inertiaTimes(L.inertiaB, L.rbN[r]) * d;
+            wb += inertiaTimes(L.inertiaB, rbN) * d;
             return;
         }
         const D4 support = L.lambdaN[0] + L.lambdaN[1] + L.lambdaN[2] + L.lambdaN[3];
@@ -683,6 +687,7 @@ void RigidSolver::propagateShock(Step& st) {
                 const int a = L.a[l], b = L.b[l];
                 const Real wa = side == 1 ? 0 : L.wa[l], wb = side == 2 ? 0 : L.wb[l];
                 const Vec3 normal = lane(L.n, l);
+                const V4 shift = normalShift(L.centreA, L.centreB, L.n);
                 Velocity A = load(a), B = load(b);
                 const auto solveRow = [&](const Vec3& dir, const Vec3& ja, const Vec3& jb, Vec3 iaj,
                                           Vec3 ibj, Real bias, float& lambda, Real lo, Real hi,
@@ -714,15 +719,15 @@ void RigidSolver::propagateShock(Step& st) {
                                  &mb = sweepMoves_[std::size_t(b)].value;
                         const Real sNow = L.sep[r][l] +
                                           normal.dot(recordFirst(mb) - recordFirst(ma)) +
-                                          lane(L.rbN[r], l).dot(recordSecond(mb)) -
+                                          lane(L.raN[r] + shift, l).dot(recordSecond(mb)) -
                                           lane(L.raN[r], l).dot(recordSecond(ma));
                         bias = sNow > 0 ? -(sNow + settings.correction * settings.slop) / hs
                                         : -settings.correction * (sNow + settings.slop) / hs;
                     }
-                    solveRow(normal, lane(L.raN[r], l), lane(L.rbN[r], l),
+                    solveRow(normal, lane(L.raN[r], l), lane(L.raN[r] + shift, l),
                              lane(inertiaTimes(L.inertiaA, L.raN[r]), l),
-                             lane(inertiaTimes(L.inertiaB, L.rbN[r]), l), bias, own.normal[r], 0,
-                             std::numeric_limits<Real>::infinity(), true);
+                             lane(inertiaTimes(L.inertiaB, L.raN[r] + shift), l), bias,
+                             own.normal[r], 0, std::numeric_limits<Real>::infinity(), true);
                     support += own.normal[r];
                 }
                 // Friction up to mu times the pass's own push.

@@ -253,8 +253,8 @@ struct LaneBatch {
     std::uint8_t movesA, movesB; // bit l: lane l's body moves (its record is written back)
     std::array<std::uint8_t, 7> rows;
     D4 wa, wb, mu, twistRadius;
-    V4 n, t1; // the normal and the first tangent; the second is n x t1
-    V4 raN[4], rbN[4];
+    V4 n, t1;  // the normal and the first tangent; the second is n x t1
+    V4 raN[4]; // r_a x n of each slot; r_b x n is that plus normalShift (the same point)
     D4 inertiaA[6], inertiaB[6]; // inverse inertia (xx, yy, zz, xy, xz, yz), as the masses scaled
     // sep: the bias (the wanted separating speed) of the single solve, or, with substeps or
     // soft contacts, the separation at the step's start, which the bodies' moves then update.
@@ -264,6 +264,12 @@ struct LaneBatch {
     D4 massT1, massT2, massTwist, lambdaT1, lambdaT2, lambdaTwist;
     D4 biasRate, massScale, impulseScale; // soft contacts
 };
+
+// What r x n gains from body a's arm to body b's: (x_a - x_b) x n, the same for every point of
+// a lane (the arms to the centre differ by it too).
+inline V4 normalShift(const V4& centreA, const V4& centreB, const V4& n) {
+    return cross(centreB - centreA, n);
+}
 
 struct JointConstraint {
     const RigidJoint* joint;
