@@ -214,6 +214,7 @@ void RigidSolver::buildBatches(Step& st) {
     }
     st.random.state = start + draws * SplitMix::kIncrement;
     batches_.resize(batchPlan_.size());
+    laneSources_.resize(batchPlan_.size());
     const std::size_t count = batches_.size();
     std::vector<BuildCounts> counts(mostParts(st.team));
     // Each part counts into its own variables, stored once (not bumped in a shared array,
@@ -240,22 +241,18 @@ PBD_KERNEL_INLINE void RigidSolver::buildLaneBatches(Step& st, std::size_t begin
                                                      BuildCounts& counts) {
     const RigidSettings& settings = st.settings;
     const int n = st.n;
-    const Real h = st.h, hs = st.hs;
+    const Real h = st.h;
     const bool track = st.track, stacking = st.stacking, shock = st.shock;
     std::vector<Step::LaneLevel>& laneLevels = st.laneLevels;
     SplitMix random{0};
-    const Softness dynamicSoft =
-        makeSoft(std::min(settings.contactHertz, 0.25 / hs), settings.contactDampingRatio, hs);
-    const Softness staticSoft =
-        makeSoft(std::min(2 * settings.contactHertz, 0.25 / hs), settings.contactDampingRatio, hs);
 
     // Builds up to eight manifolds' rows into batch L, one per lane (source 004: contact normal
     // rows [0, inf) and friction bounded by mu·lambda_n; warm start by feature ID). What each
     // lane reads of its manifold and bodies is gathered first, the arms in doubles (they are
     // differences of positions); then the rows are made eight lanes at a time, and every field
     // of the batch is written (a padding lane or slot gets zero mass and never pushes).
-    const auto buildBatch = [&](LaneBatch& L, std::uint32_t batchIndex, const std::uint32_t* lanes,
-                                int count) PBD_INLINE_LAMBDA {
+    const auto buildBatch = [&](LaneBatch& L, LaneSources& S, std::uint32_t batchIndex,
+                                const std::uint32_t* lanes, int count) PBD_INLINE_LAMBDA {
         const D4 zero{}, one = zero + 1.0f;
         // The rows' order (source 004, Permutation), shared by the lanes; each lane's points
         // are placed in the normal slots in an order of its own.
@@ -268,13 +265,13 @@ PBD_KERNEL_INLINE void RigidSolver::buildLaneBatches(Step& st, std::size_t begin
         }
         V4 normal{zero, zero + 1.0f, zero}, centreA{}, centreB{}, armA[4]{};
         D4 valid[4]{}, sep[4]{}, lambdaN[4]{}, inertiaA[6]{}, inertiaB[6]{};
-        D4 wa{}, wb{}, mu{}, points{}, biasRate{}, massScale{}, impulseScale{};
+        D4 wa{}, wb{}, mu{}, points{};
         D4 lambdaT1{}, lambdaT2{}, lambdaTwist{};
-        L.movesA = L.movesB = 0;
+        L.movesA = L.movesB = L.stiff = 0;
         for (int l = 0; l < kRigidLanes; ++l) {
-            L.manifold[l] = -1;
+            S.manifold[l] = -1;
             L.a[l] = L.b[l] = n; // a padding lane reads and writes nothing that moves
-            std::iota(L.slotPoint[l], L.slotPoint[l] + 4, std::uint8_t(0));
+            std::iota(S.slotPoint[l], S.slotPoint[l] + 4, std::uint8_t(0));
         }
         for (int l = 0; l < count; ++l) {
             const std::uint32_t mi = lanes[l];
@@ -299,7 +296,7 @@ PBD_KERNEL_INLINE void RigidSolver::buildLaneBatches(Step& st, std::size_t begin
                         {std::min(ha, hb), batchIndex, std::uint8_t(l), std::uint8_t(lower)});
                 }
             }
-            L.manifold[l] = int(mi);
+            S.manifold[l] = int(mi);
             L.a[l] = m.bodyA;
             L.b[l] = m.bodyB;
             L.movesA |= std::uint8_t(sa.inverseMass > 0 ? 1u << l : 0u);
@@ -317,12 +314,8 @@ PBD_KERNEL_INLINE void RigidSolver::buildLaneBatches(Step& st, std::size_t begin
             setInertia(inertiaA, sa.inverseInertia, scaleA);
             setInertia(inertiaB, sb.inverseInertia, scaleB);
             setLane(normal, l, m.normal);
-            const Softness& softness =
-                sa.inverseMass == 0 || sb.inverseMass == 0 ? staticSoft : dynamicSoft;
-            biasRate[l] = float(softness.biasRate);
-            massScale[l] = float(softness.massScale);
-            impulseScale[l] = float(softness.impulseScale);
-            std::uint8_t* slots = L.slotPoint[l];
+            L.stiff |= std::uint8_t(sa.inverseMass == 0 || sb.inverseMass == 0 ? 1u << l : 0u);
+            std::uint8_t* slots = S.slotPoint[l];
             if (settings.permuteRows) {
                 for (int i = 4; i > 1; --i) {
                     std::swap(slots[i - 1], slots[random.next() % std::uint64_t(i)]);
@@ -381,9 +374,6 @@ PBD_KERNEL_INLINE void RigidSolver::buildLaneBatches(Step& st, std::size_t begin
         L.wa = wa;
         L.wb = wb;
         L.mu = mu;
-        L.biasRate = biasRate;
-        L.massScale = massScale;
-        L.impulseScale = impulseScale;
         L.lambdaT1 = lambdaT1;
         L.lambdaT2 = lambdaT2;
         L.lambdaTwist = lambdaTwist;
@@ -455,7 +445,7 @@ PBD_KERNEL_INLINE void RigidSolver::buildLaneBatches(Step& st, std::size_t begin
         }
         const BatchPlan& planned = batchPlan_[k];
         random.state = planned.randomState;
-        buildBatch(batches_[k], std::uint32_t(k), planned.lanes, planned.count);
+        buildBatch(batches_[k], laneSources_[k], std::uint32_t(k), planned.lanes, planned.count);
     }
 }
 
@@ -537,10 +527,14 @@ PBD_KERNEL_INLINE void RigidSolver::sweepBatches(Step& st, bool withBias, bool t
             if (!useBias) {
                 return {apart ? approach : zero, one, zero};
             }
-            D4 push = -L.biasRate * s1;
+            // The lane's softness: stiffer against a body that cannot move.
+            const auto stiff = ((LaneInts{} + int(L.stiff)) & kLaneBits) != 0;
+            const SoftLanes &loose = st.softness[0], &firm = st.softness[1];
+            D4 push = -(stiff ? firm.biasRate : loose.biasRate) * s1;
             push = push < maxPush ? push : maxPush;
-            return {apart ? approach : push, apart ? one : L.massScale,
-                    apart ? zero : L.impulseScale};
+            return {apart ? approach : push,
+                    apart ? one : (stiff ? firm.massScale : loose.massScale),
+                    apart ? zero : (stiff ? firm.impulseScale : loose.impulseScale)};
         }
         // The source's rigid correction, on the separation of now.
         const D4 hard =
@@ -763,8 +757,8 @@ void RigidSolver::storeImpulses(Step& st) {
     reportSubsteps_ = st.substeps;
     contactsStale_ = true;
     // The manifolds are written in a random order: each is fetched two batches ahead.
-    const auto fetchForWriting = [&](const LaneBatch& L) {
-        for (const int mi : L.manifold) {
+    const auto fetchForWriting = [&](const LaneSources& S) {
+        for (const int mi : S.manifold) {
             if (mi >= 0) {
                 const char* p = reinterpret_cast<const char*>(&manifolds_[std::size_t(mi)]);
                 __builtin_prefetch(p + offsetof(CachedManifold, manifold.count), 1);
@@ -778,21 +772,22 @@ void RigidSolver::storeImpulses(Step& st) {
     st.inParts(batches_.size(), 64, [&](int, std::size_t begin, std::size_t end) {
         for (std::size_t k = begin; k < end; ++k) {
             const LaneBatch& L = batches_[k];
+            const LaneSources& S = laneSources_[k];
             if (k + 2 < end) {
-                fetchForWriting(batches_[k + 2]);
+                fetchForWriting(laneSources_[k + 2]);
             }
             for (int l = 0; l < kRigidLanes; ++l) {
-                if (L.manifold[l] < 0) {
+                if (S.manifold[l] < 0) {
                     continue;
                 }
-                CachedManifold& cm = manifolds_[std::size_t(L.manifold[l])];
+                CachedManifold& cm = manifolds_[std::size_t(S.manifold[l])];
                 for (int slot = 0; slot < 4; ++slot) {
-                    if (L.slotPoint[l][slot] < cm.manifold.count) {
-                        cm.normalImpulse[L.slotPoint[l][slot]] = L.lambdaN[slot][l];
+                    if (S.slotPoint[l][slot] < cm.manifold.count) {
+                        cm.normalImpulse[S.slotPoint[l][slot]] = L.lambdaN[slot][l];
                     }
                 }
                 cm.frictionImpulse = Vec3(L.lambdaT1[l], L.lambdaT2[l], L.lambdaTwist[l]);
-                solved_[std::size_t(L.manifold[l])] = 1;
+                solved_[std::size_t(S.manifold[l])] = 1;
             }
         }
     });

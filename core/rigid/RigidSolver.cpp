@@ -53,10 +53,11 @@ std::size_t RigidSolver::memoryBytes() const {
            bytesOf(solverBodies_) + bytesOf(velocities_) + bytesOf(omegaBefore_) +
            bytesOf(inertiaBefore_) + bytesOf(heights_) + bytesOf(adjacencyFirst_) +
            bytesOf(adjacency_) + bytesOf(heightQueue_) + bytesOf(solved_) + bytesOf(contacts_) +
-           bytesOf(jointRows_) + bytesOf(batches_) + bytesOf(sweepVelocities_) +
-           bytesOf(sweepMoves_) + bytesOf(turns_) + bytesOf(startOrientations_) +
-           bytesOf(substepped_) + bytesOf(jointed_) + bytesOf(pushVelocities_) +
-           bytesOf(pushSaved_) + bytesOf(colours_) + bytesOf(manifoldBodies_) + bytesOf(bodyFlags_);
+           bytesOf(jointRows_) + bytesOf(batches_) + bytesOf(laneSources_) +
+           bytesOf(sweepVelocities_) + bytesOf(sweepMoves_) + bytesOf(turns_) +
+           bytesOf(startOrientations_) + bytesOf(substepped_) + bytesOf(jointed_) +
+           bytesOf(pushVelocities_) + bytesOf(pushSaved_) + bytesOf(colours_) +
+           bytesOf(manifoldBodies_) + bytesOf(bodyFlags_);
 }
 
 RigidSolver RigidSolver::warmStart() const {
@@ -168,6 +169,14 @@ void RigidSolver::step(std::vector<RigidBody>& bodies, const std::vector<RigidJo
     st.correctionLanes = zero + float(settings.correction);
     st.maxPush = zero + float(settings.maxPushVelocity);
     st.stepLanes = zero + float(hs);
+    const auto softLanes = [&](Real hertz) {
+        const Softness spring =
+            makeSoft(std::min(hertz, 0.25 / hs), settings.contactDampingRatio, hs);
+        return SoftLanes{zero + float(spring.biasRate), zero + float(spring.massScale),
+                         zero + float(spring.impulseScale)};
+    };
+    st.softness[0] = softLanes(settings.contactHertz);
+    st.softness[1] = softLanes(2 * settings.contactHertz);
 
     // Three walks over the manifolds, each on one thread, side by side on a team of several:
     // the stack heights (which the bodies' records take), the islands (which sleep reads at

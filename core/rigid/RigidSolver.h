@@ -22,6 +22,7 @@ struct ThreadTeam; // core/base/PhaseRunner.h
 namespace rigid { // the step's parts (RigidStep.h)
 struct JointConstraint;
 struct LaneBatch;
+struct LaneSources;
 struct SweepRecord;
 } // namespace rigid
 
@@ -214,6 +215,7 @@ private:
     std::vector<rigid::JointConstraint> jointRows_;
     std::vector<rigid::LaneBatch> batches_; // the manifolds in colours, eight at a time, then the
                                             // ones left out of the colours, one per batch
+    std::vector<rigid::LaneSources> laneSources_; // per batch
     // Where each colour's batches end in batches_ (batches of one colour share no body that
     // moves), and where the batches left out of the colours begin (each a colour of its own).
     std::vector<std::uint32_t> colourBatchEnds_;

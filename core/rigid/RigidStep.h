@@ -248,9 +248,8 @@ struct SweepRecord {
 struct LaneBatch {
     LaneBatch() {} // left uninitialised: building a batch writes every field
     int a[kRigidLanes], b[kRigidLanes];
-    int manifold[kRigidLanes]; // the lane's manifold (manifolds_), -1 for a padding lane
-    std::uint8_t slotPoint[kRigidLanes][4];
     std::uint8_t movesA, movesB; // bit l: lane l's body moves (its record is written back)
+    std::uint8_t stiff;          // bit l: lane l holds a body that cannot move (Step::softness[1])
     std::array<std::uint8_t, 7> rows;
     D4 wa, wb, mu, twistRadius;
     V4 n, t1;  // the normal and the first tangent; the second is n x t1
@@ -262,7 +261,22 @@ struct LaneBatch {
     D4 gap[4]; // the separation of now (substeps, soft contacts): sep and the bodies' moves
     V4 centreA, centreB; // the bodies' arms to the centre of the points (friction, twist)
     D4 massT1, massT2, massTwist, lambdaT1, lambdaT2, lambdaTwist;
-    D4 biasRate, massScale, impulseScale; // soft contacts
+};
+
+// Where a batch's lanes come from, apart from the batch (the sweeps do not read it): each lane's
+// manifold (manifolds_, -1 for a padding lane) and the point in each of its slots.
+struct LaneSources {
+    int manifold[kRigidLanes];
+    std::uint8_t slotPoint[kRigidLanes][4];
+};
+
+// A lane's bit of a batch's byte, as a mask: ((LaneInts{} + bits) & kLaneBits) != 0.
+using LaneInts = int __attribute__((vector_size(kRigidLanes * sizeof(int)), aligned(32)));
+inline constexpr LaneInts kLaneBits{1, 2, 4, 8, 16, 32, 64, 128};
+
+// Soft contacts' settings in the lanes (Softness).
+struct SoftLanes {
+    D4 biasRate, massScale, impulseScale;
 };
 
 // What r x n gains from body a's arm to body b's: (x_a - x_b) x n, the same for every point of
@@ -366,6 +380,8 @@ struct RigidSolver::Step {
     bool movesTaken = true;
     // Settings in the lanes.
     rigid::D4 slopLanes, invHs, correctionLanes, maxPush, stepLanes;
+    // Soft contacts between bodies that both move [0], and with one that cannot [1] (stiffer).
+    rigid::SoftLanes softness[2];
 
     bool awake(int i) const { return bodies[i].isDynamic() && !bodies[i].sleeping; }
 
