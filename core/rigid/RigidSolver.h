@@ -240,7 +240,8 @@ private:
     std::vector<std::uint64_t> colours_;              // per body: the colours its manifolds are in
     std::vector<std::pair<int, int>> manifoldBodies_; // the colouring's compact inputs
     std::vector<std::uint8_t> bodyFlags_;
-    std::vector<std::uint8_t> bodyMotion_, manifoldDeep_; // the islands' compact inputs
+    std::vector<std::uint32_t> colourCounts_, colourSorted_; // ordering each colour
+    std::vector<std::uint8_t> bodyMotion_, manifoldDeep_;    // the islands' compact inputs
     RigidStatistics stats_;
     Real maxJointError_ = 0;
     std::uint64_t steps_ = 0;
