@@ -140,12 +140,9 @@ void RigidSolver::colourManifolds(Step& st) {
     // them). Then eight manifolds of a colour to a batch.
     colours_.assign(std::size_t(n) + 1, 0);
     // What the colouring reads, compact (it visits the manifolds in a random order): each
-    // manifold's bodies, and per body whether it is awake (1) and movable (2).
-    std::vector<std::pair<int, int>>& pairs = manifoldBodies_;
-    pairs.resize(manifoldCount);
-    for (std::uint32_t mi = 0; mi < manifoldCount; ++mi) {
-        pairs[mi] = {manifolds_[mi].manifold.bodyA, manifolds_[mi].manifold.bodyB};
-    }
+    // manifold's bodies (listManifoldBodies), and per body whether it is awake (1) and
+    // movable (2).
+    const std::vector<std::pair<int, int>>& pairs = manifoldBodies_;
     std::vector<std::uint8_t>& flags = bodyFlags_;
     flags.assign(std::size_t(n), 0);
     for (int i = 0; i < n; ++i) {

@@ -627,35 +627,33 @@ void RigidSolver::detect(std::vector<RigidBody>& bodies, const std::vector<Rigid
     }
 }
 
-void RigidSolver::computeHeights(const std::vector<RigidBody>& bodies) {
+void RigidSolver::computeHeights() {
     // Height: the shortest path in the contact graph to a static or kinematic body (source 004,
-    // "物体の高さ"); bodies not resting on anything keep INT_MAX.
-    const int n = int(bodies.size());
+    // "物体の高さ"); bodies not resting on anything keep INT_MAX. Every manifold touches (its
+    // points are what made it one).
+    const std::vector<std::uint8_t>& dynamic = bodyDynamic_;
+    const int n = int(dynamic.size());
     heights_.assign(n, INT_MAX);
     // The contact graph's adjacency, packed (each body's neighbours from first[i] on).
     std::vector<int>& first = adjacencyFirst_;
     std::vector<int>& neighbours = adjacency_;
     first.assign(std::size_t(n) + 1, 0);
-    for (const CachedManifold& m : manifolds_) {
-        if (m.manifold.count > 0) {
-            ++first[std::size_t(m.manifold.bodyA) + 1];
-            ++first[std::size_t(m.manifold.bodyB) + 1];
-        }
+    for (const auto& [a, b] : manifoldBodies_) {
+        ++first[std::size_t(a) + 1];
+        ++first[std::size_t(b) + 1];
     }
     std::partial_sum(first.begin(), first.end(), first.begin());
     neighbours.resize(std::size_t(first.back()));
     std::vector<int> fill(first.begin(), first.end() - 1);
-    for (const CachedManifold& m : manifolds_) {
-        if (m.manifold.count > 0) {
-            neighbours[std::size_t(fill[std::size_t(m.manifold.bodyA)]++)] = m.manifold.bodyB;
-            neighbours[std::size_t(fill[std::size_t(m.manifold.bodyB)]++)] = m.manifold.bodyA;
-        }
+    for (const auto& [a, b] : manifoldBodies_) {
+        neighbours[std::size_t(fill[std::size_t(a)]++)] = b;
+        neighbours[std::size_t(fill[std::size_t(b)]++)] = a;
     }
     // Breadth first: each body enters the queue once, so the queue is an array read in order.
     std::vector<int>& queue = heightQueue_;
     queue.clear();
     for (int i = 0; i < n; ++i) {
-        if (!bodies[i].isDynamic()) {
+        if (!dynamic[std::size_t(i)]) {
             heights_[i] = 0;
             queue.push_back(i);
         }

@@ -13,10 +13,10 @@ using namespace rigid;
 // step's; made before the sweeps, beside the colouring, and read by sleepIslands at the end).
 void RigidSolver::uniteIslands(Step& st) {
     const std::vector<RigidBody>& bodies = st.bodies;
+    const std::vector<std::uint8_t>& dynamic = bodyDynamic_;
     UnionFind islands(std::size_t(st.n));
-    for (const CachedManifold& cm : manifolds_) {
-        const int a = cm.manifold.bodyA, b = cm.manifold.bodyB;
-        if (bodies[a].isDynamic() && bodies[b].isDynamic()) {
+    for (const auto& [a, b] : manifoldBodies_) {
+        if (dynamic[std::size_t(a)] && dynamic[std::size_t(b)]) {
             islands.unite(a, b);
         }
     }

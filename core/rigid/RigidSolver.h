@@ -142,7 +142,7 @@ private:
     void repairProxies();
     void detect(std::vector<RigidBody>& bodies, const std::vector<RigidJoint>& joints,
                 const RigidSettings& settings, ThreadTeam* team);
-    void computeHeights(const std::vector<RigidBody>& bodies);
+    void computeHeights();
 
     // The step's other stages, by file; step() (RigidSolver.cpp) runs them.
     void prepareBodies(Step& st);   // RigidSolver.cpp
@@ -184,6 +184,7 @@ private:
     void turnThroughL(Step& st, RigidBody& b, int i);
     std::pair<Vec3, Quat> poseAfterSubsteps(int i) const;
     void uniteIslands(Step& st); // RigidIslands.cpp
+    void listManifoldBodies(Step& st);
     void sleepIslands(Step& st);
 
     std::vector<BroadProxy> proxies_;
@@ -238,7 +239,8 @@ private:
     std::vector<rigid::SweepRecord> pushVelocities_;
     std::vector<LaneBlock> pushSaved_;
     std::vector<std::uint64_t> colours_;              // per body: the colours its manifolds are in
-    std::vector<std::pair<int, int>> manifoldBodies_; // the colouring's compact inputs
+    std::vector<std::pair<int, int>> manifoldBodies_; // per manifold (listManifoldBodies)
+    std::vector<std::uint8_t> bodyDynamic_;           // per body, 1 if dynamic
     std::vector<std::uint8_t> bodyFlags_;
     std::vector<std::uint32_t> colourCounts_, colourSorted_; // ordering each colour
     std::vector<std::uint8_t> bodyMotion_, manifoldDeep_;    // the islands' compact inputs
