@@ -56,6 +56,7 @@ int bench(const RunOptions& o) {
     double airProjectionMs = 0, airMs = 0;
     std::vector<double> ms;
     double detectionMs = 0, rigidSolveMs = 0, skinningMs = 0, holdMs = 0, continuousMs = 0;
+    RigidStatistics::Stages rigidStages;
     std::size_t continuousTouching = 0, continuousHeld = 0;
     std::size_t manifoldsMade = 0, manifoldsRefreshed = 0, shapesReproxied = 0;
     const std::size_t passesBefore = solver.airOptimizationPasses();
@@ -76,6 +77,17 @@ int bench(const RunOptions& o) {
         manifoldsRefreshed += solver.rigid().statistics().refreshedManifolds;
         shapesReproxied += solver.rigid().statistics().reproxied;
         rigidSolveMs += solver.rigid().statistics().solveMilliseconds;
+        {
+            const RigidStatistics::Stages& g = solver.rigid().statistics().stages;
+            rigidStages.graph += g.graph;
+            rigidStages.bodies += g.bodies;
+            rigidStages.batches += g.batches;
+            rigidStages.substeps += g.substeps;
+            rigidStages.poses += g.poses;
+            rigidStages.impulses += g.impulses;
+            rigidStages.velocities += g.velocities;
+            rigidStages.sleep += g.sleep;
+        }
         skinningMs += solver.lastSkinningMilliseconds();
         holdMs += solver.lastHoldMilliseconds();
         continuousMs += solver.continuousCollision().milliseconds;
@@ -173,6 +185,15 @@ int bench(const RunOptions& o) {
         const double substeps = double(steps) * std::max(1, scene.solver.substeps);
         full["ms_rigid_detection"] = detectionMs / substeps;
         full["ms_rigid_solve"] = rigidSolveMs / substeps;
+        // The solve by stage (RigidStatistics::Stages), per substep too.
+        full["ms_rigid_stages"] = {{"graph", rigidStages.graph / substeps},
+                                   {"bodies", rigidStages.bodies / substeps},
+                                   {"batches", rigidStages.batches / substeps},
+                                   {"substeps", rigidStages.substeps / substeps},
+                                   {"poses", rigidStages.poses / substeps},
+                                   {"impulses", rigidStages.impulses / substeps},
+                                   {"velocities", rigidStages.velocities / substeps},
+                                   {"sleep", rigidStages.sleep / substeps}};
         full["rigid_settings"] = rigidSettingsJson(scene.solver.rigid);
     }
     if (!scene.characters.empty()) {
@@ -253,6 +274,13 @@ int bench(const RunOptions& o) {
                     full["rigid_rows"].get<std::size_t>(), full["ms_rigid_detection"].get<double>(),
                     full["ms_rigid_solve"].get<double>(), full["rigid_threads"].get<int>(),
                     full["rigid_threads"].get<int>() == 1 ? "" : "s");
+        const json& g = full["ms_rigid_stages"];
+        std::printf("  rigid solve by stage (ms): contact graph %.3f, bodies %.3f, batches %.3f, "
+                    "substeps %.3f, poses %.3f, impulses %.3f, velocities %.3f, sleep %.3f\n",
+                    g["graph"].get<double>(), g["bodies"].get<double>(), g["batches"].get<double>(),
+                    g["substeps"].get<double>(), g["poses"].get<double>(),
+                    g["impulses"].get<double>(), g["velocities"].get<double>(),
+                    g["sleep"].get<double>());
     }
     if (full.contains("characters")) {
         std::printf("  characters: %zu, %zu skin vertices, posed and skinned in %.3f ms per step\n",

@@ -178,6 +178,13 @@ void RigidSolver::step(std::vector<RigidBody>& bodies, const std::vector<RigidJo
     st.softness[0] = softLanes(settings.contactHertz);
     st.softness[1] = softLanes(2 * settings.contactHertz);
 
+    // The stages' clock (RigidStatistics::Stages): each takes the time since the one before.
+    Clock::time_point stageStart = solveStart;
+    const auto stageEnds = [&](double& into) {
+        const Clock::time_point now = Clock::now();
+        into = std::chrono::duration<double, std::milli>(now - stageStart).count();
+        stageStart = now;
+    };
     listManifoldBodies(st);
     // Three walks over the manifolds, each on one thread, side by side on a team of several:
     // the stack heights (which the bodies' records take), the islands (which sleep reads at
@@ -203,8 +210,11 @@ void RigidSolver::step(std::vector<RigidBody>& bodies, const std::vector<RigidJo
         walk(0);
         walk(1);
     }
+    stageEnds(stats_.stages.graph);
     prepareBodies(st);
+    stageEnds(stats_.stages.bodies);
     buildBatches(st);
+    stageEnds(stats_.stages.batches);
     buildJoints(st, hs);
     beginSubsteps(st);
 
@@ -335,10 +345,13 @@ void RigidSolver::step(std::vector<RigidBody>& bodies, const std::vector<RigidJo
             }
         }
     }
+    stageEnds(stats_.stages.substeps);
     if (track) {
         finishSubsteps(st);
     }
+    stageEnds(stats_.stages.poses);
     storeImpulses(st);
+    stageEnds(stats_.stages.impulses);
     takeVelocities(st);
 
     maxJointError_ = 0;
@@ -347,7 +360,9 @@ void RigidSolver::step(std::vector<RigidBody>& bodies, const std::vector<RigidJo
         maxJointError_ = std::max(maxJointError_, (anchors[0] - anchors[1]).norm());
     }
 
+    stageEnds(stats_.stages.velocities);
     sleepIslands(st);
+    stageEnds(stats_.stages.sleep);
     stats_.solveMilliseconds = millisecondsSince(solveStart);
 }
 

@@ -57,6 +57,15 @@ struct RigidStatistics {
     // The rest of the step: stack heights, islands, colours, rows, substeps, sleep (since
     // session 54 the heights, run beside the colouring, count here, no longer in detection).
     double solveMilliseconds = 0;
+    // Where the solve's time went (bench: ms_rigid_stages): the walks over the contact graph
+    // (stack heights, islands, colours), the bodies' solver records, the lane batches (rows),
+    // the substeps (warm starts, sweeps, moves; with the joints' rows), the poses after them,
+    // the impulses kept for the next step, the velocities back in the bodies (and the joints'
+    // errors), and sleep.
+    struct Stages {
+        double graph = 0, bodies = 0, batches = 0, substeps = 0, poses = 0, impulses = 0,
+               velocities = 0, sleep = 0;
+    } stages;
 };
 
 class RigidSolver {

@@ -1120,6 +1120,25 @@ private slots:
         QCOMPARE(j["rigid_bodies"].get<int>(), 211);
         QVERIFY(j["rigid_contacts"].get<int>() >= 4 * 210);
         QVERIFY(j["ms_rigid_solve"].get<double>() > 0);
+        // The solve by stage: each measured, together the solve less what lies between them
+        // (the joints' rows, beginning the substeps).
+        {
+            double stages = 0;
+            for (const char* stage : {"graph", "bodies", "batches", "substeps", "poses", "impulses",
+                                      "velocities", "sleep"}) {
+                const double ms = j["ms_rigid_stages"][stage].get<double>();
+                QVERIFY2(ms >= 0, stage);
+                stages += ms;
+            }
+            const double solve = j["ms_rigid_solve"].get<double>();
+            QVERIFY(j["ms_rigid_stages"]["substeps"].get<double>() > 0);
+            QVERIFY(j["ms_rigid_stages"]["batches"].get<double>() > 0);
+            QVERIFY2(stages <= solve * 1.0001 && stages > 0.5 * solve,
+                     qPrintable(QString("stages %1 ms, solve %2 ms").arg(stages).arg(solve)));
+        }
+        r = run(cli_, {"bench", "pyramid", "--steps", "3"});
+        QVERIFY2(r.exitCode == 0, qPrintable(r.err));
+        QVERIFY2(r.out.contains("rigid solve by stage (ms): contact graph "), qPrintable(r.out));
         // At rest, the pyramid's manifolds are carried with their bodies, not detected again.
         QVERIFY(j["rigid_refreshed_share"].get<double>() > 0.9);
 
