@@ -27,8 +27,9 @@ namespace {
 // Each record is moved as two halves (floats 0-3 and 4-7), lane l's in the lower half of a
 // vector and lane l + 4's in the upper: the halves go in and out with plain 16-byte loads and
 // stores (an insert from memory, an extract to memory), so only the shuffles within the
-// vectors' halves are left, 12 in and 14 out where the whole transpose (transpose8) takes 24
-// each way on the one shuffle port. The values are the transpose's, moved, not computed.
+// vectors' halves are left, 12 in and 14 out where a whole 8 x 8 transpose takes 24 each way
+// on the one shuffle port (pyramid-100 on one thread: 2-3% of its step, once the batches were
+// small). The values are the transpose's, moved, not computed.
 struct LaneBodies {
     V4 va, wa, vb, wb;
     V4 shift; // normalShift of the batch

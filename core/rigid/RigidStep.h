@@ -107,9 +107,9 @@ inline Quat turned(const Quat& q, const Vec3& angle) {
 //
 // Eight manifolds are solved side by side, one per SIMD lane: within a colour no two manifolds
 // share a dynamic body, so the lanes are independent and the sweep is still Gauss-Seidel (in
-// colour order). Slot s of a lane holds the point slotPoint[lane][s] (a padding slot has zero
-// mass and never pushes). All lanes sweep their rows in the batch's order `rows` (0-3 the
-// normal slots, 4-6 friction along t1, t2 and the twist). The constraints are built straight
+// colour order). Slot s of a lane holds the point LaneSources::slotPoint[lane][s] (a padding
+// slot has zero mass and never pushes). All lanes sweep their rows in the batch's order `rows` (0-3
+// the normal slots, 4-6 friction along t1, t2 and the twist). The constraints are built straight
 // into the lanes.
 // Eight lanes of floats (one AVX register): the batches are streamed from memory every sweep,
 // and in floats they are half the size; velocities stay doubles between batches.
@@ -191,55 +191,6 @@ inline Vec3 recordFirst(const D4& r) {
 inline Vec3 recordSecond(const D4& r) {
     return {double(r[3]), double(r[4]), double(r[5])};
 }
-// Rows to columns (and back): r[i][j] becomes r[j][i]. The shuffles are GCC's and clang's
-// spellings of the same thing (clang, for the fuzz and sanitizer builds, wants constant lanes).
-#if defined(__clang__)
-#define PBD_SHUFFLE(a, b, ...) __builtin_shufflevector(a, b, __VA_ARGS__)
-#define PBD_LO 0, 8, 1, 9, 4, 12, 5, 13
-#define PBD_HI 2, 10, 3, 11, 6, 14, 7, 15
-#define PBD_LO2 0, 1, 8, 9, 4, 5, 12, 13
-#define PBD_HI2 2, 3, 10, 11, 6, 7, 14, 15
-#define PBD_LO4 0, 1, 2, 3, 8, 9, 10, 11
-#define PBD_HI4 4, 5, 6, 7, 12, 13, 14, 15
-#else
-#define PBD_SHUFFLE(a, b, mask) __builtin_shuffle(a, b, mask)
-#define PBD_LO lo
-#define PBD_HI hi
-#define PBD_LO2 lo2
-#define PBD_HI2 hi2
-#define PBD_LO4 lo4
-#define PBD_HI4 hi4
-#endif
-[[gnu::always_inline]] inline void transpose8(D4 r[8]) {
-#if !defined(__clang__)
-    using Mask = int __attribute__((vector_size(kRigidLanes * sizeof(int))));
-    const Mask lo{0, 8, 1, 9, 4, 12, 5, 13}, hi{2, 10, 3, 11, 6, 14, 7, 15};
-    const Mask lo2{0, 1, 8, 9, 4, 5, 12, 13}, hi2{2, 3, 10, 11, 6, 7, 14, 15};
-    const Mask lo4{0, 1, 2, 3, 8, 9, 10, 11}, hi4{4, 5, 6, 7, 12, 13, 14, 15};
-#endif
-    D4 t[8], u[8];
-    for (int i = 0; i < 8; i += 2) {
-        t[i] = PBD_SHUFFLE(r[i], r[i + 1], PBD_LO);
-        t[i + 1] = PBD_SHUFFLE(r[i], r[i + 1], PBD_HI);
-    }
-    for (int i = 0; i < 8; i += 4) {
-        u[i] = PBD_SHUFFLE(t[i], t[i + 2], PBD_LO2);
-        u[i + 1] = PBD_SHUFFLE(t[i], t[i + 2], PBD_HI2);
-        u[i + 2] = PBD_SHUFFLE(t[i + 1], t[i + 3], PBD_LO2);
-        u[i + 3] = PBD_SHUFFLE(t[i + 1], t[i + 3], PBD_HI2);
-    }
-    for (int i = 0; i < 4; ++i) {
-        r[i] = PBD_SHUFFLE(u[i], u[i + 4], PBD_LO4);
-        r[i + 4] = PBD_SHUFFLE(u[i], u[i + 4], PBD_HI4);
-    }
-}
-#undef PBD_SHUFFLE
-#undef PBD_LO
-#undef PBD_HI
-#undef PBD_LO2
-#undef PBD_HI2
-#undef PBD_LO4
-#undef PBD_HI4
 
 struct SweepRecord {
     D4 value;
