@@ -250,12 +250,43 @@ void RigidSolver::buildBatches(Step& st) {
     std::vector<BuildCounts> counts(mostParts(st.team));
     // Each part counts into its own variables, stored once (not bumped in a shared array,
     // whose cache line the parts would pass back and forth).
-    inParts(st.shock ? nullptr : st.team, count, 64,
-            [&](int part, std::size_t begin, std::size_t end) {
+    const int threads = st.threads();
+    if (st.shock || threads <= 1) {
+        inParts(st.shock ? nullptr : st.team, count, 64,
+                [&](int part, std::size_t begin, std::size_t end) {
+                    BuildCounts own;
+                    PBDLAB_WIDEST_PATH(buildLaneBatches(st, begin, end, own));
+                    counts[std::size_t(part)] = own;
+                });
+    } else {
+        // Thread j builds part j of every colour (colourParts), the part it then sweeps: the
+        // batches it writes stay in its core for the first warm start, and their manifolds
+        // and bodies are those of its part of the scene (the regions, colourManifolds). The
+        // batches left out of the colours on the first.
+        struct Phase {
+            int parts;
+        };
+        runPhases(
+            st.team->arena, threads, std::vector<Phase>{{threads}}, [&](const Phase&, int part) {
                 BuildCounts own;
-                PBDLAB_WIDEST_PATH(buildLaneBatches(st, begin, end, own));
+                std::size_t first = 0;
+                for (const std::uint32_t end : colourBatchEnds_) {
+                    const std::size_t inColour = end - first;
+                    const int parts = colourParts(inColour, threads);
+                    if (part < parts) {
+                        PBDLAB_WIDEST_PATH(buildLaneBatches(
+                            st, first + inColour * std::size_t(part) / std::size_t(parts),
+                            first + inColour * std::size_t(part + 1) / std::size_t(parts), own));
+                    }
+                    first = end;
+                }
+                if (part == 0) {
+                    PBDLAB_WIDEST_PATH(
+                        buildLaneBatches(st, uncolouredBatches_, batches_.size(), own));
+                }
                 counts[std::size_t(part)] = own;
             });
+    }
     for (const BuildCounts& c : counts) {
         stats_.manifolds += c.manifolds;
         stats_.warmStarted += c.warmStarted;

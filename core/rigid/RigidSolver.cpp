@@ -443,7 +443,7 @@ void RigidSolver::runSubstepsInPhases(Step& st, const SweepRecord& fall) {
         colours.push_back({uncolouredBatches_, batches_.size(), true});
     }
     const auto partsOf = [&](const Range& r) {
-        return r.alone ? 1 : partsFor(r.end - r.begin, 16);
+        return r.alone ? 1 : colourParts(r.end - r.begin, threads);
     };
     const bool joints = !jointRows_.empty();
     const std::size_t moved = substepped_.size();

@@ -258,6 +258,13 @@ struct JointConstraint {
     Real motorImpulse = 0;
 };
 
+// The parts a colour of `count` batches is swept in on `threads` threads (one per thread, at
+// most 64, at least 16 batches each): the substeps' phases sweep part j of a colour on thread
+// j, and the batches are built by the same split, so a thread builds what it sweeps.
+inline int colourParts(std::size_t count, int threads) {
+    return int(std::clamp<std::size_t>(count / 16, 1, std::size_t(std::min(64, threads))));
+}
+
 // The most parts inParts makes on this team: two per thread, at most 64 (runPhases claims them
 // by the bits of one word). Per-part tallies are sized by it.
 inline std::size_t mostParts(const ThreadTeam* team) {
