@@ -631,8 +631,8 @@ void RigidSolver::computeHeights() {
     // Height: the shortest path in the contact graph to a static or kinematic body (source 004,
     // "物体の高さ"); bodies not resting on anything keep INT_MAX. Every manifold touches (its
     // points are what made it one).
-    const std::vector<std::uint8_t>& dynamic = bodyDynamic_;
-    const int n = int(dynamic.size());
+    const std::vector<std::uint8_t>& motion = bodyMotion_;
+    const int n = int(motion.size());
     heights_.assign(n, INT_MAX);
     // The contact graph's adjacency, packed (each body's neighbours from first[i] on).
     std::vector<int>& first = adjacencyFirst_;
@@ -653,7 +653,7 @@ void RigidSolver::computeHeights() {
     std::vector<int>& queue = heightQueue_;
     queue.clear();
     for (int i = 0; i < n; ++i) {
-        if (!dynamic[std::size_t(i)]) {
+        if (motion[std::size_t(i)] != kDynamicMotion) {
             heights_[i] = 0;
             queue.push_back(i);
         }

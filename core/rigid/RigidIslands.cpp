@@ -13,10 +13,10 @@ using namespace rigid;
 // step's; made before the sweeps, beside the colouring, and read by sleepIslands at the end).
 void RigidSolver::uniteIslands(Step& st) {
     const std::vector<RigidBody>& bodies = st.bodies;
-    const std::vector<std::uint8_t>& dynamic = bodyDynamic_;
+    const std::vector<std::uint8_t>& motion = bodyMotion_;
     UnionFind islands(std::size_t(st.n));
     for (const auto& [a, b] : manifoldBodies_) {
-        if (dynamic[std::size_t(a)] && dynamic[std::size_t(b)]) {
+        if (motion[std::size_t(a)] == kDynamicMotion && motion[std::size_t(b)] == kDynamicMotion) {
             islands.unite(a, b);
         }
     }
@@ -35,16 +35,10 @@ void RigidSolver::sleepIslands(Step& st) {
     const RigidSettings& settings = st.settings;
     const int n = st.n;
     const Real h = st.h;
-    // What the passes over the manifolds read, compact: each body's motion (1 dynamic, 2
-    // kinematic), each manifold's bodies (made by the colouring) and whether it is deeper than
-    // the slop allows (below; its points, read in parts on the team's threads).
-    std::vector<std::uint8_t>& motion = bodyMotion_;
-    motion.assign(std::size_t(n), 0);
-    for (int i = 0; i < n; ++i) {
-        motion[std::size_t(i)] = bodies[i].isDynamic()                        ? 1
-                                 : bodies[i].motion == RigidMotion::Kinematic ? 2
-                                                                              : 0;
-    }
+    // What the passes over the manifolds read, compact: each body's motion and each
+    // manifold's bodies (listManifoldBodies), and whether it is deeper than the slop allows
+    // (below; its points, read in parts on the team's threads).
+    const std::vector<std::uint8_t>& motion = bodyMotion_;
     const std::vector<std::pair<int, int>>& pairs = manifoldBodies_;
     // A body still pushed out of a penetration deeper than the slop is not at rest, however
     // slowly it moves (the push need not show in its velocity): it would freeze that deep.
@@ -100,10 +94,12 @@ void RigidSolver::sleepIslands(Step& st) {
         }
     }
     for (const auto& [a, b] : pairs) {
-        if (motion[std::size_t(a)] == 2 && motion[std::size_t(b)] == 1) {
+        if (motion[std::size_t(a)] == kKinematicMotion &&
+            motion[std::size_t(b)] == kDynamicMotion) {
             islandPinnedAwake[islands.find(b)] = 1;
         }
-        if (motion[std::size_t(b)] == 2 && motion[std::size_t(a)] == 1) {
+        if (motion[std::size_t(b)] == kKinematicMotion &&
+            motion[std::size_t(a)] == kDynamicMotion) {
             islandPinnedAwake[islands.find(a)] = 1;
         }
     }

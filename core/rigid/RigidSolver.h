@@ -247,12 +247,14 @@ private:
     };
     std::vector<rigid::SweepRecord> pushVelocities_;
     std::vector<LaneBlock> pushSaved_;
-    std::vector<std::uint64_t> colours_;              // per body: the colours its manifolds are in
-    std::vector<std::pair<int, int>> manifoldBodies_; // per manifold (listManifoldBodies)
-    std::vector<std::uint8_t> bodyDynamic_;           // per body, 1 if dynamic
+    std::vector<std::uint64_t> colours_; // per body: the colours its manifolds are in
+    // Per manifold its bodies, per body its motion (kDynamicMotion, ...): listManifoldBodies.
+    std::vector<std::pair<int, int>> manifoldBodies_;
+    std::vector<std::uint8_t> bodyMotion_;
+    static constexpr std::uint8_t kStaticMotion = 0, kDynamicMotion = 1, kKinematicMotion = 2;
     std::vector<std::uint8_t> bodyFlags_;
     std::vector<std::uint32_t> colourCounts_, colourSorted_; // ordering each colour
-    std::vector<std::uint8_t> bodyMotion_, manifoldDeep_;    // the islands' compact inputs
+    std::vector<std::uint8_t> manifoldDeep_;                 // sleep's compact input
     RigidStatistics stats_;
     Real maxJointError_ = 0;
     std::uint64_t steps_ = 0;
